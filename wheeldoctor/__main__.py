@@ -1,0 +1,7 @@
+"""``python -m wheeldoctor``."""
+
+from __future__ import annotations
+
+from wheeldoctor.cli import main
+
+main()

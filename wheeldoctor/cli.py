@@ -1,0 +1,165 @@
+"""The command line: thin commands that pick an environment, run checks, render, exit.
+
+Exit codes: 0 healthy, 1 problems found, 2 could not run. Reports go to stdout,
+errors and progress to stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+
+from wheeldoctor.target import Target, TargetError, load_target
+
+EXIT_HEALTHY = 0
+EXIT_PROBLEMS = 1
+EXIT_ERROR = 2
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    help="Verify that an installed Python environment holds the bytes its installers recorded.",
+)
+
+
+@app.callback()
+def _root() -> None:
+    """Verify that an installed Python environment holds the bytes its installers recorded."""
+
+
+PythonOption = Annotated[
+    str | None, typer.Option("--python", metavar="PATH", help="Inspect this interpreter's environment.")
+]
+PathOption = Annotated[
+    list[str] | None,
+    typer.Option("--path", metavar="DIR", help="Inspect this site directory (repeatable), in order."),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print the versioned JSON document on stdout.")]
+
+
+def _fail(message: str, tip: str | None = None) -> NoReturn:
+    err = Console(stderr=True, highlight=False)
+    err.print(f"[bold red]error:[/] {message}", markup=True, soft_wrap=True)
+    if tip:
+        err.print(f"Tip: {tip}", soft_wrap=True, markup=False)
+    raise typer.Exit(EXIT_ERROR)
+
+
+def _guard(run: Callable[[], int]) -> NoReturn:
+    """Run a command body: expected errors become one line and exit 2, never a traceback."""
+    try:
+        code = run()
+    except TargetError as e:
+        _fail(str(e))
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+    except (typer.Exit, typer.Abort):
+        raise
+    except Exception as e:
+        if os.environ.get("WHEELDOCTOR_DEBUG"):
+            raise
+        _fail(f"internal error: {type(e).__name__}: {e}", "set WHEELDOCTOR_DEBUG=1 for the traceback")
+    raise typer.Exit(code)
+
+
+def _progress_sink() -> _RichProgress | None:
+    """A progress bar on stderr when it is a terminal; None when piped."""
+    if not sys.stderr.isatty():
+        return None
+    return _RichProgress()
+
+
+class _RichProgress:
+    """A progress bar shown only once the work is known to be long."""
+
+    LONG_BYTES = 256 << 20
+    LONG_FILES = 20_000
+
+    def __init__(self) -> None:
+        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self._bar = Progress(
+            TextColumn("hashing"),
+            BarColumn(),
+            DownloadColumn(),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
+        self._task: object | None = None
+
+    def begin(self, files: int, total_bytes: int) -> None:
+        if total_bytes >= self.LONG_BYTES or files >= self.LONG_FILES:
+            self._task = self._bar.add_task("hash", total=max(total_bytes, 1))
+            self._bar.start()
+
+    def advance(self, files: int, done_bytes: int) -> None:
+        if self._task is not None:
+            self._bar.advance(self._task, done_bytes)  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        if self._task is not None:
+            self._bar.stop()
+
+
+@app.command()
+def check(
+    names: Annotated[list[str] | None, typer.Argument(metavar="NAME...", help="Distributions to verify.")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Verify every installed distribution.")] = False,
+    python: PythonOption = None,
+    path: PathOption = None,
+    json: JsonOption = False,
+    jobs: Annotated[
+        int | None, typer.Option("--jobs", "-j", min=1, help="Hashing threads (default: usable CPUs).")
+    ] = None,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="With --all, fail on distributions that cannot be verified too.")
+    ] = False,
+) -> None:
+    """Verify distributions' files against their RECORD (sha256 and size)."""
+
+    def run() -> int:
+        if bool(names) == all_:
+            _fail("name the distributions to check, or pass --all (not both)")
+        from wheeldoctor.check import run_check
+
+        env = load_target(Target(python=python, paths=tuple(path or ())))
+        sink = None if json else _progress_sink()
+        try:
+            result = run_check(env, names or None, jobs=jobs, progress=sink, strict=strict or not all_)
+        finally:
+            if sink is not None:
+                sink.close()
+        _emit(result, json)
+        return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
+
+    _guard(run)
+
+
+def _emit(result: object, as_json: bool) -> None:
+    from wheeldoctor.report import json as json_report
+    from wheeldoctor.report import text
+    from wheeldoctor.results import CheckResult
+
+    assert isinstance(result, CheckResult)
+    if as_json:
+        sys.stdout.write(json_report.render(json_report.check_document(result)))
+        return
+    console = Console(highlight=False)
+    if console.is_terminal:
+        text.render_rich(result, console)
+    else:
+        for line in text.render_plain(result):
+            sys.stdout.write(line + "\n")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app(prog_name="wheeldoctor")

@@ -1,0 +1,292 @@
+"""The I/O edge: find the distributions installed on a list of site directories.
+
+The first distribution found for a name is the one Python uses (as in
+``importlib.metadata``); later ones are kept, marked inactive, for the duplicate
+check. Nothing here verifies a file; it only reads dist-info metadata.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+
+from wheeldoctor.filesystem import ReadError, read_regular
+from wheeldoctor.findings import Code, Finding, Kind
+from wheeldoctor.record import Record, decode_record
+
+#: RECORD and METADATA above this size are refused rather than read into memory.
+METADATA_LIMIT = 64 << 20
+_SUFFIXES = (".dist-info", ".egg-info")
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataDir:
+    """A ``.dist-info`` or ``.egg-info`` entry found in a site directory."""
+
+    path: str
+    location: str
+    key: str
+    """The name from the directory, normalised as ``importlib.metadata`` does for lookups."""
+
+
+@dataclass(frozen=True, slots=True)
+class Metadata:
+    """The parts of METADATA that the checks use, still as text (packaging parses them)."""
+
+    name: str
+    version: str
+    requires_dist: tuple[str, ...] = ()
+    requires_python: str | None = None
+    provides_extra: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class InstalledDistribution:
+    """One installed distribution: where its metadata is, and its parsed RECORD."""
+
+    name: str
+    """Canonical name (PEP 503) when metadata was read; the lookup key otherwise."""
+    version: str
+    path: str
+    location: str
+    root: str
+    """The environment root that every recorded path must stay inside."""
+    installer: str | None
+    record: Record | None
+    problems: tuple[Finding, ...] = ()
+    metadata: Metadata | None = None
+    active: bool = True
+    wheel_tags: tuple[str, ...] = ()
+
+    @property
+    def legacy(self) -> bool:
+        """Whether this is an ``.egg-info`` install, which has no RECORD by design."""
+        return self.path.endswith(".egg-info")
+
+
+@dataclass(frozen=True, slots=True)
+class Environment:
+    """An environment as read once: its search path and every distribution on it."""
+
+    label: str
+    python: str | None
+    paths: tuple[str, ...]
+    prefixes: tuple[str, ...]
+    distributions: tuple[InstalledDistribution, ...]
+    markers: tuple[tuple[str, str], ...] = field(default=())
+
+    def active(self) -> list[InstalledDistribution]:
+        """The distributions Python would use: the first of each name."""
+        return [d for d in self.distributions if d.active]
+
+    def find(self, name: str) -> InstalledDistribution | None:
+        """The active distribution of canonical ``name``, if installed."""
+        return next((d for d in self.distributions if d.active and d.name == name), None)
+
+
+_KEY_SEPARATORS = re.compile(r"[-_.]+")
+
+
+def lookup_key(name: str) -> str:
+    """Normalise a name for matching metadata directories, exactly as importlib.metadata does.
+
+    The gate cannot afford to import packaging (tens of milliseconds); this is the
+    stdlib's own lookup rule, and tests hold it equal to packaging's canonical form.
+    """
+    return _KEY_SEPARATORS.sub("-", name).lower().replace("-", "_")
+
+
+def scan_location(location: str) -> Iterator[MetadataDir]:
+    """Yield the metadata directories in one site directory, in directory order.
+
+    Directory order, not sorted order: it is the order ``importlib.metadata`` sees, so
+    when one directory holds two dist-infos of a name, we agree on which one is used.
+    """
+    try:
+        with os.scandir(location) as entries:
+            names = [entry.name for entry in entries]
+    except OSError:
+        return
+    for name in names:
+        lowered = name.lower()
+        if lowered.endswith(_SUFFIXES):
+            stem = name.rpartition(".")[0].partition("-")[0]
+            yield MetadataDir(os.path.join(location, name), location, lookup_key(stem))
+
+
+def root_for(location: str, prefixes: Iterable[str]) -> str:
+    """The environment root of a site directory: the deepest prefix that holds it.
+
+    Without a matching prefix, a ``PREFIX/lib/pythonX.Y/site-packages`` layout gives
+    PREFIX; anything else is its own root.
+    """
+    best = ""
+    for prefix in prefixes:
+        if is_within(location, prefix) and len(prefix) > len(best):
+            best = prefix
+    if best:
+        return best
+    head, leaf = os.path.split(location)
+    if leaf in ("site-packages", "dist-packages"):
+        lib, pyver = os.path.split(head)
+        prefix, libname = os.path.split(lib)
+        if pyver.startswith("python") and libname in ("lib", "lib64"):
+            return prefix
+        if os.path.basename(head).lower() == "lib":  # Windows: PREFIX\Lib\site-packages
+            return os.path.dirname(head)
+    return location
+
+
+def is_within(path: str, root: str) -> bool:
+    """Whether normalised absolute ``path`` is ``root`` or below it."""
+    if root == os.sep:
+        return path.startswith(os.sep)
+    return path == root or path.startswith(root + os.sep)
+
+
+def load_distribution(
+    found: MetadataDir, root: str, *, read_metadata: bool = True, active: bool = True
+) -> InstalledDistribution:
+    """Read one metadata directory; every problem becomes a finding, nothing raises."""
+    problems: list[Finding] = []
+    name, _, version = os.path.basename(found.path).rpartition(".")[0].partition("-")
+    version = version.partition("-")[0]
+    metadata: Metadata | None = None
+    legacy = found.path.lower().endswith(".egg-info")
+    if read_metadata:
+        meta_path = (
+            found.path if os.path.isfile(found.path) else os.path.join(found.path, "PKG-INFO" if legacy else "METADATA")
+        )
+        metadata, problem = _read_metadata(meta_path, name, version)
+        if problem is not None:
+            problems.append(problem)
+        else:
+            assert metadata is not None
+            name, version = metadata.name, metadata.version
+        name = _canonical(name)
+    else:
+        name = found.key
+    record: Record | None = None
+    installer: str | None = None
+    tags: tuple[str, ...] = ()
+    if os.path.isdir(found.path):
+        record, problem = _read_record(os.path.join(found.path, "RECORD"), legacy)
+        if problem is not None:
+            problems.append(problem)
+        installer = _read_line(os.path.join(found.path, "INSTALLER"))
+        if read_metadata and not legacy:
+            tags = _read_wheel_tags(os.path.join(found.path, "WHEEL"))
+    elif not legacy or read_metadata:
+        problems.append(_no_record(legacy))
+    return InstalledDistribution(
+        name=name,
+        version=version,
+        path=found.path,
+        location=found.location,
+        root=root,
+        installer=installer,
+        record=record,
+        problems=tuple(problems),
+        metadata=metadata,
+        active=active,
+        wheel_tags=tags,
+    )
+
+
+def _canonical(name: str) -> str:
+    from packaging.utils import canonicalize_name
+
+    return str(canonicalize_name(name))
+
+
+def _no_record(legacy: bool) -> Finding:
+    why = "an .egg-info install records no files" if legacy else "the dist-info has no RECORD"
+    return Finding(Code.NO_RECORD, Kind.UNVERIFIABLE, "RECORD", f"nothing to verify: {why}")
+
+
+def _read_record(path: str, legacy: bool) -> tuple[Record | None, Finding | None]:
+    data = read_regular(path, METADATA_LIMIT)
+    if isinstance(data, ReadError):
+        if data.missing:
+            return None, _no_record(legacy)
+        return None, Finding(Code.RECORD_UNDECODABLE, Kind.MALFORMED, "RECORD", f"RECORD {data.message}")
+    return decode_record(data), None
+
+
+def _read_line(path: str) -> str | None:
+    data = read_regular(path, 4096)
+    if isinstance(data, ReadError):
+        return None
+    text = data.decode("utf-8", "replace").strip()
+    return text.splitlines()[0].strip() if text else None
+
+
+def _read_wheel_tags(path: str) -> tuple[str, ...]:
+    data = read_regular(path, 1 << 20)
+    if isinstance(data, ReadError):
+        return ()
+    lines = data.decode("utf-8", "replace").splitlines()
+    return tuple(line.partition(":")[2].strip() for line in lines if line.lower().startswith("tag:"))
+
+
+def _read_metadata(path: str, dir_name: str, dir_version: str) -> tuple[Metadata | None, Finding | None]:
+    filename = os.path.basename(path)
+    data = read_regular(path, METADATA_LIMIT)
+    if isinstance(data, ReadError):
+        return None, Finding(Code.METADATA_PROBLEM, Kind.MALFORMED, filename, f"{filename} {data.message}")
+    from email.parser import HeaderParser
+
+    text = data.decode("utf-8", "surrogateescape")
+    headers = HeaderParser().parsestr(text)
+    name, version = headers.get("Name"), headers.get("Version")
+    if not name or not version:
+        missing = " and ".join(f for f, v in (("Name", name), ("Version", version)) if not v)
+        return None, Finding(Code.METADATA_PROBLEM, Kind.MALFORMED, filename, f"{filename} has no {missing} field")
+    return (
+        Metadata(
+            name=str(name).strip(),
+            version=str(version).strip(),
+            requires_dist=tuple(str(v).strip() for v in headers.get_all("Requires-Dist") or ()),
+            requires_python=(str(headers["Requires-Python"]).strip() if headers.get("Requires-Python") else None),
+            provides_extra=tuple(str(v).strip() for v in headers.get_all("Provides-Extra") or ()),
+        ),
+        None,
+    )
+
+
+def load_environment(
+    label: str,
+    paths: Sequence[str],
+    prefixes: Sequence[str],
+    *,
+    python: str | None = None,
+    markers: Sequence[tuple[str, str]] = (),
+) -> Environment:
+    """Read every distribution on ``paths``; the first of each name is the active one."""
+    locations = _unique(os.path.realpath(p) for p in paths if p)
+    real_prefixes = tuple(_unique(os.path.realpath(p) for p in prefixes if p))
+    seen: set[str] = set()
+    distributions: list[InstalledDistribution] = []
+    for location in locations:
+        root = root_for(location, real_prefixes)
+        for found in scan_location(location):
+            dist = load_distribution(found, root, active=True)
+            if dist.name in seen:
+                dist = replace(dist, active=False)
+            seen.add(dist.name)
+            distributions.append(dist)
+    return Environment(label, python, tuple(locations), real_prefixes, tuple(distributions), tuple(markers))
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def current_prefixes() -> list[str]:
+    """The prefixes of the running interpreter, the user base included."""
+    site = sys.modules.get("site")
+    user_base = getattr(site, "USER_BASE", None) if site is not None else None
+    return [p for p in (sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, user_base) if p]

@@ -1,0 +1,64 @@
+"""Findings: one problem each, with a stable code, a kind and its evidence.
+
+The codes are a contract (they appear in JSON and in ``--select``-style filters
+later); never renumber one, only add.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Kind(str, Enum):
+    """What sort of problem a finding is; the JSON ``kind`` field."""
+
+    MODIFIED = "modified"
+    MISSING = "missing"
+    UNREADABLE = "unreadable"
+    OUTSIDE = "outside"
+    UNVERIFIABLE = "unverifiable"
+    MALFORMED = "malformed"
+
+
+class Code(str, Enum):
+    """Stable finding codes; the value is what users see and filter on."""
+
+    HASH_MISMATCH = "WD001"
+    SIZE_MISMATCH = "WD002"
+    MISSING = "WD003"
+    NOT_REGULAR = "WD004"
+    UNREADABLE = "WD005"
+    CHANGED_WHILE_READ = "WD006"
+    OUTSIDE = "WD007"
+    NO_RECORD = "WD010"
+    RECORD_UNDECODABLE = "WD011"
+    RECORD_ROW_MALFORMED = "WD012"
+    WEAK_HASH = "WD013"
+    UNKNOWN_HASH = "WD014"
+    NO_HASH = "WD015"
+    METADATA_PROBLEM = "WD016"
+    DUPLICATE_ROW = "WD017"
+
+
+#: Kinds that mean the bytes on disk are wrong or cannot be trusted.
+BREAKING_KINDS = frozenset({Kind.MODIFIED, Kind.MISSING, Kind.UNREADABLE, Kind.OUTSIDE, Kind.MALFORMED})
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem with one distribution.
+
+    ``path`` is the path as written in RECORD (or the dist-info file concerned);
+    ``expected`` and ``found`` are short evidence strings (``sha256=…``, ``1234 bytes``).
+    ``content_from`` names the distribution whose recorded bytes are on disk instead,
+    when a modified file was clobbered by another installed distribution.
+    """
+
+    code: Code
+    kind: Kind
+    path: str | None
+    message: str
+    expected: str | None = None
+    found: str | None = None
+    content_from: str | None = None

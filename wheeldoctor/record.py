@@ -1,0 +1,160 @@
+"""RECORD files (PEP 376, PEP 627, the binary distribution format) as rows and findings.
+
+Pure: takes bytes or text, returns data. Every malformed row becomes a finding and the
+rest of the file is still used; nothing here raises on bad input.
+"""
+
+from __future__ import annotations
+
+import binascii
+import csv
+from dataclasses import dataclass
+
+from wheeldoctor.findings import Code, Finding, Kind
+
+#: Digest sizes in bytes of the algorithms the wheel spec accepts ("sha256 or better").
+ACCEPTED_ALGORITHMS: dict[str, int] = {"sha256": 32, "sha384": 48, "sha512": 64}
+#: Algorithms that exist but are too weak to vouch for a file.
+WEAK_ALGORITHMS = frozenset({"md5", "sha1", "sha224"})
+#: Files that the spec lets RECORD list without a hash.
+_UNHASHED_NAMES = frozenset({"RECORD", "RECORD.jws", "RECORD.p7s"})
+
+
+@dataclass(frozen=True, slots=True)
+class RecordRow:
+    """One verifiable row: the path as written, its digest (raw bytes) and size."""
+
+    path: str
+    algorithm: str | None
+    digest: bytes | None
+    size: int | None
+    line: int
+
+    @property
+    def hash_text(self) -> str | None:
+        """The hash as RECORD writes it (``sha256=…``), or None."""
+        if self.algorithm is None or self.digest is None:
+            return None
+        return f"{self.algorithm}={encode_digest(self.digest)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """A parsed RECORD: rows worth verifying, plus one finding per problem row."""
+
+    rows: tuple[RecordRow, ...]
+    problems: tuple[Finding, ...]
+
+
+def encode_digest(digest: bytes) -> str:
+    """Encode a raw digest the way RECORD does: urlsafe base64 without padding."""
+    return binascii.b2a_base64(digest, newline=False).decode("ascii").translate(_TO_URLSAFE).rstrip("=")
+
+
+_TO_URLSAFE = str.maketrans("+/", "-_")
+_FROM_URLSAFE = bytes.maketrans(b"-_", b"+/")
+
+
+_URLSAFE_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+
+def _decode_digest(text: str) -> bytes | None:
+    text = text.rstrip("=")
+    # a2b_base64 silently skips foreign characters, so check the alphabet first.
+    if text.strip(_URLSAFE_ALPHABET):
+        return None
+    raw = text.encode("ascii")
+    try:
+        return binascii.a2b_base64(raw.translate(_FROM_URLSAFE) + b"=" * (-len(raw) % 4))
+    except binascii.Error:
+        return None
+
+
+def unhashed_allowed(path: str) -> bool:
+    """Whether the spec lets ``path`` appear in RECORD without a hash."""
+    name = path.rsplit("/", 1)[-1]
+    return name in _UNHASHED_NAMES or name.endswith((".pyc", ".pyo"))
+
+
+def decode_record(data: bytes) -> Record:
+    """Parse RECORD bytes; undecodable or binary content is one finding and no rows."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return _undecodable(f"RECORD is not UTF-8 (byte {e.start})")
+    if "\x00" in text:
+        return _undecodable("RECORD holds NUL bytes: it is binary, not CSV")
+    return parse_record(text.splitlines())
+
+
+def _undecodable(message: str) -> Record:
+    return Record((), (Finding(Code.RECORD_UNDECODABLE, Kind.MALFORMED, "RECORD", message),))
+
+
+def parse_record(lines: list[str]) -> Record:
+    """Parse RECORD lines into rows; each bad row becomes a finding naming its line."""
+    rows: list[RecordRow] = []
+    problems: list[Finding] = []
+    seen: set[str] = set()
+    reader = csv.reader(lines, strict=True)
+    while True:
+        try:
+            fields = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as e:
+            problems.append(_malformed(None, reader.line_num, f"not valid CSV ({e})"))
+            continue
+        line = reader.line_num
+        if not fields or fields == [""]:
+            continue
+        row, problem = _parse_fields(fields, line)
+        if problem is not None:
+            problems.append(problem)
+        if row is None:
+            continue
+        if row.path in seen:
+            problems.append(Finding(Code.DUPLICATE_ROW, Kind.MALFORMED, row.path, f"RECORD line {line} lists it again"))
+            continue
+        seen.add(row.path)
+        rows.append(row)
+    return Record(tuple(rows), tuple(problems))
+
+
+def _malformed(path: str | None, line: int, why: str) -> Finding:
+    return Finding(Code.RECORD_ROW_MALFORMED, Kind.MALFORMED, path, f"RECORD line {line}: {why}")
+
+
+def _parse_fields(fields: list[str], line: int) -> tuple[RecordRow | None, Finding | None]:
+    if len(fields) != 3:
+        return None, _malformed(fields[0] or None, line, f"{len(fields)} fields, expected 3")
+    path, hash_field, size_field = fields
+    if not path:
+        return None, _malformed(None, line, "empty path")
+    size: int | None = None
+    if size_field:
+        if not size_field.isascii() or not size_field.isdigit():
+            return None, _malformed(path, line, f"size {size_field!r} is not a non-negative integer")
+        size = int(size_field)
+    if not hash_field:
+        if unhashed_allowed(path):
+            return None, None
+        return None, Finding(Code.NO_HASH, Kind.UNVERIFIABLE, path, f"RECORD line {line} gives no hash")
+    algorithm, sep, encoded = hash_field.partition("=")
+    algorithm = algorithm.lower()
+    if not sep or not encoded:
+        return None, _malformed(path, line, f"hash {hash_field!r} is not algorithm=digest")
+    if algorithm in WEAK_ALGORITHMS:
+        return None, Finding(
+            Code.WEAK_HASH, Kind.UNVERIFIABLE, path, f"RECORD line {line} uses {algorithm}, too weak to trust"
+        )
+    if algorithm not in ACCEPTED_ALGORITHMS:
+        return None, Finding(
+            Code.UNKNOWN_HASH, Kind.UNVERIFIABLE, path, f"RECORD line {line}: unknown hash algorithm {algorithm!r}"
+        )
+    digest = _decode_digest(encoded)
+    if digest is None or len(digest) != ACCEPTED_ALGORITHMS[algorithm]:
+        return None, _malformed(
+            path, line, f"{algorithm} digest {encoded!r} is not valid urlsafe base64 of the right length"
+        )
+    return RecordRow(path, algorithm, digest, size, line), None

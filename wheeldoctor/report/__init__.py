@@ -1,0 +1,1 @@
+"""Rendering: results in, text out. The only package that formats anything for people or tools."""

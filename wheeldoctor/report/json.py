@@ -1,0 +1,62 @@
+"""Results -> the versioned JSON document (schema documented in the README)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from wheeldoctor.findings import Finding
+from wheeldoctor.results import CheckResult
+from wheeldoctor.verify import DistributionReport, Status
+
+#: Bump the major part on any change that can break a reader; add fields freely.
+SCHEMA_VERSION = "1.0"
+
+
+def finding_json(finding: Finding) -> dict[str, Any]:
+    """One finding as a JSON object."""
+    return {
+        "code": finding.code.value,
+        "kind": finding.kind.value,
+        "path": finding.path,
+        "expected": finding.expected,
+        "found": finding.found,
+        "content_from": finding.content_from,
+        "message": finding.message,
+    }
+
+
+def distribution_json(report: DistributionReport) -> dict[str, Any]:
+    """One distribution's verdict as a JSON object."""
+    return {
+        "name": report.name,
+        "version": report.version,
+        "location": report.location,
+        "installer": report.installer,
+        "status": report.status.value,
+        "findings": [finding_json(f) for f in report.findings],
+    }
+
+
+def check_document(result: CheckResult, command: str = "check") -> dict[str, Any]:
+    """The whole ``check`` document."""
+    from wheeldoctor import __version__
+
+    env = result.environment
+    counts = {status.value: 0 for status in Status}
+    for report in result.distributions:
+        counts[report.status.value] += 1
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "wheeldoctor", "version": __version__},
+        "command": command,
+        "healthy": result.healthy,
+        "environment": {"label": env.label, "python": env.python, "paths": list(env.paths)},
+        "summary": {"checked": len(result.distributions), **counts},
+        "distributions": [distribution_json(r) for r in result.distributions],
+    }
+
+
+def render(document: dict[str, Any]) -> str:
+    """Serialise a document: stable key order, UTF-8 left readable."""
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

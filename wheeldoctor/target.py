@@ -1,0 +1,144 @@
+"""Which environment to inspect: this interpreter, another one, or site directories.
+
+Another interpreter is asked for its ``sys.path`` in a subprocess; its packages are
+never imported into ours.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from wheeldoctor.environment import Environment, current_prefixes, load_environment
+
+_PROBE_TIMEOUT = 60
+
+# Runs inside the target interpreter: stdlib only, and valid on any Python 3.
+_PROBE = r"""
+import json, os, platform, sys
+site = sys.modules.get("site")
+impl = sys.implementation
+iver = "{0.major}.{0.minor}.{0.micro}".format(impl.version)
+if impl.version.releaselevel != "final":
+    iver += impl.version.releaselevel[0] + str(impl.version.serial)
+markers = {
+    "implementation_name": impl.name,
+    "implementation_version": iver,
+    "os_name": os.name,
+    "platform_machine": platform.machine(),
+    "platform_release": platform.release(),
+    "platform_system": platform.system(),
+    "platform_version": platform.version(),
+    "python_full_version": platform.python_version(),
+    "platform_python_implementation": platform.python_implementation(),
+    "python_version": ".".join(platform.python_version_tuple()[:2]),
+    "sys_platform": sys.platform,
+}
+print(json.dumps({
+    "executable": sys.executable,
+    "paths": [p for p in sys.path if p],
+    "prefixes": [p for p in (sys.prefix, sys.exec_prefix, getattr(sys, "base_prefix", ""),
+                 getattr(sys, "base_exec_prefix", ""), getattr(site, "USER_BASE", None)) if p],
+    "markers": markers,
+}))
+"""
+
+
+class TargetError(ValueError):
+    """The environment asked for cannot be inspected; the message is one line for the user."""
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What the user asked to inspect."""
+
+    python: str | None = None
+    paths: tuple[str, ...] = ()
+
+
+def load_target(target: Target) -> Environment:
+    """Read the environment ``target`` names; raise TargetError when it cannot be read."""
+    if target.python and target.paths:
+        raise TargetError("give --python or --path, not both")
+    if target.paths:
+        return _load_paths(target.paths)
+    if target.python:
+        return _load_interpreter(target.python)
+    return _load_current()
+
+
+def _load_current() -> Environment:
+    # sys.path[0] is the script's directory (or the cwd): where we were started from,
+    # not where anything is installed, unless -P/safe_path already removed it.
+    paths = sys.path if getattr(sys.flags, "safe_path", False) else sys.path[1:]
+    return load_environment(
+        f"python {sys.executable}",
+        paths,
+        current_prefixes(),
+        python=sys.executable,
+        markers=tuple(_current_markers().items()),
+    )
+
+
+def _current_markers() -> dict[str, str]:
+    from packaging.markers import default_environment
+
+    return {k: str(v) for k, v in default_environment().items()}
+
+
+def _load_paths(paths: Sequence[str]) -> Environment:
+    for path in paths:
+        if not os.path.isdir(path):
+            raise TargetError(f"--path {path}: no such directory")
+    label = "paths " + " ".join(paths)
+    python = _python_beside(paths[0])
+    return load_environment(label, paths, [], python=python, markers=tuple(_current_markers().items()))
+
+
+def _python_beside(site_dir: str) -> str | None:
+    """The interpreter of a PREFIX/lib/pythonX.Y/site-packages layout, for repair tips."""
+    from wheeldoctor.environment import root_for
+
+    root = root_for(os.path.realpath(site_dir), [])
+    for candidate in ("bin/python", "Scripts/python.exe"):
+        path = os.path.join(root, candidate)
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def _load_interpreter(python: str) -> Environment:
+    if not os.path.exists(python) and os.sep not in python:
+        import shutil
+
+        python = shutil.which(python) or python
+    if not os.path.isfile(python) or not os.access(python, os.X_OK):
+        raise TargetError(f"--python {python}: no such interpreter")
+    try:
+        done = subprocess.run(
+            [python, "-c", _PROBE],
+            capture_output=True,
+            text=True,
+            timeout=_PROBE_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise TargetError(f"--python {python}: could not run it ({e})") from e
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise TargetError(f"--python {python}: exited {done.returncode} ({last})")
+    try:
+        probe = json.loads(done.stdout.strip().splitlines()[-1])
+        paths = [str(p) for p in probe["paths"]]
+        prefixes = [str(p) for p in probe["prefixes"]]
+        markers = {str(k): str(v) for k, v in probe["markers"].items()}
+        # The real interpreter, not a shim or wrapper script: repair tips name it.
+        python = str(probe["executable"]) or python
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
+        raise TargetError(f"--python {python}: did not answer like a Python interpreter") from e
+    return load_environment(f"python {python}", paths, prefixes, python=python, markers=tuple(markers.items()))
