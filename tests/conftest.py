@@ -1,0 +1,64 @@
+"""Shared fixtures: the uv binary, an isolated uv cache, venv and wheel factories."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+_TESTS_DIR = str(Path(__file__).resolve().parent)
+if _TESTS_DIR not in sys.path:  # make `import helpers` work under any --import-mode
+    sys.path.insert(0, _TESTS_DIR)
+
+from helpers import (  # noqa: E402
+    UV_CACHE_ENV,
+    Venv,
+    VenvFactory,
+    WheelFactory,
+    build_wheel,
+    find_uv,
+    make_venv,
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register custom markers."""
+    config.addinivalue_line("markers", "network: test downloads from PyPI (needs network access)")
+
+
+@pytest.fixture(scope="session")
+def uv_bin() -> Path:
+    """Path of the ``uv`` binary (from the ``uv`` PyPI package, else ``$PATH``)."""
+    return find_uv()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def uv_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Per-session uv cache dir, exported as ``UV_CACHE_DIR`` for the whole session.
+
+    Autouse so no test (or wheeldoctor subprocess) ever touches the user's cache.
+    """
+    cache = tmp_path_factory.mktemp("uv-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(UV_CACHE_ENV, str(cache))
+        yield cache
+
+
+@pytest.fixture
+def venv_factory(tmp_path: Path, uv_bin: Path, uv_cache: Path) -> VenvFactory:
+    """Callable ``(name="venv", python=sys.executable) -> Venv`` creating ``tmp_path/name``."""
+
+    def factory(name: str = "venv", python: str | Path = sys.executable) -> Venv:
+        return make_venv(tmp_path / name, python, uv_bin=uv_bin, cache_dir=uv_cache)
+
+    return factory
+
+
+@pytest.fixture
+def wheel_factory(tmp_path: Path) -> WheelFactory:
+    """:func:`helpers.build_wheel` writing into ``tmp_path / "wheels"``."""
+    factory: WheelFactory = partial(build_wheel, tmp_path / "wheels")
+    return factory
