@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from wheeldoctor.clash import find_clashes, pair_up
 from wheeldoctor.environment import Environment
 from wheeldoctor.results import CheckResult
-from wheeldoctor.verify import DistributionReport, ProgressSink, not_installed, verify
+from wheeldoctor.verify import DistributionReport, ProgressSink, not_installed, verify_environment
 
 
 def run_check(
@@ -17,7 +18,11 @@ def run_check(
     progress: ProgressSink | None = None,
     strict: bool = False,
 ) -> CheckResult:
-    """Verify ``names`` (canonicalised; None for every active distribution) in ``env``."""
+    """Verify ``names`` (canonicalised; None for every active distribution) in ``env``.
+
+    The ownership of every path is always computed over the whole environment, so a
+    named distribution's clashes with any other are found and attributed.
+    """
     from packaging.utils import canonicalize_name
 
     active = env.active()
@@ -28,7 +33,9 @@ def run_check(
         wanted = list(dict.fromkeys(str(canonicalize_name(n)) for n in names))
         checked = [d for n in wanted if (d := env.find(n)) is not None]
         missing = [n for n in wanted if env.find(n) is None]
-    reports: list[DistributionReport] = verify(checked, active, jobs=jobs, progress=progress)
+    verification = verify_environment(checked, active, jobs=jobs, progress=progress)
+    reports: list[DistributionReport] = list(verification.reports)
     reports.extend(not_installed(n) for n in missing)
     reports.sort(key=lambda r: r.name)
-    return CheckResult(env, tuple(reports), strict=strict)
+    clashes = find_clashes(verification.owners, verification.states, involving=[d.name for d in checked])
+    return CheckResult(env, tuple(reports), tuple(clashes), tuple(pair_up(clashes, active)), strict=strict)

@@ -62,3 +62,5 @@ class Finding:
     expected: str | None = None
     found: str | None = None
     content_from: str | None = None
+    links: int = 1
+    """Hard links to the file on disk; above 1 its bytes may be shared with an installer's cache."""

@@ -4,20 +4,38 @@ from __future__ import annotations
 
 import shlex
 
-from wheeldoctor.environment import InstalledDistribution
+from wheeldoctor.environment import Environment, InstalledDistribution
 
 
-def reinstall_command(dist: InstalledDistribution, python: str | None) -> str:
+def reinstall_command(dist: InstalledDistribution, env: Environment) -> str:
     """A command that puts back ``dist``'s own bytes, without touching its dependencies.
 
     uv installs are repaired with uv (its cache holds the wheel); anything else with
-    the target interpreter's pip. The exact version is pinned so nothing is upgraded.
+    pip. The exact version is pinned so nothing is upgraded. An environment without
+    pip of its own (a uv venv) is reached with ``pip --python``.
     """
     spec = f"{dist.name}=={dist.version}"
+    python = env.python
     if (dist.installer or "").lower() == "uv":
         target = ["--python", python] if python else []
         words = ["uv", "pip", "install", *target, "--reinstall-package", dist.name, "--no-deps", spec]
     else:
-        runner = [python, "-m", "pip"] if python else ["pip"]
+        if python is None:
+            runner = ["pip"]
+        elif env.find("pip") is not None:
+            runner = [python, "-m", "pip"]
+        else:
+            runner = ["pip", "--python", python]
         words = [*runner, "install", "--force-reinstall", "--no-deps", spec]
     return shlex.join(words)
+
+
+def cache_clean_command(dist: InstalledDistribution) -> str | None:
+    """For a uv install whose altered files are hard links, the command that drops uv's copy.
+
+    uv links installed files to its cache, so bytes altered in place are altered in the
+    cache too, and a reinstall would link them back.
+    """
+    if (dist.installer or "").lower() != "uv":
+        return None
+    return shlex.join(["uv", "cache", "clean", dist.name])

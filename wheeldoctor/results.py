@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from wheeldoctor.clash import Clash, ClashPair
 from wheeldoctor.environment import Environment
 from wheeldoctor.verify import DistributionReport, Status
 
@@ -14,6 +15,8 @@ class CheckResult:
 
     environment: Environment
     distributions: tuple[DistributionReport, ...]
+    clashes: tuple[Clash, ...] = ()
+    pairs: tuple[ClashPair, ...] = ()
     strict: bool = False
 
     @property

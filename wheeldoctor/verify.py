@@ -9,7 +9,7 @@ attributed to the distribution whose bytes it holds.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
@@ -145,6 +145,7 @@ def judge(claim: Claim, state: FileState, others: Sequence[Claim] = ()) -> Findi
             expected_size,
             f"{state.size} bytes",
             source,
+            state.links,
         )
     assert row.algorithm is not None and row.digest is not None  # rows without a hash never reach here
     digest = state.digest(row.algorithm)
@@ -158,6 +159,7 @@ def judge(claim: Claim, state: FileState, others: Sequence[Claim] = ()) -> Findi
             expected_hash,
             found,
             source,
+            state.links,
         )
     return None
 
@@ -187,23 +189,34 @@ def _modified_message(what: str, source: str | None) -> str:
     return f"altered; no installed distribution ships these bytes ({what} from RECORD)"
 
 
-def verify(
+@dataclass(frozen=True, slots=True)
+class Verification:
+    """Everything one verification pass learnt, for the checks built on top of it."""
+
+    reports: tuple[DistributionReport, ...]
+    owners: Mapping[str, tuple[Claim, ...]]
+    """Every real path that any distribution records, with all its claimants."""
+    states: Mapping[str, FileState]
+    """What was found on disk, for every path a checked distribution records."""
+
+
+def verify_environment(
     checked: Sequence[InstalledDistribution],
     everyone: Sequence[InstalledDistribution] = (),
     *,
     jobs: int | None = None,
     progress: ProgressSink | None = None,
-) -> list[DistributionReport]:
+) -> Verification:
     """Verify ``checked``; ``everyone`` (the whole environment) is used for attribution."""
     resolved = {id(d): resolve(d) for d in _unique_dists([*checked, *everyone])}
-    owners: dict[str, list[Claim]] = {}
+    grouped: dict[str, list[Claim]] = {}
     for claims, _ in resolved.values():
         for claim in claims:
-            owners.setdefault(claim.path, []).append(claim)
-    wanted = [claim for d in checked for claim in resolved[id(d)][0]]
+            grouped.setdefault(claim.path, []).append(claim)
+    owners = {path: tuple(claims) for path, claims in grouped.items()}
+    wanted = dict.fromkeys(claim.path for d in checked for claim in resolved[id(d)][0])
     # Rival claims travel with the checked ones so their sizes and algorithms are planned.
-    planned = [c for claim in _unique_paths(wanted) for c in owners[claim.path]]
-    states = hash_claims(planned, jobs=jobs, progress=progress)
+    states = hash_claims([c for path in wanted for c in owners[path]], jobs=jobs, progress=progress)
     reports = []
     for dist in checked:
         claims, outside = resolved[id(dist)]
@@ -213,7 +226,18 @@ def verify(
             if finding is not None:
                 findings.append(finding)
         reports.append(report_for(dist, findings))
-    return reports
+    return Verification(tuple(reports), owners, states)
+
+
+def verify(
+    checked: Sequence[InstalledDistribution],
+    everyone: Sequence[InstalledDistribution] = (),
+    *,
+    jobs: int | None = None,
+    progress: ProgressSink | None = None,
+) -> list[DistributionReport]:
+    """Verify ``checked`` and return one report each (see :func:`verify_environment`)."""
+    return list(verify_environment(checked, everyone, jobs=jobs, progress=progress).reports)
 
 
 def report_for(dist: InstalledDistribution, findings: Sequence[Finding]) -> DistributionReport:
@@ -232,5 +256,3 @@ def _unique_dists(dists: Iterable[InstalledDistribution]) -> list[InstalledDistr
     return list({id(d): d for d in dists}.values())
 
 
-def _unique_paths(claims: Iterable[Claim]) -> list[Claim]:
-    return list({c.path: c for c in claims}.values())

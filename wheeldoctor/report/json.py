@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from wheeldoctor.clash import Clash, ClashPair
+from wheeldoctor.environment import Environment
 from wheeldoctor.findings import Finding
 from wheeldoctor.results import CheckResult
 from wheeldoctor.verify import DistributionReport, Status
@@ -38,6 +40,34 @@ def distribution_json(report: DistributionReport) -> dict[str, Any]:
     }
 
 
+def clash_json(clash: Clash) -> dict[str, Any]:
+    """One shared path as a JSON object."""
+    return {
+        "path": clash.path,
+        "location": clash.location,
+        "claimants": list(clash.claimants),
+        "identical": clash.identical,
+        "on_disk": clash.on_disk,
+    }
+
+
+def pair_json(pair: ClashPair, env: Environment) -> dict[str, Any]:
+    """One pair of clashing distributions, with the command that makes the winner whole."""
+    from wheeldoctor.repair import reinstall_command
+
+    return {
+        "distributions": [pair.first.name, pair.second.name],
+        "shared": pair.shared,
+        "differing": pair.differing,
+        "on_disk": {pair.first.name: pair.from_first, pair.second.name: pair.from_second},
+        "on_disk_from_neither": pair.from_neither,
+        "broken": list(pair.broken),
+        "winner": pair.winner.name,
+        "winner_reason": pair.reason,
+        "repair": reinstall_command(pair.winner, env),
+    }
+
+
 def check_document(result: CheckResult, command: str = "check") -> dict[str, Any]:
     """The whole ``check`` document."""
     from wheeldoctor import __version__
@@ -54,6 +84,8 @@ def check_document(result: CheckResult, command: str = "check") -> dict[str, Any
         "environment": {"label": env.label, "python": env.python, "paths": list(env.paths)},
         "summary": {"checked": len(result.distributions), **counts},
         "distributions": [distribution_json(r) for r in result.distributions],
+        "clashes": [clash_json(c) for c in result.clashes],
+        "clash_pairs": [pair_json(p, env) for p in result.pairs],
     }
 
 

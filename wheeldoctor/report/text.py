@@ -12,8 +12,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from wheeldoctor.findings import Finding
-from wheeldoctor.repair import reinstall_command
+from wheeldoctor.clash import ClashPair
+from wheeldoctor.environment import InstalledDistribution
+from wheeldoctor.findings import BREAKING_KINDS, Finding, Kind
+from wheeldoctor.repair import cache_clean_command, reinstall_command
 from wheeldoctor.results import CheckResult
 from wheeldoctor.verify import DistributionReport, Status
 
@@ -46,15 +48,50 @@ def finding_line(report: DistributionReport, finding: Finding) -> str:
     return f"{subject(report)}: {finding.code.value}: {where}{finding.message}{evidence(finding)}"
 
 
+def _explained_by_clash(report: DistributionReport) -> bool:
+    """Whether every breaking finding is another distribution's bytes (the pair tip covers it)."""
+    breaking = [f for f in report.findings if f.kind in BREAKING_KINDS]
+    return bool(breaking) and all(f.content_from is not None for f in breaking)
+
+
 def tips(result: CheckResult) -> list[str]:
-    """One repair command per broken distribution."""
+    """Repair commands, in the order to run them: each broken distribution, then clash winners last."""
     lines = []
+    in_pairs = {d.name for p in result.pairs for d in (p.first, p.second)}
     for report in result.distributions:
-        if report.status is Status.BROKEN and report.dist is not None:
-            lines.append(f"Tip: {reinstall_command(report.dist, result.environment.python)}")
-        elif report.status is Status.NOT_INSTALLED:
+        if report.status is Status.NOT_INSTALLED:
             lines.append(f"Tip: {report.name} is not installed in {result.environment.label}")
+        if report.status is not Status.BROKEN or report.dist is None:
+            continue
+        if report.name in in_pairs and _explained_by_clash(report):
+            continue
+        if any(f.kind is Kind.MODIFIED and f.content_from is None and f.links > 1 for f in report.findings):
+            clean = cache_clean_command(report.dist)
+            if clean:
+                lines.append(f"Tip: altered files are hard links, maybe into uv's cache; first run: {clean}")
+        lines.append(f"Tip: {reinstall_command(report.dist, result.environment)}")
+    for pair in result.pairs:
+        lines.append(
+            f"Tip: only one of {pair.first.name} and {pair.second.name} can own the {pair.differing} differing "
+            f"path(s); reinstall {pair.winner.name} last ({pair.reason}): {reinstall_command(pair.winner, result.environment)}"
+        )
+        lines.append(f"Tip: or let {pair.loser.name} win instead: {reinstall_command(pair.loser, result.environment)}")
     return lines
+
+
+def pair_line(pair: ClashPair) -> str:
+    """One line that says what two clashing distributions did to each other."""
+    broken = ", ".join(pair.broken) or "neither"
+    return (
+        f"clash: {subject_of(pair.first)} and {subject_of(pair.second)} share {pair.shared} path(s), "
+        f"{pair.differing} with different bytes; on disk: {pair.from_first} from {pair.first.name}, "
+        f"{pair.from_second} from {pair.second.name}, {pair.from_neither} from neither; broken: {broken}"
+    )
+
+
+def subject_of(dist: InstalledDistribution) -> str:
+    """``name version`` of an installed distribution."""
+    return f"{dist.name} {dist.version}"
 
 
 def summary(result: CheckResult) -> str:
@@ -75,6 +112,8 @@ def render_plain(result: CheckResult) -> Iterable[str]:
             yield f"{report.name}: not installed"
         for finding in report.findings:
             yield finding_line(report, finding)
+    for pair in result.pairs:
+        yield pair_line(pair)
     yield summary(result)
     yield from tips(result)
 
@@ -101,6 +140,8 @@ def render_rich(result: CheckResult, console: Console) -> None:
                     escape(f.found or ""),
                 )
         console.print(table)
+    for pair in result.pairs:
+        console.print(f"[bold yellow]{escape(pair_line(pair))}[/]", soft_wrap=True)
     style = "green" if result.healthy else "bold red"
     console.print(f"[{style}]{escape(summary(result))}[/]")
     for tip in tips(result):

@@ -1,0 +1,231 @@
+"""Clashes made real: a base wheel and an overlay that ship some of the same paths.
+
+The pair mirrors nvidia-cutlass-dsl-libs-base / -libs-cu13: a few shared paths with
+identical bytes, many with different bytes (some of equal size, so only the hash can
+tell), and files of their own. Installed by uv in one command, by pip in both orders,
+and into deterministic mixed states, every shared path's ``on_disk`` and every
+finding's ``content_from`` must name whose bytes are really there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import Venv, build_wheel, make_venv, pip_install, uv_install
+
+BASE = "demo-libs-base"
+OVERLAY = "demo-libs-cu13"
+VERSION = "4.5.0"
+N_DIFFERENT = 24
+
+
+def _variant_files(variant: str) -> dict[str, bytes]:
+    files = {
+        "demo_dsl/__init__.py": b"# shared namespace, identical in both\n",
+        "demo_dsl/lib/README.txt": b"same bytes in both wheels\n",
+        f"demo_dsl/{variant}_only.py": f"VARIANT = {variant!r}\n".encode(),
+    }
+    for i in range(N_DIFFERENT):
+        if i % 2:
+            # Equal sizes: only the hash separates the variants.
+            files[f"demo_dsl/lib/lib{i:02d}.so"] = (variant[:4].upper() * 2048)[:8192].encode()
+        else:
+            files[f"demo_dsl/lib/lib{i:02d}.so"] = (f"{variant}-{i}-" * (300 + 40 * i)).encode()
+    return files
+
+
+FILES = {BASE: _variant_files("base"), OVERLAY: _variant_files("cu13")}
+DIFFERING = sorted(p for p in FILES[BASE] if p in FILES[OVERLAY] and FILES[BASE][p] != FILES[OVERLAY][p])
+IDENTICAL = sorted(p for p in FILES[BASE] if p in FILES[OVERLAY] and FILES[BASE][p] == FILES[OVERLAY][p])
+
+
+@dataclass(frozen=True)
+class Wheels:
+    base: Path
+    overlay: Path
+
+
+@pytest.fixture(scope="module")
+def wheels(tmp_path_factory: pytest.TempPathFactory) -> Wheels:
+    out = tmp_path_factory.mktemp("variant-wheels")
+    return Wheels(
+        build_wheel(out, BASE, VERSION, FILES[BASE]),
+        # The overlay requires its base, as a CUDA variant layered over generic files does.
+        build_wheel(out, OVERLAY, VERSION, FILES[OVERLAY], requires=[BASE]),
+    )
+
+
+def _wheeldoctor(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "wheeldoctor", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def _check_json(venv: Venv, *names: str) -> tuple[int, dict[str, Any]]:
+    done = _wheeldoctor("check", *(names or ("--all",)), "--python", venv.python, "--json")
+    assert done.returncode in (0, 1), done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def _whose_bytes(venv: Venv, path: str) -> str | None:
+    """Who wrote this file, judged by the test itself from the bytes it put in the wheels."""
+    data = (venv.site_packages / path).read_bytes()
+    owners = [name for name in (BASE, OVERLAY) if FILES[name][path] == data]
+    return owners[0] if len(owners) == 1 else None
+
+
+def _assert_attribution(venv: Venv, document: Mapping[str, Any]) -> dict[str, str | None]:
+    """Every clash's on_disk and every finding's content_from agree with the real bytes."""
+    truth = {path: _whose_bytes(venv, path) for path in DIFFERING}
+    clashes = {c["path"]: c for c in document["clashes"]}
+    assert set(clashes) == set(DIFFERING) | set(IDENTICAL)
+    for path in IDENTICAL:
+        assert clashes[path]["identical"] is True
+    for path in DIFFERING:
+        assert clashes[path]["identical"] is False
+        assert sorted(clashes[path]["claimants"]) == [BASE, OVERLAY]
+        assert clashes[path]["on_disk"] == truth[path], path
+    for dist in document["distributions"]:
+        findings = {f["path"]: f for f in dist["findings"]}
+        expected_broken = {p for p, owner in truth.items() if owner != dist["name"]}
+        assert set(findings) == expected_broken, dist["name"]
+        for path, finding in findings.items():
+            assert finding["kind"] == "modified"
+            assert finding["content_from"] == truth[path]
+        assert dist["status"] == ("broken" if expected_broken else "intact")
+    return truth
+
+
+def _install_pip(venv: Venv, *wheels: Path) -> None:
+    for wheel in wheels:
+        pip_install(venv, "--no-index", "--no-deps", wheel)
+
+
+@pytest.mark.parametrize("order", ["base-first", "overlay-first"])
+def test_pip_sequential_last_one_wins(venv_factory: Any, wheels: Wheels, order: str) -> None:
+    venv = venv_factory()
+    first, last = (wheels.base, wheels.overlay) if order == "base-first" else (wheels.overlay, wheels.base)
+    _install_pip(venv, first, last)
+    rc, document = _check_json(venv)
+    truth = _assert_attribution(venv, document)
+    winner = OVERLAY if order == "base-first" else BASE
+    assert set(truth.values()) == {winner}
+    assert rc == 1
+    (pair,) = document["clash_pairs"]
+    assert pair["shared"] == len(DIFFERING) + len(IDENTICAL)
+    assert pair["differing"] == len(DIFFERING)
+    assert pair["on_disk"][winner] == len(DIFFERING)
+    assert pair["broken"] == [BASE if winner == OVERLAY else OVERLAY]
+    # The overlay requires the base, so it is the one to reinstall last whatever is on disk.
+    assert pair["winner"] == OVERLAY
+
+
+def test_uv_one_command_each_path_attributed(venv_factory: Any, wheels: Wheels) -> None:
+    venv = venv_factory()
+    uv_install(venv, "--no-index", "--no-deps", wheels.base, wheels.overlay)
+    _, document = _check_json(venv)
+    truth = _assert_attribution(venv, document)
+    assert None not in truth.values()
+
+
+def test_mixed_state_by_copying_bytes(venv_factory: Any, wheels: Wheels) -> None:
+    venv = venv_factory()
+    _install_pip(venv, wheels.base, wheels.overlay)
+    altered = DIFFERING[0]
+    for path in DIFFERING[1::3]:
+        (venv.site_packages / path).write_bytes(FILES[BASE][path])
+    (venv.site_packages / altered).write_bytes(b"neither variant wrote this")
+    rc, document = _check_json(venv, OVERLAY)
+    assert rc == 1
+    truth = _assert_attribution(venv, {**document, "distributions": document["distributions"]})
+    assert truth[altered] is None
+    (overlay,) = document["distributions"]
+    finding = next(f for f in overlay["findings"] if f["path"] == altered)
+    assert finding["content_from"] is None
+    assert "no installed distribution ships these bytes" in finding["message"]
+
+
+def test_plain_text_says_whose_bytes(venv_factory: Any, wheels: Wheels) -> None:
+    venv = venv_factory()
+    _install_pip(venv, wheels.overlay, wheels.base)
+    done = _wheeldoctor("check", OVERLAY, "--python", venv.python)
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    assert f"{OVERLAY} {VERSION}: WD001: demo_dsl/lib/lib01.so holds {BASE}'s bytes" in "\n".join(lines)
+    assert any(line.startswith(f"clash: {BASE} {VERSION} and {OVERLAY} {VERSION} share") for line in lines)
+    tip = next(line for line in lines if line.startswith("Tip: only one of"))
+    assert f"reinstall {OVERLAY} last (it requires {BASE})" in tip
+
+
+def _run_tip(command: str, uv_dir: Path) -> None:
+    # The tip names bare `uv` / `pip`: put ours first on PATH, as an activated venv would.
+    path = os.pathsep.join([str(uv_dir), str(Path(sys.executable).parent), os.environ["PATH"]])
+    env = {**os.environ, "PATH": path, "PIP_NO_INDEX": "1"}
+    subprocess.run(shlex.split(command), env=env, check=True, capture_output=True, timeout=300)
+
+
+@pytest.mark.parametrize("installer", ["pip", "uv"])
+def test_repair_tip_heals(venv_factory: Any, wheels: Wheels, installer: str, uv_bin: Path) -> None:
+    venv = venv_factory()
+    if installer == "pip":
+        _install_pip(venv, wheels.overlay, wheels.base)
+        find_links = ["--find-links", str(wheels.base.parent)]
+    else:
+        uv_install(venv, "--no-index", "--no-deps", wheels.overlay)
+        uv_install(venv, "--no-index", "--no-deps", "--reinstall", wheels.base)
+        find_links = ["--find-links", str(wheels.base.parent), "--no-index"]
+    rc, document = _check_json(venv, OVERLAY)
+    assert rc == 1
+    (pair,) = document["clash_pairs"]
+    assert pair["winner"] == OVERLAY
+    repair = pair["repair"]
+    # A uv venv has no pip of its own, so pip is pointed at it from outside.
+    assert repair.startswith("uv pip install" if installer == "uv" else f"pip --python {venv.python}")
+    _run_tip(f"{repair} {shlex.join(find_links)}", uv_bin.parent)
+    rc, document = _check_json(venv, OVERLAY)
+    assert rc == 0, document
+    truth = _assert_attribution(venv, document)
+    assert set(truth.values()) == {OVERLAY}
+
+
+def test_identical_shared_files_are_harmless(venv_factory: Any, tmp_path: Path) -> None:
+    shared = {"nspkg/__init__.py": b"__path__ = __import__('pkgutil').extend_path(__path__, __name__)\n"}
+    one = build_wheel(tmp_path, "ns-one", "1.0", {**shared, "nspkg/one.py": b"ONE = 1\n"})
+    two = build_wheel(tmp_path, "ns-two", "1.0", {**shared, "nspkg/two.py": b"TWO = 2\n"})
+    venv = venv_factory()
+    uv_install(venv, "--no-index", "--no-deps", one, two)
+    rc, document = _check_json(venv)
+    assert rc == 0
+    (clash,) = document["clashes"]
+    assert clash["path"] == "nspkg/__init__.py"
+    assert clash["identical"] is True
+    assert document["clash_pairs"] == []
+    assert all(d["status"] == "intact" for d in document["distributions"])
+
+
+def test_hard_linked_alteration_suggests_cleaning_uv_cache(tmp_path: Path, wheels: Wheels, uv_bin: Path) -> None:
+    cache = tmp_path / "uv-cache"
+    venv = make_venv(tmp_path / "venv", uv_bin=uv_bin, cache_dir=cache)
+    uv_install(venv, "--no-index", "--no-deps", wheels.base, uv_bin=uv_bin, cache_dir=cache, link_mode="hardlink")
+    target = venv.site_packages / "demo_dsl/base_only.py"
+    if os.stat(target).st_nlink < 2:
+        pytest.skip("uv did not hard-link on this filesystem")
+    with open(target, "r+b") as f:  # in place, as a stray write would: the cache copy changes too
+        f.write(b"#")
+    done = _wheeldoctor("check", BASE, "--python", venv.python)
+    assert done.returncode == 1
+    assert f"uv cache clean {BASE}" in done.stdout
