@@ -71,11 +71,12 @@ def tips(result: CheckResult) -> list[str]:
                 lines.append(f"Tip: altered files are hard links, maybe into uv's cache; first run: {clean}")
         lines.append(f"Tip: {reinstall_command(report.dist, result.environment)}")
     for pair in result.pairs:
+        winner, loser = (reinstall_command(d, result.environment) for d in (pair.winner, pair.loser))
         lines.append(
             f"Tip: only one of {pair.first.name} and {pair.second.name} can own the {pair.differing} differing "
-            f"path(s); reinstall {pair.winner.name} last ({pair.reason}): {reinstall_command(pair.winner, result.environment)}"
+            f"path(s); reinstall {pair.winner.name} last ({pair.reason}): {winner}"
         )
-        lines.append(f"Tip: or let {pair.loser.name} win instead: {reinstall_command(pair.loser, result.environment)}")
+        lines.append(f"Tip: or let {pair.loser.name} win instead: {loser}")
     return lines
 
 
