@@ -22,6 +22,13 @@ from helpers import (  # noqa: E402
     find_uv,
     make_venv,
 )
+from variants import Wheels, build_variant_wheels  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def wheels(tmp_path_factory: pytest.TempPathFactory) -> Wheels:
+    """The base and overlay variant wheels of tests/variants.py, built once."""
+    return build_variant_wheels(tmp_path_factory.mktemp("variant-wheels"))
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -1,10 +1,9 @@
 """Clashes made real: a base wheel and an overlay that ship some of the same paths.
 
-The pair mirrors nvidia-cutlass-dsl-libs-base / -libs-cu13: a few shared paths with
-identical bytes, many with different bytes (some of equal size, so only the hash can
-tell), and files of their own. Installed by uv in one command, by pip in both orders,
-and into deterministic mixed states, every shared path's ``on_disk`` and every
-finding's ``content_from`` must name whose bytes are really there.
+The pair (tests/variants.py) mirrors nvidia-cutlass-dsl-libs-base / -libs-cu13.
+Installed by uv in one command, by pip in both orders, and into deterministic mixed
+states, every shared path's ``on_disk`` and every finding's ``content_from`` must name
+whose bytes are really there.
 """
 
 from __future__ import annotations
@@ -15,53 +14,12 @@ import shlex
 import subprocess
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers import Venv, build_wheel, make_venv, pip_install, uv_install
-
-BASE = "demo-libs-base"
-OVERLAY = "demo-libs-cu13"
-VERSION = "4.5.0"
-N_DIFFERENT = 24
-
-
-def _variant_files(variant: str) -> dict[str, bytes]:
-    files = {
-        "demo_dsl/__init__.py": b"# shared namespace, identical in both\n",
-        "demo_dsl/lib/README.txt": b"same bytes in both wheels\n",
-        f"demo_dsl/{variant}_only.py": f"VARIANT = {variant!r}\n".encode(),
-    }
-    for i in range(N_DIFFERENT):
-        if i % 2:
-            # Equal sizes: only the hash separates the variants.
-            files[f"demo_dsl/lib/lib{i:02d}.so"] = (variant[:4].upper() * 2048)[:8192].encode()
-        else:
-            files[f"demo_dsl/lib/lib{i:02d}.so"] = (f"{variant}-{i}-" * (300 + 40 * i)).encode()
-    return files
-
-
-FILES = {BASE: _variant_files("base"), OVERLAY: _variant_files("cu13")}
-DIFFERING = sorted(p for p in FILES[BASE] if p in FILES[OVERLAY] and FILES[BASE][p] != FILES[OVERLAY][p])
-IDENTICAL = sorted(p for p in FILES[BASE] if p in FILES[OVERLAY] and FILES[BASE][p] == FILES[OVERLAY][p])
-
-
-@dataclass(frozen=True)
-class Wheels:
-    base: Path
-    overlay: Path
-
-
-@pytest.fixture(scope="module")
-def wheels(tmp_path_factory: pytest.TempPathFactory) -> Wheels:
-    out = tmp_path_factory.mktemp("variant-wheels")
-    return Wheels(
-        build_wheel(out, BASE, VERSION, FILES[BASE]),
-        # The overlay requires its base, as a CUDA variant layered over generic files does.
-        build_wheel(out, OVERLAY, VERSION, FILES[OVERLAY], requires=[BASE]),
-    )
+from variants import BASE, DIFFERING, FILES, IDENTICAL, OVERLAY, VERSION, Wheels
 
 
 def _wheeldoctor(*args: str | Path) -> subprocess.CompletedProcess[str]:

@@ -143,6 +143,37 @@ def check(
     _guard(run)
 
 
+@app.command()
+def wheels(
+    files: Annotated[list[str], typer.Argument(metavar="WHEEL...", help="Wheel files to check before install.")],
+    python: PythonOption = None,
+    path: PathOption = None,
+    json: JsonOption = False,
+) -> None:
+    """Check wheel files against their RECORDs, each other, and (optionally) an environment."""
+
+    def run() -> int:
+        from wheeldoctor.preflight import preflight
+        from wheeldoctor.report import json as json_report
+        from wheeldoctor.report import text
+        from wheeldoctor.wheelfile import WheelError, read_wheel
+
+        try:
+            read = [read_wheel(f) for f in files]
+        except WheelError as e:
+            _fail(str(e))
+        env = load_target(Target(python=python, paths=tuple(path or ()))) if (python or path) else None
+        result = preflight(read, env)
+        if json:
+            sys.stdout.write(json_report.render(json_report.wheels_document(result)))
+        else:
+            for line in text.render_preflight(result):
+                sys.stdout.write(line + "\n")
+        return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
+
+    _guard(run)
+
+
 def _emit(result: object, as_json: bool) -> None:
     from wheeldoctor.report import json as json_report
     from wheeldoctor.report import text

@@ -39,6 +39,23 @@ class Code(str, Enum):
     NO_HASH = "WD015"
     METADATA_PROBLEM = "WD016"
     DUPLICATE_ROW = "WD017"
+    WHEEL_MEMBER_MISSING = "WD020"
+    WHEEL_MEMBER_UNRECORDED = "WD021"
+    WHEEL_UNSAFE_PATH = "WD022"
+    WHEEL_UNREADABLE = "WD023"
+    # Metadata against the target interpreter (compat.py, deps.py).
+    REQUIRES_PYTHON_UNMET = "WD030"
+    TAGS_UNSUPPORTED = "WD031"
+    REQUIRES_PYTHON_INVALID = "WD032"
+    REQUIREMENT_INVALID = "WD033"
+    VERSION_INVALID = "WD034"
+    WHEEL_TAG_INVALID = "WD035"
+    # Requirements against what is installed (deps.py).
+    DEPENDENCY_MISSING = "WD040"
+    DEPENDENCY_INCOMPATIBLE = "WD041"
+    # Several dist-infos of one project (duplicates.py).
+    DUPLICATE_DIST_INFO = "WD050"
+    SHADOWED = "WD051"
 
 
 #: Kinds that mean the bytes on disk are wrong or cannot be trusted.

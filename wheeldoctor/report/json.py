@@ -8,6 +8,7 @@ from typing import Any
 from wheeldoctor.clash import Clash, ClashPair
 from wheeldoctor.environment import Environment
 from wheeldoctor.findings import Finding
+from wheeldoctor.preflight import PreflightResult
 from wheeldoctor.results import CheckResult
 from wheeldoctor.verify import DistributionReport, Status
 
@@ -70,22 +71,63 @@ def pair_json(pair: ClashPair, env: Environment) -> dict[str, Any]:
 
 def check_document(result: CheckResult, command: str = "check") -> dict[str, Any]:
     """The whole ``check`` document."""
-    from wheeldoctor import __version__
-
     env = result.environment
     counts = {status.value: 0 for status in Status}
     for report in result.distributions:
         counts[report.status.value] += 1
     return {
-        "schema_version": SCHEMA_VERSION,
-        "tool": {"name": "wheeldoctor", "version": __version__},
-        "command": command,
-        "healthy": result.healthy,
-        "environment": {"label": env.label, "python": env.python, "paths": list(env.paths)},
+        **_header(command, result.healthy),
+        "environment": environment_json(env),
         "summary": {"checked": len(result.distributions), **counts},
         "distributions": [distribution_json(r) for r in result.distributions],
         "clashes": [clash_json(c) for c in result.clashes],
         "clash_pairs": [pair_json(p, env) for p in result.pairs],
+    }
+
+
+def environment_json(env: Environment) -> dict[str, Any]:
+    """Which environment a document is about."""
+    return {"label": env.label, "python": env.python, "paths": list(env.paths)}
+
+
+def _header(command: str, healthy: bool) -> dict[str, Any]:
+    from wheeldoctor import __version__
+
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "wheeldoctor", "version": __version__},
+        "command": command,
+        "healthy": healthy,
+    }
+
+
+def wheels_document(result: PreflightResult) -> dict[str, Any]:
+    """The whole ``wheels`` (preflight) document."""
+    env = result.environment
+    return {
+        **_header("wheels", result.healthy),
+        "environment": environment_json(env) if env is not None else None,
+        "wheels": [
+            {
+                "file": w.path,
+                "name": w.name,
+                "version": w.version,
+                "files": len(w.members),
+                "findings": [finding_json(f) for f in w.findings],
+            }
+            for w in result.wheels
+        ],
+        "clashes": [clash_json(c) for c in result.clashes],
+        "overwrites": [
+            {
+                "wheel": o.wheel,
+                "path": o.path,
+                "location": o.location,
+                "owners": list(o.owners),
+                "identical": o.identical,
+            }
+            for o in result.overwrites
+        ],
     }
 
 

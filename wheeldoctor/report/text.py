@@ -15,6 +15,7 @@ from rich.table import Table
 from wheeldoctor.clash import ClashPair
 from wheeldoctor.environment import InstalledDistribution
 from wheeldoctor.findings import BREAKING_KINDS, Finding, Kind
+from wheeldoctor.preflight import PreflightResult
 from wheeldoctor.repair import cache_clean_command, reinstall_command
 from wheeldoctor.results import CheckResult
 from wheeldoctor.verify import DistributionReport, Status
@@ -42,10 +43,10 @@ def evidence(finding: Finding) -> str:
     return f" ({', '.join(parts)})" if parts else ""
 
 
-def finding_line(report: DistributionReport, finding: Finding) -> str:
-    """The one-line plain form of a finding."""
+def finding_line(who: str, finding: Finding) -> str:
+    """The one-line plain form of a finding: ``who: code: path what is wrong (evidence)``."""
     where = f"{finding.path} " if finding.path else ""
-    return f"{subject(report)}: {finding.code.value}: {where}{finding.message}{evidence(finding)}"
+    return f"{who}: {finding.code.value}: {where}{finding.message}{evidence(finding)}"
 
 
 def _explained_by_clash(report: DistributionReport) -> bool:
@@ -112,7 +113,7 @@ def render_plain(result: CheckResult) -> Iterable[str]:
         if report.status is Status.NOT_INSTALLED:
             yield f"{report.name}: not installed"
         for finding in report.findings:
-            yield finding_line(report, finding)
+            yield finding_line(subject(report), finding)
     for pair in result.pairs:
         yield pair_line(pair)
     yield summary(result)
@@ -147,3 +148,27 @@ def render_rich(result: CheckResult, console: Console) -> None:
     console.print(f"[{style}]{escape(summary(result))}[/]")
     for tip in tips(result):
         console.print(f"[cyan]{escape(tip)}[/]", soft_wrap=True)
+
+
+def render_preflight(result: PreflightResult) -> Iterable[str]:
+    """Plain lines for ``wheels``: broken wheels, clashes between them, overwrites."""
+    if result.environment is not None:
+        yield f"environment: {result.environment.label}"
+    for wheel in result.wheels:
+        for finding in wheel.findings:
+            yield finding_line(f"{wheel.name} {wheel.version} (wheel)", finding)
+    differing = [c for c in result.clashes if not c.identical]
+    for clash in differing:
+        yield f"clash: {clash.path} is shipped by {', '.join(clash.claimants)} with different bytes"
+    for write in result.overwrites:
+        if write.identical:
+            continue
+        whose = ", ".join(write.owners) if write.owners else "no installed distribution"
+        yield f"overwrite: installing {write.wheel} would replace {write.location} (recorded by {whose})"
+    shared = len(result.clashes)
+    yield (
+        f"{len(result.wheels)} wheel(s): {shared} shared path(s), {len(differing)} with different bytes; "
+        f"{sum(not o.identical for o in result.overwrites)} installed file(s) of others would be replaced"
+    )
+    if differing:
+        yield "Tip: these wheels overwrite each other; install them one at a time, the one that must win last"

@@ -1,0 +1,127 @@
+"""``wheeldoctor wheels``: clashes between wheel files found before anything is installed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import build_wheel, pip_install
+from variants import BASE, DIFFERING, FILES, IDENTICAL, OVERLAY, Wheels
+
+from wheeldoctor.wheelfile import install_target
+
+
+def _wheels_cli(*args: str | Path) -> tuple[int, dict[str, Any]]:
+    done = subprocess.run(
+        [sys.executable, "-m", "wheeldoctor", "wheels", *map(str, args), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode in (0, 1), done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def test_finds_exactly_the_differing_shared_paths(wheels: Wheels) -> None:
+    rc, document = _wheels_cli(wheels.base, wheels.overlay)
+    assert rc == 1
+    clashes = {c["path"]: c for c in document["clashes"]}
+    assert sorted(p for p, c in clashes.items() if not c["identical"]) == DIFFERING
+    assert sorted(p for p, c in clashes.items() if c["identical"]) == IDENTICAL
+    for clash in clashes.values():
+        assert clash["claimants"] == [BASE, OVERLAY]
+        assert clash["on_disk"] is None
+    assert all(w["findings"] == [] for w in document["wheels"])
+
+
+def test_identical_only_wheels_pass(tmp_path: Path) -> None:
+    shared = {"nspkg/__init__.py": b"# namespace\n"}
+    one = build_wheel(tmp_path, "ns-one", "1.0", {**shared, "nspkg/one.py": b"1\n"})
+    two = build_wheel(tmp_path, "ns-two", "1.0", {**shared, "nspkg/two.py": b"2\n"})
+    rc, document = _wheels_cli(one, two)
+    assert rc == 0
+    assert [(c["path"], c["identical"]) for c in document["clashes"]] == [("nspkg/__init__.py", True)]
+
+
+def test_against_an_environment_names_whose_files_would_be_replaced(venv_factory: Any, wheels: Wheels) -> None:
+    venv = venv_factory()
+    pip_install(venv, "--no-index", "--no-deps", wheels.base)
+    rc, document = _wheels_cli(wheels.overlay, "--python", venv.python)
+    assert rc == 1
+    assert document["clashes"] == []
+    replaced = {o["path"]: o for o in document["overwrites"]}
+    assert set(replaced) == set(DIFFERING) | set(IDENTICAL)
+    for path, write in replaced.items():
+        assert write["wheel"] == OVERLAY
+        assert write["owners"] == [BASE]
+        assert write["identical"] is (path in IDENTICAL)
+
+
+def test_reinstalling_the_same_distribution_is_not_an_overwrite(venv_factory: Any, wheels: Wheels) -> None:
+    venv = venv_factory()
+    pip_install(venv, "--no-index", "--no-deps", wheels.base)
+    rc, document = _wheels_cli(wheels.base, "--python", venv.python)
+    assert (rc, document["overwrites"]) == (0, [])
+
+
+def _tamper(wheel: Path, out: Path, member: str, data: bytes) -> Path:
+    """Copy a wheel with one member's bytes replaced, RECORD left as it was."""
+    target = out / wheel.name
+    with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(target, "w") as dst:
+        for info in src.infolist():
+            dst.writestr(info, data if info.filename == member else src.read(info))
+    return target
+
+
+def test_wheel_members_are_checked_against_its_record(wheels: Wheels, tmp_path: Path) -> None:
+    member = DIFFERING[1]
+    bad = _tamper(wheels.base, tmp_path, member, FILES[OVERLAY][member])
+    rc, document = _wheels_cli(bad)
+    assert rc == 1
+    (wheel,) = document["wheels"]
+    assert [(f["code"], f["path"]) for f in wheel["findings"]] == [("WD001", member)]
+
+
+@pytest.mark.parametrize(
+    ("member", "target"),
+    [
+        ("pkg/mod.py", "pkg/mod.py"),
+        ("demo-1.0.data/purelib/pkg/x.py", "pkg/x.py"),
+        ("demo-1.0.data/platlib/pkg/x.so", "pkg/x.so"),
+        ("demo-1.0.data/scripts/tool", "<scripts>/tool"),
+        ("demo-1.0.data/headers/x.h", "<headers>/x.h"),
+        ("demo-1.0.data/data/share/x", "<data>/share/x"),
+        ("demo-1.0.data/unknown/x", None),
+        ("../escape.py", None),
+        ("pkg/../../escape.py", None),
+        ("/etc/passwd", None),
+    ],
+)
+def test_install_target(member: str, target: str | None) -> None:
+    assert install_target(member, "demo-1.0.dist-info") == target
+
+
+def test_missing_wheel_file_is_a_usage_error(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "wheeldoctor", "wheels", str(tmp_path / "nope-1.0-py3-none-any.whl")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().startswith("error:") and "Traceback" not in done.stderr
+
+
+def test_corrupt_zip_is_a_finding(tmp_path: Path) -> None:
+    bogus = tmp_path / "bogus-1.0-py3-none-any.whl"
+    bogus.write_bytes(b"PK\x03\x04 this is not really a zip")
+    rc, document = _wheels_cli(bogus)
+    assert rc == 1
+    assert [f["code"] for f in document["wheels"][0]["findings"]] == ["WD023"]

@@ -1,0 +1,122 @@
+"""``wheels``: wheel files checked against each other and against an environment, before install.
+
+Pure over :class:`~wheeldoctor.wheelfile.WheelFile` values and an optional
+:class:`~wheeldoctor.environment.Environment`: nothing is installed or extracted.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from wheeldoctor.clash import Clash
+from wheeldoctor.environment import Environment, root_for
+from wheeldoctor.findings import BREAKING_KINDS
+from wheeldoctor.verify import Claim, resolve
+from wheeldoctor.wheelfile import Member, WheelFile
+
+
+@dataclass(frozen=True, slots=True)
+class Overwrite:
+    """An installed file that installing a wheel would replace."""
+
+    wheel: str
+    path: str
+    location: str
+    owners: tuple[str, ...]
+    """Installed distributions that record this path; empty for a file nobody records."""
+    identical: bool
+    """Every owner records the bytes the wheel ships: replacing it changes nothing."""
+
+
+@dataclass(frozen=True, slots=True)
+class PreflightResult:
+    """What installing these wheels together (into that environment) would do."""
+
+    wheels: tuple[WheelFile, ...]
+    clashes: tuple[Clash, ...]
+    overwrites: tuple[Overwrite, ...]
+    environment: Environment | None
+
+    @property
+    def healthy(self) -> bool:
+        """No broken wheel, no differing clash, no other distribution's different bytes overwritten."""
+        return (
+            not any(f.kind in BREAKING_KINDS for w in self.wheels for f in w.findings)
+            and all(c.identical for c in self.clashes)
+            and all(o.identical for o in self.overwrites)
+        )
+
+
+def _same(rows: Sequence[Member]) -> bool:
+    return len({(m.row.algorithm, m.row.digest, m.row.size) for m in rows}) == 1
+
+
+def wheel_clashes(wheels: Sequence[WheelFile]) -> list[Clash]:
+    """Every install path that two or more of the wheels ship."""
+    shipped: dict[str, list[tuple[str, Member]]] = {}
+    for wheel in wheels:
+        for member in wheel.members:
+            shipped.setdefault(member.target, []).append((wheel.name, member))
+    clashes = []
+    for target, claims in shipped.items():
+        names = tuple(dict.fromkeys(name for name, _ in claims))
+        if len(names) > 1:
+            clashes.append(Clash(target, target, names, _same([m for _, m in claims]), None))
+    clashes.sort(key=lambda c: (c.claimants, c.path))
+    return clashes
+
+
+def site_directory(env: Environment) -> str | None:
+    """Where the environment installs pure Python files: its main site-packages."""
+    candidates = [p for p in env.paths if os.path.basename(p) in ("site-packages", "dist-packages")]
+    own = [p for p in candidates if env.prefixes and p.startswith(env.prefixes[0] + os.sep)]
+    ranked = own or candidates or list(env.paths)
+    return ranked[0] if ranked else None
+
+
+def overwrites(wheels: Sequence[WheelFile], env: Environment) -> list[Overwrite]:
+    """Installed files each wheel would replace, and whose they are (its own name excluded)."""
+    site = site_directory(env)
+    if site is None:
+        return []
+    owners: dict[str, list[Claim]] = {}
+    for dist in env.active():
+        for claim in resolve(dist)[0]:
+            owners.setdefault(claim.path, []).append(claim)
+    scripts = os.path.join(root_for(site, env.prefixes), "bin")
+    found = []
+    for wheel in wheels:
+        for member in wheel.members:
+            location = _location(member.target, site, scripts)
+            if location is None:
+                continue
+            claims = [c for c in owners.get(location, ()) if c.dist.name != wheel.name]
+            if not claims and (location in owners or not os.path.lexists(location)):
+                continue  # only the wheel's own older version records it, or nothing is there
+            row = member.row
+            identical = bool(claims) and all(
+                (c.row.algorithm, c.row.digest, c.row.size) == (row.algorithm, row.digest, row.size) for c in claims
+            )
+            names = tuple(dict.fromkeys(c.dist.name for c in claims))
+            found.append(Overwrite(wheel.name, member.target, location, names, identical))
+    return found
+
+
+def _location(target: str, site: str, scripts: str) -> str | None:
+    if target.startswith("<scripts>/"):
+        return os.path.normpath(os.path.join(scripts, target.removeprefix("<scripts>/")))
+    if target.startswith("<"):
+        return None  # headers and data land under the prefix in scheme-specific places
+    return os.path.normpath(os.path.join(site, target))
+
+
+def preflight(wheels: Sequence[WheelFile], env: Environment | None) -> PreflightResult:
+    """Check wheels against each other and, if given, against an environment."""
+    return PreflightResult(
+        tuple(wheels),
+        tuple(wheel_clashes(wheels)),
+        tuple(overwrites(wheels, env)) if env is not None else (),
+        env,
+    )

@@ -1,0 +1,155 @@
+"""Wheel files before install: their RECORD, their members checked against it, and where each lands.
+
+I/O edge for ``wheeldoctor wheels``. Members are hashed streaming from the zip, one
+bounded chunk at a time; nothing is extracted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+import zipfile
+from dataclasses import dataclass
+
+from wheeldoctor.findings import Code, Finding, Kind
+from wheeldoctor.record import Record, RecordRow, decode_record, encode_digest
+
+_CHUNK = 1 << 20
+_RECORD_LIMIT = 64 << 20
+#: Where a ``.data/<scheme>/`` member lands, as a placeholder the environment resolves.
+_SCHEMES = {"purelib": "", "platlib": "", "scripts": "<scripts>/", "headers": "<headers>/", "data": "<data>/"}
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """One recorded file of a wheel and the path it installs to."""
+
+    target: str
+    """Relative to site-packages, or ``<scripts>/``, ``<headers>/``, ``<data>/`` prefixed."""
+    row: RecordRow
+
+
+@dataclass(frozen=True, slots=True)
+class WheelFile:
+    """A wheel as read: its identity, where its files land, and what is wrong with it."""
+
+    path: str
+    name: str
+    version: str
+    members: tuple[Member, ...]
+    findings: tuple[Finding, ...]
+
+
+class WheelError(ValueError):
+    """A path given as a wheel cannot be read at all."""
+
+
+def read_wheel(path: str) -> WheelFile:
+    """Read a wheel file and check every member against its RECORD."""
+    import os
+
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+    if not os.path.isfile(path):
+        raise WheelError(f"{path}: no such wheel file")
+    try:
+        name, version, _, _ = parse_wheel_filename(os.path.basename(path))
+    except InvalidWheelFilename as e:
+        raise WheelError(f"{path}: not a wheel file name ({e})") from e
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return _read_archive(path, str(name), str(version), archive)
+    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as e:
+        finding = Finding(Code.WHEEL_UNREADABLE, Kind.MALFORMED, None, f"cannot be read as a zip archive ({e})")
+        return WheelFile(path, str(name), str(version), (), (finding,))
+
+
+def _read_archive(path: str, name: str, version: str, archive: zipfile.ZipFile) -> WheelFile:
+    infos = {info.filename: info for info in archive.infolist() if not info.is_dir()}
+    records = [n for n in infos if n.count("/") == 1 and n.endswith(".dist-info/RECORD")]
+    if len(records) != 1:
+        why = "no .dist-info/RECORD" if not records else f"{len(records)} RECORD files"
+        finding = Finding(Code.NO_RECORD, Kind.UNVERIFIABLE, None, f"has {why}")
+        return WheelFile(path, name, version, (), (finding,))
+    record_name = records[0]
+    dist_info = record_name.rpartition("/")[0]
+    if infos[record_name].file_size > _RECORD_LIMIT:
+        finding = Finding(Code.RECORD_UNDECODABLE, Kind.MALFORMED, record_name, "RECORD is too large to read")
+        return WheelFile(path, name, version, (), (finding,))
+    record: Record = decode_record(archive.read(record_name))
+    findings: list[Finding] = list(record.problems)
+    members: list[Member] = []
+    recorded = {row.path for row in record.rows}
+    for row in record.rows:
+        target = install_target(row.path, dist_info)
+        if target is None:
+            findings.append(
+                Finding(Code.WHEEL_UNSAFE_PATH, Kind.OUTSIDE, row.path, "would install outside the environment")
+            )
+            continue
+        info = infos.get(row.path)
+        if info is None:
+            findings.append(
+                Finding(Code.WHEEL_MEMBER_MISSING, Kind.MISSING, row.path, "is in RECORD but not in the wheel")
+            )
+            continue
+        problem = _check_member(archive, info, row)
+        if problem is not None:
+            findings.append(problem)
+        if not target.startswith(dist_info + "/"):
+            members.append(Member(target, row))
+    for member_name in infos:
+        base = member_name.rpartition("/")[2]
+        if member_name not in recorded and member_name != record_name and base not in ("RECORD.jws", "RECORD.p7s"):
+            findings.append(
+                Finding(
+                    Code.WHEEL_MEMBER_UNRECORDED, Kind.UNVERIFIABLE, member_name, "is in the wheel but not in RECORD"
+                )
+            )
+    return WheelFile(path, name, version, tuple(members), tuple(findings))
+
+
+def install_target(member: str, dist_info: str) -> str | None:
+    """Where a member installs, relative to site-packages; None for a path that climbs out."""
+    if member.startswith("/") or "\\" in member:
+        return None
+    normal = posixpath.normpath(member)
+    if normal.startswith("../") or normal == "..":
+        return None
+    head, _, rest = normal.partition("/")
+    if head.endswith(".data") and rest:
+        scheme, _, inner = rest.partition("/")
+        if scheme in _SCHEMES and inner:
+            return _SCHEMES[scheme] + inner
+        return None
+    return normal
+
+
+def _check_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, row: RecordRow) -> Finding | None:
+    if row.size is not None and info.file_size != row.size:
+        return Finding(
+            Code.SIZE_MISMATCH,
+            Kind.MODIFIED,
+            row.path,
+            "size in the wheel differs from RECORD",
+            f"{row.size} bytes",
+            f"{info.file_size} bytes",
+        )
+    assert row.algorithm is not None and row.digest is not None
+    digest = hashlib.new(row.algorithm)
+    try:
+        with archive.open(info) as member:
+            while chunk := member.read(_CHUNK):
+                digest.update(chunk)
+    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as e:
+        return Finding(Code.WHEEL_UNREADABLE, Kind.MALFORMED, row.path, f"cannot be extracted ({e})")
+    if digest.digest() != row.digest:
+        return Finding(
+            Code.HASH_MISMATCH,
+            Kind.MODIFIED,
+            row.path,
+            "content in the wheel differs from RECORD",
+            row.hash_text,
+            f"{row.algorithm}={encode_digest(digest.digest())}",
+        )
+    return None
