@@ -77,10 +77,12 @@ def resolve(dist: InstalledDistribution) -> tuple[list[Claim], list[Finding]]:
     outside: list[Finding] = []
     if dist.record is None:
         return claims, outside
-    base = dist.location
+    prefix = dist.location.rstrip(os.sep) + os.sep
     root = dist.root
+    normpath, isabs = os.path.normpath, os.path.isabs
     for row in dist.record.rows:
-        path = os.path.normpath(os.path.join(base, row.path))
+        # Concatenation instead of os.path.join: this loop runs once per recorded file.
+        path = normpath(row.path if isabs(row.path) else prefix + row.path)
         if is_within(path, root):
             claims.append(Claim(dist, row, path))
         else:
