@@ -323,9 +323,7 @@ def run_checked(
     full_env = dict(os.environ)
     if env:
         full_env.update(env)
-    result = subprocess.run(
-        argv, capture_output=True, text=True, env=full_env, cwd=cwd, check=False
-    )
+    result = subprocess.run(argv, capture_output=True, text=True, env=full_env, cwd=cwd, check=False)
     if result.returncode != 0:
         raise CommandFailed(argv, result)
     return result
@@ -422,9 +420,7 @@ class Venv:
             if canonicalize_name(p.name[: -len(".dist-info")].rpartition("-")[0]) == wanted
         ]
         if len(found) != 1:
-            raise LookupError(
-                f"expected one dist-info for {name!r} in {self.site_packages}, got {found}"
-            )
+            raise LookupError(f"expected one dist-info for {name!r} in {self.site_packages}, got {found}")
         return found[0]
 
 
@@ -475,9 +471,7 @@ def _current_pip_version() -> tuple[int, ...]:
     try:
         raw = version("pip")
     except PackageNotFoundError as exc:
-        raise RuntimeError(
-            f"pip is not installed in the test interpreter {sys.executable}"
-        ) from exc
+        raise RuntimeError(f"pip is not installed in the test interpreter {sys.executable}") from exc
     return Version(raw).release
 
 

@@ -204,9 +204,7 @@ def test_build_wheel_is_deterministic(tmp_path: Path) -> None:
     assert a.read_bytes() == b.read_bytes()
 
 
-@pytest.mark.parametrize(
-    "path", ["/abs.py", "../escape.py", "a\\b.py", "", "demo-1.0.dist-info/RECORD"]
-)
+@pytest.mark.parametrize("path", ["/abs.py", "../escape.py", "a\\b.py", "", "demo-1.0.dist-info/RECORD"])
 def test_build_wheel_rejects_bad_paths(tmp_path: Path, path: str) -> None:
     with pytest.raises(ValueError, match=r"invalid wheel member path|RECORD is computed"):
         build_wheel(tmp_path, "demo", "1.0", {path: b"x"})
@@ -261,9 +259,7 @@ def test_uv_cache_is_session_scoped(uv_cache: Path, uv_bin: Path) -> None:
 
 
 @pytest.mark.parametrize("installer", ["pip", "uv"])
-def test_install_wheel(
-    installer: str, wheel_factory: WheelFactory, venv_factory: VenvFactory
-) -> None:
+def test_install_wheel(installer: str, wheel_factory: WheelFactory, venv_factory: VenvFactory) -> None:
     raw_script = f"{data_dirname('demo', '1.0')}/scripts/demo-sh"
     sh_bytes = b"#!/bin/sh\necho from-data-scripts\n"
     wheel = wheel_factory(
@@ -300,9 +296,7 @@ def test_install_wheel(
     assert f"{dist_info.name}/RECORD" in paths
 
 
-def test_uv_install_copies_by_default(
-    wheel_factory: WheelFactory, venv_factory: VenvFactory
-) -> None:
+def test_uv_install_copies_by_default(wheel_factory: WheelFactory, venv_factory: VenvFactory) -> None:
     wheel = wheel_factory("demo", "1.0", PAYLOAD)
     venv = venv_factory()
     uv_install(venv, wheel)
@@ -310,16 +304,10 @@ def test_uv_install_copies_by_default(
 
 
 @pytest.mark.parametrize("installer", ["pip", "uv"])
-def test_install_failure_raises_with_output(
-    installer: str, venv_factory: VenvFactory, tmp_path: Path
-) -> None:
+def test_install_failure_raises_with_output(installer: str, venv_factory: VenvFactory, tmp_path: Path) -> None:
     venv = venv_factory()
     missing = tmp_path / "nope-1.0-py3-none-any.whl"
-    install = (
-        partial(pip_install, venv, "--no-index", "--no-deps")
-        if installer == "pip"
-        else partial(uv_install, venv)
-    )
+    install = partial(pip_install, venv, "--no-index", "--no-deps") if installer == "pip" else partial(uv_install, venv)
     with pytest.raises(CommandFailed) as excinfo:
         install(missing)
     assert excinfo.value.returncode != 0

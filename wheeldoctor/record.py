@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import binascii
 import csv
+import io
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from wheeldoctor.findings import Code, Finding, Kind
@@ -72,8 +74,11 @@ def _decode_digest(text: str) -> bytes | None:
 
 def unhashed_allowed(path: str) -> bool:
     """Whether the spec lets ``path`` appear in RECORD without a hash."""
-    name = path.rsplit("/", 1)[-1]
-    return name in _UNHASHED_NAMES or name.endswith((".pyc", ".pyo"))
+    parent, _, name = path.rpartition("/")
+    if name in _UNHASHED_NAMES:
+        # Only the dist-info's own RECORD (and its signatures): a RECORD elsewhere is payload.
+        return parent.rpartition("/")[2].endswith(".dist-info")
+    return name.endswith((".pyc", ".pyo"))
 
 
 def decode_record(data: bytes) -> Record:
@@ -81,17 +86,19 @@ def decode_record(data: bytes) -> Record:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        return _undecodable(f"RECORD is not UTF-8 (byte {e.start})")
+        return _undecodable(f"is not UTF-8 (byte {e.start})")
     if "\x00" in text:
-        return _undecodable("RECORD holds NUL bytes: it is binary, not CSV")
-    return parse_record(text.splitlines())
+        return _undecodable("holds NUL bytes: it is binary, not CSV")
+    # Not str.splitlines(): it also splits at \x85, \u2028 and friends, which are legal in
+    # file names and which the csv module writes unquoted. Quoted newlines stay in the field.
+    return parse_record(io.StringIO(text, newline=""))
 
 
 def _undecodable(message: str) -> Record:
     return Record((), (Finding(Code.RECORD_UNDECODABLE, Kind.MALFORMED, "RECORD", message),))
 
 
-def parse_record(lines: list[str]) -> Record:
+def parse_record(lines: Iterable[str]) -> Record:
     """Parse RECORD lines into rows; each bad row becomes a finding naming its line."""
     rows: list[RecordRow] = []
     problems: list[Finding] = []
