@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from wheeldoctor.environment import Environment, current_prefixes, load_environment
 
-_PROBE_TIMEOUT = 60
+_PROBE_TIMEOUT = 30
 
 # Runs inside the target interpreter: stdlib only, and valid on any Python 3.
 _PROBE = r"""
@@ -38,12 +38,23 @@ markers = {
     "python_version": ".".join(platform.python_version_tuple()[:2]),
     "sys_platform": sys.platform,
 }
+paths = [p for p in sys.path if p]
+tags = None
+if len(sys.argv) > 2 and sys.argv[1] == "--tags":
+    # Only now, with sys.path captured above: our packaging computes the target's tags.
+    sys.path.insert(0, sys.argv[2])
+    try:
+        from packaging.tags import sys_tags
+        tags = [str(t) for t in sys_tags()]
+    except Exception:  # too old a Python for our packaging: the tags stay unknown
+        tags = None
 print(json.dumps({
     "executable": sys.executable,
-    "paths": [p for p in sys.path if p],
+    "paths": paths,
     "prefixes": [p for p in (sys.prefix, sys.exec_prefix, getattr(sys, "base_prefix", ""),
                  getattr(sys, "base_exec_prefix", ""), getattr(site, "USER_BASE", None)) if p],
     "markers": markers,
+    "tags": tags,
 }))
 """
 
@@ -60,18 +71,23 @@ class Target:
     paths: tuple[str, ...] = ()
 
 
-def load_target(target: Target) -> Environment:
-    """Read the environment ``target`` names; raise TargetError when it cannot be read."""
+def load_target(target: Target, *, with_tags: bool = False, with_records: bool = True) -> Environment:
+    """Read the environment ``target`` names; raise TargetError when it cannot be read.
+
+    ``with_tags`` also gathers the interpreter's supported wheel tags (``Environment.tags``);
+    it costs an import of ``packaging.tags``, so only the checks that need them ask.
+    ``with_records=False`` skips RECORD files, for checks of metadata alone.
+    """
     if target.python and target.paths:
         raise TargetError("give --python or --path, not both")
     if target.paths:
-        return _load_paths(target.paths)
+        return _load_paths(target.paths, with_tags, with_records)
     if target.python:
-        return _load_interpreter(target.python)
-    return _load_current()
+        return _load_interpreter(target.python, with_tags, with_records)
+    return _load_current(with_tags, with_records)
 
 
-def _load_current() -> Environment:
+def _load_current(with_tags: bool = False, with_records: bool = True) -> Environment:
     # sys.path[0] is the script's directory (or the cwd): where we were started from,
     # not where anything is installed, unless -P/safe_path already removed it.
     paths = sys.path if getattr(sys.flags, "safe_path", False) else sys.path[1:]
@@ -81,6 +97,8 @@ def _load_current() -> Environment:
         current_prefixes(),
         python=sys.executable,
         markers=tuple(_current_markers().items()),
+        tags=_current_tags() if with_tags else None,
+        records=with_records,
     )
 
 
@@ -90,13 +108,28 @@ def _current_markers() -> dict[str, str]:
     return {k: str(v) for k, v in default_environment().items()}
 
 
-def _load_paths(paths: Sequence[str]) -> Environment:
+def _current_tags() -> list[str]:
+    from packaging.tags import sys_tags
+
+    return [str(t) for t in sys_tags()]
+
+
+def _load_paths(paths: Sequence[str], with_tags: bool = False, with_records: bool = True) -> Environment:
     for path in paths:
         if not os.path.isdir(path):
             raise TargetError(f"--path {path}: no such directory")
     label = "paths " + " ".join(paths)
     python = _python_beside(paths[0])
-    return load_environment(label, paths, [], python=python, markers=tuple(_current_markers().items()))
+    # Site directories name no interpreter: markers and tags are this one's.
+    return load_environment(
+        label,
+        paths,
+        [],
+        python=python,
+        markers=tuple(_current_markers().items()),
+        tags=_current_tags() if with_tags else None,
+        records=with_records,
+    )
 
 
 def _python_beside(site_dir: str) -> str | None:
@@ -111,7 +144,7 @@ def _python_beside(site_dir: str) -> str | None:
     return None
 
 
-def _load_interpreter(python: str) -> Environment:
+def _load_interpreter(python: str, with_tags: bool = False, with_records: bool = True) -> Environment:
     if not os.path.exists(python) and os.sep not in python:
         import shutil
 
@@ -120,7 +153,7 @@ def _load_interpreter(python: str) -> Environment:
         raise TargetError(f"--python {python}: no such interpreter")
     try:
         done = subprocess.run(
-            [python, "-c", _PROBE],
+            [python, "-c", _PROBE, *(["--tags", _packaging_dir()] if with_tags else [])],
             capture_output=True,
             text=True,
             timeout=_PROBE_TIMEOUT,
@@ -137,8 +170,24 @@ def _load_interpreter(python: str) -> Environment:
         paths = [str(p) for p in probe["paths"]]
         prefixes = [str(p) for p in probe["prefixes"]]
         markers = {str(k): str(v) for k, v in probe["markers"].items()}
+        tags = None if probe.get("tags") is None else [str(t) for t in probe["tags"]]
         # The real interpreter, not a shim or wrapper script: repair tips name it.
         python = str(probe["executable"]) or python
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
         raise TargetError(f"--python {python}: did not answer like a Python interpreter") from e
-    return load_environment(f"python {python}", paths, prefixes, python=python, markers=tuple(markers.items()))
+    return load_environment(
+        f"python {python}",
+        paths,
+        prefixes,
+        python=python,
+        markers=tuple(markers.items()),
+        tags=tags,
+        records=with_records,
+    )
+
+
+def _packaging_dir() -> str:
+    """The directory that holds our ``packaging``, for the probe to import it from."""
+    import packaging
+
+    return os.path.dirname(os.path.dirname(os.path.abspath(packaging.__file__)))

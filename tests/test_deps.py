@@ -1,0 +1,305 @@
+"""deps: requirements against what is installed, compared line for line with the real ``pip check``.
+
+Each venv is real (uv), each wheel is installed by real pip with ``--no-deps`` so that the
+broken requirements stay broken, and ``pip --python VENV check`` runs on the same venv.
+The set of (distribution, requirement) problems must be the same; what we report beyond
+pip (requirements pulled in by extras) is checked separately.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import Venv, build_wheel, find_interpreter, make_venv, pip_install
+from pip_check import Problem, ours, pip_check
+
+from wheeldoctor.deps import ConflictKind, check_dependencies
+from wheeldoctor.deps_command import run_deps
+from wheeldoctor.findings import Code
+from wheeldoctor.target import Target, load_target
+
+CURRENT = f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """``python -m wheeldoctor ARGS``, as users run it; never hangs the suite."""
+    return subprocess.run(
+        [sys.executable, "-m", "wheeldoctor", *map(str, args)],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+        env={**os.environ},
+    )
+
+
+def deps_json(python: Path) -> tuple[int, dict[str, Any]]:
+    """``wheeldoctor deps --python PYTHON --json``: exit code and document."""
+    done = run_cli("deps", "--python", python, "--json")
+    assert done.returncode in (0, 1), done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def _pkg(name: str) -> dict[str, bytes]:
+    module = name.replace("-", "_").replace(".", "_").lower()
+    return {f"{module}/__init__.py": f"NAME = {name!r}\n".encode()}
+
+
+# name, version, requires, extras: the environment pip and we both judge.
+SCENARIO: list[tuple[str, str, list[str], dict[str, list[str]]]] = [
+    (
+        "app",
+        "1.0",
+        [
+            "missing-one>=1",  # missing
+            "lib-b>=2",  # incompatible: 1.0 installed
+            "lib-c>=1",  # satisfied
+            'lib-d; python_version >= "3"',  # missing; marker true
+            'lib-e; python_version < "3"',  # marker false: not needed
+            'lib-k; sys_platform == "nonexistent-platform"',  # marker false
+            "Foo.Bar_baz>=1",  # satisfied once names are canonical
+            "FOO_bar.BAZ>=2",  # incompatible, same project
+            "pre-a>=1.0",  # 2.0rc1 installed: satisfied (pip: prereleases=True)
+            "pre-b<2",  # 2.0rc1 installed: incompatible (a pre-release of 2 is not < 2)
+            "pre-c>=2.0",  # 2.0rc1 installed: incompatible
+            "loc==1.0",  # 1.0+cpu installed: satisfied (local label ignored)
+            "lib-c[extra1]>=1",  # satisfied for pip; extra1's own needs are ours to follow
+        ],
+        {"x": ["lib-x"], "y": ["lib-y>=5"]},  # nobody asks app[x]; needy asks app[y]
+    ),
+    ("needy", "1.0", ["app[y]"], {}),
+    ("lib-b", "1.0", [], {}),
+    ("lib-c", "1.0", [], {"extra1": ["extra-dep>=1", "deep[z]"]}),
+    ("deep", "1.0", [], {"z": ["deeper"]}),
+    ("foo-bar-baz", "1.0", [], {}),
+    ("pre-a", "2.0rc1", [], {}),
+    ("pre-b", "2.0rc1", [], {}),
+    ("pre-c", "2.0rc1", [], {}),
+    ("loc", "1.0+cpu", [], {}),
+    ("lib-y", "1.0", [], {}),
+]
+
+PIP_EXPECTED = {
+    Problem("app", "1.0", "missing", "missing-one", None),
+    Problem("app", "1.0", "incompatible", "lib-b", "1.0", "lib-b>=2"),
+    Problem("app", "1.0", "missing", "lib-d", None),
+    Problem("app", "1.0", "incompatible", "foo-bar-baz", "1.0", "FOO_bar.BAZ>=2"),
+    Problem("app", "1.0", "incompatible", "pre-b", "2.0rc1", "pre-b<2"),
+    Problem("app", "1.0", "incompatible", "pre-c", "2.0rc1", "pre-c>=2.0"),
+}
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """The shared venv, the pip check of it and our JSON document of it."""
+
+    venv: Venv
+    wheels: Path
+    pip: Any
+    rc: int
+    document: dict[str, Any]
+
+
+@pytest.fixture(scope="module")
+def scenario(tmp_path_factory: pytest.TempPathFactory, uv_bin: Path) -> Scenario:
+    """One venv holding SCENARIO, installed by real pip without dependencies."""
+    root = tmp_path_factory.mktemp("deps")
+    wheels = root / "wheels"
+    venv = make_venv(root / "venv", uv_bin=uv_bin)
+    built = [build_wheel(wheels, n, v, _pkg(n), requires=r, extras=e) for n, v, r, e in SCENARIO]
+    pip_install(venv, "--no-index", "--no-deps", *built)
+    rc, document = deps_json(venv.python)
+    return Scenario(venv, wheels, pip_check(venv.python), rc, document)
+
+
+def test_pip_check_finds_what_the_scenario_plants(scenario: Scenario) -> None:
+    # Guards the comparison below against agreeing on nothing.
+    assert scenario.pip.returncode == 1
+    assert scenario.pip.problems == {
+        Problem(p.dist, p.version, p.kind, p.name, p.installed, None if p.requirement is None else _req(p.requirement))
+        for p in PIP_EXPECTED
+    }
+
+
+def _req(text: str) -> str:
+    from packaging.requirements import Requirement
+
+    return str(Requirement(text))
+
+
+def test_same_problems_as_pip_check(scenario: Scenario) -> None:
+    assert ours(scenario.document["dependency_conflicts"]) == scenario.pip.problems
+    assert scenario.rc == 1
+    assert scenario.document["healthy"] is False
+
+
+def test_extras_are_followed_beyond_pip(scenario: Scenario) -> None:
+    beyond = [c for c in scenario.document["dependency_conflicts"] if c["via_extra"] is not None]
+    got = {(c["dist"], c["name"], c["kind"], c["via_extra"], tuple(c["requested_by"])) for c in beyond}
+    assert got == {
+        ("lib-c", "extra-dep", "missing", "extra1", ("app",)),  # app asks lib-c[extra1]
+        ("deep", "deeper", "missing", "z", ("lib-c",)),  # lib-c[extra1] asks deep[z]: transitive
+        ("app", "lib-y", "incompatible", "y", ("needy",)),  # needy asks app[y]
+    }
+    # app[x] is asked for by nobody: its missing lib-x is nobody's problem.
+    assert all(c["name"] != "lib-x" for c in scenario.document["dependency_conflicts"])
+
+
+def test_conflict_json_contract(scenario: Scenario) -> None:
+    doc = scenario.document
+    assert doc["command"] == "deps"
+    assert doc["schema_version"] == "1.0"
+    incompatible = next(c for c in doc["dependency_conflicts"] if c["name"] == "lib-b")
+    assert incompatible == {
+        "code": "WD041",
+        "kind": "incompatible",
+        "dist": "app",
+        "version": "1.0",
+        "requirement": "lib-b>=2",
+        "name": "lib-b",
+        "wanted": "lib-b>=2",
+        "installed": "1.0",
+        "via_extra": None,
+        "requested_by": [],
+        "message": "requires lib-b>=2, but lib-b 1.0 is installed",
+    }
+    missing = next(c for c in doc["dependency_conflicts"] if c["name"] == "missing-one")
+    assert (missing["kind"], missing["code"], missing["installed"]) == ("missing", "WD040", None)
+    assert doc["summary"]["pip_check_conflicts"] == len(PIP_EXPECTED)
+    assert doc["summary"]["distributions"] == len(SCENARIO)
+
+
+def test_text_shows_wanted_and_found_and_one_install_tip(scenario: Scenario) -> None:
+    done = run_cli("deps", "--python", scenario.venv.python)
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    assert "app 1.0: WD041: requires lib-b>=2, but lib-b 1.0 is installed (wanted lib-b>=2, found lib-b 1.0)" in lines
+    assert "app 1.0: WD040: requires missing-one>=1, which is not installed (wanted missing-one>=1, found nothing)" in (
+        lines
+    )
+    tip = [line for line in lines if line.startswith("Tip: ask the installer")]
+    assert len(tip) == 1
+    assert "'lib-b>=2'" in tip[0]
+    assert "'missing-one>=1'" in tip[0]
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_a_healthy_env_passes_both(tmp_path: Path, uv_bin: Path) -> None:
+    venv = make_venv(tmp_path / "venv", uv_bin=uv_bin)
+    wheels = tmp_path / "wheels"
+    pip_install(
+        venv,
+        "--no-index",
+        "--no-deps",
+        build_wheel(wheels, "top", "1.0", _pkg("top"), requires=["base>=1,<2", 'gone; python_version < "3"']),
+        build_wheel(wheels, "base", "1.5", _pkg("base")),
+    )
+    assert pip_check(venv.python).returncode == 0
+    rc, document = deps_json(venv.python)
+    assert rc == 0
+    assert document["dependency_conflicts"] == []
+    assert document["healthy"] is True
+
+
+def _other_python() -> tuple[str, Path] | None:
+    for version in ("3.12", "3.10", "3.13"):
+        if version != CURRENT and (found := find_interpreter(version)) is not None:
+            return version, found
+    return None
+
+
+def test_markers_are_the_target_interpreters(tmp_path: Path, uv_bin: Path) -> None:
+    other = _other_python()
+    if other is None:
+        pytest.skip("no second Python version installed")
+    version, interpreter = other
+    venv = make_venv(tmp_path / "venv", interpreter, uv_bin=uv_bin)
+    requires = [f'for-target; python_version == "{version}"', f'for-us; python_version == "{CURRENT}"']
+    pip_install(
+        venv, "--no-index", "--no-deps", build_wheel(tmp_path / "w", "mk", "1.0", _pkg("mk"), requires=requires)
+    )
+    pip = pip_check(venv.python)
+    assert pip.problems == {Problem("mk", "1.0", "missing", "for-target", None)}
+    _, document = deps_json(venv.python)
+    assert ours(document["dependency_conflicts"]) == pip.problems
+
+
+@pytest.fixture
+def unparseable(tmp_path: Path, uv_bin: Path) -> Venv:
+    """``broken`` has a Requires-Dist that does not parse (written after install) and a missing one."""
+    venv = make_venv(tmp_path / "venv", uv_bin=uv_bin)
+    wheels = tmp_path / "wheels"
+    pip_install(
+        venv,
+        "--no-index",
+        "--no-deps",
+        build_wheel(wheels, "broken", "1.0", _pkg("broken"), requires=["needs-me>=1"]),
+        build_wheel(wheels, "user", "1.0", _pkg("user"), requires=["broken>=1"]),
+    )
+    metadata = venv.dist_info("broken") / "METADATA"
+    metadata.write_text(metadata.read_text() + "Requires-Dist: this is [not valid\n")
+    return venv
+
+
+def test_unparseable_requirement_is_a_finding_where_pip_drops_the_distribution(unparseable: Venv) -> None:
+    pip = pip_check(unparseable.python)
+    # pip skips all of broken's requirements and then calls broken itself not installed.
+    assert pip.returncode == 1
+    assert pip.problems == {Problem("user", "1.0", "missing", "broken", None)}
+    rc, document = deps_json(unparseable.python)
+    assert rc == 1
+    assert ours(document["dependency_conflicts"]) == {Problem("broken", "1.0", "missing", "needs-me", None)}
+    [finding] = document["compatibility"]
+    assert (finding["code"], finding["dist"], finding["found"]) == ("WD033", "broken", "this is [not valid")
+    assert "\n" not in finding["message"]
+
+
+def test_library_call_on_this_venv_agrees_with_the_cli(scenario: Scenario) -> None:
+    env = load_target(Target(python=str(scenario.venv.python)))
+    report = check_dependencies(env)
+    assert len(report.conflicts) == len(scenario.document["dependency_conflicts"])
+    kinds = {c.kind for c in report.pip_comparable()}
+    assert kinds == {ConflictKind.MISSING, ConflictKind.INCOMPATIBLE}
+    assert {c.code for c in report.conflicts} == {Code.DEPENDENCY_MISSING, Code.DEPENDENCY_INCOMPATIBLE}
+
+
+def test_invalid_version_cannot_satisfy_a_specifier(tmp_path: Path, uv_bin: Path) -> None:
+    venv = make_venv(tmp_path / "venv", uv_bin=uv_bin)
+    wheels = tmp_path / "wheels"
+    pip_install(
+        venv,
+        "--no-index",
+        "--no-deps",
+        build_wheel(wheels, "odd", "1.0", _pkg("odd")),
+        build_wheel(wheels, "asks", "1.0", _pkg("asks"), requires=["odd>=1", "odd"]),
+    )
+    metadata = venv.dist_info("odd") / "METADATA"
+    metadata.write_text(metadata.read_text().replace("Version: 1.0", "Version: not.a/version"))
+    result = run_deps(load_target(Target(python=str(venv.python))))
+    assert [(c.requirement, c.kind, c.installed) for c in result.dependencies.conflicts] == [
+        ("odd>=1", ConflictKind.INCOMPATIBLE, "not.a/version")
+    ]
+    assert [f.code for f in result.compatibility] == [Code.VERSION_INVALID]
+
+
+def test_unevaluable_marker_is_a_finding(tmp_path: Path, uv_bin: Path) -> None:
+    venv = make_venv(tmp_path / "venv", uv_bin=uv_bin)
+    pip_install(
+        venv,
+        "--no-index",
+        "--no-deps",
+        build_wheel(tmp_path / "w", "weird", "1.0", _pkg("weird"), requires=['gone; os_name ~= "posix"']),
+    )
+    result = run_deps(load_target(Target(python=str(venv.python))))
+    assert result.dependencies.conflicts == ()
+    [finding] = result.compatibility
+    assert finding.code is Code.REQUIREMENT_INVALID
+    assert "marker cannot be evaluated" in finding.message

@@ -1,0 +1,257 @@
+"""Duplicates: a stale dist-info that pip check never mentions, shadowing across sys.path, safe clean-ups.
+
+The stale dist-info is made the way an interrupted upgrade leaves it: version 1.0 installed,
+its dist-info kept aside, 2.0 installed over it (the installer removes 1.0), and the old
+dist-info put back. The remedies we print are then run for real, and must leave exactly
+one intact installation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import Venv, build_wheel, make_venv, pip_install, run_checked, uv_install
+from pip_check import ours, pip_check
+
+from wheeldoctor.duplicates import DuplicateKind, find_duplicates, remedy, removal_elsewhere
+from wheeldoctor.environment import Environment, load_environment
+
+
+def foo_wheels(directory: Path) -> dict[str, Path]:
+    """foo 1.0 ships a module 2.0 dropped, so the stale record names a file that is gone."""
+    return {
+        "1.0": build_wheel(directory, "foo", "1.0", {"foo/__init__.py": b"V = '1.0'\n", "foo/old.py": b"OLD = 1\n"}),
+        "2.0": build_wheel(directory, "foo", "2.0", {"foo/__init__.py": b"V = '2.0'\n"}),
+    }
+
+
+def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """``python -m wheeldoctor ARGS``; never hangs the suite."""
+    return subprocess.run(
+        [sys.executable, "-m", "wheeldoctor", *map(str, args)],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+        env={**os.environ},
+    )
+
+
+def deps_json(python: Path) -> tuple[int, dict[str, Any]]:
+    """``wheeldoctor deps --python PYTHON --json``."""
+    done = run_cli("deps", "--python", python, "--json")
+    assert done.returncode in (0, 1), done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def in_venv(venv: Venv, code: str) -> str:
+    """Run ``code`` in the venv's own interpreter; its stdout, stripped."""
+    return run_checked([venv.python, "-c", code]).stdout.strip()
+
+
+def install(installer: str, venv: Venv, wheel: Path, uv_bin: Path) -> None:
+    """Install one wheel, no dependencies, with the named real installer."""
+    if installer == "pip":
+        pip_install(venv, "--no-index", "--no-deps", wheel)
+    else:
+        uv_install(venv, "--no-deps", wheel, uv_bin=uv_bin)
+
+
+@dataclass(frozen=True)
+class Stale:
+    """A venv holding foo 2.0 and the stale dist-info of foo 1.0 in the same directory."""
+
+    installer: str
+    venv: Venv
+    wheels: Path
+
+
+@pytest.fixture(params=["pip", "uv"])
+def stale(request: pytest.FixtureRequest, tmp_path: Path, uv_bin: Path) -> Stale:
+    """An upgrade from 1.0 to 2.0 that left 1.0's dist-info behind, by pip or by uv."""
+    installer = str(request.param)
+    venv = make_venv(tmp_path / "venv", uv_bin=uv_bin)
+    wheels = tmp_path / "wheels"
+    built = foo_wheels(wheels)
+    install(installer, venv, built["1.0"], uv_bin)
+    kept = tmp_path / "kept"
+    shutil.copytree(venv.dist_info("foo"), kept)
+    install(installer, venv, built["2.0"], uv_bin)
+    shutil.copytree(kept, venv.site_packages / "foo-1.0.dist-info")
+    install(
+        installer, venv, build_wheel(wheels, "needs-foo", "1.0", {"needs_foo.py": b""}, requires=["foo>=2"]), uv_bin
+    )
+    return Stale(installer, venv, wheels)
+
+
+def test_stale_dist_info_is_found_while_pip_check_says_nothing(stale: Stale) -> None:
+    pip = pip_check(stale.venv.python)
+    assert pip.returncode == 0
+    assert "No broken requirements found." in pip.stdout
+    rc, document = deps_json(stale.venv.python)
+    assert rc == 1
+    [duplicate] = document["duplicates"]
+    site = stale.venv.site_packages.resolve()
+    paths = {str(site / "foo-1.0.dist-info"), str(site / "foo-2.0.dist-info")}
+    assert (duplicate["name"], duplicate["kind"], duplicate["code"]) == ("foo", "stale", "WD050")
+    assert set(duplicate["locations"]) == paths
+    assert sorted(duplicate["versions"]) == ["1.0", "2.0"]
+    # The one Python uses is the one importlib.metadata reads in the target itself.
+    used = in_venv(stale.venv, "import importlib.metadata as m; print(m.distribution('foo')._path)")
+    assert duplicate["active"] == str(Path(used).resolve())
+    assert duplicate["stale"] == sorted(paths - {duplicate["active"]})
+    # Requirements are judged against that same one, as pip judges them.
+    assert ours(document["dependency_conflicts"]) == pip.problems
+
+
+def _runnable(command: str, uv_bin: Path, wheels: Path) -> list[str]:
+    """A printed command, run with the dev venv's pip/uv and offline (``--find-links`` the test wheels)."""
+    words = shlex.split(command)
+    if words[0] == "uv":
+        words[0] = str(uv_bin)
+    elif words[0] == "pip":
+        words[:1] = [sys.executable, "-m", "pip"]
+    if "install" in words and "uninstall" not in words:
+        words += ["--no-index", "--find-links", str(wheels)]
+    return words
+
+
+def test_printed_remedy_leaves_one_intact_install(stale: Stale, uv_bin: Path) -> None:
+    _, document = deps_json(stale.venv.python)
+    [duplicate] = document["duplicates"]
+    commands = duplicate["remedy"]
+    if stale.installer == "uv":
+        assert len(commands) == 1
+        assert "--reinstall-package" in commands[0]
+    else:
+        # pip removes one dist-info per call: two uninstalls, then the reinstall.
+        assert [c.split()[-3:] for c in commands[:2]] == [["uninstall", "-y", "foo"]] * 2
+        assert commands[2].endswith("install --no-deps foo==2.0")
+    for command in commands:
+        run_checked(_runnable(command, uv_bin, stale.wheels), env={"PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+    assert sorted(p.name for p in stale.venv.site_packages.glob("foo-*.dist-info")) == ["foo-2.0.dist-info"]
+    assert in_venv(stale.venv, "import foo; print(foo.V)") == "2.0"
+    rc, after = deps_json(stale.venv.python)
+    assert (rc, after["duplicates"], after["dependency_conflicts"]) == (0, [], [])
+    check = run_cli("check", "foo", "--python", stale.venv.python)
+    assert check.returncode == 0, check.stdout
+
+
+@pytest.mark.parametrize("stale", ["pip"], indirect=True)
+def test_pip_force_reinstall_alone_leaves_the_stale_one(stale: Stale) -> None:
+    # Why the remedy is not simply a reinstall: pip removes only the first dist-info it finds.
+    wheel = next(stale.wheels.glob("foo-2.0-*.whl"))
+    pip_install(stale.venv, "--no-index", "--no-deps", "--force-reinstall", wheel)
+    assert len(list(stale.venv.site_packages.glob("foo-*.dist-info"))) == 2
+
+
+@pytest.fixture
+def shadowed(tmp_path: Path, uv_bin: Path) -> tuple[Venv, Path]:
+    """foo 2.0 in the venv, foo 1.0 in a directory a .pth file puts after site-packages."""
+    venv = make_venv(tmp_path / "venv", uv_bin=uv_bin)
+    built = foo_wheels(tmp_path / "wheels")
+    pip_install(venv, "--no-index", "--no-deps", built["2.0"])
+    extra = tmp_path / "extra"
+    pip_install(venv, "--no-index", "--no-deps", "--target", extra, built["1.0"])
+    (venv.site_packages / "zz_extra.pth").write_text(f"{extra}\n")
+    return venv, extra
+
+
+def test_shadowed_copy_is_reported_but_does_not_fail(shadowed: tuple[Venv, Path], uv_bin: Path) -> None:
+    venv, extra = shadowed
+    assert pip_check(venv.python).returncode == 0
+    rc, document = deps_json(venv.python)
+    assert rc == 0
+    [duplicate] = document["duplicates"]
+    assert (duplicate["kind"], duplicate["code"], duplicate["stale"]) == ("shadowed", "WD051", [])
+    assert duplicate["active"] == str((venv.site_packages / "foo-2.0.dist-info").resolve())
+    assert duplicate["shadowed"] == [str((extra / "foo-1.0.dist-info").resolve())]
+    assert duplicate["remedy"] == []
+    [(location, command)] = duplicate["remove_elsewhere"].items()
+    assert location == str(extra.resolve())
+    # The optional removal touches that directory only, guided by its RECORD.
+    run_checked(_runnable(command, uv_bin, extra))
+    assert not (extra / "foo").exists()
+    assert not list(extra.glob("foo-*.dist-info"))
+    assert in_venv(venv, "import foo; print(foo.V)") == "2.0"
+    assert run_cli("check", "foo", "--python", venv.python).returncode == 0
+
+
+# -- the pure part, on hand-written metadata directories ---------------------------------------
+
+
+def write_dist_info(site: Path, name: str, version: str, installer: str | None = "pip") -> Path:
+    """A minimal dist-info: METADATA (and INSTALLER), nothing else."""
+    path = site / f"{name}-{version}.dist-info"
+    path.mkdir(parents=True)
+    (path / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    if installer is not None:
+        (path / "INSTALLER").write_text(installer + "\n")
+    return path
+
+
+def environment(*sites: Path, python: str | None = "/venv/bin/python") -> Environment:
+    """Read ``sites`` in order, as a sys.path."""
+    return load_environment("test", [str(s) for s in sites], [], python=python)
+
+
+def test_a_later_directory_holding_two_copies_has_one_shadowed_and_one_stale(tmp_path: Path) -> None:
+    first, later = tmp_path / "a", tmp_path / "b"
+    write_dist_info(first, "bar", "3.0")
+    write_dist_info(later, "bar", "2.0")
+    write_dist_info(later, "Bar", "1.0")
+    [duplicate] = find_duplicates(environment(first, later))
+    assert duplicate.active.version == "3.0"
+    assert len(duplicate.shadowed) == len(duplicate.stale) == 1
+    assert duplicate.kind is DuplicateKind.STALE
+    # Nothing is stale where Python looks first: no reinstall; the later directory is cleaned.
+    env = environment(first, later)
+    assert remedy(duplicate, env) == ()
+    assert removal_elsewhere(duplicate, env) == {
+        str(later.resolve()): f"uv pip uninstall --python /venv/bin/python --target {later.resolve()} bar"
+    }
+
+
+def test_copies_another_tool_installed_get_no_command(tmp_path: Path) -> None:
+    venv_site, system_site = tmp_path / "venv", tmp_path / "system"
+    write_dist_info(venv_site, "baz", "2.0")
+    write_dist_info(system_site, "baz", "1.0", installer="debian")
+    write_dist_info(system_site, "qux", "1.0", installer=None)
+    write_dist_info(venv_site, "qux", "2.0")
+    env = environment(venv_site, system_site)
+    found = {d.name: d for d in find_duplicates(env)}
+    assert set(found) == {"baz", "qux"}
+    for duplicate in found.values():
+        assert duplicate.kind is DuplicateKind.SHADOWED
+        assert not duplicate.failing
+        assert removal_elsewhere(duplicate, env) == {str(system_site.resolve()): None}
+
+
+def test_without_an_interpreter_the_clean_up_names_the_directory(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    write_dist_info(site, "dup", "1.0")
+    write_dist_info(site, "dup", "1.0.post1")
+    env = environment(site, python=None)
+    [duplicate] = find_duplicates(env)
+    active = duplicate.active.version
+    assert remedy(duplicate, env) == (
+        f"uv pip uninstall --target {site.resolve()} dup",
+        f"uv pip install --target {site.resolve()} --no-deps dup=={active}",
+    )
+
+
+def test_one_install_per_name_is_no_duplicate(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    write_dist_info(site, "one", "1.0")
+    write_dist_info(site, "two", "1.0")
+    assert find_duplicates(environment(site)) == []

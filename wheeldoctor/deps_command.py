@@ -1,0 +1,50 @@
+"""``deps``: what the metadata alone says: requirements, duplicate dist-infos, compatibility."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from wheeldoctor.compat import CompatibilityFinding, check_compatibility
+from wheeldoctor.deps import DependencyReport, check_dependencies
+from wheeldoctor.duplicates import Duplicate, find_duplicates
+from wheeldoctor.environment import Environment
+
+
+@dataclass(frozen=True, slots=True)
+class DepsResult:
+    """The outcome of ``wheeldoctor deps``: what the metadata alone says about an environment.
+
+    It lives here, not in results.py, so that ``deps`` never imports the file verifier.
+    """
+
+    environment: Environment
+    dependencies: DependencyReport
+    duplicates: tuple[Duplicate, ...]
+    compatibility: tuple[CompatibilityFinding, ...]
+    """Requires-Python, WHEEL tags, and metadata that does not parse."""
+    notes: tuple[str, ...] = ()
+    """Checks that could not run, and why (never a failure by themselves)."""
+
+    @property
+    def healthy(self) -> bool:
+        """No conflict, no stale dist-info, no compatibility finding (shadowing alone passes)."""
+        return not (self.dependencies.conflicts or self.compatibility or any(d.failing for d in self.duplicates))
+
+
+def run_deps(env: Environment) -> DepsResult:
+    """Judge ``env``'s requirements, duplicates and compatibility; no file is hashed.
+
+    ``env.tags`` should have been gathered (``load_target(..., with_tags=True)``); without
+    them WHEEL tags are not checked, and a note says so.
+    """
+    dependencies = check_dependencies(env)
+    compatibility = check_compatibility(env)
+    notes = []
+    if not compatibility.tags_known:
+        notes.append("WHEEL tags not checked: the target interpreter's supported tags are unknown")
+    if compatibility.python_version is None:
+        notes.append("Requires-Python not checked: the target interpreter's version is unknown")
+    findings = sorted(
+        (*compatibility.findings, *dependencies.problems), key=lambda f: (f.dist, f.code.value, f.found or "")
+    )
+    return DepsResult(env, dependencies, tuple(find_duplicates(env)), tuple(findings), tuple(notes))

@@ -1,0 +1,31 @@
+"""``doctor``: every check at once (files and clashes, then deps), one result, one verdict."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from wheeldoctor.check import run_check
+from wheeldoctor.deps_command import run_deps
+from wheeldoctor.environment import Environment
+from wheeldoctor.results import DoctorResult
+from wheeldoctor.verify import ProgressSink
+
+
+def run_doctor(
+    env: Environment,
+    *,
+    jobs: int | None = None,
+    progress: ProgressSink | None = None,
+    strict: bool = False,
+) -> DoctorResult:
+    """Verify every active distribution (with clashes, as ``check --all``), then run ``deps``.
+
+    Clashes come with the check result (``CheckResult.clashes``); anything new that ``check``
+    learns appears in ``doctor`` without a change here.
+    """
+    check = run_check(env, None, jobs=jobs, progress=progress, strict=strict)
+    deps = run_deps(env)
+    # Unreadable metadata is already a file-level finding of the check: say it once.
+    reported = {(r.name, f.code) for r in check.distributions for f in r.findings}
+    compatibility = tuple(f for f in deps.compatibility if (f.dist, f.code) not in reported)
+    return DoctorResult(check, replace(deps, compatibility=compatibility))
