@@ -54,6 +54,16 @@ def uv_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         yield cache
 
 
+@pytest.fixture(scope="session", autouse=True)
+def wheeldoctor_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Per-session ``WHEELDOCTOR_CACHE_DIR``: no test (or subprocess) writes the user's cache."""
+    cache = tmp_path_factory.mktemp("wheeldoctor-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("WHEELDOCTOR_CACHE_DIR", str(cache))
+        mp.delenv("WHEELDOCTOR_NO_CACHE", raising=False)
+        yield cache
+
+
 @pytest.fixture
 def venv_factory(tmp_path: Path, uv_bin: Path, uv_cache: Path) -> VenvFactory:
     """Callable ``(name="venv", python=sys.executable) -> Venv`` creating ``tmp_path/name``."""

@@ -90,6 +90,8 @@ def test_pip_sequential_last_one_wins(venv_factory: Any, wheels: Wheels, order: 
     assert pair["broken"] == [BASE if winner == OVERLAY else OVERLAY]
     # The overlay requires the base, so it is the one to reinstall last whatever is on disk.
     assert pair["winner"] == OVERLAY
+    # Overlay installed last: the best state two such wheels allow, and nothing to repair.
+    assert pair["settled"] is (winner == OVERLAY)
 
 
 def test_uv_one_command_each_path_attributed(venv_factory: Any, wheels: Wheels) -> None:
@@ -127,6 +129,17 @@ def test_plain_text_says_whose_bytes(venv_factory: Any, wheels: Wheels) -> None:
     assert any(line.startswith(f"clash: {BASE} {VERSION} and {OVERLAY} {VERSION} share") for line in lines)
     tip = next(line for line in lines if line.startswith("Tip: only one of"))
     assert f"reinstall {OVERLAY} last (it requires {BASE})" in tip
+
+
+def test_settled_pair_gets_a_note_not_a_repair(venv_factory: Any, wheels: Wheels) -> None:
+    venv = venv_factory()
+    _install_pip(venv, wheels.base, wheels.overlay)
+    done = _wheeldoctor("check", "--all", "--python", venv.python)
+    assert done.returncode == 1  # the base's RECORD still cannot match what is on disk
+    lines = done.stdout.splitlines()
+    assert not [line for line in lines if line.startswith("Tip:")]
+    assert any(line.startswith(f"Note: {OVERLAY} already owns all {len(DIFFERING)} differing") for line in lines)
+    assert _wheeldoctor("check", OVERLAY, "--python", venv.python).returncode == 0
 
 
 def _run_tip(command: str, uv_dir: Path) -> None:

@@ -17,11 +17,15 @@ def run_check(
     jobs: int | None = None,
     progress: ProgressSink | None = None,
     strict: bool = False,
+    cache_dir: str | None = None,
+    processes: bool = False,
 ) -> CheckResult:
     """Verify ``names`` (canonicalised; None for every active distribution) in ``env``.
 
     The ownership of every path is always computed over the whole environment, so a
-    named distribution's clashes with any other are found and attributed.
+    named distribution's clashes with any other are found and attributed. With
+    ``cache_dir``, files unchanged since a cached hash are not read again; ``processes``
+    lets a command hash many small files in forked workers.
     """
     from packaging.utils import canonicalize_name
 
@@ -33,7 +37,9 @@ def run_check(
         wanted = list(dict.fromkeys(str(canonicalize_name(n)) for n in names))
         checked = [d for n in wanted if (d := env.find(n)) is not None]
         missing = [n for n in wanted if env.find(n) is None]
-    verification = verify_environment(checked, active, jobs=jobs, progress=progress)
+    verification = verify_environment(
+        checked, active, jobs=jobs, progress=progress, cache_dir=cache_dir, processes=processes
+    )
     reports: list[DistributionReport] = list(verification.reports)
     reports.extend(not_installed(n) for n in missing)
     reports.sort(key=lambda r: r.name)

@@ -52,6 +52,12 @@ class ClashPair:
         return self.second if self.winner is self.first else self.first
 
     @property
+    def settled(self) -> bool:
+        """The winner already holds its own bytes in every differing path: nothing to repair."""
+        held = self.from_first if self.winner is self.first else self.from_second
+        return held == self.differing
+
+    @property
     def broken(self) -> tuple[str, ...]:
         """Names of the members that do not hold their own bytes in every differing path."""
         return tuple(

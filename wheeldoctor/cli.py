@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
-from typing import Annotated, NoReturn
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
 
 from wheeldoctor.target import Target, TargetError, load_target
+
+if TYPE_CHECKING:
+    from wheeldoctor.deps_command import DepsResult
 
 EXIT_HEALTHY = 0
 EXIT_PROBLEMS = 1
@@ -122,18 +125,31 @@ def check(
     strict: Annotated[
         bool, typer.Option("--strict", help="With --all, fail on distributions that cannot be verified too.")
     ] = False,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Hash every file, trusting no cached digest (none is written).")
+    ] = False,
 ) -> None:
     """Verify distributions' files against their RECORD (sha256 and size)."""
 
     def run() -> int:
         if bool(names) == all_:
             _fail("name the distributions to check, or pass --all (not both)")
+        from wheeldoctor import cache
         from wheeldoctor.check import run_check
 
         env = load_target(Target(python=python, paths=tuple(path or ())))
         sink = None if json else _progress_sink()
+        cache_dir = None if no_cache else cache.directory()
         try:
-            result = run_check(env, names or None, jobs=jobs, progress=sink, strict=strict or not all_)
+            result = run_check(
+                env,
+                names or None,
+                jobs=jobs,
+                progress=sink,
+                strict=strict or not all_,
+                cache_dir=cache_dir,
+                processes=True,
+            )
         finally:
             if sink is not None:
                 sink.close()
@@ -172,6 +188,87 @@ def wheels(
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
     _guard(run)
+
+
+@app.command()
+def deps(python: PythonOption = None, path: PathOption = None, json: JsonOption = False) -> None:
+    """Check requirements (as pip check does, and further), duplicate dist-infos and compatibility."""
+
+    def run() -> int:
+        from wheeldoctor.deps_command import run_deps
+        from wheeldoctor.report import deps_text
+
+        target = Target(python=python, paths=tuple(path or ()))
+        result = run_deps(load_target(target, with_tags=True, with_records=False))
+        _emit_any(
+            _deps_document(result) if json else None,
+            lambda: deps_text.render_plain(result),
+            lambda console: deps_text.render_rich(result, console),
+        )
+        return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
+
+    _guard(run)
+
+
+@app.command()
+def doctor(
+    python: PythonOption = None,
+    path: PathOption = None,
+    json: JsonOption = False,
+    jobs: Annotated[
+        int | None, typer.Option("--jobs", "-j", min=1, help="Hashing threads (default: usable CPUs).")
+    ] = None,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Fail on distributions that cannot be verified too.")
+    ] = False,
+) -> None:
+    """Everything at once: files, clashes, dependencies, duplicates, compatibility; one exit code."""
+
+    def run() -> int:
+        from wheeldoctor.doctor import run_doctor
+        from wheeldoctor.report import deps_text
+        from wheeldoctor.report import json as json_report
+
+        env = load_target(Target(python=python, paths=tuple(path or ())), with_tags=True)
+        sink = None if json else _progress_sink()
+        try:
+            result = run_doctor(env, jobs=jobs, progress=sink, strict=strict)
+        finally:
+            if sink is not None:
+                sink.close()
+        _emit_any(
+            json_report.doctor_document(result) if json else None,
+            lambda: deps_text.render_doctor_plain(result),
+            lambda console: deps_text.render_doctor_rich(result, console),
+        )
+        return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
+
+    _guard(run)
+
+
+def _deps_document(result: DepsResult) -> dict[str, Any]:
+    from wheeldoctor.report import json as json_report
+
+    return json_report.deps_document(result)
+
+
+def _emit_any(
+    document: dict[str, Any] | None,
+    plain: Callable[[], Iterable[str]],
+    rich: Callable[[Console], None],
+) -> None:
+    """The JSON document when there is one; else tables on a terminal, plain lines when piped."""
+    if document is not None:
+        from wheeldoctor.report import json as json_report
+
+        sys.stdout.write(json_report.render(document))
+        return
+    console = Console(highlight=False)
+    if console.is_terminal:
+        rich(console)
+    else:
+        for line in plain():
+            sys.stdout.write(line + "\n")
 
 
 def _emit(result: object, as_json: bool) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -60,6 +61,9 @@ class InstalledDistribution:
     metadata: Metadata | None = None
     active: bool = True
     wheel_tags: tuple[str, ...] = ()
+    record_identity: tuple[int, int, int, int, int] | None = None
+    """RECORD's fingerprint (size, mtime_ns, ctime_ns, inode, device), taken before it was
+    read; None if it changed too recently to key the verification cache on."""
 
     @property
     def legacy(self) -> bool:
@@ -77,6 +81,8 @@ class Environment:
     prefixes: tuple[str, ...]
     distributions: tuple[InstalledDistribution, ...]
     markers: tuple[tuple[str, str], ...] = field(default=())
+    tags: tuple[str, ...] | None = None
+    """The target interpreter's supported wheel tags, best first; None when not gathered."""
 
     def active(self) -> list[InstalledDistribution]:
         """The distributions Python would use: the first of each name."""
@@ -148,9 +154,13 @@ def is_within(path: str, root: str) -> bool:
 
 
 def load_distribution(
-    found: MetadataDir, root: str, *, read_metadata: bool = True, active: bool = True
+    found: MetadataDir, root: str, *, read_metadata: bool = True, active: bool = True, read_record: bool = True
 ) -> InstalledDistribution:
-    """Read one metadata directory; every problem becomes a finding, nothing raises."""
+    """Read one metadata directory; every problem becomes a finding, nothing raises.
+
+    ``read_record=False`` leaves RECORD unread (``record`` None, no finding about it): for
+    checks of metadata alone, which must not pay for parsing thousands of rows.
+    """
     problems: list[Finding] = []
     name, _, version = os.path.basename(found.path).rpartition(".")[0].partition("-")
     version = version.partition("-")[0]
@@ -172,14 +182,18 @@ def load_distribution(
     record: Record | None = None
     installer: str | None = None
     tags: tuple[str, ...] = ()
+    record_identity: tuple[int, int, int, int, int] | None = None
     if os.path.isdir(found.path):
-        record, problem = _read_record(os.path.join(found.path, "RECORD"), legacy)
-        if problem is not None:
-            problems.append(problem)
+        if read_record:
+            record_path = os.path.join(found.path, "RECORD")
+            record_identity = _settled_identity(record_path)
+            record, problem = _read_record(record_path, legacy)
+            if problem is not None:
+                problems.append(problem)
         installer = _read_line(os.path.join(found.path, "INSTALLER"))
         if read_metadata and not legacy:
             tags = _read_wheel_tags(os.path.join(found.path, "WHEEL"))
-    elif not legacy or read_metadata:
+    elif read_record and (not legacy or read_metadata):
         problems.append(_no_record(legacy))
     return InstalledDistribution(
         name=name,
@@ -193,6 +207,7 @@ def load_distribution(
         metadata=metadata,
         active=active,
         wheel_tags=tags,
+        record_identity=record_identity,
     )
 
 
@@ -207,12 +222,24 @@ def _no_record(legacy: bool) -> Finding:
     return Finding(Code.NO_RECORD, Kind.UNVERIFIABLE, "RECORD", f"nothing to verify: {why}")
 
 
+def _settled_identity(path: str) -> tuple[int, int, int, int, int] | None:
+    # Stat'ed before the read, so any later change to RECORD moves it away from this.
+    from wheeldoctor.cache import identity, settled
+
+    started = time.time_ns()
+    try:
+        found = identity(os.stat(path))
+    except (OSError, ValueError):
+        return None
+    return found if settled(found, started) else None
+
+
 def _read_record(path: str, legacy: bool) -> tuple[Record | None, Finding | None]:
     data = read_regular(path, METADATA_LIMIT)
     if isinstance(data, ReadError):
         if data.missing:
             return None, _no_record(legacy)
-        return None, Finding(Code.RECORD_UNDECODABLE, Kind.MALFORMED, "RECORD", f"RECORD {data.message}")
+        return None, Finding(Code.RECORD_UNDECODABLE, Kind.MALFORMED, "RECORD", data.message)
     return decode_record(data), None
 
 
@@ -236,7 +263,7 @@ def _read_metadata(path: str, dir_name: str, dir_version: str) -> tuple[Metadata
     filename = os.path.basename(path)
     data = read_regular(path, METADATA_LIMIT)
     if isinstance(data, ReadError):
-        return None, Finding(Code.METADATA_PROBLEM, Kind.MALFORMED, filename, f"{filename} {data.message}")
+        return None, Finding(Code.METADATA_PROBLEM, Kind.MALFORMED, filename, data.message)
     from email.parser import HeaderParser
 
     text = data.decode("utf-8", "surrogateescape")
@@ -244,7 +271,7 @@ def _read_metadata(path: str, dir_name: str, dir_version: str) -> tuple[Metadata
     name, version = headers.get("Name"), headers.get("Version")
     if not name or not version:
         missing = " and ".join(f for f, v in (("Name", name), ("Version", version)) if not v)
-        return None, Finding(Code.METADATA_PROBLEM, Kind.MALFORMED, filename, f"{filename} has no {missing} field")
+        return None, Finding(Code.METADATA_PROBLEM, Kind.MALFORMED, filename, f"has no {missing} field")
     return (
         Metadata(
             name=str(name).strip(),
@@ -264,8 +291,13 @@ def load_environment(
     *,
     python: str | None = None,
     markers: Sequence[tuple[str, str]] = (),
+    tags: Sequence[str] | None = None,
+    records: bool = True,
 ) -> Environment:
-    """Read every distribution on ``paths``; the first of each name is the active one."""
+    """Read every distribution on ``paths``; the first of each name is the active one.
+
+    ``records=False`` reads metadata only (see :func:`load_distribution`).
+    """
     locations = _unique(os.path.realpath(p) for p in paths if p)
     real_prefixes = tuple(_unique(os.path.realpath(p) for p in prefixes if p))
     seen: set[str] = set()
@@ -273,12 +305,20 @@ def load_environment(
     for location in locations:
         root = root_for(location, real_prefixes)
         for found in scan_location(location):
-            dist = load_distribution(found, root, active=True)
+            dist = load_distribution(found, root, active=True, read_record=records)
             if dist.name in seen:
                 dist = replace(dist, active=False)
             seen.add(dist.name)
             distributions.append(dist)
-    return Environment(label, python, tuple(locations), real_prefixes, tuple(distributions), tuple(markers))
+    return Environment(
+        label,
+        python,
+        tuple(locations),
+        real_prefixes,
+        tuple(distributions),
+        tuple(markers),
+        None if tags is None else tuple(tags),
+    )
 
 
 def _unique(items: Iterable[str]) -> list[str]:

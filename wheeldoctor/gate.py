@@ -1,10 +1,15 @@
 """The runtime gate: ``is_intact(name)``, for code that must pick a fallback kernel.
 
 Importing this module costs almost nothing: it binds a lock and a dict. The first call
-for a name imports the verifier, finds the distribution exactly as ``importlib.metadata``
-would on the current ``sys.path``, and checks every recorded file. Answers are cached
-per process, per name and per ``sys.path``: a path changed after a warm-up (a site dir
-added, a venv activated) is another environment and gets its own answer.
+for a name finds the distribution exactly as ``importlib.metadata`` would on the current
+``sys.path``. If the persistent cache (:mod:`wheeldoctor.cache`) holds an intact verdict
+for its RECORD and every recorded file still has the fingerprint it had when verified,
+the answer is True at the cost of one stat per file and no heavy import. Otherwise the
+verifier checks every recorded file (hashing the biggest ones ahead while it imports)
+and writes back what matched. A False answer is never cached across processes: a
+repaired install is seen at once. Answers are also kept per process, per name and per
+``sys.path``: a path changed after a warm-up (a site dir added, a venv activated) is
+another environment and gets its own answer.
 """
 
 from __future__ import annotations
@@ -32,8 +37,6 @@ class IntactGate:
         """Whether distribution ``name`` is installed and every recorded file matches."""
         if not isinstance(name, str):
             raise TypeError(f"is_intact() wants a distribution name, not {type(name).__name__}")
-        from wheeldoctor.environment import lookup_key
-
         key = (lookup_key(name), tuple(sys.path))
         with self._lock:
             answer = self._answers.get(key)
@@ -65,18 +68,114 @@ class IntactGate:
 
 
 def _check(key: str, search_path: tuple[str, ...]) -> bool:
-    from wheeldoctor.environment import current_prefixes, load_distribution, root_for, scan_location
-    from wheeldoctor.verify import Status, verify
+    found = locate(key, search_path)
+    if found is None:
+        return False
+    location, dist_path = found
+    root = root_for(location)
+    from wheeldoctor import cache
 
-    prefixes = [os.path.realpath(p) for p in current_prefixes()]
+    cache_dir = cache.directory()
+    if cache_dir is not None and cache.verdict_holds(cache_dir, dist_path, root):
+        return True
+    return _verify(key, location, dist_path, root, cache_dir)
+
+
+def _verify(key: str, location: str, dist_path: str, root: str, cache_dir: str | None) -> bool:
+    """The cold path: the full verifier, with a head start on the biggest files."""
+    from wheeldoctor.prefetch import Prefetch
+
+    prefetch = Prefetch(dist_path, location, root)
+    try:
+        from wheeldoctor.environment import MetadataDir, load_distribution
+        from wheeldoctor.hashing import FileState, FileStatus, Fingerprint
+        from wheeldoctor.verify import Status, verify
+
+        prefetch.stop()
+
+        def known(path: str) -> FileState | None:
+            hashed = prefetch.lookup(path)
+            if hashed is None:
+                return None
+            size, identity, links, algorithm, digest = hashed
+            return FileState(
+                FileStatus.HASHED, size, ((algorithm, digest),), links=links, fingerprint=Fingerprint(*identity)
+            )
+
+        dist = load_distribution(MetadataDir(dist_path, location, key), root, read_metadata=False)
+        report = verify([dist], cache_dir=cache_dir, known=known)[0]
+    finally:
+        prefetch.close()
+    return report.status is Status.INTACT
+
+
+def lookup_key(name: str) -> str:
+    """Normalise a name as ``importlib.metadata`` does for lookups (``environment.lookup_key``).
+
+    Written without ``re``, whose import alone costs more than the warm gate may take;
+    the tests hold the two equal.
+    """
+    key = name.lower().replace("-", "_").replace(".", "_")
+    while "__" in key:
+        key = key.replace("__", "_")
+    return key
+
+
+def locate(key: str, search_path: tuple[str, ...]) -> tuple[str, str] | None:
+    """(site directory, metadata directory) of the first distribution ``key`` on ``search_path``.
+
+    The first in ``sys.path`` order, then in directory order, exactly as
+    ``importlib.metadata`` and ``environment.scan_location`` see them.
+    """
     for entry in search_path:
         # importlib.metadata reads '' as the current directory.
-        location = os.path.realpath(entry or ".")
-        for found in scan_location(location):
-            if found.key == key:
-                dist = load_distribution(found, root_for(location, prefixes), read_metadata=False)
-                return verify([dist])[0].status is Status.INTACT
-    return False
+        try:
+            with os.scandir(entry or ".") as entries:
+                names = [e.name for e in entries]
+        except (OSError, ValueError):
+            continue
+        for name in names:
+            if (
+                name.lower().endswith((".dist-info", ".egg-info"))
+                and lookup_key(name.rpartition(".")[0].partition("-")[0]) == key
+            ):
+                # Resolved only once found: realpath costs a stat per path component.
+                location = os.path.realpath(entry or ".")
+                return location, os.path.join(location, name)
+    return None
+
+
+def root_for(location: str) -> str:
+    """The environment root of a site directory, as ``environment.root_for`` gives it.
+
+    Here with this interpreter's prefixes and without importing the verifier; the tests
+    hold the two equal.
+    """
+    site = sys.modules.get("site")
+    user_base = getattr(site, "USER_BASE", None) if site is not None else None
+    best = ""
+    for prefix in (sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, user_base):
+        if prefix:
+            real = os.path.realpath(prefix)
+            if _is_within(location, real) and len(real) > len(best):
+                best = real
+    if best:
+        return best
+    head, leaf = os.path.split(location)
+    if leaf in ("site-packages", "dist-packages"):
+        lib, pyver = os.path.split(head)
+        prefix, libname = os.path.split(lib)
+        if pyver.startswith("python") and libname in ("lib", "lib64"):
+            return prefix
+        if os.path.basename(head).lower() == "lib":  # Windows: PREFIX\Lib\site-packages
+            return os.path.dirname(head)
+    return location
+
+
+def _is_within(path: str, root: str) -> bool:
+    if root == os.sep:
+        return path.startswith(os.sep)
+    return path == root or path.startswith(root + os.sep)
 
 
 is_intact = IntactGate()

@@ -30,6 +30,15 @@ def reinstall_command(dist: InstalledDistribution, env: Environment) -> str:
     return shlex.join(words)
 
 
+def pip_runner(env: Environment) -> list[str]:
+    """The words that run pip on ``env``: its own pip, else ``pip --python`` (a uv venv has none)."""
+    if env.python is None:
+        return ["pip"]
+    if env.find("pip") is not None:
+        return [env.python, "-m", "pip"]
+    return ["pip", "--python", env.python]
+
+
 def cache_clean_command(dist: InstalledDistribution) -> str | None:
     """For a uv install whose altered files are hard links, the command that drops uv's copy.
 

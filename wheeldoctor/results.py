@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from wheeldoctor.clash import Clash, ClashPair
+from wheeldoctor.deps_command import DepsResult
 from wheeldoctor.environment import Environment
 from wheeldoctor.verify import DistributionReport, Status
 
@@ -26,3 +27,21 @@ class CheckResult:
         if self.strict:
             failing.add(Status.UNVERIFIABLE)
         return not any(d.status in failing for d in self.distributions)
+
+
+@dataclass(frozen=True, slots=True)
+class DoctorResult:
+    """The outcome of ``wheeldoctor doctor``: files and clashes (``check``) plus ``deps``, one verdict."""
+
+    check: CheckResult
+    deps: DepsResult
+
+    @property
+    def environment(self) -> Environment:
+        """The environment both parts looked at."""
+        return self.check.environment
+
+    @property
+    def healthy(self) -> bool:
+        """Healthy only when every part is."""
+        return self.check.healthy and self.deps.healthy

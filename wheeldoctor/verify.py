@@ -9,14 +9,16 @@ attributed to the distribution whose bytes it holds.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
 
+from wheeldoctor import cache
 from wheeldoctor.environment import InstalledDistribution, is_within
 from wheeldoctor.findings import BREAKING_KINDS, Code, Finding, Kind
-from wheeldoctor.hashing import FileState, FileStatus, HashRequest, Progress, hash_files
+from wheeldoctor.hashing import FileState, FileStatus, Fingerprint, HashRequest, Known, Progress, hash_files
 from wheeldoctor.record import RecordRow
 
 
@@ -98,19 +100,32 @@ def plan(claims: Iterable[Claim]) -> dict[str, HashRequest]:
     for claim in claims:
         by_path.setdefault(claim.path, []).append(claim.row)
     requests: dict[str, HashRequest] = {}
+    # Shared sets: this loop runs once per recorded file, nearly always with one claimant.
+    algorithm_sets: dict[str | None, frozenset[str]] = {}
     for path, rows in by_path.items():
-        algorithms = frozenset(row.algorithm for row in rows if row.algorithm)
-        sizes = (
-            None
-            if any(row.size is None for row in rows)
-            else frozenset(row.size for row in rows if row.size is not None)
-        )
+        if len(rows) == 1:
+            row = rows[0]
+            algorithms = algorithm_sets.get(row.algorithm)
+            if algorithms is None:
+                algorithms = algorithm_sets[row.algorithm] = frozenset((row.algorithm,) if row.algorithm else ())
+            sizes = None if row.size is None else frozenset((row.size,))
+        else:
+            algorithms = frozenset(row.algorithm for row in rows if row.algorithm)
+            sizes = (
+                None
+                if any(row.size is None for row in rows)
+                else frozenset(row.size for row in rows if row.size is not None)
+            )
         requests[path] = HashRequest(path, algorithms, sizes)
     return requests
 
 
 def hash_claims(
-    claims: Sequence[Claim], jobs: int | None = None, progress: ProgressSink | None = None
+    claims: Sequence[Claim],
+    jobs: int | None = None,
+    progress: ProgressSink | None = None,
+    known: Known | None = None,
+    processes: bool = False,
 ) -> dict[str, FileState]:
     """Look at every claimed file once; return its state by absolute path."""
     requests = list(plan(claims).values())
@@ -118,17 +133,15 @@ def hash_claims(
     if progress is not None:
         progress.begin(len(requests), sum(r.size_hint for r in requests))
         advance = progress.advance
-    states = hash_files(requests, jobs=jobs, progress=advance)
+    states = hash_files(requests, jobs=jobs, progress=advance, known=known, processes=processes)
     return {request.path: state for request, state in zip(requests, states, strict=True)}
 
 
 def judge(claim: Claim, state: FileState, others: Sequence[Claim] = ()) -> Finding | None:
     """Compare one recorded row with what is on disk; ``others`` are rival claimants."""
     row = claim.row
-    expected_hash = row.hash_text
-    expected_size = f"{row.size} bytes" if row.size is not None else None
     if state.status is FileStatus.MISSING:
-        return Finding(Code.MISSING, Kind.MISSING, row.path, "is missing", expected_hash, None)
+        return Finding(Code.MISSING, Kind.MISSING, row.path, "is missing", row.hash_text, None)
     if state.status is FileStatus.NOT_REGULAR:
         return Finding(Code.NOT_REGULAR, Kind.UNREADABLE, row.path, f"{state.detail}, not a regular file; not read")
     if state.status is FileStatus.UNREADABLE:
@@ -137,6 +150,8 @@ def judge(claim: Claim, state: FileState, others: Sequence[Claim] = ()) -> Findi
         return Finding(
             Code.CHANGED_WHILE_READ, Kind.UNREADABLE, row.path, f"{state.detail}; check again once it is quiet"
         )
+    if (row.size is None or state.size == row.size) and state.digest(row.algorithm or "") == row.digest:
+        return None  # the common case, decided before looking for whose bytes these are
     source = _content_from(claim, state, others)
     if row.size is not None and state.size != row.size:
         return Finding(
@@ -144,7 +159,7 @@ def judge(claim: Claim, state: FileState, others: Sequence[Claim] = ()) -> Findi
             Kind.MODIFIED,
             row.path,
             _modified_message("size differs", source),
-            expected_size,
+            f"{row.size} bytes",
             f"{state.size} bytes",
             source,
             state.links,
@@ -158,7 +173,7 @@ def judge(claim: Claim, state: FileState, others: Sequence[Claim] = ()) -> Findi
             Kind.MODIFIED,
             row.path,
             _modified_message("content differs", source),
-            expected_hash,
+            row.hash_text,
             found,
             source,
             state.links,
@@ -208,8 +223,25 @@ def verify_environment(
     *,
     jobs: int | None = None,
     progress: ProgressSink | None = None,
+    cache_dir: str | None = None,
+    known: Known | None = None,
+    processes: bool = False,
 ) -> Verification:
-    """Verify ``checked``; ``everyone`` (the whole environment) is used for attribution."""
+    """Verify ``checked``; ``everyone`` (the whole environment) is used for attribution.
+
+    With ``cache_dir``, files whose fingerprint the cache holds are not read again, and
+    what was learnt is written back (see :mod:`wheeldoctor.cache`). ``known`` offers
+    digests computed ahead (the gate's prefetch), used the same way. ``processes`` is for
+    commands only (see :func:`wheeldoctor.hashing.hash_files`).
+    """
+    started = time.time_ns()
+    entries: dict[int, cache.Entry] = {}
+    if cache_dir is not None:
+        entries = _recall(cache_dir, checked)
+        if entries:
+            remembered = _cached_states(entries.values())
+            offer = known
+            known = remembered.get if offer is None else (lambda path: offer(path) or remembered.get(path))
     resolved = {id(d): resolve(d) for d in _unique_dists([*checked, *everyone])}
     grouped: dict[str, list[Claim]] = {}
     for claims, _ in resolved.values():
@@ -218,7 +250,9 @@ def verify_environment(
     owners = {path: tuple(claims) for path, claims in grouped.items()}
     wanted = dict.fromkeys(claim.path for d in checked for claim in resolved[id(d)][0])
     # Rival claims travel with the checked ones so their sizes and algorithms are planned.
-    states = hash_claims([c for path in wanted for c in owners[path]], jobs=jobs, progress=progress)
+    states = hash_claims(
+        [c for path in wanted for c in owners[path]], jobs=jobs, progress=progress, known=known, processes=processes
+    )
     reports = []
     for dist in checked:
         claims, outside = resolved[id(dist)]
@@ -228,7 +262,73 @@ def verify_environment(
             if finding is not None:
                 findings.append(finding)
         reports.append(report_for(dist, findings))
+    if cache_dir is not None:
+        for dist, report in zip(checked, reports, strict=True):
+            _remember(cache_dir, dist, report, resolved[id(dist)][0], states, entries.get(id(dist)), started)
     return Verification(tuple(reports), owners, states)
+
+
+def _recall(cache_dir: str, dists: Sequence[InstalledDistribution]) -> dict[int, cache.Entry]:
+    """The cache entries of ``dists`` that were made from their current RECORD."""
+    if not cache.usable(cache_dir):
+        return {}
+    entries = {}
+    for dist in dists:
+        if dist.record_identity is not None:
+            entry = cache.load(cache_dir, dist.path, dist.record_identity)
+            if entry is not None:
+                entries[id(dist)] = entry
+    return entries
+
+
+def _cached_states(entries: Iterable[cache.Entry]) -> dict[str, FileState]:
+    """What the cache knows, as file states; used only while each fingerprint still holds."""
+    states: dict[str, FileState] = {}
+    for entry in entries:
+        if not all(cache.is_file_record(record) for record in entry.files):
+            continue  # a malformed entry: none of it is used
+        for path, identity, digests in entry.files:
+            if path not in states:
+                states[path] = FileState(
+                    FileStatus.HASHED, identity[0], digests, fingerprint=Fingerprint(*identity), cached=True
+                )
+    return states
+
+
+def _remember(
+    cache_dir: str,
+    dist: InstalledDistribution,
+    report: DistributionReport,
+    claims: Sequence[Claim],
+    states: Mapping[str, FileState],
+    before: cache.Entry | None,
+    started: int,
+) -> None:
+    """Write back the files of ``dist`` that matched RECORD, and the verdict if all did."""
+    if dist.record_identity is None:
+        return
+    files = []
+    for claim in claims:
+        state = states[claim.path]
+        fingerprint = state.fingerprint
+        if state.status is not FileStatus.HASHED or fingerprint is None or not _matches(claim.row, state):
+            continue
+        identity = (fingerprint.size, fingerprint.mtime_ns, fingerprint.ctime_ns, fingerprint.inode, fingerprint.device)
+        # A file changed in the tick its hashing started could change again unseen.
+        if state.cached or cache.settled(identity, started):
+            files.append((claim.path, identity, state.digests))
+    intact = report.status is Status.INTACT and len(files) == len(claims)
+    entry = cache.Entry(dist.path, dist.record_identity, dist.root if intact else None, tuple(files))
+    if entry != before and (files or before is not None):
+        cache.store(cache_dir, entry)
+
+
+def _matches(row: RecordRow, state: FileState) -> bool:
+    return (
+        row.algorithm is not None
+        and (row.size is None or row.size == state.size)
+        and state.digest(row.algorithm) == row.digest
+    )
 
 
 def verify(
@@ -237,9 +337,13 @@ def verify(
     *,
     jobs: int | None = None,
     progress: ProgressSink | None = None,
+    cache_dir: str | None = None,
+    known: Known | None = None,
 ) -> list[DistributionReport]:
     """Verify ``checked`` and return one report each (see :func:`verify_environment`)."""
-    return list(verify_environment(checked, everyone, jobs=jobs, progress=progress).reports)
+    return list(
+        verify_environment(checked, everyone, jobs=jobs, progress=progress, cache_dir=cache_dir, known=known).reports
+    )
 
 
 def report_for(dist: InstalledDistribution, findings: Sequence[Finding]) -> DistributionReport:
@@ -256,5 +360,3 @@ def not_installed(name: str) -> DistributionReport:
 
 def _unique_dists(dists: Iterable[InstalledDistribution]) -> list[InstalledDistribution]:
     return list({id(d): d for d in dists}.values())
-
-

@@ -6,10 +6,14 @@ import json
 from typing import Any
 
 from wheeldoctor.clash import Clash, ClashPair
+from wheeldoctor.compat import CompatibilityFinding
+from wheeldoctor.deps import DependencyConflict
+from wheeldoctor.deps_command import DepsResult
+from wheeldoctor.duplicates import Duplicate
 from wheeldoctor.environment import Environment
 from wheeldoctor.findings import Finding
 from wheeldoctor.preflight import PreflightResult
-from wheeldoctor.results import CheckResult
+from wheeldoctor.results import CheckResult, DoctorResult
 from wheeldoctor.verify import DistributionReport, Status
 
 #: Bump the major part on any change that can break a reader; add fields freely.
@@ -65,6 +69,7 @@ def pair_json(pair: ClashPair, env: Environment) -> dict[str, Any]:
         "broken": list(pair.broken),
         "winner": pair.winner.name,
         "winner_reason": pair.reason,
+        "settled": pair.settled,
         "repair": reinstall_command(pair.winner, env),
     }
 
@@ -129,6 +134,114 @@ def wheels_document(result: PreflightResult) -> dict[str, Any]:
             for o in result.overwrites
         ],
     }
+
+
+def conflict_json(conflict: DependencyConflict) -> dict[str, Any]:
+    """One unsatisfied requirement: wanted and found side by side."""
+    return {
+        "code": conflict.code.value,
+        "kind": conflict.kind.value,
+        "dist": conflict.dist,
+        "version": conflict.version,
+        "requirement": conflict.requirement,
+        "name": conflict.name,
+        "wanted": conflict.wanted,
+        "installed": conflict.installed,
+        "via_extra": conflict.via_extra,
+        "requested_by": list(conflict.requested_by),
+        "message": conflict.message,
+    }
+
+
+def duplicate_json(duplicate: Duplicate, env: Environment) -> dict[str, Any]:
+    """One project with several dist-infos: which one Python uses, and the safe clean-up."""
+    from wheeldoctor.duplicates import remedy, removal_elsewhere
+
+    dists = duplicate.distributions
+    return {
+        "code": duplicate.code.value,
+        "kind": duplicate.kind.value,
+        "name": duplicate.name,
+        "active": duplicate.active.path,
+        "locations": [d.path for d in dists],
+        "versions": [d.version for d in dists],
+        "installers": [d.installer for d in dists],
+        "stale": [d.path for d in duplicate.stale],
+        "shadowed": [d.path for d in duplicate.shadowed],
+        "message": duplicate.message,
+        "remedy": list(remedy(duplicate, env)),
+        "remove_elsewhere": removal_elsewhere(duplicate, env),
+    }
+
+
+def compatibility_json(finding: CompatibilityFinding) -> dict[str, Any]:
+    """One distribution whose metadata does not fit the target interpreter, or does not parse."""
+    return {
+        "code": finding.code.value,
+        "dist": finding.dist,
+        "version": finding.version,
+        "message": finding.message,
+        "expected": finding.expected,
+        "found": finding.found,
+    }
+
+
+def _deps_summary(result: DepsResult) -> dict[str, Any]:
+    deps = result.dependencies
+    return {
+        "distributions": deps.distributions,
+        "requirements": deps.requirements,
+        "dependency_conflicts": len(deps.conflicts),
+        "pip_check_conflicts": len(deps.pip_comparable()),
+        "duplicates": len(result.duplicates),
+        "stale": sum(1 for d in result.duplicates if d.failing),
+        "compatibility": len(result.compatibility),
+    }
+
+
+def _deps_sections(result: DepsResult) -> dict[str, Any]:
+    from wheeldoctor.deps import install_command
+
+    return {
+        "dependency_conflicts": [conflict_json(c) for c in result.dependencies.conflicts],
+        "dependency_repair": install_command(result.dependencies.conflicts, result.environment),
+        "duplicates": [duplicate_json(d, result.environment) for d in result.duplicates],
+        "compatibility": [compatibility_json(f) for f in result.compatibility],
+        "notes": list(result.notes),
+    }
+
+
+def deps_document(result: DepsResult) -> dict[str, Any]:
+    """The whole ``deps`` document."""
+    return {
+        **_header("deps", result.healthy),
+        "environment": environment_json(result.environment),
+        "summary": _deps_summary(result),
+        **_deps_sections(result),
+    }
+
+
+def doctor_document(result: DoctorResult) -> dict[str, Any]:
+    """The whole ``doctor`` document: the ``check`` document (clashes included) plus ``deps``'s sections."""
+    deps = result.deps
+    check = check_document(result.check, command="doctor")
+    return {
+        **_header("doctor", result.healthy),
+        "environment": check["environment"],
+        "verdicts": {
+            "check": result.check.healthy,
+            "dependencies": not deps.dependencies.conflicts,
+            "duplicates": not any(d.failing for d in deps.duplicates),
+            "compatibility": not deps.compatibility,
+        },
+        "summary": {**check["summary"], **_deps_summary(deps)},
+        # Whatever check reports (distributions, clashes, ...) comes along unchanged.
+        **{k: v for k, v in check.items() if k not in _DOCTOR_OWN},
+        **_deps_sections(deps),
+    }
+
+
+_DOCTOR_OWN = frozenset({"schema_version", "tool", "command", "healthy", "environment", "summary"})
 
 
 def render(document: dict[str, Any]) -> str:

@@ -62,6 +62,9 @@ def tips(result: CheckResult) -> list[str]:
     for report in result.distributions:
         if report.status is Status.NOT_INSTALLED:
             lines.append(f"Tip: {report.name} is not installed in {result.environment.label}")
+        if report.status is Status.UNVERIFIABLE and result.strict and report.dist is not None:
+            command = reinstall_command(report.dist, result.environment)
+            lines.append(f"Tip: a reinstall by pip or uv records hashes for every file: {command}")
         if report.status is not Status.BROKEN or report.dist is None:
             continue
         if report.name in in_pairs and _explained_by_clash(report):
@@ -72,6 +75,13 @@ def tips(result: CheckResult) -> list[str]:
                 lines.append(f"Tip: altered files are hard links, maybe into uv's cache; first run: {clean}")
         lines.append(f"Tip: {reinstall_command(report.dist, result.environment)}")
     for pair in result.pairs:
+        if pair.settled:
+            lines.append(
+                f"Note: {pair.winner.name} already owns all {pair.differing} differing path(s) ({pair.reason}); "
+                f"{pair.loser.name}'s RECORD cannot match them while both are installed, and uninstalling "
+                f"{pair.loser.name} would delete them"
+            )
+            continue
         winner, loser = (reinstall_command(d, result.environment) for d in (pair.winner, pair.loser))
         lines.append(
             f"Tip: only one of {pair.first.name} and {pair.second.name} can own the {pair.differing} differing "

@@ -1,0 +1,580 @@
+"""The verification cache: reused only while fingerprints hold, and harmless when it is broken."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers import Venv, build_wheel, make_venv, uv_install
+
+import wheeldoctor
+from wheeldoctor import cache, gate
+from wheeldoctor.environment import InstalledDistribution, load_environment, lookup_key, root_for, scan_location
+from wheeldoctor.findings import Code
+from wheeldoctor.gate import IntactGate
+from wheeldoctor.prefetch import Prefetch
+from wheeldoctor.verify import Status, Verification, verify_environment
+
+REPO = Path(wheeldoctor.__file__).resolve().parent.parent
+BIG = bytes(range(256)) * 6000  # over the small-file and the prefetch thresholds
+FILES = {
+    "cachedemo/__init__.py": b"VALUE = 1\n",
+    "cachedemo/data.bin": BIG,
+    "cachedemo/sub/leaf.txt": b"leaf\n",
+}
+OTHER = {"otherdemo/__init__.py": b"OTHER = 2\n"}
+ROOT_AS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def _settle() -> None:
+    """Wait until just-written files are old enough to be cached (see cache.SETTLE_NS)."""
+    time.sleep(2 * cache.SETTLE_NS / 1e9)
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory, uv_bin: Path) -> Venv:
+    """A venv read (never modified) by the tests: cachedemo and otherdemo, intact."""
+    root = tmp_path_factory.mktemp("cache-shared")
+    venv = make_venv(root / "venv", uv_bin=uv_bin)
+    uv_install(venv, build_wheel(root, "cachedemo", "1.0", FILES), build_wheel(root, "otherdemo", "1.0", OTHER))
+    _settle()
+    return venv
+
+
+@pytest.fixture
+def own(tmp_path: Path, uv_bin: Path) -> Venv:
+    """A venv of this test's own, free to modify."""
+    venv = make_venv(tmp_path / "venv", uv_bin=uv_bin)
+    uv_install(venv, build_wheel(tmp_path, "cachedemo", "1.0", FILES), build_wheel(tmp_path, "otherdemo", "1.0", OTHER))
+    _settle()
+    return venv
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh, empty cache directory for this test (not created yet)."""
+    directory = tmp_path / "wd-cache"
+    monkeypatch.setenv("WHEELDOCTOR_CACHE_DIR", str(directory))
+    return directory
+
+
+def check(venv: Venv, cache_dir: Path | None, name: str = "cachedemo") -> tuple[InstalledDistribution, Verification]:
+    """Verify one distribution in-process, as ``wheeldoctor check`` does."""
+    env = load_environment("test", [str(venv.site_packages)], [str(venv.prefix)])
+    dist = env.find(name)
+    assert dist is not None
+    return dist, verify_environment([dist], env.active(), cache_dir=None if cache_dir is None else str(cache_dir))
+
+
+def entry_file(cache_dir: Path, dist: InstalledDistribution) -> Path:
+    return Path(cache.entry_path(str(cache_dir), dist.path))
+
+
+def read_entry(cache_dir: Path, dist: InstalledDistribution) -> cache.Entry:
+    entry = cache.decode(entry_file(cache_dir, dist).read_bytes())
+    assert entry is not None
+    return entry
+
+
+GATE = """
+import json, sys
+import wheeldoctor
+answers = [wheeldoctor.is_intact(n) for n in sys.argv[1:]]
+loaded = [m for m in ("wheeldoctor.verify", "wheeldoctor.environment", "wheeldoctor.hashing") if m in sys.modules]
+print(json.dumps([answers, loaded]))
+"""
+
+
+COLD = ["wheeldoctor.verify", "wheeldoctor.environment", "wheeldoctor.hashing"]
+
+
+def gate_process(venv: Venv, env: dict[str, str], *names: str, cwd: Path | None = None) -> tuple[list[bool], list[str]]:
+    """``is_intact`` in a new process of the venv's own interpreter: answers, heavy modules loaded.
+
+    Nothing may appear on stdout but the answer, nor anything on stderr.
+    """
+    full = {**os.environ, "PYTHONPATH": str(REPO), **env}
+    argv = [str(venv.python), "-c", GATE, *names]
+    done = subprocess.run(argv, capture_output=True, text=True, env=full, cwd=cwd, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    answers, loaded = json.loads(done.stdout)
+    return answers, loaded
+
+
+# --------------------------------------------------------------------------
+# location and format
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("environ", "expected"),
+    [
+        ({"WHEELDOCTOR_NO_CACHE": "1", "WHEELDOCTOR_CACHE_DIR": "/c"}, None),
+        ({"WHEELDOCTOR_NO_CACHE": "yes"}, None),
+        ({"WHEELDOCTOR_NO_CACHE": "0", "WHEELDOCTOR_CACHE_DIR": "/c"}, "/c"),
+        ({"WHEELDOCTOR_NO_CACHE": "", "WHEELDOCTOR_CACHE_DIR": "/c"}, "/c"),
+        ({"WHEELDOCTOR_CACHE_DIR": "/c", "XDG_CACHE_HOME": "/x"}, "/c"),
+        ({"XDG_CACHE_HOME": "/x", "HOME": "/h"}, "/x/wheeldoctor"),
+        ({"XDG_CACHE_HOME": "relative/x", "HOME": "/h"}, "/h/.cache/wheeldoctor"),
+        ({"HOME": "/h"}, "/h/.cache/wheeldoctor"),
+    ],
+)
+def test_directory(environ: dict[str, str], expected: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("WHEELDOCTOR_NO_CACHE", "WHEELDOCTOR_CACHE_DIR", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    assert cache.directory() == expected
+
+
+def test_relative_cache_dir_is_made_absolute(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("WHEELDOCTOR_CACHE_DIR", "rel")
+    assert cache.directory() == str(tmp_path / "rel")
+
+
+def _entry() -> cache.Entry:
+    fingerprint = (5, 10**18, 10**18 + 1, 42, 7)
+    return cache.Entry(
+        "/site/x-1.dist-info", (100, 1, 2, 3, 4), "/", (("/site/x/a.py", fingerprint, (("sha256", b"\x01" * 32),)),)
+    )
+
+
+def test_encode_decode_round_trip() -> None:
+    entry = _entry()
+    assert cache.decode(cache.encode(entry)) == entry
+
+
+def test_truncated_entries_are_misses() -> None:
+    data = cache.encode(_entry())
+    assert all(cache.decode(data[:cut]) is None for cut in range(len(data)))
+
+
+def test_any_flipped_byte_is_a_miss() -> None:
+    data = bytearray(cache.encode(_entry()))
+    for i in range(len(data)):
+        flipped = bytearray(data)
+        flipped[i] ^= 0x10
+        assert cache.decode(bytes(flipped)) is None, i
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        b"wheeldoctor-cache 2 " + sys.implementation.cache_tag.encode() + b"\n",  # another format version
+        b"wheeldoctor-cache 1 cpython-299\n",  # another Python's marshal
+        b"",
+    ],
+)
+def test_foreign_entries_are_misses(header: bytes) -> None:
+    data = cache.encode(_entry())
+    ours = data.index(b"\n") + 1
+    assert cache.decode(header + data[ours:]) is None
+
+
+def _signed(value: object) -> bytes:
+    """Entry bytes for any marshal-able ``value``, with a valid header and checksum."""
+    import marshal
+    import zlib
+
+    payload = marshal.dumps(value)
+    header = cache.encode(_entry())[: cache.encode(_entry()).index(b"\n") + 1]
+    return header + zlib.crc32(payload).to_bytes(4, "big") + payload
+
+
+@pytest.mark.parametrize("value", [{"not": "a tuple"}, ("path", (1, 2, 3), None, ()), ("p", (1, 2, 3, 4, 5), 7, ())])
+def test_well_formed_but_wrong_shape_is_a_miss(value: object) -> None:
+    assert cache.decode(_signed(value)) is None
+
+
+def test_malformed_file_records_are_not_used(shared: Venv, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    dist, _ = check(shared, cache_dir)
+    entry = read_entry(cache_dir, dist)
+    bad = (entry.dist_path, entry.record, entry.verdict_root, (*entry.files, ("p", (1, 2), "not digests")))
+    entry_file(cache_dir, dist).write_bytes(_signed(bad))
+    monkeypatch.setattr(sys, "path", [str(shared.site_packages), *sys.path])
+    assert IntactGate()("cachedemo") is True  # the verdict was not believed: the full check ran
+    entry_file(cache_dir, dist).write_bytes(_signed(bad))
+    _, verification = check(shared, cache_dir)
+    assert verification.reports[0].status is Status.INTACT
+    assert not any(s.cached for s in verification.states.values())
+
+
+# --------------------------------------------------------------------------
+# the check reuses what the cache holds, only while fingerprints hold
+# --------------------------------------------------------------------------
+
+
+def test_check_fills_then_reuses(shared: Venv, cache_dir: Path) -> None:
+    dist, first = check(shared, cache_dir)
+    assert first.reports[0].status is Status.INTACT
+    assert not any(s.cached for s in first.states.values())
+    entry = read_entry(cache_dir, dist)
+    assert entry.verdict_root == dist.root
+    assert {path for path, _, _ in entry.files} == set(first.states)
+    _, second = check(shared, cache_dir)
+    assert second.reports[0].status is Status.INTACT
+    assert all(s.cached for s in second.states.values())
+    assert read_entry(cache_dir, dist) == entry
+
+
+def test_an_unchanged_fingerprint_is_trusted(own: Venv, cache_dir: Path) -> None:
+    """A wrong digest planted in the cache is believed: proof that the cache answered."""
+    dist, _ = check(own, cache_dir)
+    entry = read_entry(cache_dir, dist)
+    target = str(own.site_packages / "cachedemo/data.bin")
+    planted = tuple(
+        (path, fp, (("sha256", b"\x00" * 32),) if path == target else digests) for path, fp, digests in entry.files
+    )
+    entry_file(cache_dir, dist).write_bytes(cache.encode(cache.Entry(entry.dist_path, entry.record, None, planted)))
+    _, warm = check(own, cache_dir)
+    assert warm.states[target].cached
+    assert [f.code for f in warm.reports[0].findings] == [Code.HASH_MISMATCH]
+    # Without the cache, the same bytes are intact.
+    _, fresh = check(own, None)
+    assert fresh.reports[0].status is Status.INTACT
+
+
+def test_a_changed_ctime_is_hashed_again(own: Venv, cache_dir: Path) -> None:
+    dist, _ = check(own, cache_dir)
+    entry = read_entry(cache_dir, dist)
+    target = own.site_packages / "cachedemo/data.bin"
+    planted = tuple(
+        (path, fp, (("sha256", b"\x00" * 32),) if path == str(target) else digests) for path, fp, digests in entry.files
+    )
+    entry_file(cache_dir, dist).write_bytes(cache.encode(cache.Entry(entry.dist_path, entry.record, None, planted)))
+    target.chmod(target.stat().st_mode)  # same mode, same bytes, same mtime: only ctime moves
+    _, warm = check(own, cache_dir)
+    assert not warm.states[str(target)].cached
+    assert warm.reports[0].status is Status.INTACT
+    assert all(s.cached for p, s in warm.states.items() if p != str(target))
+
+
+def test_changed_bytes_are_found_and_a_repair_is_seen_at_once(own: Venv, cache_dir: Path) -> None:
+    env = {"WHEELDOCTOR_CACHE_DIR": str(cache_dir)}
+    assert gate_process(own, env, "cachedemo")[0] == [True]
+    victim = own.site_packages / "cachedemo/__init__.py"
+    original = victim.read_bytes()
+    victim.write_bytes(original.replace(b"1", b"2"))  # same size
+    assert gate_process(own, env, "cachedemo")[0] == [False]
+    _, verification = check(own, cache_dir)
+    assert [f.code for f in verification.reports[0].findings] == [Code.HASH_MISMATCH]
+    victim.write_bytes(original)
+    assert gate_process(own, env, "cachedemo")[0] == [True]
+
+
+def test_a_file_changed_just_now_is_not_cached(own: Venv, cache_dir: Path) -> None:
+    victim = own.site_packages / "cachedemo/sub/leaf.txt"
+    victim.write_bytes(victim.read_bytes())  # same bytes, fresh ctime
+    dist, first = check(own, cache_dir)
+    assert first.reports[0].status is Status.INTACT
+    entry = read_entry(cache_dir, dist)
+    assert str(victim) not in {path for path, _, _ in entry.files}
+    assert entry.verdict_root is None  # not every file could be vouched for
+    _settle()
+    _, second = check(own, cache_dir)
+    assert not second.states[str(victim)].cached
+    assert read_entry(cache_dir, dist).verdict_root == dist.root
+
+
+def test_a_new_record_is_a_new_key(own: Venv, cache_dir: Path, tmp_path: Path) -> None:
+    dist, _ = check(own, cache_dir)
+    changed = {**FILES, "cachedemo/__init__.py": b"VALUE = 2\n"}
+    uv_install(own, "--reinstall", build_wheel(tmp_path / "v2", "cachedemo", "1.0", changed))
+    _settle()
+    again, verification = check(own, cache_dir)
+    assert again.record_identity != dist.record_identity
+    assert verification.reports[0].status is Status.INTACT
+    assert not any(s.cached for s in verification.states.values())
+    assert read_entry(cache_dir, again).record == again.record_identity
+
+
+# --------------------------------------------------------------------------
+# the gate: warm path without the verifier, never a cached False
+# --------------------------------------------------------------------------
+
+
+def test_gate_warm_path_skips_the_verifier(shared: Venv, cache_dir: Path) -> None:
+    env = {"WHEELDOCTOR_CACHE_DIR": str(cache_dir)}
+    assert gate_process(shared, env, "cachedemo") == ([True], COLD)
+    assert gate_process(shared, env, "cachedemo") == ([True], [])
+
+
+def test_gate_answers_follow_the_cache_verdict(shared: Venv, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "path", [str(shared.site_packages), *sys.path])
+    dist, _ = check(shared, cache_dir)
+    assert IntactGate()("cachedemo") is True
+    entry = read_entry(cache_dir, dist)
+    # A verdict listing a file whose fingerprint no longer holds is not believed.
+    stale = tuple((p, (fp[0] + 1, *fp[1:]), d) for p, fp, d in entry.files)
+    entry_file(cache_dir, dist).write_bytes(
+        cache.encode(cache.Entry(entry.dist_path, entry.record, entry.verdict_root, stale))
+    )
+    assert not cache.verdict_holds(str(cache_dir), dist.path, dist.root)
+    assert IntactGate()("cachedemo") is True  # the full check answered, and rewrote the entry
+    assert cache.verdict_holds(str(cache_dir), dist.path, dist.root)
+
+
+def test_gate_never_writes_a_false_verdict(own: Venv, cache_dir: Path) -> None:
+    victim = own.site_packages / "cachedemo/data.bin"
+    victim.write_bytes(b"x" * len(BIG))
+    _settle()
+    env = {"WHEELDOCTOR_CACHE_DIR": str(cache_dir)}
+    assert gate_process(own, env, "cachedemo")[0] == [False]
+    dist, _ = check(own, None)
+    entry = read_entry(cache_dir, dist)
+    assert entry.verdict_root is None
+    assert str(victim) not in {p for p, _, _ in entry.files}
+
+
+# --------------------------------------------------------------------------
+# turning it off
+# --------------------------------------------------------------------------
+
+
+def test_no_cache_environment_variable(shared: Venv, tmp_path: Path) -> None:
+    directory = tmp_path / "never"
+    env = {"WHEELDOCTOR_CACHE_DIR": str(directory), "WHEELDOCTOR_NO_CACHE": "1"}
+    assert gate_process(shared, env, "cachedemo", "otherdemo") == ([True, True], COLD)
+    done = subprocess.run(
+        [sys.executable, "-m", "wheeldoctor", "check", "--all", "--path", str(shared.site_packages)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert not directory.exists()
+
+
+def test_cli_no_cache_hashes_everything_and_writes_nothing(own: Venv, cache_dir: Path) -> None:
+    def cli(*extra: str) -> subprocess.CompletedProcess[str]:
+        argv = [sys.executable, "-m", "wheeldoctor", "check", "cachedemo", "--path", str(own.site_packages), *extra]
+        return subprocess.run(argv, capture_output=True, text=True, check=False)
+
+    assert cli("--no-cache").returncode == 0
+    assert not cache_dir.exists()
+    assert cli().returncode == 0
+    dist, _ = check(own, None)
+    entry = read_entry(cache_dir, dist)
+    planted = tuple((p, fp, (("sha256", b"\x00" * 32),)) for p, fp, _ in entry.files)
+    entry_file(cache_dir, dist).write_bytes(cache.encode(cache.Entry(entry.dist_path, entry.record, None, planted)))
+    assert cli().returncode == 1  # the planted digests were believed
+    assert cli("--no-cache").returncode == 0  # and --no-cache did not look at them
+
+
+# --------------------------------------------------------------------------
+# faults: ignored, rebuilt or skipped, without a word
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda data: b"", id="empty"),
+        pytest.param(lambda data: data[: len(data) // 2], id="truncated"),
+        pytest.param(lambda data: data[:-1] + bytes([data[-1] ^ 1]), id="corrupt"),
+        pytest.param(lambda data: os.urandom(len(data)), id="garbage"),
+        pytest.param(lambda data: data.replace(b"wheeldoctor-cache 1", b"wheeldoctor-cache 9", 1), id="other-format"),
+        pytest.param(
+            lambda data: data.replace(sys.implementation.cache_tag.encode(), b"cpython-299", 1), id="other-python"
+        ),
+    ],
+)
+def test_broken_entries_are_ignored_and_rebuilt(shared: Venv, cache_dir: Path, damage: object) -> None:
+    env = {"WHEELDOCTOR_CACHE_DIR": str(cache_dir)}
+    dist, _ = check(shared, cache_dir)
+    path = entry_file(cache_dir, dist)
+    path.write_bytes(damage(path.read_bytes()))  # type: ignore[operator]
+    assert gate_process(shared, env, "cachedemo")[0] == [True]
+    assert read_entry(cache_dir, dist).verdict_root == dist.root  # rebuilt
+    assert gate_process(shared, env, "cachedemo") == ([True], [])
+
+
+def test_an_entry_that_is_a_directory_or_a_fifo_is_ignored(shared: Venv, cache_dir: Path) -> None:
+    env = {"WHEELDOCTOR_CACHE_DIR": str(cache_dir)}
+    dist, _ = check(shared, None)
+    cache_dir.mkdir()
+    entry_file(cache_dir, dist).mkdir()
+    assert gate_process(shared, env, "cachedemo")[0] == [True]
+    entry_file(cache_dir, dist).rmdir()
+    os.mkfifo(entry_file(cache_dir, dist))
+    assert gate_process(shared, env, "cachedemo")[0] == [True]
+
+
+@pytest.mark.skipif(ROOT_AS_ROOT, reason="running as root: a read-only directory is still writable")
+def test_read_only_cache_dir(shared: Venv, cache_dir: Path) -> None:
+    cache_dir.mkdir()
+    cache_dir.chmod(0o500)
+    try:
+        assert gate_process(shared, {"WHEELDOCTOR_CACHE_DIR": str(cache_dir)}, "cachedemo")[0] == [True]
+        assert list(cache_dir.iterdir()) == []
+    finally:
+        cache_dir.chmod(0o700)
+
+
+def test_cache_dir_that_cannot_be_created(shared: Venv, tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_bytes(b"")
+    env = {"WHEELDOCTOR_CACHE_DIR": str(blocker / "cache")}
+    assert gate_process(shared, env, "cachedemo", "otherdemo")[0] == [True, True]
+    assert blocker.read_bytes() == b""
+
+
+def test_a_world_writable_cache_dir_is_not_trusted(shared: Venv, cache_dir: Path) -> None:
+    env = {"WHEELDOCTOR_CACHE_DIR": str(cache_dir)}
+    dist, _ = check(shared, cache_dir)
+    cache_dir.chmod(0o777)
+    # Anyone could have planted a verdict: the gate does not read it, nor write there.
+    assert gate_process(shared, env, "cachedemo") == ([True], COLD)
+    assert [p.name for p in cache_dir.iterdir()] == [entry_file(cache_dir, dist).name]
+
+
+def _tree(root: Path) -> dict[str, tuple[int, int]]:
+    return {str(p): (p.stat().st_mtime_ns, p.stat().st_size) for p in root.rglob("*") if not p.is_symlink()}
+
+
+def test_nothing_is_written_outside_the_cache_dir(shared: Venv, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"HOME": str(home), "WHEELDOCTOR_CACHE_DIR": "", "XDG_CACHE_HOME": "", "PYTHONDONTWRITEBYTECODE": "1"}
+    before = _tree(shared.prefix)
+    work = tmp_path / "cwd"
+    work.mkdir()
+    assert gate_process(shared, env, "cachedemo", "otherdemo", cwd=work)[0] == [True, True]
+    cli = subprocess.run(
+        [sys.executable, "-m", "wheeldoctor", "check", "--all", "--python", str(shared.python)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        cwd=work,
+        check=False,
+    )
+    assert cli.returncode == 0, cli.stderr
+    assert _tree(shared.prefix) == before
+    assert list(work.iterdir()) == []
+    written = sorted(str(p.relative_to(home)) for p in home.rglob("*"))
+    assert written[:2] == [".cache", ".cache/wheeldoctor"]
+    assert all(w.startswith(".cache/wheeldoctor/") and w.endswith(".entry") for w in written[2:]), written
+
+
+def test_sixty_four_processes_against_one_cold_cache(own: Venv, cache_dir: Path) -> None:
+    """All start at once (held at a barrier), half asking about a broken distribution."""
+    (own.site_packages / "otherdemo/__init__.py").write_bytes(b"OTHER = 3\n")
+    _settle()
+    full = {**os.environ, "PYTHONPATH": str(REPO), "WHEELDOCTOR_CACHE_DIR": str(cache_dir)}
+    procs = [
+        subprocess.Popen(
+            [str(own.python), "-c", "import sys; sys.stdin.read()\n" + GATE, "cachedemo" if i % 2 else "otherdemo"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=full,
+        )
+        for i in range(64)
+    ]
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.close()  # release the barrier
+        proc.stdin = None
+    results = []
+    for i, proc in enumerate(procs):
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0 and err == ""
+        results.append((i % 2 == 1, json.loads(out)[0][0]))
+    assert all(expected == answer for expected, answer in results)
+    names = [p.name for p in cache_dir.iterdir()]
+    assert len(names) == 2 and all(n.endswith(".entry") for n in names)  # no temporary file left
+    env = load_environment("test", [str(own.site_packages)], [str(own.prefix)])
+    good, bad = env.find("cachedemo"), env.find("otherdemo")
+    assert good is not None and bad is not None
+    assert read_entry(cache_dir, good).verdict_root == good.root
+    assert read_entry(cache_dir, bad).verdict_root is None
+
+
+# --------------------------------------------------------------------------
+# the gate's stdlib copies of environment rules
+# --------------------------------------------------------------------------
+
+
+NAMES = ["foo", "Foo.Bar", "foo__bar", "foo-_.bar", "a..b--c__d", "-lead", "trail_", "İstanbul", "ǅ", "x" * 50, ""]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_lookup_key_matches_environment(name: str) -> None:
+    assert gate.lookup_key(name) == lookup_key(name)
+
+
+def test_lookup_key_matches_environment_on_random_names() -> None:
+    rng = random.Random(5)
+    alphabet = "aZ9-_.-_.ßİǅ\u0130\u212a"
+    for _ in range(2000):
+        name = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        assert gate.lookup_key(name) == lookup_key(name), name
+
+
+@pytest.mark.parametrize(
+    "location",
+    [
+        sys.prefix,
+        os.path.join(sys.prefix, "lib", "python3.11", "site-packages"),
+        "/opt/other/lib/python3.12/site-packages",
+        "/opt/other/lib64/python3.12/dist-packages",
+        "/opt/other/Lib/site-packages",
+        "/somewhere/else",
+        "/",
+    ],
+)
+def test_root_for_matches_environment(location: str) -> None:
+    from wheeldoctor.environment import current_prefixes
+
+    prefixes = [os.path.realpath(p) for p in current_prefixes()]
+    assert gate.root_for(location) == root_for(location, prefixes)
+
+
+def test_locate_matches_scan_location(shared: Venv, tmp_path: Path) -> None:
+    # Two dist-infos of one name in one directory: both must pick the same (directory order).
+    site = tmp_path / "site"
+    shutil.copytree(shared.site_packages, site, symlinks=True)
+    shutil.copytree(next(site.glob("cachedemo-*.dist-info")), site / "CacheDemo-0.9.dist-info")
+    for key in ("cachedemo", "otherdemo", "missing"):
+        expected = next((f.path for f in scan_location(str(site)) if f.key == key), None)
+        found = gate.locate(key, (str(site),))
+        assert (found[1] if found else None) == expected
+
+
+# --------------------------------------------------------------------------
+# the prefetch: a head start that never reads what the verifier would refuse
+# --------------------------------------------------------------------------
+
+
+def test_prefetch_hashes_recorded_files_and_nothing_outside(own: Venv, tmp_path: Path) -> None:
+    import hashlib
+
+    dist_info = own.dist_info("cachedemo")
+    outside = tmp_path / "outside.bin"
+    outside.write_bytes(b"secret" * 100_000)
+    record = dist_info / "RECORD"
+    record.write_text(record.read_text() + f"../../../../../../../../..{outside},sha256=x,{outside.stat().st_size}\n")
+    _settle()
+    target = str(own.site_packages / "cachedemo/data.bin")
+    prefetch = Prefetch(str(dist_info), str(own.site_packages), str(own.prefix))
+    try:
+        deadline = time.monotonic() + 60
+        while prefetch.lookup(target) is None and time.monotonic() < deadline:
+            time.sleep(0.01)  # it starts on its own; wait for it to reach the file
+        hashed = prefetch.lookup(target)
+    finally:
+        prefetch.close()
+    assert hashed is not None
+    assert hashed[0] == len(BIG) and hashed[3:] == ("sha256", hashlib.sha256(BIG).digest())
+    assert prefetch.lookup(str(outside)) is None

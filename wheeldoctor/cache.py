@@ -1,0 +1,270 @@
+"""The verification cache: what each installed file hashed to, kept per distribution.
+
+One entry file per dist-info, shared by every process that checks it. An entry holds
+the identity of the RECORD it was made from and, for each recorded file whose bytes
+matched RECORD, the file's fingerprint (size, mtime_ns, ctime_ns, inode, device) and
+its digests. A later check stats each file: an equal fingerprint reuses the digests,
+anything else re-hashes. When the whole distribution verified intact, the entry also
+holds the verdict (the environment root it was judged under), which is all the gate's
+warm path reads.
+
+What is trusted: that any change to a file's bytes moves its ctime (the kernel sets it
+on every write, truncate, rename onto it, and ``os.utime`` cannot set it back), and that
+the cache directory is written only by us. Files changed too recently to be told apart
+from a later write in the same timestamp tick are never cached (git's "racy clean").
+
+Stdlib only and cheap to import (os, sys, time, marshal, zlib; no dataclasses): the
+gate's warm path loads it in processes that must start fast. Every failure to read or
+write is silent: a corrupt, truncated, foreign or unwritable cache is a miss.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+import zlib
+
+#: Bump when the layout of an entry changes; old entries are then misses and rewritten.
+FORMAT = 1
+#: Entries are marshal data, whose format is only promised within one Python version.
+_TAG = (sys.implementation.cache_tag or f"{sys.implementation.name}-{sys.version_info[:2]}").encode()
+_HEADER = b"wheeldoctor-cache %d %s\n" % (FORMAT, _TAG)
+_CHECKSUM_BYTES = 4
+_READ_LIMIT = 256 << 20
+_OPEN_READ = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+_OPEN_WRITE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+#: A file whose ctime is not older than this when hashing starts is hashed but not cached:
+#: a write in the same timestamp tick (a few ms on Linux) could leave its fingerprint unchanged.
+SETTLE_NS = 50_000_000
+#: The same for filesystems that keep whole seconds (FAT keeps two).
+SETTLE_COARSE_NS = 2_000_000_000
+
+Identity = tuple[int, int, int, int, int]
+"""(size, mtime_ns, ctime_ns, inode, device): a file's fingerprint, as a plain tuple."""
+Digests = tuple[tuple[str, bytes], ...]
+FileRecord = tuple[str, Identity, Digests]
+"""One cached file: its absolute path, its fingerprint when hashed, its digests."""
+
+
+class Entry:
+    """What the cache knows about one dist-info; treat as immutable.
+
+    A plain slotted class rather than a dataclass: importing dataclasses costs more than
+    the whole warm gate is allowed to take.
+    """
+
+    __slots__ = ("dist_path", "files", "record", "verdict_root")
+
+    def __init__(
+        self, dist_path: str, record: Identity, verdict_root: str | None, files: tuple[FileRecord, ...]
+    ) -> None:
+        self.dist_path = dist_path
+        self.record = record
+        #: The environment root the distribution verified intact under; None if it did not.
+        self.verdict_root = verdict_root
+        self.files = files
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Entry) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return f"Entry({self.dist_path!r}, {len(self.files)} files, verdict_root={self.verdict_root!r})"
+
+    def _fields(self) -> tuple[object, ...]:
+        return (self.dist_path, self.record, self.verdict_root, self.files)
+
+
+def directory() -> str | None:
+    """The cache directory for this process, or None when caching is turned off.
+
+    ``WHEELDOCTOR_NO_CACHE`` (any value but empty or ``0``) turns it off; otherwise
+    ``WHEELDOCTOR_CACHE_DIR``, else ``$XDG_CACHE_HOME/wheeldoctor``, else
+    ``~/.cache/wheeldoctor``. Nothing is created here.
+    """
+    environ = os.environ
+    if environ.get("WHEELDOCTOR_NO_CACHE", "") not in ("", "0"):
+        return None
+    explicit = environ.get("WHEELDOCTOR_CACHE_DIR")
+    if explicit:
+        return os.path.abspath(explicit)
+    xdg = environ.get("XDG_CACHE_HOME", "")
+    # The XDG spec says a relative path there is invalid and must be ignored.
+    base = xdg if os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache")
+    if not os.path.isabs(base):  # no HOME and no passwd entry: nowhere safe to write
+        return None
+    return os.path.join(base, "wheeldoctor")
+
+
+def identity(st: os.stat_result) -> Identity:
+    """The fingerprint of a stat result."""
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+
+
+def record_identity(dist_path: str) -> Identity | None:
+    """The fingerprint of a dist-info's RECORD, or None when it cannot be stat'ed."""
+    try:
+        return identity(os.stat(os.path.join(dist_path, "RECORD")))
+    except (OSError, ValueError):
+        return None
+
+
+def settled(fingerprint: Identity, started_ns: int) -> bool:
+    """Whether a file last changed long enough before ``started_ns`` to be cached safely."""
+    ctime = fingerprint[2]
+    window = SETTLE_COARSE_NS if ctime % 1_000_000_000 == 0 else SETTLE_NS
+    return ctime < started_ns - window
+
+
+def entry_path(cache_dir: str, dist_path: str) -> str:
+    """Where the entry of ``dist_path`` lives; the path itself is kept inside and checked."""
+    raw = os.fsencode(dist_path)
+    return os.path.join(cache_dir, f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}.entry")
+
+
+def usable(cache_dir: str) -> bool:
+    """Whether ``cache_dir`` exists and only we (or root) could have written into it."""
+    try:
+        st = os.stat(cache_dir)
+    except (OSError, ValueError):
+        return False
+    getuid = getattr(os, "geteuid", None)
+    if getuid is None:  # Windows: no owners to compare
+        return True
+    # Group-writable is allowed (a shared volume's group); world-writable is not.
+    return st.st_uid in (getuid(), 0) and not st.st_mode & 0o002
+
+
+def load(cache_dir: str, dist_path: str, record: Identity) -> Entry | None:
+    """The entry for ``dist_path`` made from this very RECORD, or None (a miss)."""
+    data = _read(entry_path(cache_dir, dist_path))
+    if data is None:
+        return None
+    entry = decode(data)
+    if entry is None or entry.dist_path != dist_path or entry.record != record:
+        return None
+    return entry
+
+
+def verdict_holds(cache_dir: str, dist_path: str, root: str) -> bool:
+    """True only if the cache holds an intact verdict for this RECORD and no file has changed."""
+    if not usable(cache_dir):
+        return False
+    record = record_identity(dist_path)
+    if record is None:
+        return False
+    entry = load(cache_dir, dist_path, record)
+    if entry is None or entry.verdict_root != root:
+        return False
+    stat = os.stat
+    try:
+        for path, fingerprint, _ in entry.files:
+            st = stat(path)
+            if (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev) != fingerprint:
+                return False
+    except (OSError, ValueError, TypeError):  # gone, unreadable, or a malformed entry
+        return False
+    return True
+
+
+def store(cache_dir: str, entry: Entry) -> bool:
+    """Write ``entry`` atomically (a temporary file, then a rename); False if it could not be."""
+    data = encode(entry)
+    try:
+        os.makedirs(cache_dir, mode=0o700, exist_ok=True)
+        if not usable(cache_dir):
+            return False
+        final = entry_path(cache_dir, entry.dist_path)
+        temporary = f"{final}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+        fd = os.open(temporary, _OPEN_WRITE, 0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        try:
+            os.replace(temporary, final)
+        except BaseException:
+            os.unlink(temporary)  # our own temporary file, never anything else
+            raise
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def encode(entry: Entry) -> bytes:
+    """The bytes of an entry file: header, checksum, marshal payload."""
+    payload = marshal.dumps((entry.dist_path, entry.record, entry.verdict_root, entry.files))
+    return _HEADER + zlib.crc32(payload).to_bytes(_CHECKSUM_BYTES, "big") + payload
+
+
+def decode(data: bytes) -> Entry | None:
+    """The entry in ``data``, or None if it is not one this Python wrote and fully intact."""
+    start = len(_HEADER) + _CHECKSUM_BYTES
+    if not data.startswith(_HEADER) or len(data) < start:
+        return None
+    payload = data[start:]
+    if zlib.crc32(payload) != int.from_bytes(data[len(_HEADER) : start], "big"):
+        return None
+    try:
+        value = marshal.loads(payload)
+        dist_path, record, verdict_root, files = value
+    except (EOFError, ValueError, TypeError):
+        return None
+    # The checksum vouches for the bytes and the header for the writer, so only the outer
+    # shape is checked here (per-file checks would cost the warm gate more than its stats);
+    # readers of ``files`` treat a malformed record as a miss.
+    if not (
+        isinstance(dist_path, str)
+        and _is_identity(record)
+        and (verdict_root is None or isinstance(verdict_root, str))
+        and isinstance(files, tuple)
+    ):
+        return None
+    return Entry(dist_path, record, verdict_root, files)
+
+
+def _is_identity(value: object) -> bool:
+    if type(value) is not tuple or len(value) != 5:
+        return False
+    size, mtime, ctime, inode, device = value
+    return type(size) is type(mtime) is type(ctime) is type(inode) is type(device) is int
+
+
+def is_file_record(value: object) -> bool:
+    """Whether ``value`` has the shape of a :data:`FileRecord` (exact types: marshal makes no others)."""
+    if type(value) is not tuple or len(value) != 3:
+        return False
+    path, fingerprint, digests = value
+    if type(path) is not str or type(digests) is not tuple or not _is_identity(fingerprint):
+        return False
+    for pair in digests:
+        if type(pair) is not tuple or len(pair) != 2 or type(pair[0]) is not str or type(pair[1]) is not bytes:
+            return False
+    return True
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        fd = os.open(path, _OPEN_READ)
+    except (OSError, ValueError):
+        return None
+    try:
+        st = os.fstat(fd)
+        size = st.st_size
+        if st.st_mode & 0o170000 != 0o100000 or size > _READ_LIMIT:  # regular files only
+            return None
+        chunks: list[bytes] = []
+        while True:
+            chunk = os.read(fd, size + 1)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)

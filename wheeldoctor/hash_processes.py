@@ -1,0 +1,156 @@
+"""Hashing many small files in forked worker processes (the command line only, never the gate).
+
+Threads hash big files on every core because hashlib drops the GIL while it hashes; on
+tens of thousands of small files they do not, since every system call gives the GIL up
+and takes it back, and the threads queue for it. Forked workers each have their own: on
+a real environment of small files they are about twice as fast on two cores.
+
+Each worker takes every ``jobs``-th request of the biggest-first order (so the bytes are
+dealt out evenly), hashes them exactly as :func:`wheeldoctor.hashing.hash_file` does,
+and streams the states back in batches through a pipe. Whatever a worker did not
+deliver (it crashed, or was killed) comes back as missing, for the caller to do itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import marshal
+import os
+import select
+import signal
+from collections.abc import Sequence
+
+from wheeldoctor.hashing import (
+    BUFFER_SIZE,
+    FileState,
+    FileStatus,
+    Fingerprint,
+    HashRequest,
+    Known,
+    Progress,
+    hash_file,
+    reuse,
+)
+
+_BATCH = 256
+_HEADER = 4
+_STATUSES = {status.value: status for status in FileStatus}  # faster than calling the enum
+
+Encoded = tuple[str, int | None, tuple[tuple[str, bytes], ...], str, int, tuple[int, ...] | None, bool]
+
+
+def hash_in_processes(
+    requests: Sequence[HashRequest],
+    order: Sequence[int],
+    jobs: int,
+    progress: Progress | None = None,
+    known: Known | None = None,
+) -> dict[int, FileState]:
+    """States by request index, from ``jobs`` forked workers; indices missing were not done."""
+    children: dict[int, int] = {}  # read end -> pid
+    finished = False
+    try:
+        for part in range(jobs):
+            read_end, write_end = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the worker: never returns
+                os.close(read_end)
+                _work(requests, order[part::jobs], known, write_end)
+            os.close(write_end)
+            children[read_end] = pid
+        states = _collect(children, progress)
+        finished = True
+        return states
+    finally:
+        for read_end, pid in children.items():
+            _close(read_end)
+            if not finished:  # interrupted: our workers must not outlive us
+                _kill(pid)
+            os.waitpid(pid, 0)
+
+
+def _work(requests: Sequence[HashRequest], indices: Sequence[int], known: Known | None, out: int) -> None:
+    """The body of a worker process: hash, send, and exit without running any cleanup."""
+    code = 0
+    try:
+        # Default handlers: a ^C aimed at the command must not print a traceback per worker.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        view = memoryview(bytearray(BUFFER_SIZE))
+        batch: list[tuple[int, Encoded]] = []
+        for index in indices:
+            request = requests[index]
+            prior = known(request.path) if known is not None else None
+            state = reuse(request, prior) if prior is not None else None
+            if state is None:
+                state = hash_file(request, view)
+            batch.append((index, _encode(state)))
+            if len(batch) >= _BATCH:
+                _send(out, batch)
+                batch = []
+        _send(out, batch)
+    except BaseException:
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def _collect(children: dict[int, int], progress: Progress | None) -> dict[int, FileState]:
+    states: dict[int, FileState] = {}
+    buffers = {fd: bytearray() for fd in children}
+    while buffers:
+        ready, _, _ = select.select(list(buffers), [], [])
+        for fd in ready:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                del buffers[fd]
+                continue
+            buffer = buffers[fd]
+            buffer += chunk
+            while len(buffer) >= _HEADER:
+                size = int.from_bytes(buffer[:_HEADER], "big")
+                if len(buffer) < _HEADER + size:
+                    break
+                batch = marshal.loads(bytes(buffer[_HEADER : _HEADER + size]))
+                del buffer[: _HEADER + size]
+                for index, encoded in batch:
+                    state = _decode(encoded)
+                    states[index] = state
+                    if progress is not None:
+                        progress(1, (state.size or 0) if state.status is FileStatus.HASHED else 0)
+    return states
+
+
+def _send(out: int, batch: list[tuple[int, Encoded]]) -> None:
+    payload = marshal.dumps(batch)
+    view = memoryview(len(payload).to_bytes(_HEADER, "big") + payload)
+    while view:
+        view = view[os.write(out, view) :]
+
+
+def _encode(state: FileState) -> Encoded:
+    status, size, digests, detail, links, fingerprint, cached = state
+    # marshal takes only exact tuples: the named ones go as plain tuples.
+    return (status.value, size, digests, detail, links, None if fingerprint is None else tuple(fingerprint), cached)
+
+
+def _decode(encoded: Encoded) -> FileState:
+    status, size, digests, detail, links, fingerprint, cached = encoded
+    return FileState(
+        _STATUSES[status],
+        size,
+        digests,
+        detail,
+        links,
+        None if fingerprint is None else Fingerprint._make(fingerprint),
+        cached,
+    )
+
+
+def _close(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        os.close(fd)
+
+
+def _kill(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
