@@ -11,16 +11,9 @@ import pytest
 from helpers import VenvFactory, WheelFactory, pip_install, uv_install
 from packaging.utils import canonicalize_name
 
-from wheeldoctor.environment import (
-    InstalledDistribution,
-    is_within,
-    load_distribution,
-    load_environment,
-    lookup_key,
-    root_for,
-    scan_location,
-)
+from wheeldoctor.environment import InstalledDistribution, load_distribution, load_environment, scan_location
 from wheeldoctor.findings import Code, Kind
+from wheeldoctor.sitedirs import is_within, lookup_key, root_for
 
 NAMES = [
     "requests",

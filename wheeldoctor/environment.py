@@ -8,8 +8,6 @@ check. Nothing here verifies a file; it only reads dist-info metadata.
 from __future__ import annotations
 
 import os
-import re
-import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -17,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from wheeldoctor.filesystem import ReadError, read_regular
 from wheeldoctor.findings import Code, Finding, Kind
 from wheeldoctor.record import Record, decode_record
+from wheeldoctor.sitedirs import lookup_key, root_for
 
 #: RECORD and METADATA above this size are refused rather than read into memory.
 METADATA_LIMIT = 64 << 20
@@ -93,18 +92,6 @@ class Environment:
         return next((d for d in self.distributions if d.active and d.name == name), None)
 
 
-_KEY_SEPARATORS = re.compile(r"[-_.]+")
-
-
-def lookup_key(name: str) -> str:
-    """Normalise a name for matching metadata directories, exactly as importlib.metadata does.
-
-    The gate cannot afford to import packaging (tens of milliseconds); this is the
-    stdlib's own lookup rule, and tests hold it equal to packaging's canonical form.
-    """
-    return _KEY_SEPARATORS.sub("-", name).lower().replace("-", "_")
-
-
 def scan_location(location: str) -> Iterator[MetadataDir]:
     """Yield the metadata directories in one site directory, in directory order.
 
@@ -121,36 +108,6 @@ def scan_location(location: str) -> Iterator[MetadataDir]:
         if lowered.endswith(_SUFFIXES):
             stem = name.rpartition(".")[0].partition("-")[0]
             yield MetadataDir(os.path.join(location, name), location, lookup_key(stem))
-
-
-def root_for(location: str, prefixes: Iterable[str]) -> str:
-    """The environment root of a site directory: the deepest prefix that holds it.
-
-    Without a matching prefix, a ``PREFIX/lib/pythonX.Y/site-packages`` layout gives
-    PREFIX; anything else is its own root.
-    """
-    best = ""
-    for prefix in prefixes:
-        if is_within(location, prefix) and len(prefix) > len(best):
-            best = prefix
-    if best:
-        return best
-    head, leaf = os.path.split(location)
-    if leaf in ("site-packages", "dist-packages"):
-        lib, pyver = os.path.split(head)
-        prefix, libname = os.path.split(lib)
-        if pyver.startswith("python") and libname in ("lib", "lib64"):
-            return prefix
-        if os.path.basename(head).lower() == "lib":  # Windows: PREFIX\Lib\site-packages
-            return os.path.dirname(head)
-    return location
-
-
-def is_within(path: str, root: str) -> bool:
-    """Whether normalised absolute ``path`` is ``root`` or below it."""
-    if root == os.sep:
-        return path.startswith(os.sep)
-    return path == root or path.startswith(root + os.sep)
 
 
 def load_distribution(
@@ -323,10 +280,3 @@ def load_environment(
 
 def _unique(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(items))
-
-
-def current_prefixes() -> list[str]:
-    """The prefixes of the running interpreter, the user base included."""
-    site = sys.modules.get("site")
-    user_base = getattr(site, "USER_BASE", None) if site is not None else None
-    return [p for p in (sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, user_base) if p]

@@ -18,6 +18,8 @@ import _thread
 import os
 import sys
 
+from wheeldoctor.sitedirs import current_prefixes, lookup_key, root_for
+
 
 class IntactGate:
     """``is_intact(name) -> bool``: True only if every file the distribution recorded is intact.
@@ -72,7 +74,7 @@ def _check(key: str, search_path: tuple[str, ...]) -> bool:
     if found is None:
         return False
     location, dist_path = found
-    root = root_for(location)
+    root = root_for(location, [os.path.realpath(p) for p in current_prefixes()])
     from wheeldoctor import cache
 
     cache_dir = cache.directory()
@@ -109,18 +111,6 @@ def _verify(key: str, location: str, dist_path: str, root: str, cache_dir: str |
     return report.status is Status.INTACT
 
 
-def lookup_key(name: str) -> str:
-    """Normalise a name as ``importlib.metadata`` does for lookups (``environment.lookup_key``).
-
-    Written without ``re``, whose import alone costs more than the warm gate may take;
-    the tests hold the two equal.
-    """
-    key = name.lower().replace("-", "_").replace(".", "_")
-    while "__" in key:
-        key = key.replace("__", "_")
-    return key
-
-
 def locate(key: str, search_path: tuple[str, ...]) -> tuple[str, str] | None:
     """(site directory, metadata directory) of the first distribution ``key`` on ``search_path``.
 
@@ -143,39 +133,6 @@ def locate(key: str, search_path: tuple[str, ...]) -> tuple[str, str] | None:
                 location = os.path.realpath(entry or ".")
                 return location, os.path.join(location, name)
     return None
-
-
-def root_for(location: str) -> str:
-    """The environment root of a site directory, as ``environment.root_for`` gives it.
-
-    Here with this interpreter's prefixes and without importing the verifier; the tests
-    hold the two equal.
-    """
-    site = sys.modules.get("site")
-    user_base = getattr(site, "USER_BASE", None) if site is not None else None
-    best = ""
-    for prefix in (sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, user_base):
-        if prefix:
-            real = os.path.realpath(prefix)
-            if _is_within(location, real) and len(real) > len(best):
-                best = real
-    if best:
-        return best
-    head, leaf = os.path.split(location)
-    if leaf in ("site-packages", "dist-packages"):
-        lib, pyver = os.path.split(head)
-        prefix, libname = os.path.split(lib)
-        if pyver.startswith("python") and libname in ("lib", "lib64"):
-            return prefix
-        if os.path.basename(head).lower() == "lib":  # Windows: PREFIX\Lib\site-packages
-            return os.path.dirname(head)
-    return location
-
-
-def _is_within(path: str, root: str) -> bool:
-    if root == os.sep:
-        return path.startswith(os.sep)
-    return path == root or path.startswith(root + os.sep)
 
 
 is_intact = IntactGate()

@@ -11,8 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from wheeldoctor.clash import Clash
-from wheeldoctor.environment import Environment, root_for
+from wheeldoctor.environment import Environment
 from wheeldoctor.findings import BREAKING_KINDS
+from wheeldoctor.sitedirs import root_for
 from wheeldoctor.verify import Claim, resolve
 from wheeldoctor.wheelfile import Member, WheelFile
 

@@ -13,7 +13,8 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from wheeldoctor.environment import Environment, current_prefixes, load_environment
+from wheeldoctor.environment import Environment, load_environment
+from wheeldoctor.sitedirs import current_prefixes, root_for
 
 _PROBE_TIMEOUT = 30
 
@@ -134,8 +135,6 @@ def _load_paths(paths: Sequence[str], with_tags: bool = False, with_records: boo
 
 def _python_beside(site_dir: str) -> str | None:
     """The interpreter of a PREFIX/lib/pythonX.Y/site-packages layout, for repair tips."""
-    from wheeldoctor.environment import root_for
-
     root = root_for(os.path.realpath(site_dir), [])
     for candidate in ("bin/python", "Scripts/python.exe"):
         path = os.path.join(root, candidate)

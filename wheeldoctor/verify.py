@@ -16,10 +16,11 @@ from enum import Enum
 from typing import Protocol
 
 from wheeldoctor import cache
-from wheeldoctor.environment import InstalledDistribution, is_within
+from wheeldoctor.environment import InstalledDistribution
 from wheeldoctor.findings import BREAKING_KINDS, Code, Finding, Kind
 from wheeldoctor.hashing import FileState, FileStatus, Fingerprint, HashRequest, Known, Progress, hash_files
 from wheeldoctor.record import RecordRow
+from wheeldoctor.sitedirs import is_within
 
 
 class Status(str, Enum):

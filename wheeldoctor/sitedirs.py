@@ -1,0 +1,61 @@
+"""Site-directory rules shared by the gate and the inventory: names, roots, containment.
+
+Stdlib ``os`` and ``sys`` only, and no ``re``: the gate imports this on its warm path,
+where every millisecond of import counts.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable
+
+
+def lookup_key(name: str) -> str:
+    """Normalise a name for matching metadata directories, exactly as importlib.metadata does.
+
+    That rule (runs of ``-_.`` to one ``_``, lower case) is the stdlib's own lookup rule;
+    packaging would cost the gate tens of milliseconds to import. Tests hold it equal to
+    both ``importlib.metadata.Prepared.normalize`` and packaging's canonical form.
+    """
+    key = name.lower().replace("-", "_").replace(".", "_")
+    while "__" in key:
+        key = key.replace("__", "_")
+    return key
+
+
+def is_within(path: str, root: str) -> bool:
+    """Whether normalised absolute ``path`` is ``root`` or below it."""
+    if root == os.sep:
+        return path.startswith(os.sep)
+    return path == root or path.startswith(root + os.sep)
+
+
+def root_for(location: str, prefixes: Iterable[str]) -> str:
+    """The environment root of a site directory: the deepest prefix that holds it.
+
+    Without a matching prefix, a ``PREFIX/lib/pythonX.Y/site-packages`` layout gives
+    PREFIX; anything else is its own root.
+    """
+    best = ""
+    for prefix in prefixes:
+        if is_within(location, prefix) and len(prefix) > len(best):
+            best = prefix
+    if best:
+        return best
+    head, leaf = os.path.split(location)
+    if leaf in ("site-packages", "dist-packages"):
+        lib, pyver = os.path.split(head)
+        prefix, libname = os.path.split(lib)
+        if pyver.startswith("python") and libname in ("lib", "lib64"):
+            return prefix
+        if os.path.basename(head).lower() == "lib":  # Windows: PREFIX\Lib\site-packages
+            return os.path.dirname(head)
+    return location
+
+
+def current_prefixes() -> list[str]:
+    """The prefixes of the running interpreter, the user base included."""
+    site = sys.modules.get("site")
+    user_base = getattr(site, "USER_BASE", None) if site is not None else None
+    return [p for p in (sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, user_base) if p]
