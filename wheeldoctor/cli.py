@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
 
 from wheeldoctor.target import Target, TargetError, load_target
-
-if TYPE_CHECKING:
-    from wheeldoctor.deps_command import DepsResult
 
 EXIT_HEALTHY = 0
 EXIT_PROBLEMS = 1
@@ -45,6 +43,10 @@ PathOption = Annotated[
     typer.Option("--path", metavar="DIR", help="Inspect this site directory (repeatable), in order."),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the versioned JSON document on stdout.")]
+JobsOption = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Hashing threads (default: usable CPUs).")]
+NoCacheOption = Annotated[
+    bool, typer.Option("--no-cache", help="Hash every file, trusting no cached digest (none is written).")
+]
 
 
 def _fail(message: str, tip: str | None = None) -> NoReturn:
@@ -72,11 +74,24 @@ def _guard(run: Callable[[], int]) -> NoReturn:
     raise typer.Exit(code)
 
 
-def _progress_sink() -> _RichProgress | None:
-    """A progress bar on stderr when it is a terminal; None when piped."""
-    if not sys.stderr.isatty():
+@contextmanager
+def _progress(quiet: bool) -> Iterator[_RichProgress | None]:
+    """A progress bar on stderr while the body runs, when it is a terminal; None when piped."""
+    sink = None if quiet or not sys.stderr.isatty() else _RichProgress()
+    try:
+        yield sink
+    finally:
+        if sink is not None:
+            sink.close()
+
+
+def _cache_dir(disabled: bool) -> str | None:
+    """Where cached digests live, unless ``--no-cache`` or the environment turned them off."""
+    if disabled:
         return None
-    return _RichProgress()
+    from wheeldoctor import cache
+
+    return cache.directory()
 
 
 class _RichProgress:
@@ -119,41 +134,37 @@ def check(
     python: PythonOption = None,
     path: PathOption = None,
     json: JsonOption = False,
-    jobs: Annotated[
-        int | None, typer.Option("--jobs", "-j", min=1, help="Hashing threads (default: usable CPUs).")
-    ] = None,
+    jobs: JobsOption = None,
     strict: Annotated[
         bool, typer.Option("--strict", help="With --all, fail on distributions that cannot be verified too.")
     ] = False,
-    no_cache: Annotated[
-        bool, typer.Option("--no-cache", help="Hash every file, trusting no cached digest (none is written).")
-    ] = False,
+    no_cache: NoCacheOption = False,
 ) -> None:
     """Verify distributions' files against their RECORD (sha256 and size)."""
 
     def run() -> int:
         if bool(names) == all_:
             _fail("name the distributions to check, or pass --all (not both)")
-        from wheeldoctor import cache
         from wheeldoctor.check import run_check
+        from wheeldoctor.report import json as json_report
+        from wheeldoctor.report import text
 
         env = load_target(Target(python=python, paths=tuple(path or ())))
-        sink = None if json else _progress_sink()
-        cache_dir = None if no_cache else cache.directory()
-        try:
+        with _progress(json) as sink:
             result = run_check(
                 env,
                 names or None,
                 jobs=jobs,
                 progress=sink,
                 strict=strict or not all_,
-                cache_dir=cache_dir,
+                cache_dir=_cache_dir(no_cache),
                 processes=True,
             )
-        finally:
-            if sink is not None:
-                sink.close()
-        _emit(result, json)
+        _emit(
+            json_report.check_document(result) if json else None,
+            lambda: text.render_plain(result),
+            lambda console: text.render_rich(result, console),
+        )
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
     _guard(run)
@@ -180,11 +191,7 @@ def wheels(
             _fail(str(e))
         env = load_target(Target(python=python, paths=tuple(path or ()))) if (python or path) else None
         result = preflight(read, env)
-        if json:
-            sys.stdout.write(json_report.render(json_report.wheels_document(result)))
-        else:
-            for line in text.render_preflight(result):
-                sys.stdout.write(line + "\n")
+        _emit(json_report.wheels_document(result) if json else None, lambda: text.render_preflight(result))
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
     _guard(run)
@@ -197,11 +204,12 @@ def deps(python: PythonOption = None, path: PathOption = None, json: JsonOption 
     def run() -> int:
         from wheeldoctor.deps_command import run_deps
         from wheeldoctor.report import deps_text
+        from wheeldoctor.report import json as json_report
 
         target = Target(python=python, paths=tuple(path or ()))
         result = run_deps(load_target(target, with_tags=True, with_records=False))
-        _emit_any(
-            _deps_document(result) if json else None,
+        _emit(
+            json_report.deps_document(result) if json else None,
             lambda: deps_text.render_plain(result),
             lambda console: deps_text.render_rich(result, console),
         )
@@ -215,12 +223,11 @@ def doctor(
     python: PythonOption = None,
     path: PathOption = None,
     json: JsonOption = False,
-    jobs: Annotated[
-        int | None, typer.Option("--jobs", "-j", min=1, help="Hashing threads (default: usable CPUs).")
-    ] = None,
+    jobs: JobsOption = None,
     strict: Annotated[
         bool, typer.Option("--strict", help="Fail on distributions that cannot be verified too.")
     ] = False,
+    no_cache: NoCacheOption = False,
 ) -> None:
     """Everything at once: files, clashes, dependencies, duplicates, compatibility; one exit code."""
 
@@ -230,13 +237,9 @@ def doctor(
         from wheeldoctor.report import json as json_report
 
         env = load_target(Target(python=python, paths=tuple(path or ())), with_tags=True)
-        sink = None if json else _progress_sink()
-        try:
-            result = run_doctor(env, jobs=jobs, progress=sink, strict=strict)
-        finally:
-            if sink is not None:
-                sink.close()
-        _emit_any(
+        with _progress(json) as sink:
+            result = run_doctor(env, jobs=jobs, progress=sink, strict=strict, cache_dir=_cache_dir(no_cache))
+        _emit(
             json_report.doctor_document(result) if json else None,
             lambda: deps_text.render_doctor_plain(result),
             lambda console: deps_text.render_doctor_rich(result, console),
@@ -246,16 +249,10 @@ def doctor(
     _guard(run)
 
 
-def _deps_document(result: DepsResult) -> dict[str, Any]:
-    from wheeldoctor.report import json as json_report
-
-    return json_report.deps_document(result)
-
-
-def _emit_any(
+def _emit(
     document: dict[str, Any] | None,
     plain: Callable[[], Iterable[str]],
-    rich: Callable[[Console], None],
+    rich: Callable[[Console], None] | None = None,
 ) -> None:
     """The JSON document when there is one; else tables on a terminal, plain lines when piped."""
     if document is not None:
@@ -264,27 +261,10 @@ def _emit_any(
         sys.stdout.write(json_report.render(document))
         return
     console = Console(highlight=False)
-    if console.is_terminal:
+    if console.is_terminal and rich is not None:
         rich(console)
     else:
         for line in plain():
-            sys.stdout.write(line + "\n")
-
-
-def _emit(result: object, as_json: bool) -> None:
-    from wheeldoctor.report import json as json_report
-    from wheeldoctor.report import text
-    from wheeldoctor.results import CheckResult
-
-    assert isinstance(result, CheckResult)
-    if as_json:
-        sys.stdout.write(json_report.render(json_report.check_document(result)))
-        return
-    console = Console(highlight=False)
-    if console.is_terminal:
-        text.render_rich(result, console)
-    else:
-        for line in text.render_plain(result):
             sys.stdout.write(line + "\n")
 
 

@@ -17,13 +17,14 @@ def run_doctor(
     jobs: int | None = None,
     progress: ProgressSink | None = None,
     strict: bool = False,
+    cache_dir: str | None = None,
 ) -> DoctorResult:
     """Verify every active distribution (with clashes, as ``check --all``), then run ``deps``.
 
     Clashes come with the check result (``CheckResult.clashes``); anything new that ``check``
     learns appears in ``doctor`` without a change here.
     """
-    check = run_check(env, None, jobs=jobs, progress=progress, strict=strict)
+    check = run_check(env, None, jobs=jobs, progress=progress, strict=strict, cache_dir=cache_dir, processes=True)
     deps = run_deps(env)
     # Unreadable metadata is already a file-level finding of the check: say it once.
     reported = {(r.name, f.code) for r in check.distributions for f in r.findings}

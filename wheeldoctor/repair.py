@@ -20,13 +20,7 @@ def reinstall_command(dist: InstalledDistribution, env: Environment) -> str:
         target = ["--python", python] if python else []
         words = ["uv", "pip", "install", *target, "--reinstall-package", dist.name, "--no-deps", spec]
     else:
-        if python is None:
-            runner = ["pip"]
-        elif env.find("pip") is not None:
-            runner = [python, "-m", "pip"]
-        else:
-            runner = ["pip", "--python", python]
-        words = [*runner, "install", "--force-reinstall", "--no-deps", spec]
+        words = [*pip_runner(env), "install", "--force-reinstall", "--no-deps", spec]
     return shlex.join(words)
 
 
