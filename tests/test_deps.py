@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import Venv, build_wheel, find_interpreter, make_venv, pip_install
+from helpers import Venv, build_wheel, find_interpreter, make_venv, pip_install, uv_install
 from pip_check import Problem, ours, pip_check
 
 from wheeldoctor.deps import ConflictKind, check_dependencies
@@ -292,11 +292,13 @@ def test_invalid_version_cannot_satisfy_a_specifier(tmp_path: Path, uv_bin: Path
 
 def test_unevaluable_marker_is_a_finding(tmp_path: Path, uv_bin: Path) -> None:
     venv = make_venv(tmp_path / "venv", uv_bin=uv_bin)
-    pip_install(
+    # pip 23 installs this wheel; newer pip crashes evaluating the marker. uv takes it.
+    uv_install(
         venv,
         "--no-index",
         "--no-deps",
         build_wheel(tmp_path / "w", "weird", "1.0", _pkg("weird"), requires=['gone; os_name ~= "posix"']),
+        uv_bin=uv_bin,
     )
     result = run_deps(load_target(Target(python=str(venv.python))))
     assert result.dependencies.conflicts == ()
