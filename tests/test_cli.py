@@ -13,6 +13,7 @@ import os
 import pty
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -591,3 +592,28 @@ def test_golden(case: Path, tmp_path: Path, uv_bin: Path, uv_cache: Path) -> Non
     if os.environ.get("WHEELDOCTOR_UPDATE_GOLDEN") == "1":
         expected_file.write_text(json.dumps(got, indent=2, ensure_ascii=False) + "\n")
     assert got == json.loads(expected_file.read_text())
+
+
+def test_path_without_interpreter_gets_a_target_tip(installed: Installed, tmp_path: Path) -> None:
+    # A bare copy of the site dir, with no interpreter beside it: a bare `pip install`
+    # would repair whatever environment is active, so the tip must aim at the directory.
+    site = tmp_path / "bare-site"
+    shutil.copytree(installed.venv.site_packages, site, symlinks=True)
+    (site / "beta" / "__init__.py").write_bytes(b"tampered\n")
+    done = run_cli("check", "beta", "--path", site)
+    assert done.returncode == 1
+    assert lines(done)[-1] == f"Tip: pip install --target {site} --upgrade --force-reinstall --no-deps beta==1.0"
+
+
+def test_probe_does_not_import_from_the_working_directory(installed: Installed, tmp_path: Path) -> None:
+    (tmp_path / "platform.py").write_text("raise SystemExit('planted module imported')\n")
+    done = subprocess.run(
+        # The console script, not -m: `python -m` would import the planted module itself.
+        [str(Path(sys.executable).parent / "wheeldoctor"), "check", "alpha", "--python", str(installed.venv.python)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr

@@ -238,3 +238,83 @@ print(json.dumps([before_threads, after_import, threading.active_count(), answer
     # The gate's one write: its verification cache, inside $XDG_CACHE_HOME/wheeldoctor (issue 5).
     written = [p.relative_to(cache) for p in cache.rglob("*")]
     assert all(p.parts[0] == "wheeldoctor" for p in written), written
+
+
+# --------------------------------------------------------------------------
+# regressions found in review
+# --------------------------------------------------------------------------
+
+
+def test_egg_info_file_is_not_intact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A distutils-style install: one PKG-INFO file, no RECORD, so nothing can vouch for it.
+    (tmp_path / "legacyfoo-1.0-py3.11.egg-info").write_text("Metadata-Version: 1.0\nName: legacyfoo\nVersion: 1.0\n")
+    monkeypatch.setattr(sys, "path", [str(tmp_path)])
+    assert IntactGate()("legacyfoo") is False
+
+
+def test_record_fifo_does_not_hang_the_gate(tmp_path: Path, venv: Venv) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    info = site / "fifo_dist-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fifo-dist\nVersion: 1.0\n")
+    os.mkfifo(info / "RECORD")
+    code = (
+        f"import sys; sys.path.insert(0, {str(site)!r}); import wheeldoctor; print(wheeldoctor.is_intact('fifo-dist'))"
+    )
+    done = _run(sys.executable, code, env={"WHEELDOCTOR_CACHE_DIR": str(tmp_path / "cache")})
+    assert (done.returncode, done.stdout.strip()) == (0, "False"), done.stderr
+
+
+def test_symlinked_site_packages(tmp_path: Path, uv_bin: Path) -> None:
+    # Homebrew-style: site-packages is a link. pip writes ../../../bin paths from the link's name.
+    venv = make_venv(tmp_path / "venv", uv_bin=uv_bin)
+    real = tmp_path / "elsewhere" / "site-packages"
+    real.parent.mkdir()
+    venv.site_packages.rename(real)
+    venv.site_packages.symlink_to(real)
+    wheel = build_wheel(
+        tmp_path / "w", "linked", "1.0", {"linked/__init__.py": b"X = 1\n"}, console_scripts={"linked": "linked:main"}
+    )
+    pip_install(venv, "--no-index", "--no-deps", wheel)
+    done = _run(venv.python, "import wheeldoctor; print(wheeldoctor.is_intact('linked'))")
+    assert done.stdout.strip() == "True", done.stderr
+    check = subprocess.run(
+        [sys.executable, "-m", "wheeldoctor", "check", "linked", "--python", str(venv.python)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_relative_sys_path_entries_follow_the_working_directory(
+    tmp_path: Path, venv: Venv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.setattr(sys, "path", ["", *sys.path])
+    gate = IntactGate()
+    monkeypatch.chdir(venv.site_packages)
+    assert gate("gate-good") is True
+    monkeypatch.chdir(empty)  # same sys.path, another directory: another environment
+    monkeypatch.setattr(sys, "path", ["", *[p for p in sys.path if p != str(venv.site_packages)]])
+    assert gate("gate-good") is False
+
+
+def test_cache_clear_during_a_check_is_not_undone(on_path: Venv, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = wheeldoctor.gate._check
+    calls: list[str] = []
+    gate = IntactGate()
+
+    def clearing(key: str, search_path: tuple[str, ...]) -> bool:
+        calls.append(key)
+        if len(calls) == 1:
+            gate.cache_clear()  # as another thread would, mid-check
+        return real(key, search_path)
+
+    monkeypatch.setattr(wheeldoctor.gate, "_check", clearing)
+    assert gate("gate-good") is True
+    assert gate("gate-good") is True
+    assert calls == ["gate_good", "gate_good"]  # the first answer was not kept past the clear

@@ -125,3 +125,14 @@ def test_corrupt_zip_is_a_finding(tmp_path: Path) -> None:
     rc, document = _wheels_cli(bogus)
     assert rc == 1
     assert [f["code"] for f in document["wheels"][0]["findings"]] == ["WD023"]
+
+
+def test_unhashed_pyc_rows_are_recorded_members(tmp_path: Path) -> None:
+    files = {"pkg/__init__.py": b"\n", "pkg/__pycache__/__init__.cpython-311.pyc": b"\x00bytecode"}
+
+    def unhash_pyc(rows: list[list[str]]) -> list[list[str]]:
+        return [[p, "", ""] if p.endswith(".pyc") else [p, h, s] for p, h, s in rows]
+
+    wheel = build_wheel(tmp_path, "pycdemo", "1.0", files, record_override=unhash_pyc)
+    rc, document = _wheels_cli(wheel)
+    assert (rc, document["wheels"][0]["findings"]) == (0, [])

@@ -105,7 +105,7 @@ def test_no_hash_allowed(path: str) -> None:
     assert unhashed_allowed(path)
     for row in (f"{path},,", f"{path},,123"):
         record = parse_record([row])
-        assert record == Record((), ())
+        assert record == Record((), (), frozenset({path}))  # listed, though nothing to verify
 
 
 @pytest.mark.parametrize(

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from wheeldoctor.environment import InstalledDistribution
-from wheeldoctor.hashing import FileState, FileStatus
-from wheeldoctor.verify import Claim
+from wheeldoctor.hashing import FileState
+from wheeldoctor.verify import Claim, matches
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,22 +65,13 @@ class ClashPair:
         )
 
 
-def _matches(claim: Claim, state: FileState) -> bool:
-    row = claim.row
-    if state.status is not FileStatus.HASHED or row.algorithm is None:
-        return False
-    if row.size is not None and row.size != state.size:
-        return False
-    return state.digest(row.algorithm) == row.digest
-
-
 def _same_bytes(claims: Sequence[Claim], state: FileState | None) -> bool:
     rows = {(c.row.algorithm, c.row.digest, c.row.size) for c in claims}
     if len(rows) == 1:
         return True
     if len({c.row.algorithm for c in claims}) > 1 and state is not None:
         # Different algorithms can still vouch for the same bytes: ask the file.
-        return all(_matches(c, state) for c in claims)
+        return all(matches(c.row, state) for c in claims)
     return False
 
 
@@ -95,7 +86,7 @@ def find_clashes(
         if len(names) < 2 or (wanted is not None and wanted.isdisjoint(names)):
             continue
         state = states.get(location)
-        on_disk = next((c.dist.name for c in claims if _matches(c, state)), None) if state is not None else None
+        on_disk = next((c.dist.name for c in claims if matches(c.row, state)), None) if state is not None else None
         clashes.append(Clash(claims[0].row.path, location, names, _same_bytes(claims, state), on_disk))
     clashes.sort(key=lambda c: (c.claimants, c.path))
     return clashes

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from wheeldoctor.filesystem import ReadError, read_regular
 from wheeldoctor.findings import Code, Finding, Kind
 from wheeldoctor.record import Record, decode_record
-from wheeldoctor.sitedirs import lookup_key, root_for
+from wheeldoctor.sitedirs import lookup_key, prefix_forms, root_for
 
 #: RECORD and METADATA above this size are refused rather than read into memory.
 METADATA_LIMIT = 64 << 20
@@ -67,7 +67,7 @@ class InstalledDistribution:
     @property
     def legacy(self) -> bool:
         """Whether this is an ``.egg-info`` install, which has no RECORD by design."""
-        return self.path.endswith(".egg-info")
+        return self.path.lower().endswith(".egg-info")
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +150,7 @@ def load_distribution(
         installer = _read_line(os.path.join(found.path, "INSTALLER"))
         if read_metadata and not legacy:
             tags = _read_wheel_tags(os.path.join(found.path, "WHEEL"))
-    elif read_record and (not legacy or read_metadata):
+    elif read_record:
         problems.append(_no_record(legacy))
     return InstalledDistribution(
         name=name,
@@ -255,12 +255,19 @@ def load_environment(
 
     ``records=False`` reads metadata only (see :func:`load_distribution`).
     """
-    locations = _unique(os.path.realpath(p) for p in paths if p)
-    real_prefixes = tuple(_unique(os.path.realpath(p) for p in prefixes if p))
+    # Site dirs are used as given, not resolved: installers write RECORD's "../../../bin"
+    # paths from the name Python uses, and through a symlinked site-packages the two differ.
+    # The resolved form only tells two spellings of one directory apart.
+    by_real: dict[str, str] = {}
+    for path in paths:
+        if path:
+            by_real.setdefault(os.path.realpath(path), os.path.abspath(path))
+    locations = list(by_real.values())
+    all_prefixes = tuple(prefix_forms(prefixes))
     seen: set[str] = set()
     distributions: list[InstalledDistribution] = []
     for location in locations:
-        root = root_for(location, real_prefixes)
+        root = root_for(location, all_prefixes)
         for found in scan_location(location):
             dist = load_distribution(found, root, active=True, read_record=records)
             if dist.name in seen:
@@ -271,7 +278,7 @@ def load_environment(
         label,
         python,
         tuple(locations),
-        real_prefixes,
+        all_prefixes,
         tuple(distributions),
         tuple(markers),
         None if tags is None else tuple(tags),

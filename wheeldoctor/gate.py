@@ -18,7 +18,7 @@ import _thread
 import os
 import sys
 
-from wheeldoctor.sitedirs import current_prefixes, lookup_key, root_for
+from wheeldoctor.sitedirs import current_prefixes, lookup_key, prefix_forms, root_for
 
 
 class IntactGate:
@@ -26,20 +26,23 @@ class IntactGate:
 
     False when the distribution is not installed, has no RECORD, or any recorded file is
     missing, modified or unreadable. Thread-safe: concurrent callers asking about one
-    name wait for a single computation. No output, no files written, no threads left.
+    name wait for a single computation. No output, no threads left, and nothing written
+    outside the cache directory (see :mod:`wheeldoctor.cache`).
     """
 
     def __init__(self) -> None:
         self._lock = _thread.allocate_lock()
-        self._answers: dict[tuple[str, tuple[str, ...]], bool] = {}
-        self._pending: dict[tuple[str, tuple[str, ...]], _thread.LockType] = {}
+        self._answers: dict[tuple[str, tuple[str, ...], str], bool] = {}
+        self._pending: dict[tuple[str, tuple[str, ...], str], _thread.LockType] = {}
+        self._generation = 0
         self._fork_safe = False
 
     def __call__(self, name: str) -> bool:
         """Whether distribution ``name`` is installed and every recorded file matches."""
         if not isinstance(name, str):
             raise TypeError(f"is_intact() wants a distribution name, not {type(name).__name__}")
-        key = (lookup_key(name), tuple(sys.path))
+        search_path = tuple(sys.path)
+        key = (lookup_key(name), search_path, _cwd_if_relative(search_path))
         with self._lock:
             answer = self._answers.get(key)
             if answer is not None:
@@ -52,10 +55,13 @@ class IntactGate:
         with pending:
             with self._lock:
                 answer = self._answers.get(key)
+                generation = self._generation
             if answer is None:
-                answer = _check(key[0], key[1])
+                answer = _check(key[0], search_path)
                 with self._lock:
-                    self._answers[key] = answer
+                    # A cache_clear() during the check makes this answer stale: return it, keep it not.
+                    if generation == self._generation:
+                        self._answers[key] = answer
                     self._pending.pop(key, None)
         return answer
 
@@ -63,10 +69,21 @@ class IntactGate:
         """Forget every answer; the next call checks the files again."""
         with self._lock:
             self._answers.clear()
+            self._generation += 1
 
     def _after_fork(self) -> None:
         self._lock = _thread.allocate_lock()
         self._pending = {}
+
+
+def _cwd_if_relative(search_path: tuple[str, ...]) -> str:
+    """The working directory when ``sys.path`` has relative entries ('' included), else ''."""
+    if all(os.path.isabs(entry) for entry in search_path):
+        return ""
+    try:
+        return os.getcwd()
+    except OSError:  # deleted under us: relative entries then find nothing anyway
+        return ""
 
 
 def _check(key: str, search_path: tuple[str, ...]) -> bool:
@@ -74,7 +91,7 @@ def _check(key: str, search_path: tuple[str, ...]) -> bool:
     if found is None:
         return False
     location, dist_path = found
-    root = root_for(location, [os.path.realpath(p) for p in current_prefixes()])
+    root = root_for(location, prefix_forms(current_prefixes()))
     from wheeldoctor import cache
 
     cache_dir = cache.directory()
@@ -129,8 +146,8 @@ def locate(key: str, search_path: tuple[str, ...]) -> tuple[str, str] | None:
                 name.lower().endswith((".dist-info", ".egg-info"))
                 and lookup_key(name.rpartition(".")[0].partition("-")[0]) == key
             ):
-                # Resolved only once found: realpath costs a stat per path component.
-                location = os.path.realpath(entry or ".")
+                # As given, not resolved: installers write RECORD's ../ paths from this name.
+                location = os.path.abspath(entry or ".")
                 return location, os.path.join(location, name)
     return None
 

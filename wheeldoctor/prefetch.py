@@ -117,16 +117,32 @@ def _cpus() -> int:
         return os.cpu_count() or 1
 
 
+def _read_record(path: str) -> str | None:
+    """RECORD's text if it is a regular file; never blocks on a FIFO or opens a device."""
+    try:
+        if os.stat(path).st_mode & 0o170000 != 0o100000:
+            return None
+        fd = os.open(path, _OPEN_FLAGS)
+    except (OSError, ValueError):
+        return None
+    try:
+        if os.fstat(fd).st_mode & 0o170000 != 0o100000:
+            return None
+        return os.read(fd, _RECORD_LIMIT).decode("utf-8")
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(fd)
+
+
 def plan(dist_path: str, location: str, root: str) -> list[tuple[int, str, str]]:
     """(size, absolute path, algorithm) of RECORD's big files inside ``root``, smallest first.
 
     A rough reading: rows whose path csv had to quote are skipped, not parsed; a wrong
     guess only costs a wasted hash, since the verifier uses a digest only for its path.
     """
-    try:
-        with open(os.path.join(dist_path, "RECORD"), "rb") as f:
-            text = f.read(_RECORD_LIMIT).decode("utf-8")
-    except (OSError, ValueError):
+    text = _read_record(os.path.join(dist_path, "RECORD"))
+    if text is None:
         return []
     inside = root.rstrip(os.sep) + os.sep
     planned = []

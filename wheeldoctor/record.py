@@ -46,6 +46,8 @@ class Record:
 
     rows: tuple[RecordRow, ...]
     problems: tuple[Finding, ...]
+    listed: frozenset[str] = frozenset()
+    """Every path RECORD names, verifiable or not (unhashed .pyc rows, bad rows)."""
 
 
 def encode_digest(digest: bytes) -> str:
@@ -103,6 +105,7 @@ def parse_record(lines: Iterable[str]) -> Record:
     rows: list[RecordRow] = []
     problems: list[Finding] = []
     seen: set[str] = set()
+    listed: set[str] = set()
     reader = csv.reader(lines, strict=True)
     while True:
         try:
@@ -115,6 +118,7 @@ def parse_record(lines: Iterable[str]) -> Record:
         line = reader.line_num
         if not fields or fields == [""]:
             continue
+        listed.add(fields[0])
         row, problem = _parse_fields(fields, line)
         if problem is not None:
             problems.append(problem)
@@ -125,7 +129,7 @@ def parse_record(lines: Iterable[str]) -> Record:
             continue
         seen.add(row.path)
         rows.append(row)
-    return Record(tuple(rows), tuple(problems))
+    return Record(tuple(rows), tuple(problems), frozenset(listed))
 
 
 def _malformed(path: str | None, line: int, why: str) -> Finding:

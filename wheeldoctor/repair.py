@@ -12,13 +12,22 @@ def reinstall_command(dist: InstalledDistribution, env: Environment) -> str:
 
     uv installs are repaired with uv (its cache holds the wheel); anything else with
     pip. The exact version is pinned so nothing is upgraded. An environment without
-    pip of its own (a uv venv) is reached with ``pip --python``.
+    pip of its own (a uv venv) is reached with ``pip --python``; site directories given
+    without an interpreter with ``--target``.
     """
     spec = f"{dist.name}=={dist.version}"
     python = env.python
-    if (dist.installer or "").lower() == "uv":
-        target = ["--python", python] if python else []
-        words = ["uv", "pip", "install", *target, "--reinstall-package", dist.name, "--no-deps", spec]
+    uv = (dist.installer or "").lower() == "uv"
+    if python is None:
+        # Site directories without an interpreter: aim at the directory itself, never at
+        # whatever environment happens to be active where the tip is pasted.
+        if uv:
+            words = ["uv", "pip", "install", "--target", dist.location, "--reinstall-package", dist.name]
+        else:
+            words = ["pip", "install", "--target", dist.location, "--upgrade", "--force-reinstall"]
+        words += ["--no-deps", spec]
+    elif uv:
+        words = ["uv", "pip", "install", "--python", python, "--reinstall-package", dist.name, "--no-deps", spec]
     else:
         words = [*pip_runner(env), "install", "--force-reinstall", "--no-deps", spec]
     return shlex.join(words)

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # collections.abc costs the gate's warm path an import
+    from collections.abc import Iterable
 
 
 def lookup_key(name: str) -> str:
@@ -52,6 +55,16 @@ def root_for(location: str, prefixes: Iterable[str]) -> str:
         if os.path.basename(head).lower() == "lib":  # Windows: PREFIX\Lib\site-packages
             return os.path.dirname(head)
     return location
+
+
+def prefix_forms(prefixes: Iterable[str]) -> list[str]:
+    """Each prefix both as given and with symlinks resolved, so either spelling of a site dir matches."""
+    forms: dict[str, None] = {}
+    for prefix in prefixes:
+        if prefix:
+            forms[os.path.abspath(prefix)] = None
+            forms[os.path.realpath(prefix)] = None
+    return list(forms)
 
 
 def current_prefixes() -> list[str]:

@@ -20,7 +20,10 @@ _PROBE_TIMEOUT = 30
 
 # Runs inside the target interpreter: stdlib only, and valid on any Python 3.
 _PROBE = r"""
-import json, os, platform, sys
+import sys
+# -c puts the current directory first: drop it before importing anything from it.
+sys.path[:] = [p for p in sys.path if p]
+import json, os, platform
 site = sys.modules.get("site")
 impl = sys.implementation
 iver = "{0.major}.{0.minor}.{0.micro}".format(impl.version)
@@ -135,7 +138,7 @@ def _load_paths(paths: Sequence[str], with_tags: bool = False, with_records: boo
 
 def _python_beside(site_dir: str) -> str | None:
     """The interpreter of a PREFIX/lib/pythonX.Y/site-packages layout, for repair tips."""
-    root = root_for(os.path.realpath(site_dir), [])
+    root = root_for(os.path.abspath(site_dir), [])
     for candidate in ("bin/python", "Scripts/python.exe"):
         path = os.path.join(root, candidate)
         if os.path.isfile(path) and os.access(path, os.X_OK):

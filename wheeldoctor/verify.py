@@ -19,7 +19,7 @@ from wheeldoctor import cache
 from wheeldoctor.environment import InstalledDistribution
 from wheeldoctor.findings import BREAKING_KINDS, Code, Finding, Kind
 from wheeldoctor.hashing import FileState, FileStatus, Fingerprint, HashRequest, Known, Progress, hash_files
-from wheeldoctor.record import RecordRow
+from wheeldoctor.record import RecordRow, encode_digest
 from wheeldoctor.sitedirs import is_within
 
 
@@ -168,7 +168,7 @@ def judge(claim: Claim, state: FileState, others: Sequence[Claim] = ()) -> Findi
     assert row.algorithm is not None and row.digest is not None  # rows without a hash never reach here
     digest = state.digest(row.algorithm)
     if digest != row.digest:
-        found = f"{row.algorithm}={_encode(digest)}" if digest is not None else None
+        found = f"{row.algorithm}={encode_digest(digest)}" if digest is not None else None
         return Finding(
             Code.HASH_MISMATCH,
             Kind.MODIFIED,
@@ -180,12 +180,6 @@ def judge(claim: Claim, state: FileState, others: Sequence[Claim] = ()) -> Findi
             state.links,
         )
     return None
-
-
-def _encode(digest: bytes) -> str:
-    from wheeldoctor.record import encode_digest
-
-    return encode_digest(digest)
 
 
 def _content_from(claim: Claim, state: FileState, others: Sequence[Claim]) -> str | None:
@@ -312,7 +306,7 @@ def _remember(
     for claim in claims:
         state = states[claim.path]
         fingerprint = state.fingerprint
-        if state.status is not FileStatus.HASHED or fingerprint is None or not _matches(claim.row, state):
+        if fingerprint is None or not matches(claim.row, state):
             continue
         identity = (fingerprint.size, fingerprint.mtime_ns, fingerprint.ctime_ns, fingerprint.inode, fingerprint.device)
         # A file changed in the tick its hashing started could change again unseen.
@@ -324,9 +318,11 @@ def _remember(
         cache.store(cache_dir, entry)
 
 
-def _matches(row: RecordRow, state: FileState) -> bool:
+def matches(row: RecordRow, state: FileState) -> bool:
+    """Whether the bytes seen on disk are the ones ``row`` records."""
     return (
-        row.algorithm is not None
+        state.status is FileStatus.HASHED
+        and row.algorithm is not None
         and (row.size is None or row.size == state.size)
         and state.digest(row.algorithm) == row.digest
     )

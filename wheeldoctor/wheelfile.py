@@ -79,7 +79,6 @@ def _read_archive(path: str, name: str, version: str, archive: zipfile.ZipFile) 
     record: Record = decode_record(archive.read(record_name))
     findings: list[Finding] = list(record.problems)
     members: list[Member] = []
-    recorded = {row.path for row in record.rows}
     for row in record.rows:
         target = install_target(row.path, dist_info)
         if target is None:
@@ -100,7 +99,7 @@ def _read_archive(path: str, name: str, version: str, archive: zipfile.ZipFile) 
             members.append(Member(target, row))
     for member_name in infos:
         base = member_name.rpartition("/")[2]
-        if member_name not in recorded and member_name != record_name and base not in ("RECORD.jws", "RECORD.p7s"):
+        if member_name not in record.listed and member_name != record_name and base not in ("RECORD.jws", "RECORD.p7s"):
             findings.append(
                 Finding(
                     Code.WHEEL_MEMBER_UNRECORDED, Kind.UNVERIFIABLE, member_name, "is in the wheel but not in RECORD"
