@@ -12,11 +12,12 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
-from rich.console import Console
 
 from wheeldoctor.target import Target, TargetError, load_target
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from wheeldoctor.deps_command import DepsResult
 
 EXIT_HEALTHY = 0
@@ -48,6 +49,8 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print the versioned JS
 
 
 def _fail(message: str, tip: str | None = None) -> NoReturn:
+    from rich.console import Console  # not at start-up: rich takes tens of milliseconds to import
+
     err = Console(stderr=True, highlight=False)
     err.print(f"[bold red]error:[/] {message}", markup=True, soft_wrap=True)
     if tip:
@@ -86,6 +89,7 @@ class _RichProgress:
     LONG_FILES = 20_000
 
     def __init__(self) -> None:
+        from rich.console import Console
         from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
         self._bar = Progress(
@@ -263,6 +267,8 @@ def _emit_any(
 
         sys.stdout.write(json_report.render(document))
         return
+    from rich.console import Console
+
     console = Console(highlight=False)
     if console.is_terminal:
         rich(console)
@@ -272,14 +278,18 @@ def _emit_any(
 
 
 def _emit(result: object, as_json: bool) -> None:
-    from wheeldoctor.report import json as json_report
-    from wheeldoctor.report import text
     from wheeldoctor.results import CheckResult
 
     assert isinstance(result, CheckResult)
     if as_json:
+        from wheeldoctor.report import json as json_report
+
         sys.stdout.write(json_report.render(json_report.check_document(result)))
         return
+    from rich.console import Console
+
+    from wheeldoctor.report import text
+
     console = Console(highlight=False)
     if console.is_terminal:
         text.render_rich(result, console)
