@@ -617,3 +617,18 @@ def test_probe_does_not_import_from_the_working_directory(installed: Installed, 
         check=False,
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_closed_pipe_is_quiet(installed: Installed) -> None:
+    # The reader is gone before the report is written (`| true` exits at once, long before
+    # wheeldoctor has started): no error, no traceback.
+    wheeldoctor_bin = Path(sys.executable).parent / "wheeldoctor"
+    command = f"{shlex.quote(str(wheeldoctor_bin))} check --all --python {shlex.quote(str(installed.venv.python))}"
+    done = subprocess.run(
+        ["bash", "-c", f"{command} | true"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.stderr == ""

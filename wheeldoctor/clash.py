@@ -82,6 +82,8 @@ def find_clashes(
     wanted = set(involving) if involving is not None else None
     clashes = []
     for location, claims in owners.items():
+        if len(claims) < 2:  # nearly every path: skipped before any work
+            continue
         names = tuple(dict.fromkeys(c.dist.name for c in claims))
         if len(names) < 2 or (wanted is not None and wanted.isdisjoint(names)):
             continue

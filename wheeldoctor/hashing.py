@@ -137,7 +137,7 @@ def hash_files(
     results: list[FileState | None] = [None] * len(requests)
     order = sorted(range(len(requests)), key=lambda i: requests[i].size_hint, reverse=True)
     threads = min(jobs or default_jobs(), len(requests))
-    if processes and threads > 1 and len(requests) >= PROCESS_MIN_FILES and _can_fork():
+    if processes and threads > 1 and len(requests) >= PROCESS_MIN_FILES and can_fork():
         from wheeldoctor.hash_processes import hash_in_processes
 
         for index, done in hash_in_processes(requests, order, threads, progress, known).items():
@@ -181,7 +181,8 @@ def hash_files(
     return [state for state in results if state is not None]
 
 
-def _can_fork() -> bool:
+def can_fork() -> bool:
+    """Whether forking workers is safe here: Linux, and no other thread running."""
     # Forking while another thread runs can leave a lock held forever in the child; other
     # systems' libraries are not fork-safe (macOS), so only Linux, and only single-threaded.
     return sys.platform.startswith("linux") and threading.active_count() == 1

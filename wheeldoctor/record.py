@@ -60,6 +60,8 @@ _FROM_URLSAFE = bytes.maketrans(b"-_", b"+/")
 
 
 _URLSAFE_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+#: Length of ``sha256=`` and a digest's 43 unpadded characters.
+_SHA256_FIELD = 50
 
 
 def _decode_digest(text: str) -> bytes | None:
@@ -116,6 +118,23 @@ def parse_record(lines: Iterable[str]) -> Record:
             problems.append(_malformed(None, reader.line_num, f"not valid CSV ({e})"))
             continue
         line = reader.line_num
+        if len(fields) == 3:
+            # The row nearly every RECORD holds throughout, decided without a call per field.
+            path, hash_field, size_field = fields
+            if (
+                path
+                and len(hash_field) == _SHA256_FIELD
+                and hash_field.startswith("sha256=")
+                and size_field.isdigit()
+                and size_field.isascii()
+                and not hash_field[7:].strip(_URLSAFE_ALPHABET)
+                and path not in seen
+            ):
+                raw = hash_field[7:].encode("ascii").translate(_FROM_URLSAFE)
+                seen.add(path)
+                listed.add(path)
+                rows.append(RecordRow(path, "sha256", binascii.a2b_base64(raw + b"="), int(size_field), line))
+                continue
         if not fields or fields == [""]:
             continue
         listed.add(fields[0])

@@ -15,10 +15,20 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
 
-from wheeldoctor import cache
+from wheeldoctor import cache, hashing
 from wheeldoctor.environment import InstalledDistribution
 from wheeldoctor.findings import BREAKING_KINDS, Code, Finding, Kind
-from wheeldoctor.hashing import FileState, FileStatus, Fingerprint, HashRequest, Known, Progress, hash_files
+from wheeldoctor.hashing import (
+    FileState,
+    FileStatus,
+    Fingerprint,
+    HashRequest,
+    Known,
+    Progress,
+    can_fork,
+    default_jobs,
+    hash_files,
+)
 from wheeldoctor.record import RecordRow, encode_digest
 from wheeldoctor.sitedirs import is_within
 
@@ -83,9 +93,16 @@ def resolve(dist: InstalledDistribution) -> tuple[list[Claim], list[Finding]]:
     prefix = dist.location.rstrip(os.sep) + os.sep
     root = dist.root
     normpath, isabs = os.path.normpath, os.path.isabs
+    # A plain relative path (no '.' or '..' part, no doubled or trailing slash) below a
+    # normalised location inside the root is already normal and inside: no normpath needed.
+    plain_ok = os.sep == "/" and normpath(prefix) + os.sep == prefix and is_within(prefix[:-1] or os.sep, root)
     for row in dist.record.rows:
+        text = row.path
+        if plain_ok and not (text[:1] in "./" or "/." in text or "//" in text or text[-1:] == "/"):
+            claims.append(Claim(dist, row, prefix + text))
+            continue
         # Concatenation instead of os.path.join: this loop runs once per recorded file.
-        path = normpath(row.path if isabs(row.path) else prefix + row.path)
+        path = normpath(text if isabs(text) else prefix + text)
         if is_within(path, root):
             claims.append(Claim(dist, row, path))
         else:
@@ -129,13 +146,74 @@ def hash_claims(
     processes: bool = False,
 ) -> dict[str, FileState]:
     """Look at every claimed file once; return its state by absolute path."""
+    candidates: list[Claim] = []
+    if processes and known is None and (jobs or default_jobs()) > 1:
+        candidates, claims = _provable(claims)
     requests = list(plan(claims).values())
     advance: Progress | None = None
     if progress is not None:
-        progress.begin(len(requests), sum(r.size_hint for r in requests))
+        progress.begin(
+            len(candidates) + len(requests),
+            sum(c.row.size or 0 for c in candidates) + sum(r.size_hint for r in requests),
+        )
         advance = progress.advance
-    states = hash_files(requests, jobs=jobs, progress=advance, known=known, processes=processes)
-    return {request.path: state for request, state in zip(requests, states, strict=True)}
+    states: dict[str, FileState] = {}
+    if candidates:
+        states, unproven = _prove(candidates, jobs, advance)
+        requests.extend(plan(unproven).values())
+    hashed = hash_files(requests, jobs=jobs, progress=advance, known=known, processes=processes)
+    states.update((request.path, state) for request, state in zip(requests, hashed, strict=True))
+    return states
+
+
+def _provable(claims: Sequence[Claim]) -> tuple[list[Claim], list[Claim]]:
+    """Split off the claims worth proving in workers: a path's only claim, with a hash and a size."""
+    counts: dict[str, int] = {}
+    for claim in claims:
+        counts[claim.path] = counts.get(claim.path, 0) + 1
+    provable: list[Claim] = []
+    rest: list[Claim] = []
+    for claim in claims:
+        row = claim.row
+        if counts[claim.path] == 1 and row.digest is not None and row.size is not None and row.algorithm:
+            provable.append(claim)
+        else:
+            rest.append(claim)
+    if len(provable) < hashing.PROCESS_MIN_FILES or not can_fork():
+        return [], list(claims)
+    return provable, rest
+
+
+def _prove(
+    candidates: Sequence[Claim], jobs: int | None, progress: Progress | None
+) -> tuple[dict[str, FileState], list[Claim]]:
+    """States of the candidates proven intact by forked workers, and the claims left unproven.
+
+    A proven file's state is exactly what :func:`hash_file` would have returned for it.
+    """
+    from wheeldoctor.proof_processes import prove_in_processes
+
+    proofs = prove_in_processes(
+        [(c.path, c.row.size or 0, c.row.algorithm or "", c.row.digest or b"") for c in candidates],
+        jobs or default_jobs(),
+        progress,
+    )
+    states: dict[str, FileState] = {}
+    unproven: list[Claim] = []
+    hashed = FileStatus.HASHED
+    # tuple.__new__ skips the named tuples' Python-level __new__: a third of the cost, per file.
+    make = tuple.__new__
+    for index, claim in enumerate(candidates):
+        proof = proofs.get(index)
+        if proof is None:
+            unproven.append(claim)
+            continue
+        _, mtime, ctime, inode, device, links = proof
+        row = claim.row
+        fingerprint = make(Fingerprint, (row.size, mtime, ctime, inode, device))
+        digests = ((row.algorithm, row.digest),)
+        states[claim.path] = make(FileState, (hashed, row.size, digests, "", links, fingerprint, False))
+    return states, unproven
 
 
 def judge(claim: Claim, state: FileState, others: Sequence[Claim] = ()) -> Finding | None:

@@ -10,15 +10,15 @@ import shlex
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
-
 from wheeldoctor.compat import CompatibilityFinding
 from wheeldoctor.deps import DependencyConflict, install_command
 from wheeldoctor.deps_command import DepsResult
 from wheeldoctor.duplicates import Duplicate, remedy, removal_elsewhere
 from wheeldoctor.findings import Code
+
+if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
+    from rich.console import Console
+    from rich.table import Table
 
 if TYPE_CHECKING:
     # Only doctor renders check results: deps must not import the file verifier.
@@ -118,6 +118,8 @@ def render_plain(result: DepsResult, *, header: bool = True) -> Iterable[str]:
 
 def render_rich(result: DepsResult, console: Console, *, header: bool = True) -> None:
     """Tables of conflicts, duplicates and compatibility findings, then the summary and tips."""
+    from rich.markup import escape
+
     if header:
         console.print(f"[bold]environment:[/] {escape(result.environment.label)}")
     conflicts = result.dependencies.conflicts
@@ -154,6 +156,8 @@ def render_rich(result: DepsResult, console: Console, *, header: bool = True) ->
 
 
 def _table(*columns: str) -> Table:
+    from rich.table import Table
+
     table = Table(show_lines=False, header_style="bold")
     for column in columns:
         table.add_column(column, overflow="fold")
@@ -188,6 +192,8 @@ def render_doctor_plain(result: DoctorResult) -> Iterable[str]:
 
 def render_doctor_rich(result: DoctorResult, console: Console) -> None:
     """The check tables, then the deps tables, then one verdict."""
+    from rich.markup import escape
+
     from wheeldoctor.report import text
 
     text.render_rich(result.check, console)

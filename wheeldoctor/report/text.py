@@ -7,10 +7,7 @@ A finding reads ``subject: code: path what is wrong (expected …, found …)``,
 from __future__ import annotations
 
 from collections.abc import Iterable
-
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
+from typing import TYPE_CHECKING
 
 from wheeldoctor.clash import ClashPair
 from wheeldoctor.environment import InstalledDistribution
@@ -19,6 +16,9 @@ from wheeldoctor.preflight import PreflightResult
 from wheeldoctor.repair import cache_clean_command, reinstall_command
 from wheeldoctor.results import CheckResult
 from wheeldoctor.verify import DistributionReport, Status
+
+if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
+    from rich.console import Console
 
 _STYLE = {
     Status.INTACT: "green",
@@ -132,6 +132,9 @@ def render_plain(result: CheckResult) -> Iterable[str]:
 
 def render_rich(result: CheckResult, console: Console) -> None:
     """A table of findings per environment, then the summary and tips."""
+    from rich.markup import escape
+    from rich.table import Table
+
     console.print(f"[bold]environment:[/] {escape(result.environment.label)}")
     problems = [r for r in result.distributions if r.findings or r.status is Status.NOT_INSTALLED]
     if problems:

@@ -1,0 +1,78 @@
+"""Proving files intact in forked workers: the same verification as the exact path, hostile files included."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import VenvFactory, WheelFactory, uv_install
+
+from wheeldoctor import hashing
+from wheeldoctor.environment import load_environment
+from wheeldoctor.verify import Verification, verify_environment
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked workers are Linux-only")
+
+FILES = {f"proven/m{i:02d}.py": (f"VALUE = {i}\n" * (i * 700 + 1)).encode() for i in range(30)}
+SHARED = {"proven/shared.txt": b"first\n"}
+
+
+def _verify(site: Path, prefix: Path, processes: bool) -> Verification:
+    env = load_environment("test", [str(site)], [str(prefix)])
+    return verify_environment(env.active(), env.active(), jobs=2, processes=processes)
+
+
+def _comparable(verification: Verification) -> tuple[object, ...]:
+    reports = [(r.name, r.status, r.findings) for r in verification.reports]
+    return reports, dict(verification.states), {p: [c.row for c in cs] for p, cs in verification.owners.items()}
+
+
+def test_proofs_give_the_verification_the_exact_path_gives(
+    venv_factory: VenvFactory, wheel_factory: WheelFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    venv = venv_factory()
+    uv_install(venv, "--no-deps", wheel_factory("proven", "1.0", {**FILES, **SHARED}))
+    uv_install(venv, "--no-deps", wheel_factory("rival", "1.0", {"proven/shared.txt": b"second\n"}))
+    site = venv.site_packages
+    (site / "proven/m01.py").write_bytes(b"X" * len(FILES["proven/m01.py"]))  # same size, other bytes
+    (site / "proven/m02.py").write_bytes(FILES["proven/m02.py"][:-1])  # shorter
+    (site / "proven/m03.py").unlink()
+    (site / "proven/m04.py").unlink()
+    os.mkfifo(site / "proven/m04.py")
+    (site / "proven/m05.py").unlink()
+    (site / "proven/m05.py").symlink_to(site / "proven/m06.py")  # another file's bytes, through a link
+    (site / "proven/m07.py").unlink()
+    (site / "proven/m07.py").mkdir()
+    (site / "proven/m08.py").unlink()
+    (site / "proven/m08.py").symlink_to("m08.py")  # a loop
+    (tmp_path / "outside.py").write_bytes(FILES["proven/m09.py"])
+    (site / "proven/m09.py").unlink()
+    (site / "proven/m09.py").symlink_to(tmp_path / "outside.py")  # the right bytes, through a link
+    exact = _verify(site, venv.prefix, processes=False)
+
+    monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)
+    forks: list[int] = []
+    real_fork = os.fork
+
+    def counting_fork() -> int:
+        pid = real_fork()
+        if pid:
+            forks.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", counting_fork)
+    proven = _verify(site, venv.prefix, processes=True)
+    assert forks  # the workers ran
+    assert _comparable(proven) == _comparable(exact)
+    assert {(f.code.value, f.path, f.content_from) for r in proven.reports for f in r.findings} == {
+        ("WD001", "proven/m01.py", None),
+        ("WD002", "proven/m02.py", None),
+        ("WD003", "proven/m03.py", None),
+        ("WD004", "proven/m04.py", None),
+        ("WD002", "proven/m05.py", None),
+        ("WD004", "proven/m07.py", None),
+        ("WD005", "proven/m08.py", None),
+        ("WD002", "proven/shared.txt", "rival"),
+    }

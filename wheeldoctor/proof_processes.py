@@ -1,0 +1,203 @@
+"""Proving most recorded files intact in forked workers, for the command line only.
+
+On a healthy environment nearly every file is a regular file of its recorded size whose
+digest matches its one claimant's RECORD row. Workers check exactly that and nothing
+else, as cheaply as it can be checked: a directory is listed once (its entries' file
+types and inodes come from ``readdir``, so a file is never stat'ed before it is opened,
+and a device or FIFO is never opened), then each file is opened, fstat'ed, read, fstat'ed
+again and closed. A file that fails any step (missing, a symlink, another type, another
+size or inode, changed while read, another digest) is not judged here: it is left to the
+exact path (:func:`wheeldoctor.hashing.hash_files`), which says what is wrong with it.
+Workers send back only the proven files' fingerprints, so nothing per file but a few
+integers crosses the pipe.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import marshal
+import os
+import select
+import signal
+import stat
+from collections.abc import Callable, Sequence
+from itertools import pairwise
+
+from wheeldoctor.hashing import _CONSTRUCTORS, BUFFER_SIZE, _feed
+
+_SMALL = 1 << 16
+_BATCH = 1024
+_HEADER = 4
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+#: Scheduling weight of one file in bytes: what its system calls cost, in hashing time.
+_PER_FILE = 16 << 10
+
+Candidate = tuple[str, int, str, bytes]
+"""(absolute path, recorded size, algorithm, recorded raw digest)."""
+Proof = tuple[int, int, int, int, int, int]
+"""(candidate index, mtime_ns, ctime_ns, inode, device, links): a file proven to match."""
+
+
+def prove_in_processes(
+    candidates: Sequence[Candidate], jobs: int, progress: Callable[[int, int], None] | None = None
+) -> dict[int, Proof]:
+    """The candidates proven intact, by index, from ``jobs`` forked workers; the rest are unproven.
+
+    Paths must be distinct. A worker that dies only leaves its share unproven.
+    """
+    shares = _shares(candidates, jobs)
+    children: dict[int, int] = {}  # read end -> pid
+    finished = False
+    try:
+        for share in shares:
+            read_end, write_end = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the worker: never returns
+                os.close(read_end)
+                _work(candidates, share, write_end)
+            os.close(write_end)
+            children[read_end] = pid
+        proofs = _collect(list(children), candidates, progress)
+        finished = True
+        return proofs
+    finally:
+        for read_end, pid in children.items():
+            with contextlib.suppress(OSError):
+                os.close(read_end)
+            if not finished:  # interrupted: our workers must not outlive us
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGTERM)
+            os.waitpid(pid, 0)
+
+
+def _shares(candidates: Sequence[Candidate], jobs: int) -> list[list[range]]:
+    """Deal contiguous runs (a directory's files stay together) to workers, evenly by weight."""
+    runs = jobs * 4
+    total = sum(size for _, size, _, _ in candidates) + _PER_FILE * len(candidates)
+    step = total / runs or 1.0
+    cuts = [0]
+    done = 0
+    for index, (_, size, _, _) in enumerate(candidates):
+        done += size + _PER_FILE
+        if done >= step * len(cuts) and len(cuts) < runs:
+            cuts.append(index + 1)
+    cuts.append(len(candidates))
+    ranges = [range(a, b) for a, b in pairwise(cuts) if b > a]
+    return [ranges[part::jobs] for part in range(jobs) if ranges[part::jobs]]
+
+
+def _work(candidates: Sequence[Candidate], share: list[range], out: int) -> None:
+    """The body of a worker process: prove, send, and exit without running any cleanup."""
+    code = 0
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        view = memoryview(bytearray(BUFFER_SIZE))
+        batch: list[Proof] = []
+        listed = ""
+        regular: dict[str, int] = {}
+        for run in share:
+            for index in run:
+                path, size, algorithm, digest = candidates[index]
+                directory, _, name = path.rpartition(os.sep)
+                if directory != listed:
+                    listed, regular = directory, _regular_files(directory)
+                inode = regular.get(name)
+                if inode is None:
+                    continue
+                proof = _prove(path, inode, size, algorithm, digest, view)
+                if proof is not None:
+                    batch.append((index, *proof))
+                    if len(batch) >= _BATCH:
+                        _send(out, batch)
+                        batch = []
+        _send(out, batch)
+    except BaseException:
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def _regular_files(directory: str) -> dict[str, int]:
+    """Name -> inode of the regular files (not symlinks) in ``directory``; empty if unlistable."""
+    found: dict[str, int] = {}
+    try:
+        with os.scandir(directory or os.sep) as entries:
+            for entry in entries:
+                # d_type from readdir; is_file stats only where the filesystem gives none.
+                if entry.is_file(follow_symlinks=False):
+                    found[entry.name] = entry.inode()
+    except OSError:
+        return {}
+    return found
+
+
+def _prove(
+    path: str, inode: int, size: int, algorithm: str, digest: bytes, view: memoryview
+) -> tuple[int, int, int, int, int] | None:
+    """(mtime_ns, ctime_ns, inode, device, links) if the file holds exactly the recorded bytes."""
+    constructor = _CONSTRUCTORS.get(algorithm)
+    if constructor is None:
+        return None
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError:
+        return None
+    try:
+        before = os.fstat(fd)
+        if before.st_ino != inode or before.st_size != size or not stat.S_ISREG(before.st_mode):
+            return None
+        if size < _SMALL:
+            # One byte more than expected both fetches the file and proves where it ends.
+            data = os.read(fd, size + 1)
+            if len(data) != size:
+                return None
+            hasher = constructor(data)
+        else:
+            hasher = constructor()
+            if _feed(fd, view, [hasher], size) != size:
+                return None
+        after = os.fstat(fd)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    identity = (before.st_mtime_ns, before.st_ctime_ns, before.st_ino, before.st_dev)
+    if (after.st_size, after.st_mtime_ns, after.st_ctime_ns, after.st_ino, after.st_dev) != (size, *identity):
+        return None
+    if hasher.digest() != digest:
+        return None
+    return (*identity, before.st_nlink)
+
+
+def _send(out: int, batch: list[Proof]) -> None:
+    payload = marshal.dumps(batch)
+    view = memoryview(len(payload).to_bytes(_HEADER, "big") + payload)
+    while view:
+        view = view[os.write(out, view) :]
+
+
+def _collect(
+    fds: list[int], candidates: Sequence[Candidate], progress: Callable[[int, int], None] | None
+) -> dict[int, Proof]:
+    proofs: dict[int, Proof] = {}
+    buffers = {fd: bytearray() for fd in fds}
+    while buffers:
+        ready, _, _ = select.select(list(buffers), [], [])
+        for fd in ready:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                del buffers[fd]
+                continue
+            buffer = buffers[fd]
+            buffer += chunk
+            while len(buffer) >= _HEADER:
+                size = int.from_bytes(buffer[:_HEADER], "big")
+                if len(buffer) < _HEADER + size:
+                    break
+                batch: list[Proof] = marshal.loads(bytes(buffer[_HEADER : _HEADER + size]))
+                del buffer[: _HEADER + size]
+                for proof in batch:
+                    proofs[proof[0]] = proof
+                if progress is not None:
+                    progress(len(batch), sum(candidates[proof[0]][1] for proof in batch))
+    return proofs
