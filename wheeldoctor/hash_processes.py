@@ -14,12 +14,11 @@ deliver (it crashed, or was killed) comes back as missing, for the caller to do 
 from __future__ import annotations
 
 import contextlib
-import marshal
 import os
-import select
 import signal
 from collections.abc import Sequence
 
+from wheeldoctor import frames
 from wheeldoctor.hashing import (
     BUFFER_SIZE,
     FileState,
@@ -33,7 +32,6 @@ from wheeldoctor.hashing import (
 )
 
 _BATCH = 256
-_HEADER = 4
 _STATUSES = {status.value: status for status in FileStatus}  # faster than calling the enum
 
 Encoded = tuple[str, int | None, tuple[tuple[str, bytes], ...], str, int, tuple[int, ...] | None, bool]
@@ -85,9 +83,9 @@ def _work(requests: Sequence[HashRequest], indices: Sequence[int], known: Known 
                 state = hash_file(request, view)
             batch.append((index, _encode(state)))
             if len(batch) >= _BATCH:
-                _send(out, batch)
+                frames.send(out, batch)
                 batch = []
-        _send(out, batch)
+        frames.send(out, batch)
     except BaseException:
         code = 1
     finally:
@@ -96,35 +94,13 @@ def _work(requests: Sequence[HashRequest], indices: Sequence[int], known: Known 
 
 def _collect(children: dict[int, int], progress: Progress | None) -> dict[int, FileState]:
     states: dict[int, FileState] = {}
-    buffers = {fd: bytearray() for fd in children}
-    while buffers:
-        ready, _, _ = select.select(list(buffers), [], [])
-        for fd in ready:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                del buffers[fd]
-                continue
-            buffer = buffers[fd]
-            buffer += chunk
-            while len(buffer) >= _HEADER:
-                size = int.from_bytes(buffer[:_HEADER], "big")
-                if len(buffer) < _HEADER + size:
-                    break
-                batch = marshal.loads(bytes(buffer[_HEADER : _HEADER + size]))
-                del buffer[: _HEADER + size]
-                for index, encoded in batch:
-                    state = _decode(encoded)
-                    states[index] = state
-                    if progress is not None:
-                        progress(1, (state.size or 0) if state.status is FileStatus.HASHED else 0)
+    for batch in frames.receive(list(children)):
+        for index, encoded in batch:
+            state = _decode(encoded)
+            states[index] = state
+            if progress is not None:
+                progress(1, (state.size or 0) if state.status is FileStatus.HASHED else 0)
     return states
-
-
-def _send(out: int, batch: list[tuple[int, Encoded]]) -> None:
-    payload = marshal.dumps(batch)
-    view = memoryview(len(payload).to_bytes(_HEADER, "big") + payload)
-    while view:
-        view = view[os.write(out, view) :]
 
 
 def _encode(state: FileState) -> Encoded:

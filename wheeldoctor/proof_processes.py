@@ -15,19 +15,17 @@ integers crosses the pipe.
 from __future__ import annotations
 
 import contextlib
-import marshal
 import os
-import select
 import signal
 import stat
 from collections.abc import Callable, Sequence
 from itertools import pairwise
 
+from wheeldoctor import frames
 from wheeldoctor.hashing import _CONSTRUCTORS, BUFFER_SIZE, _feed
 
 _SMALL = 1 << 16
 _BATCH = 1024
-_HEADER = 4
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 #: Scheduling weight of one file in bytes: what its system calls cost, in hashing time.
 _PER_FILE = 16 << 10
@@ -108,9 +106,9 @@ def _work(candidates: Sequence[Candidate], share: list[range], out: int) -> None
                 if proof is not None:
                     batch.append((index, *proof))
                     if len(batch) >= _BATCH:
-                        _send(out, batch)
+                        frames.send(out, batch)
                         batch = []
-        _send(out, batch)
+        frames.send(out, batch)
     except BaseException:
         code = 1
     finally:
@@ -169,35 +167,13 @@ def _prove(
     return (*identity, before.st_nlink)
 
 
-def _send(out: int, batch: list[Proof]) -> None:
-    payload = marshal.dumps(batch)
-    view = memoryview(len(payload).to_bytes(_HEADER, "big") + payload)
-    while view:
-        view = view[os.write(out, view) :]
-
-
 def _collect(
     fds: list[int], candidates: Sequence[Candidate], progress: Callable[[int, int], None] | None
 ) -> dict[int, Proof]:
     proofs: dict[int, Proof] = {}
-    buffers = {fd: bytearray() for fd in fds}
-    while buffers:
-        ready, _, _ = select.select(list(buffers), [], [])
-        for fd in ready:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                del buffers[fd]
-                continue
-            buffer = buffers[fd]
-            buffer += chunk
-            while len(buffer) >= _HEADER:
-                size = int.from_bytes(buffer[:_HEADER], "big")
-                if len(buffer) < _HEADER + size:
-                    break
-                batch: list[Proof] = marshal.loads(bytes(buffer[_HEADER : _HEADER + size]))
-                del buffer[: _HEADER + size]
-                for proof in batch:
-                    proofs[proof[0]] = proof
-                if progress is not None:
-                    progress(len(batch), sum(candidates[proof[0]][1] for proof in batch))
+    for batch in frames.receive(fds):
+        for proof in batch:
+            proofs[proof[0]] = proof
+        if progress is not None:
+            progress(len(batch), sum(candidates[proof[0]][1] for proof in batch))
     return proofs
