@@ -30,7 +30,7 @@ import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from packaging.tags import parse_tag
 from packaging.utils import canonicalize_name
@@ -550,3 +550,27 @@ class WheelFactory(Protocol):
     ) -> Path:
         """Build a wheel into ``tmp_path / "wheels"``."""
         ...
+
+
+def run_cli(
+    *args: str | Path, env: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``python -m wheeldoctor ARGS`` as users run it, output captured; never hangs the suite."""
+    return subprocess.run(
+        [sys.executable, "-m", "wheeldoctor", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+    )
+
+
+def cli_json(*args: str | Path) -> tuple[int, dict[str, Any]]:
+    """``wheeldoctor ARGS --json``: the exit code (0 or 1, never an error) and the document."""
+    done = run_cli(*args, "--json")
+    assert done.returncode in (0, 1), done.stderr
+    document: dict[str, Any] = json.loads(done.stdout)
+    return done.returncode, document

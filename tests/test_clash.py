@@ -18,23 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import Venv, build_wheel, make_venv, pip_install, uv_install
+from helpers import Venv, build_wheel, make_venv, pip_install, run_cli, uv_install
 from variants import BASE, DIFFERING, FILES, IDENTICAL, OVERLAY, VERSION, Wheels
 
 
-def _wheeldoctor(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "wheeldoctor", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        stdin=subprocess.DEVNULL,
-    )
-
-
 def _check_json(venv: Venv, *names: str) -> tuple[int, dict[str, Any]]:
-    done = _wheeldoctor("check", *(names or ("--all",)), "--python", venv.python, "--json")
+    done = run_cli("check", *(names or ("--all",)), "--python", venv.python, "--json")
     assert done.returncode in (0, 1), done.stderr
     return done.returncode, json.loads(done.stdout)
 
@@ -122,7 +111,7 @@ def test_mixed_state_by_copying_bytes(venv_factory: Any, wheels: Wheels) -> None
 def test_plain_text_says_whose_bytes(venv_factory: Any, wheels: Wheels) -> None:
     venv = venv_factory()
     _install_pip(venv, wheels.overlay, wheels.base)
-    done = _wheeldoctor("check", OVERLAY, "--python", venv.python)
+    done = run_cli("check", OVERLAY, "--python", venv.python)
     assert done.returncode == 1
     lines = done.stdout.splitlines()
     assert f"{OVERLAY} {VERSION}: WD001: demo_dsl/lib/lib01.so holds {BASE}'s bytes" in "\n".join(lines)
@@ -134,12 +123,12 @@ def test_plain_text_says_whose_bytes(venv_factory: Any, wheels: Wheels) -> None:
 def test_settled_pair_gets_a_note_not_a_repair(venv_factory: Any, wheels: Wheels) -> None:
     venv = venv_factory()
     _install_pip(venv, wheels.base, wheels.overlay)
-    done = _wheeldoctor("check", "--all", "--python", venv.python)
+    done = run_cli("check", "--all", "--python", venv.python)
     assert done.returncode == 1  # the base's RECORD still cannot match what is on disk
     lines = done.stdout.splitlines()
     assert not [line for line in lines if line.startswith("Tip:")]
     assert any(line.startswith(f"Note: {OVERLAY} already owns all {len(DIFFERING)} differing") for line in lines)
-    assert _wheeldoctor("check", OVERLAY, "--python", venv.python).returncode == 0
+    assert run_cli("check", OVERLAY, "--python", venv.python).returncode == 0
 
 
 def _run_tip(command: str, uv_dir: Path) -> None:
@@ -197,6 +186,6 @@ def test_hard_linked_alteration_suggests_cleaning_uv_cache(tmp_path: Path, wheel
         pytest.skip("uv did not hard-link on this filesystem")
     with open(target, "r+b") as f:  # in place, as a stray write would: the cache copy changes too
         f.write(b"#")
-    done = _wheeldoctor("check", BASE, "--python", venv.python)
+    done = run_cli("check", BASE, "--python", venv.python)
     assert done.returncode == 1
     assert f"uv cache clean {BASE}" in done.stdout

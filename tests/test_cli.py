@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import Venv, build_wheel, make_venv, pip_install, record_hash, uv_install
+from helpers import Venv, build_wheel, make_venv, pip_install, record_hash, run_cli, uv_install
 from typer.testing import CliRunner
 
 from wheeldoctor.cli import app
@@ -37,19 +37,6 @@ ALPHA = {
     "alpha/core.py": b"ANSWER = 42\n",
 }
 BETA = {"beta/__init__.py": b"BETA = True\n"}
-
-
-def run_cli(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """``python -m wheeldoctor ARGS`` with stdout and stderr piped; never hangs the suite."""
-    return subprocess.run(
-        [sys.executable, "-m", "wheeldoctor", *map(str, args)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **(env or {})},
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-        check=False,
-    )
 
 
 def no_traceback(done: subprocess.CompletedProcess[str]) -> None:

@@ -8,16 +8,13 @@ pip (requirements pulled in by extras) is checked separately.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import Venv, build_wheel, find_interpreter, make_venv, pip_install, uv_install
+from helpers import Venv, build_wheel, cli_json, find_interpreter, make_venv, pip_install, run_cli, uv_install
 from pip_check import Problem, ours, pip_check
 
 from wheeldoctor.deps import ConflictKind, check_dependencies
@@ -26,26 +23,6 @@ from wheeldoctor.findings import Code
 from wheeldoctor.target import Target, load_target
 
 CURRENT = f"{sys.version_info.major}.{sys.version_info.minor}"
-
-
-def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    """``python -m wheeldoctor ARGS``, as users run it; never hangs the suite."""
-    return subprocess.run(
-        [sys.executable, "-m", "wheeldoctor", *map(str, args)],
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-        check=False,
-        env={**os.environ},
-    )
-
-
-def deps_json(python: Path) -> tuple[int, dict[str, Any]]:
-    """``wheeldoctor deps --python PYTHON --json``: exit code and document."""
-    done = run_cli("deps", "--python", python, "--json")
-    assert done.returncode in (0, 1), done.stderr
-    return done.returncode, json.loads(done.stdout)
 
 
 def _pkg(name: str) -> dict[str, bytes]:
@@ -116,7 +93,7 @@ def scenario(tmp_path_factory: pytest.TempPathFactory, uv_bin: Path) -> Scenario
     venv = make_venv(root / "venv", uv_bin=uv_bin)
     built = [build_wheel(wheels, n, v, _pkg(n), requires=r, extras=e) for n, v, r, e in SCENARIO]
     pip_install(venv, "--no-index", "--no-deps", *built)
-    rc, document = deps_json(venv.python)
+    rc, document = cli_json("deps", "--python", venv.python)
     return Scenario(venv, wheels, pip_check(venv.python), rc, document)
 
 
@@ -203,7 +180,7 @@ def test_a_healthy_env_passes_both(tmp_path: Path, uv_bin: Path) -> None:
         build_wheel(wheels, "base", "1.5", _pkg("base")),
     )
     assert pip_check(venv.python).returncode == 0
-    rc, document = deps_json(venv.python)
+    rc, document = cli_json("deps", "--python", venv.python)
     assert rc == 0
     assert document["dependency_conflicts"] == []
     assert document["healthy"] is True
@@ -228,7 +205,7 @@ def test_markers_are_the_target_interpreters(tmp_path: Path, uv_bin: Path) -> No
     )
     pip = pip_check(venv.python)
     assert pip.problems == {Problem("mk", "1.0", "missing", "for-target", None)}
-    _, document = deps_json(venv.python)
+    _, document = cli_json("deps", "--python", venv.python)
     assert ours(document["dependency_conflicts"]) == pip.problems
 
 
@@ -254,7 +231,7 @@ def test_unparseable_requirement_is_a_finding_where_pip_drops_the_distribution(u
     # pip skips all of broken's requirements and then calls broken itself not installed.
     assert pip.returncode == 1
     assert pip.problems == {Problem("user", "1.0", "missing", "broken", None)}
-    rc, document = deps_json(unparseable.python)
+    rc, document = cli_json("deps", "--python", unparseable.python)
     assert rc == 1
     assert ours(document["dependency_conflicts"]) == {Problem("broken", "1.0", "missing", "needs-me", None)}
     [finding] = document["compatibility"]

@@ -3,31 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import Venv, build_wheel, make_venv, pip_install, uv_install
+from helpers import Venv, build_wheel, make_venv, pip_install, run_cli, uv_install
 
 CP = f"cp{sys.version_info.major}{sys.version_info.minor}"
-
-
-def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    """``python -m wheeldoctor ARGS``, as users run it; never hangs the suite."""
-    return subprocess.run(
-        [sys.executable, "-m", "wheeldoctor", *map(str, args)],
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-        check=False,
-        env={**os.environ},
-    )
 
 
 def document(*args: str | Path) -> tuple[int, dict[str, Any]]:

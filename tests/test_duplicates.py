@@ -8,18 +8,14 @@ one intact installation.
 
 from __future__ import annotations
 
-import json
-import os
 import shlex
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
-from helpers import Venv, build_wheel, make_venv, pip_install, run_checked, uv_install
+from helpers import Venv, build_wheel, cli_json, make_venv, pip_install, run_checked, run_cli, uv_install
 from pip_check import ours, pip_check
 
 from wheeldoctor.duplicates import DuplicateKind, find_duplicates, remedy, removal_elsewhere
@@ -32,26 +28,6 @@ def foo_wheels(directory: Path) -> dict[str, Path]:
         "1.0": build_wheel(directory, "foo", "1.0", {"foo/__init__.py": b"V = '1.0'\n", "foo/old.py": b"OLD = 1\n"}),
         "2.0": build_wheel(directory, "foo", "2.0", {"foo/__init__.py": b"V = '2.0'\n"}),
     }
-
-
-def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    """``python -m wheeldoctor ARGS``; never hangs the suite."""
-    return subprocess.run(
-        [sys.executable, "-m", "wheeldoctor", *map(str, args)],
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-        check=False,
-        env={**os.environ},
-    )
-
-
-def deps_json(python: Path) -> tuple[int, dict[str, Any]]:
-    """``wheeldoctor deps --python PYTHON --json``."""
-    done = run_cli("deps", "--python", python, "--json")
-    assert done.returncode in (0, 1), done.stderr
-    return done.returncode, json.loads(done.stdout)
 
 
 def in_venv(venv: Venv, code: str) -> str:
@@ -98,7 +74,7 @@ def test_stale_dist_info_is_found_while_pip_check_says_nothing(stale: Stale) -> 
     pip = pip_check(stale.venv.python)
     assert pip.returncode == 0
     assert "No broken requirements found." in pip.stdout
-    rc, document = deps_json(stale.venv.python)
+    rc, document = cli_json("deps", "--python", stale.venv.python)
     assert rc == 1
     [duplicate] = document["duplicates"]
     site = stale.venv.site_packages.resolve()
@@ -127,7 +103,7 @@ def _runnable(command: str, uv_bin: Path, wheels: Path) -> list[str]:
 
 
 def test_printed_remedy_leaves_one_intact_install(stale: Stale, uv_bin: Path) -> None:
-    _, document = deps_json(stale.venv.python)
+    _, document = cli_json("deps", "--python", stale.venv.python)
     [duplicate] = document["duplicates"]
     commands = duplicate["remedy"]
     if stale.installer == "uv":
@@ -141,7 +117,7 @@ def test_printed_remedy_leaves_one_intact_install(stale: Stale, uv_bin: Path) ->
         run_checked(_runnable(command, uv_bin, stale.wheels), env={"PIP_DISABLE_PIP_VERSION_CHECK": "1"})
     assert sorted(p.name for p in stale.venv.site_packages.glob("foo-*.dist-info")) == ["foo-2.0.dist-info"]
     assert in_venv(stale.venv, "import foo; print(foo.V)") == "2.0"
-    rc, after = deps_json(stale.venv.python)
+    rc, after = cli_json("deps", "--python", stale.venv.python)
     assert (rc, after["duplicates"], after["dependency_conflicts"]) == (0, [], [])
     check = run_cli("check", "foo", "--python", stale.venv.python)
     assert check.returncode == 0, check.stdout
@@ -170,7 +146,7 @@ def shadowed(tmp_path: Path, uv_bin: Path) -> tuple[Venv, Path]:
 def test_shadowed_copy_is_reported_but_does_not_fail(shadowed: tuple[Venv, Path], uv_bin: Path) -> None:
     venv, extra = shadowed
     assert pip_check(venv.python).returncode == 0
-    rc, document = deps_json(venv.python)
+    rc, document = cli_json("deps", "--python", venv.python)
     assert rc == 0
     [duplicate] = document["duplicates"]
     assert (duplicate["kind"], duplicate["code"], duplicate["stale"]) == ("shadowed", "WD051", [])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import zipfile
@@ -10,26 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import build_wheel, pip_install
+from helpers import build_wheel, cli_json, pip_install
 from variants import BASE, DIFFERING, FILES, IDENTICAL, OVERLAY, Wheels
 
 from wheeldoctor.wheelfile import install_target
 
 
-def _wheels_cli(*args: str | Path) -> tuple[int, dict[str, Any]]:
-    done = subprocess.run(
-        [sys.executable, "-m", "wheeldoctor", "wheels", *map(str, args), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode in (0, 1), done.stderr
-    return done.returncode, json.loads(done.stdout)
-
-
 def test_finds_exactly_the_differing_shared_paths(wheels: Wheels) -> None:
-    rc, document = _wheels_cli(wheels.base, wheels.overlay)
+    rc, document = cli_json("wheels", wheels.base, wheels.overlay)
     assert rc == 1
     clashes = {c["path"]: c for c in document["clashes"]}
     assert sorted(p for p, c in clashes.items() if not c["identical"]) == DIFFERING
@@ -44,7 +31,7 @@ def test_identical_only_wheels_pass(tmp_path: Path) -> None:
     shared = {"nspkg/__init__.py": b"# namespace\n"}
     one = build_wheel(tmp_path, "ns-one", "1.0", {**shared, "nspkg/one.py": b"1\n"})
     two = build_wheel(tmp_path, "ns-two", "1.0", {**shared, "nspkg/two.py": b"2\n"})
-    rc, document = _wheels_cli(one, two)
+    rc, document = cli_json("wheels", one, two)
     assert rc == 0
     assert [(c["path"], c["identical"]) for c in document["clashes"]] == [("nspkg/__init__.py", True)]
 
@@ -52,7 +39,7 @@ def test_identical_only_wheels_pass(tmp_path: Path) -> None:
 def test_against_an_environment_names_whose_files_would_be_replaced(venv_factory: Any, wheels: Wheels) -> None:
     venv = venv_factory()
     pip_install(venv, "--no-index", "--no-deps", wheels.base)
-    rc, document = _wheels_cli(wheels.overlay, "--python", venv.python)
+    rc, document = cli_json("wheels", wheels.overlay, "--python", venv.python)
     assert rc == 1
     assert document["clashes"] == []
     replaced = {o["path"]: o for o in document["overwrites"]}
@@ -66,7 +53,7 @@ def test_against_an_environment_names_whose_files_would_be_replaced(venv_factory
 def test_reinstalling_the_same_distribution_is_not_an_overwrite(venv_factory: Any, wheels: Wheels) -> None:
     venv = venv_factory()
     pip_install(venv, "--no-index", "--no-deps", wheels.base)
-    rc, document = _wheels_cli(wheels.base, "--python", venv.python)
+    rc, document = cli_json("wheels", wheels.base, "--python", venv.python)
     assert (rc, document["overwrites"]) == (0, [])
 
 
@@ -82,7 +69,7 @@ def _tamper(wheel: Path, out: Path, member: str, data: bytes) -> Path:
 def test_wheel_members_are_checked_against_its_record(wheels: Wheels, tmp_path: Path) -> None:
     member = DIFFERING[1]
     bad = _tamper(wheels.base, tmp_path, member, FILES[OVERLAY][member])
-    rc, document = _wheels_cli(bad)
+    rc, document = cli_json("wheels", bad)
     assert rc == 1
     (wheel,) = document["wheels"]
     assert [(f["code"], f["path"]) for f in wheel["findings"]] == [("WD001", member)]
@@ -122,7 +109,7 @@ def test_missing_wheel_file_is_a_usage_error(tmp_path: Path) -> None:
 def test_corrupt_zip_is_a_finding(tmp_path: Path) -> None:
     bogus = tmp_path / "bogus-1.0-py3-none-any.whl"
     bogus.write_bytes(b"PK\x03\x04 this is not really a zip")
-    rc, document = _wheels_cli(bogus)
+    rc, document = cli_json("wheels", bogus)
     assert rc == 1
     assert [f["code"] for f in document["wheels"][0]["findings"]] == ["WD023"]
 
@@ -134,5 +121,5 @@ def test_unhashed_pyc_rows_are_recorded_members(tmp_path: Path) -> None:
         return [[p, "", ""] if p.endswith(".pyc") else [p, h, s] for p, h, s in rows]
 
     wheel = build_wheel(tmp_path, "pycdemo", "1.0", files, record_override=unhash_pyc)
-    rc, document = _wheels_cli(wheel)
+    rc, document = cli_json("wheels", wheel)
     assert (rc, document["wheels"][0]["findings"]) == (0, [])
