@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -440,3 +442,31 @@ def test_verify_named_subset_only_reports_it(installed: Installed) -> None:
         assert verify([], env.active()) == []
         (report,) = verify(env.active(), env.active())
         assert report.status is Status.BROKEN
+
+
+def test_pip_target_install_scripts_resolve_inside_the_target(tmp_path: Path) -> None:
+    # pip --target stages through a --home scheme: RECORD says ../../bin/tool for DIR/bin/tool.
+    wheel = build_wheel(
+        tmp_path / "w",
+        "targeted",
+        "1.0",
+        {"targeted/__init__.py": b"def main(): pass\n"},
+        console_scripts={"targeted": "targeted:main"},
+    )
+    target = tmp_path / "target"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--target", str(target), str(wheel)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    record = next(target.glob("targeted-1.0.dist-info")) / "RECORD"
+    assert "../../bin/targeted," in record.read_text()
+    env = load_environment("t", [str(target)], [])
+    [report] = verify(env.active(), env.active())
+    assert (report.status, report.findings) == (Status.INTACT, ())
+    script = target / "bin" / "targeted"
+    data = script.read_bytes()
+    script.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))  # and the script really is checked
+    [report] = verify(env.active(), env.active())
+    assert [(f.code, f.path) for f in report.findings] == [(Code.HASH_MISMATCH, "../../bin/targeted")]

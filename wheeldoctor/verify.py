@@ -103,6 +103,12 @@ def resolve(dist: InstalledDistribution) -> tuple[list[Claim], list[Finding]]:
             continue
         # Concatenation instead of os.path.join: this loop runs once per recorded file.
         path = normpath(text if isabs(text) else prefix + text)
+        if not is_within(path, root) and root == dist.location and not isabs(text):
+            # `pip install --target DIR` installs through a staging --home whose purelib is
+            # HOME/lib/python, so its RECORD says ../../bin/x for what lands in DIR/bin/x.
+            staged = normpath(prefix + "lib/python/" + text)
+            if is_within(staged, root):
+                path = staged
         if is_within(path, root):
             claims.append(Claim(dist, row, path))
         else:
