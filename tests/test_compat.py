@@ -6,6 +6,7 @@ Incompatible distributions are put in place by the real installers' own escape h
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -100,10 +101,14 @@ def test_tags_and_requires_python_are_the_targets(tmp_path: Path, uv_bin: Path) 
             tmp_path / "w", "newer", "1.0", _pkg("newer"), tag=f"py{nodot}-none-any", requires_python=f">={other}"
         ),
     )
-    # Judged for the venv's own interpreter: it fits.
+    # Judged for the venv's own interpreter: it fits, whether named or found beside --path.
     assert codes(venv) == {}
-    # The same site directory judged for this (older) interpreter: it does not.
-    assert codes(venv.site_packages, path=True) == {"newer": {Code.TAGS_UNSUPPORTED, Code.REQUIRES_PYTHON_UNMET}}
+    assert codes(venv.site_packages, path=True) == {}
+    # A copy of the site directory with no interpreter beside it is judged for this
+    # (older) interpreter: it does not fit.
+    bare = tmp_path / "bare-site"
+    shutil.copytree(venv.site_packages, bare)
+    assert codes(bare, path=True) == {"newer": {Code.TAGS_UNSUPPORTED, Code.REQUIRES_PYTHON_UNMET}}
 
 
 def test_metadata_that_does_not_parse_is_a_finding(tmp_path: Path, uv_bin: Path) -> None:

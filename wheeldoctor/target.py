@@ -6,6 +6,7 @@ never imported into ours.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -124,14 +125,23 @@ def _load_paths(paths: Sequence[str], with_tags: bool = False, with_records: boo
             raise TargetError(f"--path {path}: no such directory")
     label = "paths " + " ".join(paths)
     python = _python_beside(paths[0])
-    # Site directories name no interpreter: markers and tags are this one's.
+    probe: _Probe | None = None
+    if python is not None:
+        # The interpreter of that layout says what its markers and tags are; one that
+        # cannot answer (a broken venv) leaves us with our own, as for a bare directory.
+        with contextlib.suppress(TargetError):
+            probe = _probe(python, with_tags)
+    if probe is None:
+        markers, tags = _current_markers(), (_current_tags() if with_tags else None)
+    else:
+        markers, tags, python = probe.markers, probe.tags, probe.executable
     return load_environment(
         label,
         paths,
         [],
         python=python,
-        markers=tuple(_current_markers().items()),
-        tags=_current_tags() if with_tags else None,
+        markers=tuple(markers.items()),
+        tags=tags,
         records=with_records,
     )
 
@@ -146,6 +156,17 @@ def _python_beside(site_dir: str) -> str | None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class _Probe:
+    """What an interpreter says about itself."""
+
+    executable: str
+    paths: list[str]
+    prefixes: list[str]
+    markers: dict[str, str]
+    tags: list[str] | None
+
+
 def _load_interpreter(python: str, with_tags: bool = False, with_records: bool = True) -> Environment:
     if not os.path.exists(python) and os.sep not in python:
         import shutil
@@ -153,6 +174,20 @@ def _load_interpreter(python: str, with_tags: bool = False, with_records: bool =
         python = shutil.which(python) or python
     if not os.path.isfile(python) or not os.access(python, os.X_OK):
         raise TargetError(f"--python {python}: no such interpreter")
+    probe = _probe(python, with_tags)
+    return load_environment(
+        f"python {probe.executable}",
+        probe.paths,
+        probe.prefixes,
+        python=probe.executable,
+        markers=tuple(probe.markers.items()),
+        tags=probe.tags,
+        records=with_records,
+    )
+
+
+def _probe(python: str, with_tags: bool) -> _Probe:
+    """Ask ``python`` in a subprocess for its search path, prefixes, markers and tags."""
     try:
         done = subprocess.run(
             [python, "-c", _PROBE, *(["--tags", _packaging_dir()] if with_tags else [])],
@@ -169,23 +204,16 @@ def _load_interpreter(python: str, with_tags: bool = False, with_records: bool =
         raise TargetError(f"--python {python}: exited {done.returncode} ({last})")
     try:
         probe = json.loads(done.stdout.strip().splitlines()[-1])
-        paths = [str(p) for p in probe["paths"]]
-        prefixes = [str(p) for p in probe["prefixes"]]
-        markers = {str(k): str(v) for k, v in probe["markers"].items()}
-        tags = None if probe.get("tags") is None else [str(t) for t in probe["tags"]]
-        # The real interpreter, not a shim or wrapper script: repair tips name it.
-        python = str(probe["executable"]) or python
+        return _Probe(
+            # The real interpreter, not a shim or wrapper script: repair tips name it.
+            executable=str(probe["executable"]) or python,
+            paths=[str(p) for p in probe["paths"]],
+            prefixes=[str(p) for p in probe["prefixes"]],
+            markers={str(k): str(v) for k, v in probe["markers"].items()},
+            tags=None if probe.get("tags") is None else [str(t) for t in probe["tags"]],
+        )
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
         raise TargetError(f"--python {python}: did not answer like a Python interpreter") from e
-    return load_environment(
-        f"python {python}",
-        paths,
-        prefixes,
-        python=python,
-        markers=tuple(markers.items()),
-        tags=tags,
-        records=with_records,
-    )
 
 
 def _packaging_dir() -> str:
