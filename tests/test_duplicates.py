@@ -72,8 +72,14 @@ def stale(request: pytest.FixtureRequest, tmp_path: Path, uv_bin: Path) -> Stale
 
 def test_stale_dist_info_is_found_while_pip_check_says_nothing(stale: Stale) -> None:
     pip = pip_check(stale.venv.python)
-    assert pip.returncode == 0
-    assert "No broken requirements found." in pip.stdout
+    # pip never mentions the second dist-info: it sees whichever comes first in directory
+    # order (filesystem-dependent), and judges requirements against that one alone.
+    assert "dist-info" not in pip.stdout + pip.stderr
+    pip_sees_new = pip.returncode == 0
+    if pip_sees_new:
+        assert pip.stdout.strip() == "No broken requirements found."
+    else:
+        assert pip.stdout.strip() == "needs-foo 1.0 has requirement foo>=2, but you have foo 1.0."
     rc, document = cli_json("deps", "--python", stale.venv.python)
     assert rc == 1
     [duplicate] = document["duplicates"]
@@ -86,8 +92,13 @@ def test_stale_dist_info_is_found_while_pip_check_says_nothing(stale: Stale) -> 
     used = in_venv(stale.venv, "import importlib.metadata as m; print(m.distribution('foo')._path)")
     assert duplicate["active"] == str(Path(used).resolve())
     assert duplicate["stale"] == sorted(paths - {duplicate["active"]})
-    # Requirements are judged against that same one, as pip judges them.
-    assert ours(document["dependency_conflicts"]) == pip.problems
+    # Requirements are judged against that same one, as pip judges them whenever pip reads
+    # metadata through importlib.metadata too (Python 3.11+). On older Pythons pip's
+    # pkg_resources backend may take the other dist-info: exactly the ambiguity WD050 names.
+    if pip_sees_new == duplicate["active"].endswith("foo-2.0.dist-info"):
+        assert ours(document["dependency_conflicts"]) == pip.problems
+    else:
+        assert sys.version_info < (3, 11)
 
 
 def _runnable(command: str, uv_bin: Path, wheels: Path) -> list[str]:
@@ -124,6 +135,10 @@ def test_printed_remedy_leaves_one_intact_install(stale: Stale, uv_bin: Path) ->
 
 
 @pytest.mark.parametrize("stale", ["pip"], indirect=True)
+@pytest.mark.skipif(
+    sys.version_info < (3, 11),
+    reason="pip's pkg_resources backend (Python < 3.11) may find the stale dist-info first and remove it",
+)
 def test_pip_force_reinstall_alone_leaves_the_stale_one(stale: Stale) -> None:
     # Why the remedy is not simply a reinstall: pip removes only the first dist-info it finds.
     wheel = next(stale.wheels.glob("foo-2.0-*.whl"))
