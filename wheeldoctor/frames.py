@@ -1,16 +1,21 @@
-"""Length-prefixed marshal frames over pipes: how forked workers hand results back.
+"""Forked workers that stream results back as length-prefixed marshal frames over pipes.
 
 marshal, not pickle: the payloads are plain tuples of ints, strings and bytes, and the
-reader is our own parent process.
+reader is our own parent process. One mechanism for every worker pool (hashing,
+proving), so that forking, streaming and cleaning up are written once.
 """
 
 from __future__ import annotations
 
+import contextlib
 import marshal
 import os
 import select
-from collections.abc import Iterator
-from typing import Any
+import signal
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
+
+Share = TypeVar("Share")
 
 _HEADER = 4
 
@@ -42,3 +47,47 @@ def receive(fds: list[int]) -> Iterator[list[Any]]:
                 frame: list[Any] = marshal.loads(bytes(buffer[_HEADER : _HEADER + size]))
                 del buffer[: _HEADER + size]
                 yield frame
+
+
+def run_workers(
+    shares: Sequence[Share], work: Callable[[Share, Callable[[list[Any]], None]], None]
+) -> Iterator[list[Any]]:
+    """Fork one worker per share, each running ``work(share, send)``; yield their frames as they come.
+
+    A worker exits without running any cleanup of ours (``os._exit``); one that fails
+    only leaves its share undelivered, for the caller to do itself. However the parent
+    stops reading (done, an exception, ^C), no worker outlives it.
+    """
+    children: dict[int, int] = {}  # read end -> pid
+    finished = False
+    try:
+        for share in shares:
+            read_end, write_end = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the worker: never returns
+                os.close(read_end)
+                _work(share, work, write_end)
+            os.close(write_end)
+            children[read_end] = pid
+        yield from receive(list(children))
+        finished = True
+    finally:
+        for read_end, pid in children.items():
+            with contextlib.suppress(OSError):
+                os.close(read_end)
+            if not finished:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGTERM)
+            os.waitpid(pid, 0)
+
+
+def _work(share: Share, work: Callable[[Share, Callable[[list[Any]], None]], None], out: int) -> None:
+    code = 0
+    try:
+        # Default handlers: a ^C aimed at the command must not print a traceback per worker.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        work(share, lambda batch: send(out, batch))
+    except BaseException:
+        code = 1
+    finally:
+        os._exit(code)

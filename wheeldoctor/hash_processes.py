@@ -13,10 +13,8 @@ deliver (it crashed, or was killed) comes back as missing, for the caller to do 
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from wheeldoctor import frames
 from wheeldoctor.hashing import (
@@ -45,34 +43,8 @@ def hash_in_processes(
     known: Known | None = None,
 ) -> dict[int, FileState]:
     """States by request index, from ``jobs`` forked workers; indices missing were not done."""
-    children: dict[int, int] = {}  # read end -> pid
-    finished = False
-    try:
-        for part in range(jobs):
-            read_end, write_end = os.pipe()
-            pid = os.fork()
-            if pid == 0:  # the worker: never returns
-                os.close(read_end)
-                _work(requests, order[part::jobs], known, write_end)
-            os.close(write_end)
-            children[read_end] = pid
-        states = _collect(children, progress)
-        finished = True
-        return states
-    finally:
-        for read_end, pid in children.items():
-            _close(read_end)
-            if not finished:  # interrupted: our workers must not outlive us
-                _kill(pid)
-            os.waitpid(pid, 0)
 
-
-def _work(requests: Sequence[HashRequest], indices: Sequence[int], known: Known | None, out: int) -> None:
-    """The body of a worker process: hash, send, and exit without running any cleanup."""
-    code = 0
-    try:
-        # Default handlers: a ^C aimed at the command must not print a traceback per worker.
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
+    def work(indices: Sequence[int], send: Callable[[list[Any]], None]) -> None:
         view = memoryview(bytearray(BUFFER_SIZE))
         batch: list[tuple[int, Encoded]] = []
         for index in indices:
@@ -83,18 +55,12 @@ def _work(requests: Sequence[HashRequest], indices: Sequence[int], known: Known 
                 state = hash_file(request, view)
             batch.append((index, _encode(state)))
             if len(batch) >= _BATCH:
-                frames.send(out, batch)
+                send(batch)
                 batch = []
-        frames.send(out, batch)
-    except BaseException:
-        code = 1
-    finally:
-        os._exit(code)
+        send(batch)
 
-
-def _collect(children: dict[int, int], progress: Progress | None) -> dict[int, FileState]:
     states: dict[int, FileState] = {}
-    for batch in frames.receive(list(children)):
+    for batch in frames.run_workers([order[part::jobs] for part in range(jobs)], work):
         for index, encoded in batch:
             state = _decode(encoded)
             states[index] = state
@@ -120,13 +86,3 @@ def _decode(encoded: Encoded) -> FileState:
         None if fingerprint is None else Fingerprint._make(fingerprint),
         cached,
     )
-
-
-def _close(fd: int) -> None:
-    with contextlib.suppress(OSError):
-        os.close(fd)
-
-
-def _kill(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGTERM)

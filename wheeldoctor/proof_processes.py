@@ -14,12 +14,11 @@ integers crosses the pipe.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import stat
 from collections.abc import Callable, Sequence
 from itertools import pairwise
+from typing import Any
 
 from wheeldoctor import frames
 from wheeldoctor.hashing import _CONSTRUCTORS, BUFFER_SIZE, _feed
@@ -43,29 +42,13 @@ def prove_in_processes(
 
     Paths must be distinct. A worker that dies only leaves its share unproven.
     """
-    shares = _shares(candidates, jobs)
-    children: dict[int, int] = {}  # read end -> pid
-    finished = False
-    try:
-        for share in shares:
-            read_end, write_end = os.pipe()
-            pid = os.fork()
-            if pid == 0:  # the worker: never returns
-                os.close(read_end)
-                _work(candidates, share, write_end)
-            os.close(write_end)
-            children[read_end] = pid
-        proofs = _collect(list(children), candidates, progress)
-        finished = True
-        return proofs
-    finally:
-        for read_end, pid in children.items():
-            with contextlib.suppress(OSError):
-                os.close(read_end)
-            if not finished:  # interrupted: our workers must not outlive us
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGTERM)
-            os.waitpid(pid, 0)
+    proofs: dict[int, Proof] = {}
+    for batch in frames.run_workers(_shares(candidates, jobs), lambda share, send: _work(candidates, share, send)):
+        for proof in batch:
+            proofs[proof[0]] = proof
+        if progress is not None:
+            progress(len(batch), sum(candidates[proof[0]][1] for proof in batch))
+    return proofs
 
 
 def _shares(candidates: Sequence[Candidate], jobs: int) -> list[list[range]]:
@@ -84,35 +67,28 @@ def _shares(candidates: Sequence[Candidate], jobs: int) -> list[list[range]]:
     return [ranges[part::jobs] for part in range(jobs) if ranges[part::jobs]]
 
 
-def _work(candidates: Sequence[Candidate], share: list[range], out: int) -> None:
-    """The body of a worker process: prove, send, and exit without running any cleanup."""
-    code = 0
-    try:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        view = memoryview(bytearray(BUFFER_SIZE))
-        batch: list[Proof] = []
-        listed = ""
-        regular: dict[str, int] = {}
-        for run in share:
-            for index in run:
-                path, size, algorithm, digest = candidates[index]
-                directory, _, name = path.rpartition(os.sep)
-                if directory != listed:
-                    listed, regular = directory, _regular_files(directory)
-                inode = regular.get(name)
-                if inode is None:
-                    continue
-                proof = _prove(path, inode, size, algorithm, digest, view)
-                if proof is not None:
-                    batch.append((index, *proof))
-                    if len(batch) >= _BATCH:
-                        frames.send(out, batch)
-                        batch = []
-        frames.send(out, batch)
-    except BaseException:
-        code = 1
-    finally:
-        os._exit(code)
+def _work(candidates: Sequence[Candidate], share: list[range], send: Callable[[list[Any]], None]) -> None:
+    """The body of a worker process: prove its share, sending proofs in batches."""
+    view = memoryview(bytearray(BUFFER_SIZE))
+    batch: list[Proof] = []
+    listed = ""
+    regular: dict[str, int] = {}
+    for run in share:
+        for index in run:
+            path, size, algorithm, digest = candidates[index]
+            directory, _, name = path.rpartition(os.sep)
+            if directory != listed:
+                listed, regular = directory, _regular_files(directory)
+            inode = regular.get(name)
+            if inode is None:
+                continue
+            proof = _prove(path, inode, size, algorithm, digest, view)
+            if proof is not None:
+                batch.append((index, *proof))
+                if len(batch) >= _BATCH:
+                    send(batch)
+                    batch = []
+    send(batch)
 
 
 def _regular_files(directory: str) -> dict[str, int]:
@@ -165,15 +141,3 @@ def _prove(
     if hasher.digest() != digest:
         return None
     return (*identity, before.st_nlink)
-
-
-def _collect(
-    fds: list[int], candidates: Sequence[Candidate], progress: Callable[[int, int], None] | None
-) -> dict[int, Proof]:
-    proofs: dict[int, Proof] = {}
-    for batch in frames.receive(fds):
-        for proof in batch:
-            proofs[proof[0]] = proof
-        if progress is not None:
-            progress(len(batch), sum(candidates[proof[0]][1] for proof in batch))
-    return proofs
