@@ -25,8 +25,7 @@ from wheeldoctor.hashing import (
     HashRequest,
     Known,
     Progress,
-    hash_file,
-    reuse,
+    examine,
 )
 
 _BATCH = 256
@@ -48,12 +47,7 @@ def hash_in_processes(
         view = memoryview(bytearray(BUFFER_SIZE))
         batch: list[tuple[int, Encoded]] = []
         for index in indices:
-            request = requests[index]
-            prior = known(request.path) if known is not None else None
-            state = reuse(request, prior) if prior is not None else None
-            if state is None:
-                state = hash_file(request, view)
-            batch.append((index, _encode(state)))
+            batch.append((index, _encode(examine(requests[index], view, known))))
             if len(batch) >= _BATCH:
                 send(batch)
                 batch = []

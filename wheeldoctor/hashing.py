@@ -154,12 +154,8 @@ def hash_files(
                 index = next(pending, None)
             if index is None or failures:
                 return
-            request = requests[index]
             try:
-                prior = known(request.path) if known is not None else None
-                state = reuse(request, prior) if prior is not None else None
-                if state is None:
-                    state = hash_file(request, view)
+                state = examine(requests[index], view, known)
             except BaseException as e:  # re-raised in the caller, never lost in a thread
                 failures.append(e)
                 return
@@ -188,6 +184,13 @@ def can_fork() -> bool:
     return sys.platform.startswith("linux") and threading.active_count() == 1
 
 
+def examine(request: HashRequest, view: memoryview, known: Known | None = None) -> FileState:
+    """The state of one requested file: digests ``known`` still vouches for, else hashed now."""
+    prior = known(request.path) if known is not None else None
+    state = reuse(request, prior) if prior is not None else None
+    return state if state is not None else hash_file(request, view)
+
+
 def reuse(request: HashRequest, prior: FileState) -> FileState | None:
     """``prior`` again if the file still has its fingerprint and it holds every digest asked for."""
     fingerprint = prior.fingerprint
@@ -199,15 +202,11 @@ def reuse(request: HashRequest, prior: FileState) -> FileState | None:
         st = os.stat(request.path)
     except (OSError, ValueError):
         return None  # hash_file says why
-    if not stat.S_ISREG(st.st_mode) or _identity(st) != fingerprint:
+    if not stat.S_ISREG(st.st_mode) or Fingerprint.of(st) != fingerprint:
         return None
     return FileState(
         FileStatus.HASHED, prior.size, prior.digests, links=st.st_nlink, fingerprint=fingerprint, cached=prior.cached
     )
-
-
-def _identity(st: os.stat_result) -> tuple[int, int, int, int, int]:
-    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
 
 
 def hash_file(request: HashRequest, view: memoryview) -> FileState:
@@ -243,7 +242,7 @@ def hash_file(request: HashRequest, view: memoryview) -> FileState:
         return FileState(FileStatus.UNREADABLE, detail=e.strerror or str(e))
     finally:
         os.close(fd)
-    if total != size or _identity(after) != _identity(before):
+    if total != size or Fingerprint.of(after) != Fingerprint.of(before):
         return FileState(FileStatus.CHANGED, after.st_size, detail="changed while it was being read")
     return FileState(FileStatus.HASHED, total, digests, links=before.st_nlink, fingerprint=Fingerprint.of(before))
 
