@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import sys
+from email.parser import HeaderParser
 from pathlib import Path
 
 import pytest
@@ -133,6 +134,36 @@ def test_load_distribution_reads_metadata(tmp_path: Path) -> None:
     assert dist.metadata is not None
     assert dist.metadata.requires_dist == ("six>=1",)
     assert dist.metadata.requires_python == ">=3.8"
+
+
+BODY = b"Requires-Dist: from-the-description\nName: not-this\n\nProvides-Extra: nor-this\n"
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        META + b"Provides-Extra: fast\n\n" + BODY,
+        (META + b"Provides-Extra: fast\n\n" + BODY).replace(b"\n", b"\r\n"),
+        META + b"Provides-Extra: fast\n\r\n" + BODY,
+        META + b"Provides-Extra: fast\n",
+        META + b"Provides-Extra: fast",
+        META.replace(b"six>=1\n", b"six>=1\n ; extra == 'x'\n") + b"Provides-Extra: fast\n\n" + BODY,
+        META + b"Provides-Extra: fast\nnot a header line\n" + BODY,
+    ],
+    ids=["body", "crlf", "mixed-blank-line", "no-body", "no-final-newline", "folded", "body-without-blank-line"],
+)
+def test_metadata_headers_end_where_the_description_starts(tmp_path: Path, metadata: bytes) -> None:
+    """Only the header block is parsed: the same fields as the email parser finds in the whole file."""
+    _dist_info(tmp_path, "demo-1.0.dist-info", {"METADATA": metadata, "RECORD": b""})
+    dist = _load(tmp_path, "demo-1.0.dist-info")
+    whole = HeaderParser().parsestr(metadata.decode())
+    assert dist.problems == ()
+    assert dist.metadata is not None
+    assert (dist.metadata.name, dist.metadata.version) == ("Demo.Pkg", "1.0")
+    assert dist.metadata.requires_dist == tuple(v.strip() for v in whole.get_all("Requires-Dist"))
+    assert dist.metadata.requires_dist[0].startswith("six>=1")
+    assert dist.metadata.requires_python == ">=3.8"
+    assert dist.metadata.provides_extra == ("fast",) == tuple(whole.get_all("Provides-Extra"))
 
 
 @pytest.mark.parametrize(

@@ -223,7 +223,10 @@ def _read_metadata(path: str, dir_name: str, dir_version: str) -> tuple[Metadata
         return None, Finding(Code.METADATA_PROBLEM, Kind.MALFORMED, filename, data.message)
     from email.parser import HeaderParser
 
-    text = data.decode("utf-8", "surrogateescape")
+    # The headers end at the first blank line, and any blank line is at or past it: what
+    # follows is the long description, which the parser would otherwise read line by line.
+    end = data.find(b"\n\n")
+    text = (data if end < 0 else data[: end + 2]).decode("utf-8", "surrogateescape")
     headers = HeaderParser().parsestr(text)
     name, version = headers.get("Name"), headers.get("Version")
     if not name or not version:
