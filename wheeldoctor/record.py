@@ -9,8 +9,10 @@ from __future__ import annotations
 import binascii
 import csv
 import io
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from wheeldoctor.findings import Code, Finding, Kind
 
@@ -22,9 +24,12 @@ WEAK_ALGORITHMS = frozenset({"md5", "sha1", "sha224"})
 _UNHASHED_NAMES = frozenset({"RECORD", "RECORD.jws", "RECORD.p7s"})
 
 
-@dataclass(frozen=True, slots=True)
-class RecordRow:
-    """One verifiable row: the path as written, its digest (raw bytes) and size."""
+class RecordRow(NamedTuple):
+    """One verifiable row: the path as written, its digest (raw bytes) and size.
+
+    A named tuple, not a frozen dataclass: one is made per recorded file, tens of
+    thousands per environment, and a dataclass's __init__ costs more than the parsing.
+    """
 
     path: str
     algorithm: str | None
@@ -60,8 +65,8 @@ _FROM_URLSAFE = bytes.maketrans(b"-_", b"+/")
 
 
 _URLSAFE_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-#: Length of ``sha256=`` and a digest's 43 unpadded characters.
-_SHA256_FIELD = 50
+#: The hash field nearly every row holds: a SHA-256 digest as 43 unpadded urlsafe characters.
+_SHA256_FIELD = re.compile(r"sha256=[A-Za-z0-9_-]{43}")
 
 
 def _decode_digest(text: str) -> bytes | None:
@@ -107,8 +112,12 @@ def parse_record(lines: Iterable[str]) -> Record:
     rows: list[RecordRow] = []
     problems: list[Finding] = []
     seen: set[str] = set()
-    listed: set[str] = set()
+    unrowed: list[str] = []  # listed paths that give no row: seen and these make up ``listed``
     reader = csv.reader(lines, strict=True)
+    sha256_field = _SHA256_FIELD.fullmatch
+    a2b = binascii.a2b_base64
+    # tuple.__new__ skips the named tuple's Python-level __new__: this loop runs once per file.
+    make = tuple.__new__
     while True:
         try:
             fields = next(reader)
@@ -117,38 +126,30 @@ def parse_record(lines: Iterable[str]) -> Record:
         except csv.Error as e:
             problems.append(_malformed(None, reader.line_num, f"not valid CSV ({e})"))
             continue
-        line = reader.line_num
         if len(fields) == 3:
             # The row nearly every RECORD holds throughout, decided without a call per field.
             path, hash_field, size_field = fields
-            if (
-                path
-                and len(hash_field) == _SHA256_FIELD
-                and hash_field.startswith("sha256=")
-                and size_field.isdigit()
-                and size_field.isascii()
-                and not hash_field[7:].strip(_URLSAFE_ALPHABET)
-                and path not in seen
-            ):
-                raw = hash_field[7:].encode("ascii").translate(_FROM_URLSAFE)
+            if path and size_field.isdigit() and size_field.isascii() and sha256_field(hash_field) and path not in seen:
                 seen.add(path)
-                listed.add(path)
-                rows.append(RecordRow(path, "sha256", binascii.a2b_base64(raw + b"="), int(size_field), line))
+                digest = a2b(hash_field.encode("ascii")[7:].translate(_FROM_URLSAFE) + b"=")
+                rows.append(make(RecordRow, (path, "sha256", digest, int(size_field), reader.line_num)))
                 continue
         if not fields or fields == [""]:
             continue
-        listed.add(fields[0])
+        line = reader.line_num
         row, problem = _parse_fields(fields, line)
         if problem is not None:
             problems.append(problem)
-        if row is None:
-            continue
-        if row.path in seen:
-            problems.append(Finding(Code.DUPLICATE_ROW, Kind.MALFORMED, row.path, f"RECORD line {line} lists it again"))
+        if row is None or row.path in seen:
+            unrowed.append(fields[0])
+            if row is not None:
+                problems.append(
+                    Finding(Code.DUPLICATE_ROW, Kind.MALFORMED, row.path, f"RECORD line {line} lists it again")
+                )
             continue
         seen.add(row.path)
         rows.append(row)
-    return Record(tuple(rows), tuple(problems), frozenset(listed))
+    return Record(tuple(rows), tuple(problems), frozenset(seen).union(unrowed))
 
 
 def _malformed(path: str | None, line: int, why: str) -> Finding:
