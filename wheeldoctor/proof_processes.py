@@ -4,9 +4,9 @@ On a healthy environment nearly every file is a regular file of its recorded siz
 digest matches its one claimant's RECORD row. Workers check exactly that and nothing
 else, as cheaply as it can be checked: a directory is listed once (its entries' file
 types and inodes come from ``readdir``, so a file is never stat'ed before it is opened,
-and a device or FIFO is never opened), then each file is opened, fstat'ed, read, fstat'ed
-again and closed. A file that fails any step (missing, a symlink, another type, another
-size or inode, changed while read, another digest) is not judged here: it is left to the
+and a device or FIFO is never opened), then each file is opened, fstat'ed, read and closed.
+A file that fails any step (missing, a symlink, another type, another size or inode,
+another digest) is not judged here: it is left to the
 exact path (:func:`wheeldoctor.hashing.hash_files`), which says what is wrong with it.
 Workers send back only the proven files' fingerprints, so nothing per file but a few
 integers crosses the pipe.
@@ -71,14 +71,15 @@ def _work(candidates: Sequence[Candidate], share: list[range], send: Callable[[l
     """The body of a worker process: prove its share, sending proofs in batches."""
     view = memoryview(bytearray(BUFFER_SIZE))
     batch: list[Proof] = []
-    listed = ""
-    regular: dict[str, int] = {}
+    # Every listing is kept: a RECORD may come back to a directory after listing another.
+    listings: dict[str, dict[str, int]] = {}
     for run in share:
         for index in run:
             path, size, algorithm, digest = candidates[index]
             directory, _, name = path.rpartition(os.sep)
-            if directory != listed:
-                listed, regular = directory, _regular_files(directory)
+            regular = listings.get(directory)
+            if regular is None:
+                regular = listings[directory] = _regular_files(directory)
             inode = regular.get(name)
             if inode is None:
                 continue
@@ -130,14 +131,14 @@ def _prove(
             hasher = constructor()
             if _feed(fd, view, [hasher], size) != size:
                 return None
-        after = os.fstat(fd)
     except OSError:
         return None
     finally:
         os.close(fd)
-    identity = (before.st_mtime_ns, before.st_ctime_ns, before.st_ino, before.st_dev)
-    if (after.st_size, after.st_mtime_ns, after.st_ctime_ns, after.st_ino, after.st_dev) != (size, *identity):
-        return None
+    # No second fstat to see whether the file changed while it was read: the digest of the
+    # bytes read is RECORD's and they end at the recorded size, so they were the right ones
+    # (a torn read would not hash to it). A change during or after the read moves ctime past
+    # the fingerprint taken before it, so the cache never vouches for the new bytes with it.
     if hasher.digest() != digest:
         return None
-    return (*identity, before.st_nlink)
+    return before.st_mtime_ns, before.st_ctime_ns, before.st_ino, before.st_dev, before.st_nlink
