@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import pairwise
 from typing import Any
 
@@ -37,18 +37,16 @@ Proof = tuple[int, int, int, int, int, int]
 
 def prove_in_processes(
     candidates: Sequence[Candidate], jobs: int, progress: Callable[[int, int], None] | None = None
-) -> dict[int, Proof]:
-    """The candidates proven intact, by index, from ``jobs`` forked workers; the rest are unproven.
+) -> Iterator[Proof]:
+    """Yield the proofs of the candidates proven intact, as ``jobs`` forked workers send them.
 
-    Paths must be distinct. A worker that dies only leaves its share unproven.
+    Paths must be distinct. Candidates without a proof are unproven; a worker that dies
+    only leaves its share unproven.
     """
-    proofs: dict[int, Proof] = {}
     for batch in frames.run_workers(_shares(candidates, jobs), lambda share, send: _work(candidates, share, send)):
-        for proof in batch:
-            proofs[proof[0]] = proof
+        yield from batch
         if progress is not None:
             progress(len(batch), sum(candidates[proof[0]][1] for proof in batch))
-    return proofs
 
 
 def _shares(candidates: Sequence[Candidate], jobs: int) -> list[list[range]]:

@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from wheeldoctor import cache, hashing
 from wheeldoctor.environment import InstalledDistribution
@@ -31,6 +31,9 @@ from wheeldoctor.hashing import (
 )
 from wheeldoctor.record import RecordRow, encode_digest
 from wheeldoctor.sitedirs import is_within
+
+if TYPE_CHECKING:
+    from wheeldoctor.proof_processes import Candidate
 
 
 class Status(str, Enum):
@@ -52,9 +55,11 @@ class ProgressSink(Protocol):
         """Some files are done."""
 
 
-@dataclass(frozen=True, slots=True)
-class Claim:
-    """One RECORD row of one distribution, resolved to an absolute path."""
+class Claim(NamedTuple):
+    """One RECORD row of one distribution, resolved to an absolute path.
+
+    A named tuple, like :class:`RecordRow`: one is made per recorded file.
+    """
 
     dist: InstalledDistribution
     row: RecordRow
@@ -96,10 +101,11 @@ def resolve(dist: InstalledDistribution) -> tuple[list[Claim], list[Finding]]:
     # A plain relative path (no '.' or '..' part, no doubled or trailing slash) below a
     # normalised location inside the root is already normal and inside: no normpath needed.
     plain_ok = os.sep == "/" and normpath(prefix) + os.sep == prefix and is_within(prefix[:-1] or os.sep, root)
+    make = tuple.__new__  # skips the named tuple's Python-level __new__, as in record.py
     for row in dist.record.rows:
         text = row.path
         if plain_ok and not (text[:1] in "./" or "/." in text or "//" in text or text[-1:] == "/"):
-            claims.append(Claim(dist, row, prefix + text))
+            claims.append(make(Claim, (dist, row, prefix + text)))
             continue
         # Concatenation instead of os.path.join: this loop runs once per recorded file.
         path = normpath(text if isabs(text) else prefix + text)
@@ -145,81 +151,70 @@ def plan(claims: Iterable[Claim]) -> dict[str, HashRequest]:
 
 
 def hash_claims(
-    claims: Sequence[Claim],
+    owners: Mapping[str, Sequence[Claim]],
     jobs: int | None = None,
     progress: ProgressSink | None = None,
     known: Known | None = None,
     processes: bool = False,
 ) -> dict[str, FileState]:
-    """Look at every claimed file once; return its state by absolute path."""
-    candidates: list[Claim] = []
+    """Look at every path of ``owners`` (each with all its claimants) once; return its state by path."""
+    candidates: list[Candidate] = []
+    claims: list[Claim] = []
     if processes and known is None and (jobs or default_jobs()) > 1:
-        candidates, claims = _provable(claims)
+        candidates, claims = _provable(owners)
+    else:
+        claims = [claim for claimants in owners.values() for claim in claimants]
     requests = list(plan(claims).values())
     advance: Progress | None = None
     if progress is not None:
         progress.begin(
             len(candidates) + len(requests),
-            sum(c.row.size or 0 for c in candidates) + sum(r.size_hint for r in requests),
+            sum(c[1] for c in candidates) + sum(r.size_hint for r in requests),
         )
         advance = progress.advance
     states: dict[str, FileState] = {}
     if candidates:
-        states, unproven = _prove(candidates, jobs, advance)
-        requests.extend(plan(unproven).values())
+        states = _prove(candidates, jobs, advance)
+        if len(states) < len(candidates):
+            unproven = [claim for path, *_ in candidates if path not in states for claim in owners[path]]
+            requests.extend(plan(unproven).values())
     hashed = hash_files(requests, jobs=jobs, progress=advance, known=known, processes=processes)
     states.update((request.path, state) for request, state in zip(requests, hashed, strict=True))
     return states
 
 
-def _provable(claims: Sequence[Claim]) -> tuple[list[Claim], list[Claim]]:
-    """Split off the claims worth proving in workers: a path's only claim, with a hash and a size."""
-    counts: dict[str, int] = {}
-    for claim in claims:
-        counts[claim.path] = counts.get(claim.path, 0) + 1
-    provable: list[Claim] = []
+def _provable(owners: Mapping[str, Sequence[Claim]]) -> tuple[list[Candidate], list[Claim]]:
+    """Split off the paths worth proving in workers (one claimant, with a hash and a size); the rest's claims."""
+    provable: list[Candidate] = []
     rest: list[Claim] = []
-    for claim in claims:
-        row = claim.row
-        if counts[claim.path] == 1 and row.digest is not None and row.size is not None and row.algorithm:
-            provable.append(claim)
-        else:
-            rest.append(claim)
+    for claims in owners.values():
+        if len(claims) == 1:
+            path, row = claims[0].path, claims[0].row
+            if row.digest is not None and row.size is not None and row.algorithm:
+                provable.append((path, row.size, row.algorithm, row.digest))
+                continue
+        rest.extend(claims)
     if len(provable) < hashing.PROCESS_MIN_FILES or not can_fork():
-        return [], list(claims)
+        return [], [claim for claims in owners.values() for claim in claims]
     return provable, rest
 
 
-def _prove(
-    candidates: Sequence[Claim], jobs: int | None, progress: Progress | None
-) -> tuple[dict[str, FileState], list[Claim]]:
-    """States of the candidates proven intact by forked workers, and the claims left unproven.
+def _prove(candidates: Sequence[Candidate], jobs: int | None, progress: Progress | None) -> dict[str, FileState]:
+    """The states of the candidates that forked workers proved intact; the rest are left out.
 
     A proven file's state is exactly what :func:`hash_file` would have returned for it.
     """
     from wheeldoctor.proof_processes import prove_in_processes
 
-    proofs = prove_in_processes(
-        [(c.path, c.row.size or 0, c.row.algorithm or "", c.row.digest or b"") for c in candidates],
-        jobs or default_jobs(),
-        progress,
-    )
     states: dict[str, FileState] = {}
-    unproven: list[Claim] = []
     hashed = FileStatus.HASHED
     # tuple.__new__ skips the named tuples' Python-level __new__: a third of the cost, per file.
     make = tuple.__new__
-    for index, claim in enumerate(candidates):
-        proof = proofs.get(index)
-        if proof is None:
-            unproven.append(claim)
-            continue
-        _, mtime, ctime, inode, device, links = proof
-        row = claim.row
-        fingerprint = make(Fingerprint, (row.size, mtime, ctime, inode, device))
-        digests = ((row.algorithm, row.digest),)
-        states[claim.path] = make(FileState, (hashed, row.size, digests, "", links, fingerprint, False))
-    return states, unproven
+    for index, mtime, ctime, inode, device, links in prove_in_processes(candidates, jobs or default_jobs(), progress):
+        path, size, algorithm, digest = candidates[index]
+        fingerprint = make(Fingerprint, (size, mtime, ctime, inode, device))
+        states[path] = make(FileState, (hashed, size, ((algorithm, digest),), "", links, fingerprint, False))
+    return states
 
 
 def judge(claim: Claim, state: FileState, others: Sequence[Claim] = ()) -> Finding | None:
@@ -322,22 +317,28 @@ def verify_environment(
             offer = known
             known = remembered.get if offer is None else (lambda path: offer(path) or remembered.get(path))
     resolved = {id(d): resolve(d) for d in _unique_dists([*checked, *everyone])}
-    grouped: dict[str, list[Claim]] = {}
+    owners: dict[str, tuple[Claim, ...]] = {}
     for claims, _ in resolved.values():
         for claim in claims:
-            grouped.setdefault(claim.path, []).append(claim)
-    owners = {path: tuple(claims) for path, claims in grouped.items()}
-    wanted = dict.fromkeys(claim.path for d in checked for claim in resolved[id(d)][0])
+            prior = owners.get(claim.path)
+            owners[claim.path] = (claim,) if prior is None else (*prior, claim)
     # Rival claims travel with the checked ones so their sizes and algorithms are planned.
-    states = hash_claims(
-        [c for path in wanted for c in owners[path]], jobs=jobs, progress=progress, known=known, processes=processes
-    )
+    if len({id(d) for d in checked}) == len(resolved):  # every distribution is checked
+        wanted = owners
+    else:
+        wanted = {claim.path: owners[claim.path] for d in checked for claim in resolved[id(d)][0]}
+    states = hash_claims(wanted, jobs=jobs, progress=progress, known=known, processes=processes)
     reports = []
+    hashed = FileStatus.HASHED
     for dist in checked:
         claims, outside = resolved[id(dist)]
         findings: list[Finding] = [*dist.problems, *(dist.record.problems if dist.record else ()), *outside]
         for claim in claims:
-            finding = judge(claim, states[claim.path], owners[claim.path])
+            state, row = states[claim.path], claim.row
+            # judge's common case, decided without the call: this loop runs once per recorded file.
+            if state.status is hashed and state.size == row.size and state.digest(row.algorithm or "") == row.digest:
+                continue
+            finding = judge(claim, state, owners[claim.path])
             if finding is not None:
                 findings.append(finding)
         reports.append(report_for(dist, findings))
