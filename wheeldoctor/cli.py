@@ -98,8 +98,8 @@ def _progress(quiet: bool) -> Iterator[_RichProgress | None]:
 
 @contextmanager
 def _no_cyclic_gc() -> Iterator[None]:
-    """Verification allocates a few objects per recorded file, none in a cycle: the cyclic
-    collector's passes over them cost about a tenth of a check and would free nothing."""
+    """Loading and verification allocate a few objects per recorded file, none in a cycle: the
+    cyclic collector's passes over them cost about a tenth of a check and would free nothing."""
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -174,17 +174,18 @@ def check(
         from wheeldoctor.report import json as json_report
         from wheeldoctor.report import text
 
-        env = load_target(Target(python=python, paths=tuple(path or ())))
-        with _progress(json) as sink, _no_cyclic_gc():
-            result = run_check(
-                env,
-                names or None,
-                jobs=jobs,
-                progress=sink,
-                strict=strict or not all_,
-                cache_dir=_cache_dir(no_cache),
-                processes=True,
-            )
+        with _no_cyclic_gc():
+            env = load_target(Target(python=python, paths=tuple(path or ())))
+            with _progress(json) as sink:
+                result = run_check(
+                    env,
+                    names or None,
+                    jobs=jobs,
+                    progress=sink,
+                    strict=strict or not all_,
+                    cache_dir=_cache_dir(no_cache),
+                    processes=True,
+                )
         _emit(
             json_report.check_document(result) if json else None,
             lambda: text.render_plain(result),
@@ -261,9 +262,10 @@ def doctor(
         from wheeldoctor.report import deps_text
         from wheeldoctor.report import json as json_report
 
-        env = load_target(Target(python=python, paths=tuple(path or ())), with_tags=True)
-        with _progress(json) as sink, _no_cyclic_gc():
-            result = run_doctor(env, jobs=jobs, progress=sink, strict=strict, cache_dir=_cache_dir(no_cache))
+        with _no_cyclic_gc():
+            env = load_target(Target(python=python, paths=tuple(path or ())), with_tags=True)
+            with _progress(json) as sink:
+                result = run_doctor(env, jobs=jobs, progress=sink, strict=strict, cache_dir=_cache_dir(no_cache))
         _emit(
             json_report.doctor_document(result) if json else None,
             lambda: deps_text.render_doctor_plain(result),
