@@ -10,13 +10,14 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from helpers import Venv, build_wheel, make_venv, uv_install
 
 import wheeldoctor
-from wheeldoctor import cache, gate
+from wheeldoctor import cache, gate, hashing
 from wheeldoctor.environment import InstalledDistribution, load_environment, scan_location
 from wheeldoctor.findings import Code
 from wheeldoctor.gate import IntactGate
@@ -67,12 +68,38 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return directory
 
 
-def check(venv: Venv, cache_dir: Path | None, name: str = "cachedemo") -> tuple[InstalledDistribution, Verification]:
+@pytest.fixture(params=["threads", "workers"])
+def processes(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[bool]:
+    """Verify with threads (as the gate does) or forked workers (as the command line does)."""
+    if request.param == "threads":
+        yield False
+        return
+    if not sys.platform.startswith("linux"):
+        pytest.skip("forked workers are Linux-only")
+    monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)  # these venvs hold a handful of files
+    forks: list[int] = []
+    real_fork = os.fork
+
+    def counting_fork() -> int:
+        pid = real_fork()
+        if pid:
+            forks.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", counting_fork)
+    yield True
+    assert forks, "the workers never ran"
+
+
+def check(
+    venv: Venv, cache_dir: Path | None, name: str = "cachedemo", processes: bool = False
+) -> tuple[InstalledDistribution, Verification]:
     """Verify one distribution in-process, as ``wheeldoctor check`` does."""
     env = load_environment("test", [str(venv.site_packages)], [str(venv.prefix)])
     dist = env.find(name)
     assert dist is not None
-    return dist, verify_environment([dist], env.active(), cache_dir=None if cache_dir is None else str(cache_dir))
+    cache_path = None if cache_dir is None else str(cache_dir)
+    return dist, verify_environment([dist], env.active(), jobs=2, cache_dir=cache_path, processes=processes)
 
 
 def entry_file(cache_dir: Path, dist: InstalledDistribution) -> Path:
@@ -197,15 +224,17 @@ def test_well_formed_but_wrong_shape_is_a_miss(value: object) -> None:
     assert cache.decode(_signed(value)) is None
 
 
-def test_malformed_file_records_are_not_used(shared: Venv, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    dist, _ = check(shared, cache_dir)
+def test_malformed_file_records_are_not_used(
+    shared: Venv, cache_dir: Path, monkeypatch: pytest.MonkeyPatch, processes: bool
+) -> None:
+    dist, _ = check(shared, cache_dir, processes=processes)
     entry = read_entry(cache_dir, dist)
     bad = (entry.dist_path, entry.record, entry.verdict_root, (*entry.files, ("p", (1, 2), "not digests")))
     entry_file(cache_dir, dist).write_bytes(_signed(bad))
     monkeypatch.setattr(sys, "path", [str(shared.site_packages), *sys.path])
     assert IntactGate()("cachedemo") is True  # the verdict was not believed: the full check ran
     entry_file(cache_dir, dist).write_bytes(_signed(bad))
-    _, verification = check(shared, cache_dir)
+    _, verification = check(shared, cache_dir, processes=processes)
     assert verification.reports[0].status is Status.INTACT
     assert not any(s.cached for s in verification.states.values())
 
@@ -215,38 +244,38 @@ def test_malformed_file_records_are_not_used(shared: Venv, cache_dir: Path, monk
 # --------------------------------------------------------------------------
 
 
-def test_check_fills_then_reuses(shared: Venv, cache_dir: Path) -> None:
-    dist, first = check(shared, cache_dir)
+def test_check_fills_then_reuses(shared: Venv, cache_dir: Path, processes: bool) -> None:
+    dist, first = check(shared, cache_dir, processes=processes)
     assert first.reports[0].status is Status.INTACT
     assert not any(s.cached for s in first.states.values())
     entry = read_entry(cache_dir, dist)
     assert entry.verdict_root == dist.root
     assert {path for path, _, _ in entry.files} == set(first.states)
-    _, second = check(shared, cache_dir)
+    _, second = check(shared, cache_dir, processes=processes)
     assert second.reports[0].status is Status.INTACT
     assert all(s.cached for s in second.states.values())
     assert read_entry(cache_dir, dist) == entry
 
 
-def test_an_unchanged_fingerprint_is_trusted(own: Venv, cache_dir: Path) -> None:
+def test_an_unchanged_fingerprint_is_trusted(own: Venv, cache_dir: Path, processes: bool) -> None:
     """A wrong digest planted in the cache is believed: proof that the cache answered."""
-    dist, _ = check(own, cache_dir)
+    dist, _ = check(own, cache_dir, processes=processes)
     entry = read_entry(cache_dir, dist)
     target = str(own.site_packages / "cachedemo/data.bin")
     planted = tuple(
         (path, fp, (("sha256", b"\x00" * 32),) if path == target else digests) for path, fp, digests in entry.files
     )
     entry_file(cache_dir, dist).write_bytes(cache.encode(cache.Entry(entry.dist_path, entry.record, None, planted)))
-    _, warm = check(own, cache_dir)
+    _, warm = check(own, cache_dir, processes=processes)
     assert warm.states[target].cached
     assert [f.code for f in warm.reports[0].findings] == [Code.HASH_MISMATCH]
     # Without the cache, the same bytes are intact.
-    _, fresh = check(own, None)
+    _, fresh = check(own, None, processes=processes)
     assert fresh.reports[0].status is Status.INTACT
 
 
-def test_a_changed_ctime_is_hashed_again(own: Venv, cache_dir: Path) -> None:
-    dist, _ = check(own, cache_dir)
+def test_a_changed_ctime_is_hashed_again(own: Venv, cache_dir: Path, processes: bool) -> None:
+    dist, _ = check(own, cache_dir, processes=processes)
     entry = read_entry(cache_dir, dist)
     target = own.site_packages / "cachedemo/data.bin"
     planted = tuple(
@@ -254,7 +283,7 @@ def test_a_changed_ctime_is_hashed_again(own: Venv, cache_dir: Path) -> None:
     )
     entry_file(cache_dir, dist).write_bytes(cache.encode(cache.Entry(entry.dist_path, entry.record, None, planted)))
     target.chmod(target.stat().st_mode)  # same mode, same bytes, same mtime: only ctime moves
-    _, warm = check(own, cache_dir)
+    _, warm = check(own, cache_dir, processes=processes)
     assert not warm.states[str(target)].cached
     assert warm.reports[0].status is Status.INTACT
     assert all(s.cached for p, s in warm.states.items() if p != str(target))
@@ -273,26 +302,26 @@ def test_changed_bytes_are_found_and_a_repair_is_seen_at_once(own: Venv, cache_d
     assert gate_process(own, env, "cachedemo")[0] == [True]
 
 
-def test_a_file_changed_just_now_is_not_cached(own: Venv, cache_dir: Path) -> None:
+def test_a_file_changed_just_now_is_not_cached(own: Venv, cache_dir: Path, processes: bool) -> None:
     victim = own.site_packages / "cachedemo/sub/leaf.txt"
     victim.write_bytes(victim.read_bytes())  # same bytes, fresh ctime
-    dist, first = check(own, cache_dir)
+    dist, first = check(own, cache_dir, processes=processes)
     assert first.reports[0].status is Status.INTACT
     entry = read_entry(cache_dir, dist)
     assert str(victim) not in {path for path, _, _ in entry.files}
     assert entry.verdict_root is None  # not every file could be vouched for
     _settle()
-    _, second = check(own, cache_dir)
+    _, second = check(own, cache_dir, processes=processes)
     assert not second.states[str(victim)].cached
     assert read_entry(cache_dir, dist).verdict_root == dist.root
 
 
-def test_a_new_record_is_a_new_key(own: Venv, cache_dir: Path, tmp_path: Path) -> None:
-    dist, _ = check(own, cache_dir)
+def test_a_new_record_is_a_new_key(own: Venv, cache_dir: Path, tmp_path: Path, processes: bool) -> None:
+    dist, _ = check(own, cache_dir, processes=processes)
     changed = {**FILES, "cachedemo/__init__.py": b"VALUE = 2\n"}
     uv_install(own, "--reinstall", build_wheel(tmp_path / "v2", "cachedemo", "1.0", changed))
     _settle()
-    again, verification = check(own, cache_dir)
+    again, verification = check(own, cache_dir, processes=processes)
     assert again.record_identity != dist.record_identity
     assert verification.reports[0].status is Status.INTACT
     assert not any(s.cached for s in verification.states.values())

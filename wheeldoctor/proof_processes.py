@@ -5,11 +5,12 @@ digest matches its one claimant's RECORD row. Workers check exactly that and not
 else, as cheaply as it can be checked: a directory is listed once (its entries' file
 types and inodes come from ``readdir``, so a file is never stat'ed before it is opened,
 and a device or FIFO is never opened), then each file is opened, fstat'ed, read and closed.
-A file that fails any step (missing, a symlink, another type, another size or inode,
-another digest) is not judged here: it is left to the
-exact path (:func:`wheeldoctor.hashing.hash_files`), which says what is wrong with it.
-Workers send back only the proven files' fingerprints, so nothing per file but a few
-integers crosses the pipe.
+A file the verification cache vouches for is proven by one lstat instead: still a regular
+file with the fingerprint at which its digest was seen. A file that fails any step
+(missing, a symlink, another type, another size or inode, another digest) is not judged
+here: it is left to the exact path (:func:`wheeldoctor.hashing.hash_files`), which says
+what is wrong with it. Workers send back only the proven files' fingerprints, so nothing
+per file but a few integers crosses the pipe.
 """
 
 from __future__ import annotations
@@ -29,8 +30,12 @@ _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXE
 #: Scheduling weight of one file in bytes: what its system calls cost, in hashing time.
 _PER_FILE = 16 << 10
 
-Candidate = tuple[str, int, str, bytes]
-"""(absolute path, recorded size, algorithm, recorded raw digest)."""
+Candidate = tuple[str, int, str, bytes, "tuple[int, int, int, int, int] | None"]
+"""(absolute path, recorded size, algorithm, recorded raw digest, vouched fingerprint).
+
+The fingerprint (size, mtime_ns, ctime_ns, inode, device), when given, is one at which the
+verification cache saw these very bytes: a file that still has it is proven by one lstat.
+"""
 Proof = tuple[int, int, int, int, int, int]
 """(candidate index, mtime_ns, ctime_ns, inode, device, links): a file proven to match."""
 
@@ -52,12 +57,12 @@ def prove_in_processes(
 def _shares(candidates: Sequence[Candidate], jobs: int) -> list[list[range]]:
     """Deal contiguous runs (a directory's files stay together) to workers, evenly by weight."""
     runs = jobs * 4
-    total = sum(size for _, size, _, _ in candidates) + _PER_FILE * len(candidates)
+    total = sum(candidate[1] for candidate in candidates) + _PER_FILE * len(candidates)
     step = total / runs or 1.0
     cuts = [0]
     done = 0
-    for index, (_, size, _, _) in enumerate(candidates):
-        done += size + _PER_FILE
+    for index, candidate in enumerate(candidates):
+        done += candidate[1] + _PER_FILE
         if done >= step * len(cuts) and len(cuts) < runs:
             cuts.append(index + 1)
     cuts.append(len(candidates))
@@ -73,15 +78,17 @@ def _work(candidates: Sequence[Candidate], share: list[range], send: Callable[[l
     listings: dict[str, dict[str, int]] = {}
     for run in share:
         for index in run:
-            path, size, algorithm, digest = candidates[index]
-            directory, _, name = path.rpartition(os.sep)
-            regular = listings.get(directory)
-            if regular is None:
-                regular = listings[directory] = _regular_files(directory)
-            inode = regular.get(name)
-            if inode is None:
-                continue
-            proof = _prove(path, inode, size, algorithm, digest, view)
+            path, size, algorithm, digest, vouched = candidates[index]
+            proof = None if vouched is None else _unchanged(path, vouched)
+            if proof is None:
+                directory, _, name = path.rpartition(os.sep)
+                regular = listings.get(directory)
+                if regular is None:
+                    regular = listings[directory] = _regular_files(directory)
+                inode = regular.get(name)
+                if inode is None:
+                    continue
+                proof = _prove(path, inode, size, algorithm, digest, view)
             if proof is not None:
                 batch.append((index, *proof))
                 if len(batch) >= _BATCH:
@@ -102,6 +109,17 @@ def _regular_files(directory: str) -> dict[str, int]:
     except OSError:
         return {}
     return found
+
+
+def _unchanged(path: str, vouched: tuple[int, int, int, int, int]) -> tuple[int, int, int, int, int] | None:
+    """(mtime_ns, ctime_ns, inode, device, links) if ``path`` is a regular file still at ``vouched``."""
+    try:
+        st = os.lstat(path)  # lstat: a symlink is left to the exact path, as below
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode) or (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev) != vouched:
+        return None
+    return st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, st.st_nlink
 
 
 def _prove(

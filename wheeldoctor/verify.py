@@ -160,8 +160,8 @@ def hash_claims(
     """Look at every path of ``owners`` (each with all its claimants) once; return its state by path."""
     candidates: list[Candidate] = []
     claims: list[Claim] = []
-    if processes and known is None and (jobs or default_jobs()) > 1:
-        candidates, claims = _provable(owners)
+    if processes and (jobs or default_jobs()) > 1:
+        candidates, claims = _provable(owners, known)
     else:
         claims = [claim for claimants in owners.values() for claim in claimants]
     requests = list(plan(claims).values())
@@ -183,16 +183,33 @@ def hash_claims(
     return states
 
 
-def _provable(owners: Mapping[str, Sequence[Claim]]) -> tuple[list[Candidate], list[Claim]]:
-    """Split off the paths worth proving in workers (one claimant, with a hash and a size); the rest's claims."""
+def _provable(owners: Mapping[str, Sequence[Claim]], known: Known | None = None) -> tuple[list[Candidate], list[Claim]]:
+    """Split off the paths worth proving in workers (one claimant, with a hash and a size); the rest's claims.
+
+    Where ``known`` holds RECORD's digest at some fingerprint, the candidate carries that
+    fingerprint: a file that still has it needs no reading. Where it holds another digest,
+    the path is left to the exact path, which decides from it as it would without workers.
+    """
     provable: list[Candidate] = []
     rest: list[Claim] = []
+    hashed = FileStatus.HASHED
     for claims in owners.values():
         if len(claims) == 1:
             path, row = claims[0].path, claims[0].row
             if row.digest is not None and row.size is not None and row.algorithm:
-                provable.append((path, row.size, row.algorithm, row.digest))
-                continue
+                prior = known(path) if known is not None else None
+                if prior is None:
+                    provable.append((path, row.size, row.algorithm, row.digest, None))
+                    continue
+                fingerprint = prior.fingerprint
+                if (
+                    fingerprint is not None
+                    and prior.status is hashed
+                    and prior.size == row.size
+                    and prior.digest(row.algorithm) == row.digest
+                ):
+                    provable.append((path, row.size, row.algorithm, row.digest, fingerprint))
+                    continue
         rest.extend(claims)
     if len(provable) < hashing.PROCESS_MIN_FILES or not can_fork():
         return [], [claim for claims in owners.values() for claim in claims]
@@ -211,9 +228,10 @@ def _prove(candidates: Sequence[Candidate], jobs: int | None, progress: Progress
     # tuple.__new__ skips the named tuples' Python-level __new__: a third of the cost, per file.
     make = tuple.__new__
     for index, mtime, ctime, inode, device, links in prove_in_processes(candidates, jobs or default_jobs(), progress):
-        path, size, algorithm, digest = candidates[index]
+        path, size, algorithm, digest, vouched = candidates[index]
         fingerprint = make(Fingerprint, (size, mtime, ctime, inode, device))
-        states[path] = make(FileState, (hashed, size, ((algorithm, digest),), "", links, fingerprint, False))
+        cached = fingerprint == vouched  # proven by the cache's fingerprint, not by reading
+        states[path] = make(FileState, (hashed, size, ((algorithm, digest),), "", links, fingerprint, cached))
     return states
 
 
