@@ -382,14 +382,14 @@ def _recall(cache_dir: str, dists: Sequence[InstalledDistribution]) -> dict[int,
 def _cached_states(entries: Iterable[cache.Entry]) -> dict[str, FileState]:
     """What the cache knows, as file states; used only while each fingerprint still holds."""
     states: dict[str, FileState] = {}
+    hashed = FileStatus.HASHED
+    make = tuple.__new__  # skips the named tuples' Python-level __new__: this runs once per cached file
     for entry in entries:
-        if not all(cache.is_file_record(record) for record in entry.files):
+        if not all(map(cache.is_file_record, entry.files)):
             continue  # a malformed entry: none of it is used
         for path, identity, digests in entry.files:
             if path not in states:
-                states[path] = FileState(
-                    FileStatus.HASHED, identity[0], digests, fingerprint=Fingerprint(*identity), cached=True
-                )
+                states[path] = make(FileState, (hashed, identity[0], digests, "", 1, make(Fingerprint, identity), True))
     return states
 
 
