@@ -9,8 +9,9 @@ import io
 
 import pytest
 
+from wheeldoctor.fields import encode_digest, unhashed_allowed
 from wheeldoctor.findings import Code, Kind
-from wheeldoctor.record import Record, RecordRow, decode_record, encode_digest, parse_record, unhashed_allowed
+from wheeldoctor.record import Record, RecordRow, decode_record, parse_record
 
 DATA = b"print('hello')\n"
 

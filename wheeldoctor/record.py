@@ -14,14 +14,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from wheeldoctor.fields import ACCEPTED_ALGORITHMS, FROM_URLSAFE, decode_digest, encode_digest, unhashed_allowed
 from wheeldoctor.findings import Code, Finding, Kind
 
-#: Digest sizes in bytes of the algorithms the wheel spec accepts ("sha256 or better").
-ACCEPTED_ALGORITHMS: dict[str, int] = {"sha256": 32, "sha384": 48, "sha512": 64}
 #: Algorithms that exist but are too weak to vouch for a file.
 WEAK_ALGORITHMS = frozenset({"md5", "sha1", "sha224"})
-#: Files that the spec lets RECORD list without a hash.
-_UNHASHED_NAMES = frozenset({"RECORD", "RECORD.jws", "RECORD.p7s"})
 
 
 class RecordRow(NamedTuple):
@@ -55,39 +52,8 @@ class Record:
     """Every path RECORD names, verifiable or not (unhashed .pyc rows, bad rows)."""
 
 
-def encode_digest(digest: bytes) -> str:
-    """Encode a raw digest the way RECORD does: urlsafe base64 without padding."""
-    return binascii.b2a_base64(digest, newline=False).decode("ascii").translate(_TO_URLSAFE).rstrip("=")
-
-
-_TO_URLSAFE = str.maketrans("+/", "-_")
-_FROM_URLSAFE = bytes.maketrans(b"-_", b"+/")
-
-
-_URLSAFE_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 #: The hash field nearly every row holds: a SHA-256 digest as 43 unpadded urlsafe characters.
 _SHA256_FIELD = re.compile(r"sha256=[A-Za-z0-9_-]{43}")
-
-
-def _decode_digest(text: str) -> bytes | None:
-    text = text.rstrip("=")
-    # a2b_base64 silently skips foreign characters, so check the alphabet first.
-    if text.strip(_URLSAFE_ALPHABET):
-        return None
-    raw = text.encode("ascii")
-    try:
-        return binascii.a2b_base64(raw.translate(_FROM_URLSAFE) + b"=" * (-len(raw) % 4))
-    except binascii.Error:
-        return None
-
-
-def unhashed_allowed(path: str) -> bool:
-    """Whether the spec lets ``path`` appear in RECORD without a hash."""
-    parent, _, name = path.rpartition("/")
-    if name in _UNHASHED_NAMES:
-        # Only the dist-info's own RECORD (and its signatures): a RECORD elsewhere is payload.
-        return parent.rpartition("/")[2].endswith(".dist-info")
-    return name.endswith((".pyc", ".pyo"))
 
 
 def decode_record(data: bytes) -> Record:
@@ -131,7 +97,7 @@ def parse_record(lines: Iterable[str]) -> Record:
             path, hash_field, size_field = fields
             if path and size_field.isdigit() and size_field.isascii() and sha256_field(hash_field) and path not in seen:
                 seen.add(path)
-                digest = a2b(hash_field.encode("ascii")[7:].translate(_FROM_URLSAFE) + b"=")
+                digest = a2b(hash_field.encode("ascii")[7:].translate(FROM_URLSAFE) + b"=")
                 rows.append(make(RecordRow, (path, "sha256", digest, int(size_field), reader.line_num)))
                 continue
         if not fields or fields == [""]:
@@ -183,7 +149,7 @@ def _parse_fields(fields: list[str], line: int) -> tuple[RecordRow | None, Findi
         return None, Finding(
             Code.UNKNOWN_HASH, Kind.UNVERIFIABLE, path, f"RECORD line {line}: unknown hash algorithm {algorithm!r}"
         )
-    digest = _decode_digest(encoded)
+    digest = decode_digest(encoded)
     if digest is None or len(digest) != ACCEPTED_ALGORITHMS[algorithm]:
         return None, _malformed(
             path, line, f"{algorithm} digest {encoded!r} is not valid urlsafe base64 of the right length"

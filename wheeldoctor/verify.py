@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from wheeldoctor import cache, hashing
 from wheeldoctor.environment import InstalledDistribution
+from wheeldoctor.fields import encode_digest
 from wheeldoctor.findings import BREAKING_KINDS, Code, Finding, Kind
 from wheeldoctor.hashing import (
     FileState,
@@ -29,7 +30,7 @@ from wheeldoctor.hashing import (
     default_jobs,
     hash_files,
 )
-from wheeldoctor.record import RecordRow, encode_digest
+from wheeldoctor.record import RecordRow
 from wheeldoctor.sitedirs import is_within
 
 if TYPE_CHECKING:

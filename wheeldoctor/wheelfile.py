@@ -11,8 +11,9 @@ import posixpath
 import zipfile
 from dataclasses import dataclass
 
+from wheeldoctor.fields import encode_digest
 from wheeldoctor.findings import Code, Finding, Kind
-from wheeldoctor.record import Record, RecordRow, decode_record, encode_digest
+from wheeldoctor.record import Record, RecordRow, decode_record
 
 _CHUNK = 1 << 20
 _RECORD_LIMIT = 64 << 20

@@ -1,0 +1,44 @@
+"""RECORD's fields as the wheel spec spells them: algorithms, digests, unhashed paths.
+
+Stdlib ``binascii`` only: both the RECORD parser and the gate's cold path (which must
+not import the parser's dataclasses, csv or re) read fields through here.
+"""
+
+from __future__ import annotations
+
+import binascii
+
+#: Digest sizes in bytes of the algorithms the wheel spec accepts ("sha256 or better").
+ACCEPTED_ALGORITHMS: dict[str, int] = {"sha256": 32, "sha384": 48, "sha512": 64}
+#: Files that the spec lets RECORD list without a hash.
+_UNHASHED_NAMES = frozenset({"RECORD", "RECORD.jws", "RECORD.p7s"})
+URLSAFE_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+FROM_URLSAFE = bytes.maketrans(b"-_", b"+/")
+_TO_URLSAFE = str.maketrans("+/", "-_")
+
+
+def encode_digest(digest: bytes) -> str:
+    """Encode a raw digest the way RECORD does: urlsafe base64 without padding."""
+    return binascii.b2a_base64(digest, newline=False).decode("ascii").translate(_TO_URLSAFE).rstrip("=")
+
+
+def decode_digest(text: str) -> bytes | None:
+    """The raw digest RECORD's urlsafe base64 (padded or not) spells, or None if it is not base64."""
+    text = text.rstrip("=")
+    # a2b_base64 silently skips foreign characters, so check the alphabet first.
+    if text.strip(URLSAFE_ALPHABET):
+        return None
+    raw = text.encode("ascii")
+    try:
+        return binascii.a2b_base64(raw.translate(FROM_URLSAFE) + b"=" * (-len(raw) % 4))
+    except binascii.Error:
+        return None
+
+
+def unhashed_allowed(path: str) -> bool:
+    """Whether the spec lets ``path`` appear in RECORD without a hash."""
+    parent, _, name = path.rpartition("/")
+    if name in _UNHASHED_NAMES:
+        # Only the dist-info's own RECORD (and its signatures): a RECORD elsewhere is payload.
+        return parent.rpartition("/")[2].endswith(".dist-info")
+    return name.endswith((".pyc", ".pyo"))
