@@ -102,7 +102,7 @@ CHILD_OURS = _PEAK + _CLOCK + f"import wheeldoctor\n_answer = wheeldoctor.is_int
 #: The same call with wheeldoctor's modules imported before the clock starts: the check alone.
 CHILD_OURS_IMPORTED = (
     _PEAK
-    + "import wheeldoctor.cache, wheeldoctor.prefetch, wheeldoctor.environment, wheeldoctor.verify\n"
+    + "import wheeldoctor.cache, wheeldoctor.quick\n"
     + _CLOCK
     + f"import wheeldoctor\n_answer = wheeldoctor.is_intact({CU13!r})\n"
     + _REPORT

@@ -26,6 +26,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -574,3 +575,21 @@ def cli_json(*args: str | Path) -> tuple[int, dict[str, Any]]:
     assert done.returncode in (0, 1), done.stderr
     document: dict[str, Any] = json.loads(done.stdout)
     return done.returncode, document
+
+
+# --------------------------------------------------------------------------
+# Threads
+# --------------------------------------------------------------------------
+
+
+def os_threads() -> int:
+    """Threads of this process as the kernel counts them (the gate's are raw ``_thread`` ones)."""
+    return len(os.listdir("/proc/self/task"))
+
+
+def settled_threads(expected: int) -> int:
+    """The OS thread count once it is ``expected`` or a second has passed: exiting takes a moment."""
+    deadline = time.monotonic() + 1
+    while os_threads() != expected and time.monotonic() < deadline:
+        time.sleep(0.001)
+    return os_threads()

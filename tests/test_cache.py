@@ -21,12 +21,11 @@ from wheeldoctor import cache, gate, hashing
 from wheeldoctor.environment import InstalledDistribution, load_environment, scan_location
 from wheeldoctor.findings import Code
 from wheeldoctor.gate import IntactGate
-from wheeldoctor.prefetch import Prefetch
 from wheeldoctor.sitedirs import lookup_key
 from wheeldoctor.verify import Status, Verification, verify_environment
 
 REPO = Path(wheeldoctor.__file__).resolve().parent.parent
-BIG = bytes(range(256)) * 6000  # over the small-file and the prefetch thresholds
+BIG = bytes(range(256)) * 6000  # over the small-file threshold
 FILES = {
     "cachedemo/__init__.py": b"VALUE = 1\n",
     "cachedemo/data.bin": BIG,
@@ -116,12 +115,13 @@ GATE = """
 import json, sys
 import wheeldoctor
 answers = [wheeldoctor.is_intact(n) for n in sys.argv[1:]]
-loaded = [m for m in ("wheeldoctor.verify", "wheeldoctor.environment", "wheeldoctor.hashing") if m in sys.modules]
+loaded = [m for m in ("wheeldoctor.quick", "wheeldoctor.verify", "wheeldoctor.environment") if m in sys.modules]
 print(json.dumps([answers, loaded]))
 """
 
 
-COLD = ["wheeldoctor.verify", "wheeldoctor.environment", "wheeldoctor.hashing"]
+#: What a cold gate loads for a plain RECORD: its stdlib-only path, never the verifier.
+COLD = ["wheeldoctor.quick"]
 
 
 def gate_process(venv: Venv, env: dict[str, str], *names: str, cwd: Path | None = None) -> tuple[list[bool], list[str]]:
@@ -337,6 +337,18 @@ def test_gate_warm_path_skips_the_verifier(shared: Venv, cache_dir: Path) -> Non
     env = {"WHEELDOCTOR_CACHE_DIR": str(cache_dir)}
     assert gate_process(shared, env, "cachedemo") == ([True], COLD)
     assert gate_process(shared, env, "cachedemo") == ([True], [])
+
+
+def test_gate_hands_an_unusual_record_to_the_verifier(own: Venv, cache_dir: Path) -> None:
+    record = own.dist_info("cachedemo") / "RECORD"
+    record.write_text(record.read_text().replace("cachedemo/sub/leaf.txt", '"cachedemo/sub/leaf.txt"'))  # valid CSV
+    _settle()
+    env = {"WHEELDOCTOR_CACHE_DIR": str(cache_dir)}
+    verifier = ["wheeldoctor.quick", "wheeldoctor.verify", "wheeldoctor.environment"]
+    assert gate_process(own, env, "cachedemo") == ([True], verifier)
+    assert gate_process(own, env, "cachedemo") == ([True], [])  # the verifier's verdict serves the warm path
+    (own.site_packages / "cachedemo/sub/leaf.txt").write_bytes(b"LEAF\n")
+    assert gate_process(own, env, "cachedemo") == ([False], verifier)
 
 
 def test_gate_answers_follow_the_cache_verdict(shared: Venv, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -556,31 +568,3 @@ def test_locate_matches_scan_location(shared: Venv, tmp_path: Path) -> None:
         expected = next((f.path for f in scan_location(str(site)) if f.key == key), None)
         found = gate.locate(key, (str(site),))
         assert (found[1] if found else None) == expected
-
-
-# --------------------------------------------------------------------------
-# the prefetch: a head start that never reads what the verifier would refuse
-# --------------------------------------------------------------------------
-
-
-def test_prefetch_hashes_recorded_files_and_nothing_outside(own: Venv, tmp_path: Path) -> None:
-    import hashlib
-
-    dist_info = own.dist_info("cachedemo")
-    outside = tmp_path / "outside.bin"
-    outside.write_bytes(b"secret" * 100_000)
-    record = dist_info / "RECORD"
-    record.write_text(record.read_text() + f"../../../../../../../../..{outside},sha256=x,{outside.stat().st_size}\n")
-    _settle()
-    target = str(own.site_packages / "cachedemo/data.bin")
-    prefetch = Prefetch(str(dist_info), str(own.site_packages), str(own.prefix))
-    try:
-        deadline = time.monotonic() + 60
-        while prefetch.lookup(target) is None and time.monotonic() < deadline:
-            time.sleep(0.01)  # it starts on its own; wait for it to reach the file
-        hashed = prefetch.lookup(target)
-    finally:
-        prefetch.close()
-    assert hashed is not None
-    assert hashed[0] == len(BIG) and hashed[3:] == ("sha256", hashlib.sha256(BIG).digest())
-    assert prefetch.lookup(str(outside)) is None

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import Venv, build_wheel, make_venv, pip_install, uv_install
+from helpers import Venv, build_wheel, make_venv, os_threads, pip_install, settled_threads, uv_install
 
 import wheeldoctor
 import wheeldoctor.gate
@@ -149,6 +149,13 @@ def test_gate_leaves_no_threads(on_path: Venv) -> None:
     before = threading.active_count()
     assert IntactGate()("gate-good") is True
     assert threading.active_count() == before
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts the kernel's threads through /proc")
+def test_gate_leaves_no_os_threads(on_path: Venv) -> None:
+    before = os_threads()
+    assert IntactGate()("gate-good") is True
+    assert settled_threads(before) == before
 
 
 # --------------------------------------------------------------------------

@@ -4,10 +4,11 @@ Importing this module costs almost nothing: it binds a lock and a dict. The firs
 for a name finds the distribution exactly as ``importlib.metadata`` would on the current
 ``sys.path``. If the persistent cache (:mod:`wheeldoctor.cache`) holds an intact verdict
 for its RECORD and every recorded file still has the fingerprint it had when verified,
-the answer is True at the cost of one stat per file and no heavy import. Otherwise the
-verifier checks every recorded file (hashing the biggest ones ahead while it imports)
-and writes back what matched. A False answer is never cached across processes: a
-repaired install is seen at once. Answers are also kept per process, per name and per
+the answer is True at the cost of one stat per file and no heavy import. Otherwise every
+recorded file is checked: by :mod:`wheeldoctor.quick`, with the standard library alone,
+when RECORD is plain (nearly always), else by the full verifier; either writes back what
+matched. A False answer is never cached across processes: a repaired install is seen at
+once. Answers are also kept per process, per name and per
 ``sys.path``: a path changed after a warm-up (a site dir added, a venv activated) is
 another environment and gets its own answer.
 """
@@ -101,31 +102,17 @@ def _check(key: str, search_path: tuple[str, ...]) -> bool:
 
 
 def _verify(key: str, location: str, dist_path: str, root: str, cache_dir: str | None) -> bool:
-    """The cold path: the full verifier, with a head start on the biggest files."""
-    from wheeldoctor.prefetch import Prefetch
+    """The cold path: the standard library alone for a plain RECORD, else the full verifier."""
+    from wheeldoctor import quick
 
-    prefetch = Prefetch(dist_path, location, root)
-    try:
-        from wheeldoctor.environment import MetadataDir, load_distribution
-        from wheeldoctor.hashing import FileState, FileStatus, Fingerprint
-        from wheeldoctor.verify import Status, verify
+    answer = quick.check(dist_path, location, root, cache_dir)
+    if answer is not None:
+        return answer
+    from wheeldoctor.environment import MetadataDir, load_distribution
+    from wheeldoctor.verify import Status, verify
 
-        prefetch.stop()
-
-        def known(path: str) -> FileState | None:
-            hashed = prefetch.lookup(path)
-            if hashed is None:
-                return None
-            size, identity, links, algorithm, digest = hashed
-            return FileState(
-                FileStatus.HASHED, size, ((algorithm, digest),), links=links, fingerprint=Fingerprint(*identity)
-            )
-
-        dist = load_distribution(MetadataDir(dist_path, location, key), root, read_metadata=False)
-        report = verify([dist], cache_dir=cache_dir, known=known)[0]
-    finally:
-        prefetch.close()
-    return report.status is Status.INTACT
+    dist = load_distribution(MetadataDir(dist_path, location, key), root, read_metadata=False)
+    return verify([dist], cache_dir=cache_dir)[0].status is Status.INTACT
 
 
 def locate(key: str, search_path: tuple[str, ...]) -> tuple[str, str] | None:

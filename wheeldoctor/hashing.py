@@ -5,8 +5,8 @@ and small files fill the gaps; hashlib releases the GIL on large updates, so big
 hash on every core. Each thread owns one reused buffer: memory is ``jobs`` buffers,
 whatever the file sizes. Only regular files are read (see :mod:`wheeldoctor.filesystem`).
 
-Digests already known (from the cache, or hashed ahead by the gate) are offered per path;
-they are used only while the file still has the fingerprint they were taken with.
+Digests already known (from the cache) are offered per path; they are used only while
+the file still has the fingerprint they were taken with.
 """
 
 from __future__ import annotations

@@ -34,6 +34,23 @@ def is_within(path: str, root: str) -> bool:
     return path == root or path.startswith(root + os.sep)
 
 
+def plain_prefix(location: str, root: str) -> str | None:
+    """``location`` and a separator, for joining plain paths (see :func:`is_plain`) by concatenation.
+
+    None unless ``location`` is already normal and inside ``root``: only then is a plain
+    relative path below it normal and inside too, with no ``normpath`` per path.
+    """
+    prefix = location.rstrip(os.sep) + os.sep
+    if os.sep == "/" and os.path.normpath(prefix) + os.sep == prefix and is_within(prefix[:-1] or os.sep, root):
+        return prefix
+    return None
+
+
+def is_plain(relative: str) -> bool:
+    """Whether a RECORD path is plainly relative: no ``.`` or ``..`` part, no leading, doubled or trailing slash."""
+    return not (relative[:1] in "./" or "/." in relative or "//" in relative or relative[-1:] == "/")
+
+
 def root_for(location: str, prefixes: Iterable[str]) -> str:
     """The environment root of a site directory: the deepest prefix that holds it.
 

@@ -31,7 +31,7 @@ from wheeldoctor.hashing import (
     hash_files,
 )
 from wheeldoctor.record import RecordRow
-from wheeldoctor.sitedirs import is_within
+from wheeldoctor.sitedirs import is_plain, is_within, plain_prefix
 
 if TYPE_CHECKING:
     from wheeldoctor.proof_processes import Candidate
@@ -99,14 +99,13 @@ def resolve(dist: InstalledDistribution) -> tuple[list[Claim], list[Finding]]:
     prefix = dist.location.rstrip(os.sep) + os.sep
     root = dist.root
     normpath, isabs = os.path.normpath, os.path.isabs
-    # A plain relative path (no '.' or '..' part, no doubled or trailing slash) below a
-    # normalised location inside the root is already normal and inside: no normpath needed.
-    plain_ok = os.sep == "/" and normpath(prefix) + os.sep == prefix and is_within(prefix[:-1] or os.sep, root)
+    # A plain path below a normal location inside the root is normal and inside: no normpath.
+    plain = plain_prefix(dist.location, root)
     make = tuple.__new__  # skips the named tuple's Python-level __new__, as in record.py
     for row in dist.record.rows:
         text = row.path
-        if plain_ok and not (text[:1] in "./" or "/." in text or "//" in text or text[-1:] == "/"):
-            claims.append(make(Claim, (dist, row, prefix + text)))
+        if plain is not None and is_plain(text):
+            claims.append(make(Claim, (dist, row, plain + text)))
             continue
         # Concatenation instead of os.path.join: this loop runs once per recorded file.
         path = normpath(text if isabs(text) else prefix + text)
@@ -317,24 +316,21 @@ def verify_environment(
     jobs: int | None = None,
     progress: ProgressSink | None = None,
     cache_dir: str | None = None,
-    known: Known | None = None,
     processes: bool = False,
 ) -> Verification:
     """Verify ``checked``; ``everyone`` (the whole environment) is used for attribution.
 
     With ``cache_dir``, files whose fingerprint the cache holds are not read again, and
-    what was learnt is written back (see :mod:`wheeldoctor.cache`). ``known`` offers
-    digests computed ahead (the gate's prefetch), used the same way. ``processes`` is for
+    what was learnt is written back (see :mod:`wheeldoctor.cache`). ``processes`` is for
     commands only (see :func:`wheeldoctor.hashing.hash_files`).
     """
     started = time.time_ns()
     entries: dict[int, cache.Entry] = {}
+    known: Known | None = None
     if cache_dir is not None:
         entries = _recall(cache_dir, checked)
         if entries:
-            remembered = _cached_states(entries.values())
-            offer = known
-            known = remembered.get if offer is None else (lambda path: offer(path) or remembered.get(path))
+            known = _cached_states(entries.values()).get
     resolved = {id(d): resolve(d) for d in _unique_dists([*checked, *everyone])}
     owners: dict[str, tuple[Claim, ...]] = {}
     for claims, _ in resolved.values():
@@ -439,12 +435,9 @@ def verify(
     jobs: int | None = None,
     progress: ProgressSink | None = None,
     cache_dir: str | None = None,
-    known: Known | None = None,
 ) -> list[DistributionReport]:
     """Verify ``checked`` and return one report each (see :func:`verify_environment`)."""
-    return list(
-        verify_environment(checked, everyone, jobs=jobs, progress=progress, cache_dir=cache_dir, known=known).reports
-    )
+    return list(verify_environment(checked, everyone, jobs=jobs, progress=progress, cache_dir=cache_dir).reports)
 
 
 def report_for(dist: InstalledDistribution, findings: Sequence[Finding]) -> DistributionReport:

@@ -1,0 +1,280 @@
+"""The gate's stdlib-only cold path: where it answers, it says what the verifier says.
+
+Every case installs a real wheel, damages it (or its RECORD) one way, and asks both
+:func:`wheeldoctor.quick.check` and the full verifier. The quick path may step aside
+(None) on anything unusual; it must decide every plain RECORD, and never disagree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from helpers import Venv, build_wheel, make_venv, os_threads, pip_install, read_record, settled_threads, uv_install
+
+from wheeldoctor import cache, quick
+from wheeldoctor.environment import MetadataDir, load_distribution
+from wheeldoctor.fields import encode_digest
+from wheeldoctor.sitedirs import lookup_key
+from wheeldoctor.verify import Status, verify
+
+BIG = os.urandom(40 << 20)  # over the read-ahead threshold: a reader thread of its own
+FILES = {
+    "qdemo/__init__.py": b"VALUE = 1\n",
+    "qdemo/data.bin": bytes(range(256)) * 1000,
+    "qdemo/sub/leaf.txt": b"leaf\n",
+}
+
+Damage = Callable[[Venv, Path], None]
+
+
+def _verifier_says(venv: Venv, name: str = "qdemo", cache_dir: str | None = None) -> bool:
+    dist_info = venv.dist_info(name)
+    found = MetadataDir(str(dist_info), str(venv.site_packages), lookup_key(name))
+    dist = load_distribution(found, str(venv.prefix), read_metadata=False)
+    return verify([dist], cache_dir=cache_dir)[0].status is Status.INTACT
+
+
+def _quick_says(venv: Venv, name: str = "qdemo", cache_dir: str | None = None) -> bool | None:
+    return quick.check(str(venv.dist_info(name)), str(venv.site_packages), str(venv.prefix), cache_dir)
+
+
+def _record(venv: Venv) -> Path:
+    return venv.dist_info("qdemo") / "RECORD"
+
+
+def _edit_record(edit: Callable[[str], str]) -> Damage:
+    def damage(venv: Venv, _: Path) -> None:
+        record = _record(venv)
+        record.write_text(edit(record.read_text()))
+
+    return damage
+
+
+def _edit_file(path: str, edit: Callable[[Path], None]) -> Damage:
+    return lambda venv, _: edit(venv.site_packages / path)
+
+
+def _replace(path: Path, make: Callable[[Path], None]) -> None:
+    path.unlink()
+    make(path)
+
+
+def _relink(path: Path, data: bytes) -> None:
+    """Replace ``path`` by a symlink to a copy of ``data`` beside it."""
+    target = path.with_name(path.name + ".real")
+    target.write_bytes(data)
+    _replace(path, lambda p: p.symlink_to(target.name))
+
+
+def _sha512_rows(text: str) -> str:
+    return text.replace("qdemo/sub/leaf.txt,sha256=", "qdemo/sub/leaf.txt,sha512=").replace(
+        _digest_of(b"leaf\n", "sha256"), _digest_of(b"leaf\n", "sha512")
+    )
+
+
+def _digest_of(data: bytes, algorithm: str) -> str:
+    return encode_digest(hashlib.new(algorithm, data).digest())
+
+
+EMPTY = "sha256=" + encode_digest(hashlib.sha256(b"").digest())
+
+#: name -> (damage, whether quick must decide, the verifier's answer)
+CASES: dict[str, tuple[Damage, bool, bool]] = {
+    "intact": (lambda venv, _: None, True, True),
+    "flipped byte": (_edit_file("qdemo/__init__.py", lambda p: p.write_bytes(b"VALUE = 2\n")), True, False),
+    "truncated": (_edit_file("qdemo/data.bin", lambda p: p.write_bytes(p.read_bytes()[:-1])), True, False),
+    "grown": (_edit_file("qdemo/data.bin", lambda p: p.write_bytes(p.read_bytes() + b"!")), True, False),
+    "deleted": (_edit_file("qdemo/sub/leaf.txt", Path.unlink), True, False),
+    "fifo": (_edit_file("qdemo/sub/leaf.txt", lambda p: _replace(p, os.mkfifo)), True, False),
+    "directory": (_edit_file("qdemo/sub/leaf.txt", lambda p: _replace(p, Path.mkdir)), True, False),
+    "symlink loop": (_edit_file("qdemo/sub/leaf.txt", lambda p: _replace(p, lambda q: q.symlink_to(q))), True, False),
+    "symlink to the same bytes": (_edit_file("qdemo/sub/leaf.txt", lambda p: _relink(p, b"leaf\n")), True, True),
+    "big file intact": (lambda venv, _: None, True, True),  # the "bigdemo" variant, see below
+    "crlf record": (_edit_record(lambda t: t.replace("\n", "\r\n")), True, True),
+    "sha512 row": (_edit_record(_sha512_rows), True, True),
+    "upper-case algorithm": (_edit_record(lambda t: t.replace("sha256=", "SHA256=", 1)), True, True),
+    "padded digest": (_edit_record(lambda t: t.replace(",10\n", "=,10\n", 1)), True, True),
+    "empty record": (_edit_record(lambda t: ""), True, True),
+    "unhashed pyc row": (_edit_record(lambda t: t + "qdemo/__pycache__/x.cpython-311.pyc,,\n"), True, True),
+    "quoted path": (_edit_record(lambda t: t.replace("qdemo/sub/leaf.txt", '"qdemo/sub/leaf.txt"')), False, True),
+    "lone carriage return": (_edit_record(lambda t: t + "qdemo/a\rb,,\n"), False, False),
+    "row climbing out": (_edit_record(lambda t: t + f"../../../../../../../../../x,{EMPTY},0\n"), False, False),
+    "absolute path": (_edit_record(lambda t: t + f"/x,{EMPTY},0\n"), False, False),
+    "md5 row": (_edit_record(lambda t: t.replace("sha256=", "md5=", 1)), False, False),
+    "unknown algorithm": (_edit_record(lambda t: t.replace("sha256=", "blake3=", 1)), False, False),
+    "short digest": (_edit_record(lambda t: t.replace("sha256=", "sha256=AAAA", 1)), False, False),
+    "two fields": (_edit_record(lambda t: t + "qdemo/x.py,sha256=abc\n"), False, False),
+    "duplicate row": (_edit_record(lambda t: t + t.splitlines()[0] + "\n"), False, False),
+    "unhashed payload": (_edit_record(lambda t: t + "qdemo/extra.py,,\n"), False, False),
+    "no size": (_edit_record(lambda t: t.replace(",10\n", ",\n", 1)), False, True),
+    "bad size": (_edit_record(lambda t: t.replace(",10\n", ",ten\n", 1)), False, False),
+    "nul byte": (_edit_record(lambda t: t + "qdemo/\x00,,\n"), False, False),
+}
+
+
+@pytest.fixture(scope="module")
+def templates(tmp_path_factory: pytest.TempPathFactory, uv_bin: Path) -> dict[str, Venv]:
+    """qdemo installed by pip (which adds hashed .pyc rows) and by uv, and a big variant; copied per case."""
+    root = tmp_path_factory.mktemp("quick-templates")
+    wheel = build_wheel(root / "wheels", "qdemo", "1.0", FILES, console_scripts={"qdemo": "qdemo:main"})
+    big = build_wheel(root / "big-wheel", "qdemo", "1.0", {**FILES, "qdemo/big.bin": BIG})
+    made = {name: make_venv(root / f"{name}-venv", uv_bin=uv_bin) for name in ("pip", "uv", "big")}
+    pip_install(made["pip"], "--no-index", "--no-deps", wheel)
+    uv_install(made["uv"], wheel)
+    uv_install(made["big"], big)
+    return made
+
+
+def _copy(template: Venv, to: Path) -> Venv:
+    """A copy of ``template`` at ``to``: the same files, RECORDs and relative layout."""
+    shutil.copytree(template.prefix, to, symlinks=True)
+    return Venv(
+        prefix=to,
+        python=to / template.python.relative_to(template.prefix),
+        site_packages=to / template.site_packages.relative_to(template.prefix),
+        bin=to / template.bin.relative_to(template.prefix),
+    )
+
+
+@pytest.mark.parametrize(
+    ("case", "installer"),
+    [(case, "uv") for case in CASES] + [(case, "pip") for case in ("intact", "flipped byte", "crlf record")],
+)
+def test_quick_agrees_with_the_verifier(case: str, installer: str, templates: dict[str, Venv], tmp_path: Path) -> None:
+    damage, decides, intact = CASES[case]
+    venv = _copy(templates["big" if case == "big file intact" else installer], tmp_path / "venv")
+    damage(venv, tmp_path)
+    assert _verifier_says(venv) is intact
+    assert _quick_says(venv) is (intact if decides else None)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts the kernel's threads through /proc")
+def test_big_file_reader_thread_leaves_nothing_behind(templates: dict[str, Venv]) -> None:
+    before = os_threads()
+    assert _quick_says(templates["big"]) is True
+    assert settled_threads(before) == before
+
+
+@pytest.fixture
+def installed(templates: dict[str, Venv], tmp_path: Path) -> Venv:
+    """An intact copy of qdemo installed by uv, this test's own."""
+    return _copy(templates["uv"], tmp_path / "venv")
+
+
+def test_random_record_damage_never_disagrees(installed: Venv) -> None:
+    """Random edits to RECORD's text: the quick path steps aside or agrees, never differs."""
+    record = _record(installed)
+    original = record.read_text()
+    pieces = [",", '"', "\n", "\r", "=", "/", "..", "sha256=", "sha512=", "0", "A", "-", "_", " ", ".pyc", "RECORD"]
+    rng = random.Random(20261122)
+    decided = 0
+    try:
+        for _ in range(300):
+            text = original
+            for _ in range(rng.randint(1, 3)):
+                at = rng.randrange(len(text) + 1)
+                cut = rng.choice([0, 0, 1, 2])
+                text = text[:at] + rng.choice(pieces) + text[at + cut :]
+            record.write_text(text)
+            answer = _quick_says(installed)
+            if answer is not None:
+                decided += 1
+                assert answer is _verifier_says(installed), text
+    finally:
+        record.write_text(original)
+    assert decided > 20  # it did decide often enough for the comparison to mean something
+
+
+# --------------------------------------------------------------------------
+# the cache: read and written as the verifier does
+# --------------------------------------------------------------------------
+
+
+def test_writes_the_entry_the_verifier_writes(installed: Venv, tmp_path: Path) -> None:
+    by_quick, by_verifier = tmp_path / "quick", tmp_path / "verifier"
+    _settle_now()
+    assert _quick_says(installed, cache_dir=str(by_quick)) is True
+    assert _verifier_says(installed, cache_dir=str(by_verifier)) is True
+    (entry_q,) = by_quick.iterdir()
+    (entry_v,) = by_verifier.iterdir()
+    assert entry_q.name == entry_v.name
+    assert cache.decode(entry_q.read_bytes()) == cache.decode(entry_v.read_bytes())
+    decoded = cache.decode(entry_q.read_bytes())
+    assert decoded is not None and decoded.verdict_root == str(installed.prefix)
+
+
+def test_uses_cached_digests_while_fingerprints_hold(installed: Venv, tmp_path: Path) -> None:
+    """A wrong digest planted for an unchanged file is believed, as the verifier believes it."""
+    directory = tmp_path / "cache"
+    _settle_now()
+    assert _quick_says(installed, cache_dir=str(directory)) is True
+    (entry_file,) = directory.iterdir()
+    entry = cache.decode(entry_file.read_bytes())
+    assert entry is not None
+    target = str(installed.site_packages / "qdemo/data.bin")
+    planted = tuple((p, fp, (("sha256", b"\0" * 32),) if p == target else d) for p, fp, d in entry.files)
+    lie = cache.encode(cache.Entry(entry.dist_path, entry.record, None, planted))
+    entry_file.write_bytes(lie)
+    assert _quick_says(installed, cache_dir=str(directory)) is False
+    entry_file.write_bytes(lie)  # each rewrites the entry with what matched, so plant it again
+    assert _verifier_says(installed, cache_dir=str(directory)) is False
+    assert _quick_says(installed) is True  # without the cache the bytes are intact
+
+
+def test_a_broken_install_caches_what_matched_and_no_verdict(installed: Venv, tmp_path: Path) -> None:
+    victim = installed.site_packages / "qdemo/__init__.py"
+    victim.write_bytes(b"VALUE = 2\n")
+    _settle_now()
+    directory = tmp_path / "cache"
+    assert _quick_says(installed, cache_dir=str(directory)) is False
+    (entry_file,) = directory.iterdir()
+    entry = cache.decode(entry_file.read_bytes())
+    assert entry is not None and entry.verdict_root is None
+    hashed = [row[0] for row in read_record(_record(installed)) if row[1]]
+    recorded = {os.path.normpath(installed.site_packages / path) for path in hashed}
+    assert {p for p, _, _ in entry.files} == recorded - {str(victim)}
+
+
+# --------------------------------------------------------------------------
+# the hashing itself
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("read_ahead", [False, True])
+def test_hash_with_and_without_a_reader_thread(tmp_path: Path, read_ahead: bool) -> None:
+    path = tmp_path / "big.bin"
+    path.write_bytes(BIG)
+    identity = cache.identity(os.stat(path))
+    buffer = memoryview(bytearray(quick._CHUNK))
+    assert quick._hash(str(path), identity, "sha256", buffer, read_ahead) == hashlib.sha256(BIG).digest()
+    # A file that is not the one stat'ed (here: another size) is refused, not hashed.
+    stale = (identity[0] - 1, *identity[1:])
+    assert quick._hash(str(path), stale, "sha256", buffer, read_ahead) is None
+
+
+def test_a_reader_that_fails_stops_the_hash(tmp_path: Path) -> None:
+    path = tmp_path / "dir"
+    path.mkdir()
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        with pytest.raises(OSError):
+            quick._feed_read_ahead(fd, 1 << 20, lambda _: None)  # reading a directory fails: EISDIR
+    finally:
+        os.close(fd)
+
+
+def _settle_now() -> None:
+    """Let just-installed files age past the cache's settle window (see cache.SETTLE_NS)."""
+    import time
+
+    time.sleep(2 * cache.SETTLE_NS / 1e9)
+
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="FIFOs and symlinks as POSIX has them")

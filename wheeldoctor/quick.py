@@ -1,0 +1,360 @@
+"""The gate's cold path: one distribution with a plain RECORD, verified with the standard library alone.
+
+Nearly every RECORD is plain: one ``path,algorithm=digest,size`` row per file, nothing
+quoted, nothing malformed, every path inside the environment. Verifying such a RECORD
+takes little code: hash each file, compare it with its row. Doing that here rather than
+through the verifier keeps the verifier's imports (dataclasses, enum, csv, re, typing:
+about 35 ms, every one of them holding the GIL that the hashing threads need) out of the
+caller's process. Anything else in RECORD (a quoted field, an odd or repeated row, a path
+that leaves the environment) makes this module step aside with None, and the verifier
+decides, with its findings. Where both answer they agree: the tests hold them equal on
+every kind of damage.
+
+The cache is read and written exactly as the verifier does (the same entries by the same
+rules), so the gate and ``wheeldoctor check`` reuse each other's work.
+
+Files are hashed by threads, biggest first. The biggest bounds the whole check (one file
+cannot be split), so it gets a reader thread of its own: copying it out of the page cache
+then happens on another core while it is hashed.
+"""
+
+from __future__ import annotations
+
+import _thread
+import hashlib
+import os
+import time
+
+from wheeldoctor import cache
+from wheeldoctor.fields import ACCEPTED_ALGORITHMS, decode_digest, unhashed_allowed
+from wheeldoctor.sitedirs import is_plain, is_within, plain_prefix
+
+TYPE_CHECKING = False  # typing and collections.abc cost milliseconds before the first byte is hashed
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+Row = tuple[str, str, bytes, int]
+"""(absolute path, algorithm, raw digest, size) of one hashed RECORD row."""
+Seen = tuple[cache.Identity, cache.Digests, bool]
+"""A regular file of its row's size: its fingerprint, its digests there, whether the cache gave them."""
+
+#: RECORD above this size is left to the verifier, which refuses it with a finding.
+_RECORD_LIMIT = 64 << 20
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+#: Files below this size are read with one call.
+_SMALL = 1 << 16
+#: Buffers small enough to stay in a core's cache between the copy and the hash.
+_CHUNK = 1 << 20
+#: The biggest file gets a reader thread of its own from this size; below it the copy is cheap.
+_READ_AHEAD_SIZE = 16 << 20
+
+
+def check(dist_path: str, location: str, root: str, cache_dir: str | None) -> bool | None:
+    """Whether every file that RECORD lists holds the recorded bytes; None if RECORD is not plain.
+
+    None also when RECORD cannot be read: the verifier then says why.
+    """
+    if dist_path.lower().endswith(".egg-info"):
+        return None
+    started = time.time_ns()
+    record_path = os.path.join(dist_path, "RECORD")
+    record = _settled_identity(record_path, started)  # taken before the read: a later change moves it
+    text = _read_record(record_path)
+    rows = None if text is None else plain_rows(text, location, root)
+    if rows is None:
+        return None
+    before: cache.Entry | None = None
+    known: dict[str, tuple[cache.Identity, cache.Digests]] = {}
+    if cache_dir is not None and record is not None and cache.usable(cache_dir):
+        before = cache.load(cache_dir, dist_path, record)
+        if before is not None and all(map(cache.is_file_record, before.files)):
+            known = {path: (identity, digests) for path, identity, digests in before.files}
+    # Each row's file where it holds the recorded bytes, else None.
+    good = [
+        found if found is not None and _matches(row, found) else None
+        for row, found in zip(rows, look_all(rows, known), strict=True)
+    ]
+    intact = all(found is not None for found in good)
+    if cache_dir is not None and record is not None:
+        # As the verifier's: the files that matched, unless changed too recently; the verdict if all.
+        files = tuple(
+            (row[0], found[0], found[1])
+            for row, found in zip(rows, good, strict=True)
+            if found is not None and (found[2] or cache.settled(found[0], started))
+        )
+        entry = cache.Entry(dist_path, record, root if intact and len(files) == len(rows) else None, files)
+        if entry != before and (files or before is not None):
+            cache.store(cache_dir, entry)
+    return intact
+
+
+def plain_rows(text: str, location: str, root: str) -> list[Row] | None:
+    """RECORD's hashed rows with their paths resolved, or None unless every row is plain.
+
+    Plain: no NUL, quote or lone carriage return (so that splitting at commas reads the
+    fields exactly as the csv module would), three fields a row, no path listed twice, an
+    accepted algorithm with a digest of its size, a size, and a relative path that stays
+    inside ``root``. Rows the spec lets go unhashed (``.pyc``, RECORD itself) are skipped.
+    """
+    if "\x00" in text or '"' in text:
+        return None
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+        if "\r" in text:
+            return None
+    plain = plain_prefix(location, root)
+    prefix = location.rstrip(os.sep) + os.sep
+    normpath = os.path.normpath
+    listed: set[str] = set()
+    rows: list[Row] = []
+    for line in text.split("\n"):
+        if not line:
+            continue
+        fields = line.split(",")
+        if len(fields) != 3:
+            return None
+        path, hash_field, size_field = fields
+        if not path or path in listed or os.path.isabs(path):
+            return None
+        listed.add(path)
+        if size_field and not (size_field.isdigit() and size_field.isascii()):
+            return None
+        if not hash_field:
+            if unhashed_allowed(path):
+                continue
+            return None
+        algorithm, _, encoded = hash_field.partition("=")
+        algorithm = algorithm.lower()
+        digest = decode_digest(encoded) if encoded else None
+        if not size_field or digest is None or len(digest) != ACCEPTED_ALGORITHMS.get(algorithm, -1):
+            return None
+        if plain is not None and is_plain(path):
+            absolute = plain + path
+        else:
+            absolute = normpath(prefix + path)
+            if not is_within(absolute, root):
+                return None
+        rows.append((absolute, algorithm, digest, int(size_field)))
+    return rows
+
+
+def look_all(rows: list[Row], known: dict[str, tuple[cache.Identity, cache.Digests]]) -> list[Seen | None]:
+    """What each row's file is (see :data:`Seen`), by threads, biggest first; None where it is not."""
+    results: list[Seen | None] = [None] * len(rows)
+    order = sorted(range(len(rows)), key=lambda i: rows[i][3])  # pop() takes the biggest
+    lock = _thread.allocate_lock()
+    jobs = min(_cpus(), len(rows))
+    # Only with a core to spare: the reader would otherwise take it from the hashing.
+    read_ahead = [jobs > 1 and bool(order) and rows[order[-1]][3] >= _READ_AHEAD_SIZE]
+    failures: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            buffer = memoryview(bytearray(_CHUNK))
+            while True:
+                with lock:
+                    if not order or failures:
+                        return
+                    index = order.pop()
+                    ahead, read_ahead[0] = read_ahead[0], False
+                results[index] = _look(rows[index], known, buffer, ahead)
+        except BaseException as e:  # re-raised by the caller, never lost in a thread
+            failures.append(e)
+
+    finished = [_spawn(work) for _ in range(jobs - 1)]
+    try:
+        work()
+    finally:
+        with lock:
+            order.clear()  # however this thread stopped, the others start nothing new
+        for done in finished:
+            with done:
+                pass
+    if failures:
+        raise failures[0]
+    return results
+
+
+def _spawn(target: Callable[[], None]) -> _thread.LockType:
+    """Start ``target`` in a thread; the lock returned is released when it has finished."""
+    done = _thread.allocate_lock()
+    done.acquire()
+
+    def run() -> None:
+        try:
+            target()
+        finally:
+            done.release()
+
+    _thread.start_new_thread(run, ())
+    return done
+
+
+def _matches(row: Row, found: Seen) -> bool:
+    _, algorithm, digest, size = row
+    return found[0][0] == size and (algorithm, digest) in found[1]
+
+
+def _look(
+    row: Row, known: dict[str, tuple[cache.Identity, cache.Digests]], buffer: memoryview, read_ahead: bool
+) -> Seen | None:
+    """The row's file: its cached digests while its fingerprint holds, else hashed now.
+
+    None if it is missing, not a regular file, not of the recorded size, unreadable, or
+    changed while read, exactly where the verifier would find something wrong.
+    """
+    path, algorithm, _, size = row
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if st.st_mode & 0o170000 != 0o100000:  # a regular file, as stat.S_ISREG (not imported here)
+        return None
+    identity = cache.identity(st)
+    prior = known.get(path)
+    if prior is not None and prior[0] == identity and any(name == algorithm for name, _ in prior[1]):
+        return identity, prior[1], True
+    if st.st_size != size:
+        return None  # the wrong size: not worth reading
+    digest = _hash(path, identity, algorithm, buffer, read_ahead)
+    return None if digest is None else (identity, ((algorithm, digest),), False)
+
+
+def _hash(path: str, identity: cache.Identity, algorithm: str, buffer: memoryview, read_ahead: bool) -> bytes | None:
+    """The digest of the file that had ``identity`` when stat'ed; None if it is another, or changed."""
+    size = identity[0]
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except (OSError, ValueError):
+        return None
+    try:
+        if cache.identity(os.fstat(fd)) != identity:
+            return None  # replaced or changed since the stat
+        hasher = hashlib.new(algorithm)
+        if size < _SMALL:
+            # One byte more than expected both fetches the file and proves where it ends.
+            data = os.read(fd, size + 1)
+            total = len(data)
+            hasher.update(data)
+        elif read_ahead:
+            total = _feed_read_ahead(fd, size, hasher.update)
+        else:
+            total = _feed(fd, size, hasher.update, buffer)
+        after = cache.identity(os.fstat(fd))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if total != size or after != identity:
+        return None
+    return hasher.digest()
+
+
+def _feed(fd: int, size: int, update: Callable[[memoryview], object], buffer: memoryview) -> int:
+    """Read ``fd`` through ``buffer`` into ``update``; stop past ``size`` (a growing file is never read forever)."""
+    total = 0
+    while total <= size:
+        n = os.readv(fd, [buffer])
+        if not n:
+            break
+        update(buffer[:n])
+        total += n
+    return total
+
+
+def _feed_read_ahead(fd: int, size: int, update: Callable[[memoryview], object]) -> int:
+    """:func:`_feed`, with a reader thread filling one buffer while this thread hashes the other.
+
+    Raises OSError as a read would. The reader has finished before this returns, so the
+    caller may close ``fd``.
+    """
+    buffers = (memoryview(bytearray(_CHUNK)), memoryview(bytearray(_CHUNK)))
+    # Per buffer, two locks used as semaphores: "free" (the reader may fill it), "full" (hash it).
+    free = [_thread.allocate_lock(), _thread.allocate_lock()]
+    full = [_thread.allocate_lock(), _thread.allocate_lock()]
+    for lock in full:
+        lock.acquire()
+    lengths = [0, 0]
+    failure: list[BaseException] = []
+    stop = [False]
+
+    def read() -> None:
+        index, total = 0, 0
+        try:
+            while True:
+                free[index].acquire()
+                n = 0
+                if not stop[0] and total <= size:  # past the size it has changed: stop reading
+                    n = os.readv(fd, [buffers[index]])
+                lengths[index] = n
+                full[index].release()
+                if not n:
+                    return
+                total += n
+                index ^= 1
+        except BaseException as e:  # raised in the hashing thread; it must not wait forever
+            failure.append(e)
+            lengths[index] = 0
+            if full[index].locked():
+                full[index].release()
+
+    reader = _spawn(read)
+    total, index = 0, 0
+    try:
+        while True:
+            full[index].acquire()
+            n = lengths[index]
+            if not n:
+                break
+            update(buffers[index][:n])
+            total += n
+            free[index].release()
+            index ^= 1
+    finally:
+        stop[0] = True
+        for lock in free:  # wake the reader wherever it waits; it then sees ``stop``
+            if lock.locked():
+                lock.release()
+        with reader:
+            pass
+    if failure:
+        raise failure[0]
+    return total
+
+
+def _settled_identity(path: str, started: int) -> cache.Identity | None:
+    """RECORD's fingerprint, or None if it changed too recently to key the cache on (as the verifier)."""
+    try:
+        found = cache.identity(os.stat(path))
+    except (OSError, ValueError):
+        return None
+    return found if cache.settled(found, started) else None
+
+
+def _read_record(path: str) -> str | None:
+    """RECORD's text if it is a regular UTF-8 file within the limit; never blocks on a FIFO or opens a device."""
+    try:
+        if os.stat(path).st_mode & 0o170000 != 0o100000:
+            return None
+        fd = os.open(path, _OPEN_FLAGS)
+    except (OSError, ValueError):
+        return None
+    try:
+        st = os.fstat(fd)
+        if st.st_mode & 0o170000 != 0o100000 or st.st_size > _RECORD_LIMIT:
+            return None
+        data = os.read(fd, st.st_size + 1)
+        if len(data) != st.st_size:
+            return None  # changed while read: the verifier reads it again
+        return data.decode("utf-8")
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(fd)
+
+
+def _cpus() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
