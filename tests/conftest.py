@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from functools import partial
@@ -79,3 +80,19 @@ def wheel_factory(tmp_path: Path) -> WheelFactory:
     """:func:`helpers.build_wheel` writing into ``tmp_path / "wheels"``."""
     factory: WheelFactory = partial(build_wheel, tmp_path / "wheels")
     return factory
+
+
+@pytest.fixture
+def forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The pids of the children ``os.fork`` makes during the test (it forks as ever)."""
+    made: list[int] = []
+    real_fork = os.fork
+
+    def counting_fork() -> int:
+        pid = real_fork()
+        if pid:
+            made.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", counting_fork)
+    return made

@@ -68,7 +68,7 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture(params=["threads", "workers"])
-def processes(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[bool]:
+def processes(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, forks: list[int]) -> Iterator[bool]:
     """Verify with threads (as the gate does) or forked workers (as the command line does)."""
     if request.param == "threads":
         yield False
@@ -76,16 +76,6 @@ def processes(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -
     if not sys.platform.startswith("linux"):
         pytest.skip("forked workers are Linux-only")
     monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)  # these venvs hold a handful of files
-    forks: list[int] = []
-    real_fork = os.fork
-
-    def counting_fork() -> int:
-        pid = real_fork()
-        if pid:
-            forks.append(pid)
-        return pid
-
-    monkeypatch.setattr(os, "fork", counting_fork)
     yield True
     assert forks, "the workers never ran"
 

@@ -36,18 +36,8 @@ def _comparable(states: list[FileState]) -> list[tuple[object, ...]]:
     return [(s.status, s.size, s.digests, s.detail, s.fingerprint) for s in states]
 
 
-def test_processes_give_the_states_threads_give(requests: list[HashRequest], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_processes_give_the_states_threads_give(requests: list[HashRequest], forks: list[int]) -> None:
     by_threads = hash_files(requests, jobs=2)
-    forks: list[int] = []
-    real_fork = os.fork
-
-    def counting_fork() -> int:
-        pid = real_fork()
-        if pid:
-            forks.append(pid)
-        return pid
-
-    monkeypatch.setattr(os, "fork", counting_fork)
     by_processes = hash_files(requests, jobs=2, processes=True)
     assert len(forks) == 2
     assert _comparable(by_processes) == _comparable(by_threads)

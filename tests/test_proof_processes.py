@@ -30,7 +30,11 @@ def _comparable(verification: Verification) -> tuple[object, ...]:
 
 
 def test_proofs_give_the_verification_the_exact_path_gives(
-    venv_factory: VenvFactory, wheel_factory: WheelFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    venv_factory: VenvFactory,
+    wheel_factory: WheelFactory,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    forks: list[int],
 ) -> None:
     venv = venv_factory()
     uv_install(venv, "--no-deps", wheel_factory("proven", "1.0", {**FILES, **SHARED}))
@@ -53,16 +57,6 @@ def test_proofs_give_the_verification_the_exact_path_gives(
     exact = _verify(site, venv.prefix, processes=False)
 
     monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)
-    forks: list[int] = []
-    real_fork = os.fork
-
-    def counting_fork() -> int:
-        pid = real_fork()
-        if pid:
-            forks.append(pid)
-        return pid
-
-    monkeypatch.setattr(os, "fork", counting_fork)
     proven = _verify(site, venv.prefix, processes=True)
     assert forks  # the workers ran
     assert _comparable(proven) == _comparable(exact)
