@@ -8,9 +8,9 @@ the answer is True at the cost of one stat per file and no heavy import. Otherwi
 recorded file is checked: by :mod:`wheeldoctor.quick`, with the standard library alone,
 when RECORD is plain (nearly always), else by the full verifier; either writes back what
 matched. A False answer is never cached across processes: a repaired install is seen at
-once. Answers are also kept per process, per name and per
-``sys.path``: a path changed after a warm-up (a site dir added, a venv activated) is
-another environment and gets its own answer.
+once. Answers are also kept per process, per name and per ``sys.path``: a path changed
+after a warm-up (a site dir added, a venv activated) is another environment and gets its
+own answer.
 """
 
 from __future__ import annotations
