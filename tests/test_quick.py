@@ -12,6 +12,7 @@ import os
 import random
 import shutil
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,9 +21,11 @@ from helpers import Venv, build_wheel, make_venv, os_threads, pip_install, read_
 
 from wheeldoctor import cache, quick
 from wheeldoctor.environment import MetadataDir, load_distribution
-from wheeldoctor.fields import encode_digest
+from wheeldoctor.record_fields import encode_digest
 from wheeldoctor.sitedirs import lookup_key
 from wheeldoctor.verify import Status, verify
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="FIFOs and symlinks as POSIX has them")
 
 BIG = os.urandom(40 << 20)  # over the read-ahead threshold: a reader thread of its own
 FILES = {
@@ -115,6 +118,8 @@ CASES: dict[str, tuple[Damage, bool, bool]] = {
     "unhashed payload": (_edit_record(lambda t: t + "qdemo/extra.py,,\n"), False, False),
     "no size": (_edit_record(lambda t: t.replace(",10\n", ",\n", 1)), False, True),
     "bad size": (_edit_record(lambda t: t.replace(",10\n", ",ten\n", 1)), False, False),
+    "size past csv's field limit": (_edit_record(lambda t: t + f"qdemo/x.py,{EMPTY},{'1' * 200_000}\n"), False, False),
+    "size of 4301 digits": (_edit_record(lambda t: t + f"qdemo/x.py,{EMPTY},{'1' * 4301}\n"), False, False),
     "nul byte": (_edit_record(lambda t: t + "qdemo/\x00,,\n"), False, False),
 }
 
@@ -251,12 +256,23 @@ def test_a_broken_install_caches_what_matched_and_no_verdict(installed: Venv, tm
 def test_hash_with_and_without_a_reader_thread(tmp_path: Path, read_ahead: bool) -> None:
     path = tmp_path / "big.bin"
     path.write_bytes(BIG)
-    identity = cache.identity(os.stat(path))
-    buffer = memoryview(bytearray(quick._CHUNK))
-    assert quick._hash(str(path), identity, "sha256", buffer, read_ahead) == hashlib.sha256(BIG).digest()
-    # A file that is not the one stat'ed (here: another size) is refused, not hashed.
-    stale = (identity[0] - 1, *identity[1:])
-    assert quick._hash(str(path), stale, "sha256", buffer, read_ahead) is None
+    st = os.stat(path)
+    hashed = quick._hash(str(path), st, "sha256", [], read_ahead)
+    assert hashed == (cache.identity(st), hashlib.sha256(BIG).digest())
+    # Another file at the path since the stat (a new inode) is refused, not hashed.
+    path.rename(tmp_path / "old.bin")
+    path.write_bytes(BIG)
+    assert quick._hash(str(path), st, "sha256", [], read_ahead) is None
+
+
+def test_a_touch_between_stat_and_open_is_no_change(tmp_path: Path) -> None:
+    """As the verifier: the fingerprint is the open file's, so a touch just before reading is harmless."""
+    path = tmp_path / "big.bin"
+    path.write_bytes(BIG)
+    st = os.stat(path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    hashed = quick._hash(str(path), st, "sha256", [], False)
+    assert hashed == (cache.identity(os.stat(path)), hashlib.sha256(BIG).digest())
 
 
 def test_a_reader_that_fails_stops_the_hash(tmp_path: Path) -> None:
@@ -272,9 +288,4 @@ def test_a_reader_that_fails_stops_the_hash(tmp_path: Path) -> None:
 
 def _settle_now() -> None:
     """Let just-installed files age past the cache's settle window (see cache.SETTLE_NS)."""
-    import time
-
     time.sleep(2 * cache.SETTLE_NS / 1e9)
-
-
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="FIFOs and symlinks as POSIX has them")

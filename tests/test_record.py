@@ -9,9 +9,9 @@ import io
 
 import pytest
 
-from wheeldoctor.fields import encode_digest, unhashed_allowed
 from wheeldoctor.findings import Code, Kind
 from wheeldoctor.record import Record, RecordRow, decode_record, parse_record
+from wheeldoctor.record_fields import encode_digest, unhashed_allowed
 
 DATA = b"print('hello')\n"
 
@@ -160,6 +160,10 @@ MALFORMED = [
     pytest.param(f"a.py,{_SHA256},1e3", "a.py", id="exponent-size"),
     pytest.param(f"a.py,{_SHA256},\u0661\u0665", "a.py", id="non-ascii-digits"),
     pytest.param(f"a.py,{_SHA256},+15", "a.py", id="signed-size"),
+    pytest.param(f"a.py,{_SHA256},{'9' * 21}", "a.py", id="size-of-21-digits"),
+    pytest.param(f"a.py,{_SHA256},{'1' * 4301}", "a.py", id="size-past-int-conversion-limit"),
+    pytest.param(f"a.py,{_SHA256},{'1' * 200_000}", None, id="size-past-csv-field-limit"),
+    pytest.param(f"a.py,{'x' * 5000},15", "a.py", id="huge-hash-field"),
     pytest.param("a.py,sha256,15", "a.py", id="no-equals"),
     pytest.param("a.py,sha256=,15", "a.py", id="empty-digest"),
     pytest.param("a.py,sha256=!!!!not-base64!!!!,15", "a.py", id="bad-alphabet"),
@@ -181,6 +185,7 @@ def test_malformed_row_is_a_finding(line: str, path: str | None) -> None:
     assert codes(record) == [(Code.RECORD_ROW_MALFORMED.value, path)]
     assert record.problems[0].kind is Kind.MALFORMED
     assert "line 2" in record.problems[0].message
+    assert len(record.problems[0].message) < 200  # one line, however long the field
     assert [r.path for r in record.rows] == ["b.py", "c.py"]
 
 

@@ -22,9 +22,9 @@ from helpers import Venv, build_wheel, data_dirname, make_venv, pip_install, rec
 
 from wheeldoctor.environment import load_environment
 from wheeldoctor.findings import Code, Kind
-from wheeldoctor.hashing import BUFFER_SIZE
-from wheeldoctor.record import decode_record
-from wheeldoctor.verify import Status, verify
+from wheeldoctor.hashing import BUFFER_SIZE, FileState, Fingerprint
+from wheeldoctor.record import RecordRow, decode_record
+from wheeldoctor.verify import Claim, Status, verify
 
 Found = set[tuple[str, str, str | None]]
 
@@ -470,3 +470,12 @@ def test_pip_target_install_scripts_resolve_inside_the_target(tmp_path: Path) ->
     script.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))  # and the script really is checked
     [report] = verify(env.active(), env.active())
     assert [(f.code, f.path) for f in report.findings] == [(Code.HASH_MISMATCH, "../../bin/targeted")]
+
+
+def test_named_tuples_built_without_their_new_keep_their_fields() -> None:
+    """record.py and verify.py build these with ``tuple.__new__`` (for speed), which checks no
+    arity: a field added here must be added at those call sites too, and then here."""
+    assert RecordRow._fields == ("path", "algorithm", "digest", "size", "line")
+    assert Claim._fields == ("dist", "row", "path")
+    assert FileState._fields == ("status", "size", "digests", "detail", "links", "fingerprint", "cached")
+    assert Fingerprint._fields == ("size", "mtime_ns", "ctime_ns", "inode", "device")

@@ -23,6 +23,7 @@ from __future__ import annotations
 import marshal
 import os
 import sys
+import time
 import zlib
 
 #: Bump when the layout of an entry changes; old entries are then misses and rewritten.
@@ -110,6 +111,14 @@ def record_identity(dist_path: str) -> Identity | None:
         return identity(os.stat(os.path.join(dist_path, "RECORD")))
     except (OSError, ValueError):
         return None
+
+
+def settled_record_identity(dist_path: str) -> Identity | None:
+    """RECORD's fingerprint to key an entry on, taken before RECORD is read (a later change
+    moves it); None if RECORD cannot be stat'ed or changed too recently to be told apart."""
+    started = time.time_ns()
+    found = record_identity(dist_path)
+    return found if found is not None and settled(found, started) else None
 
 
 def settled(fingerprint: Identity, started_ns: int) -> bool:

@@ -8,10 +8,10 @@ check. Nothing here verifies a file; it only reads dist-info metadata.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
+from wheeldoctor import cache
 from wheeldoctor.filesystem import ReadError, read_regular
 from wheeldoctor.findings import Code, Finding, Kind
 from wheeldoctor.record import Record, decode_record
@@ -143,7 +143,7 @@ def load_distribution(
     if os.path.isdir(found.path):
         if read_record:
             record_path = os.path.join(found.path, "RECORD")
-            record_identity = _settled_identity(record_path)
+            record_identity = cache.settled_record_identity(found.path)
             record, problem = _read_record(record_path, legacy)
             if problem is not None:
                 problems.append(problem)
@@ -177,18 +177,6 @@ def _canonical(name: str) -> str:
 def _no_record(legacy: bool) -> Finding:
     why = "an .egg-info install records no files" if legacy else "the dist-info has no RECORD"
     return Finding(Code.NO_RECORD, Kind.UNVERIFIABLE, "RECORD", f"nothing to verify: {why}")
-
-
-def _settled_identity(path: str) -> tuple[int, int, int, int, int] | None:
-    # Stat'ed before the read, so any later change to RECORD moves it away from this.
-    from wheeldoctor.cache import identity, settled
-
-    started = time.time_ns()
-    try:
-        found = identity(os.stat(path))
-    except (OSError, ValueError):
-        return None
-    return found if settled(found, started) else None
 
 
 def _read_record(path: str, legacy: bool) -> tuple[Record | None, Finding | None]:

@@ -23,20 +23,21 @@ from __future__ import annotations
 import _thread
 import hashlib
 import os
+import stat
 import time
 
 from wheeldoctor import cache
-from wheeldoctor.fields import ACCEPTED_ALGORITHMS, decode_digest, unhashed_allowed
+from wheeldoctor.record_fields import ACCEPTED_ALGORITHMS, decode_digest, parse_size, unhashed_allowed
 from wheeldoctor.sitedirs import is_plain, is_within, plain_prefix
 
 TYPE_CHECKING = False  # typing and collections.abc cost milliseconds before the first byte is hashed
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-Row = tuple[str, str, bytes, int]
-"""(absolute path, algorithm, raw digest, size) of one hashed RECORD row."""
-Seen = tuple[cache.Identity, cache.Digests, bool]
-"""A regular file of its row's size: its fingerprint, its digests there, whether the cache gave them."""
+Recorded = tuple[str, str, bytes, int]
+"""One hashed RECORD row, resolved: (absolute path, algorithm, raw digest, size)."""
+Found = tuple[cache.Identity, cache.Digests, bool]
+"""A regular file of its recorded size: its fingerprint, its digests there, whether the cache gave them."""
 
 #: RECORD above this size is left to the verifier, which refuses it with a finding.
 _RECORD_LIMIT = 64 << 20
@@ -57,9 +58,8 @@ def check(dist_path: str, location: str, root: str, cache_dir: str | None) -> bo
     if dist_path.lower().endswith(".egg-info"):
         return None
     started = time.time_ns()
-    record_path = os.path.join(dist_path, "RECORD")
-    record = _settled_identity(record_path, started)  # taken before the read: a later change moves it
-    text = _read_record(record_path)
+    record = cache.settled_record_identity(dist_path)
+    text = _read_record(os.path.join(dist_path, "RECORD"))
     rows = None if text is None else plain_rows(text, location, root)
     if rows is None:
         return None
@@ -72,23 +72,25 @@ def check(dist_path: str, location: str, root: str, cache_dir: str | None) -> bo
     # Each row's file where it holds the recorded bytes, else None.
     good = [
         found if found is not None and _matches(row, found) else None
-        for row, found in zip(rows, look_all(rows, known), strict=True)
+        for row, found in zip(rows, _examine_all(rows, known), strict=True)
     ]
     intact = all(found is not None for found in good)
     if cache_dir is not None and record is not None:
         # As the verifier's: the files that matched, unless changed too recently; the verdict if all.
-        files = tuple(
-            (row[0], found[0], found[1])
-            for row, found in zip(rows, good, strict=True)
-            if found is not None and (found[2] or cache.settled(found[0], started))
-        )
-        entry = cache.Entry(dist_path, record, root if intact and len(files) == len(rows) else None, files)
+        files: list[cache.FileRecord] = []
+        for (path, *_), found in zip(rows, good, strict=True):
+            if found is not None:
+                identity, digests, cached = found
+                if cached or cache.settled(identity, started):
+                    files.append((path, identity, digests))
+        verdict = root if intact and len(files) == len(rows) else None
+        entry = cache.Entry(dist_path, record, verdict, tuple(files))
         if entry != before and (files or before is not None):
             cache.store(cache_dir, entry)
     return intact
 
 
-def plain_rows(text: str, location: str, root: str) -> list[Row] | None:
+def plain_rows(text: str, location: str, root: str) -> list[Recorded] | None:
     """RECORD's hashed rows with their paths resolved, or None unless every row is plain.
 
     Plain: no NUL, quote or lone carriage return (so that splitting at commas reads the
@@ -106,7 +108,7 @@ def plain_rows(text: str, location: str, root: str) -> list[Row] | None:
     prefix = location.rstrip(os.sep) + os.sep
     normpath = os.path.normpath
     listed: set[str] = set()
-    rows: list[Row] = []
+    rows: list[Recorded] = []
     for line in text.split("\n"):
         if not line:
             continue
@@ -117,7 +119,8 @@ def plain_rows(text: str, location: str, root: str) -> list[Row] | None:
         if not path or path in listed or os.path.isabs(path):
             return None
         listed.add(path)
-        if size_field and not (size_field.isdigit() and size_field.isascii()):
+        size = parse_size(size_field)
+        if size_field and size is None:
             return None
         if not hash_field:
             if unhashed_allowed(path):
@@ -126,7 +129,7 @@ def plain_rows(text: str, location: str, root: str) -> list[Row] | None:
         algorithm, _, encoded = hash_field.partition("=")
         algorithm = algorithm.lower()
         digest = decode_digest(encoded) if encoded else None
-        if not size_field or digest is None or len(digest) != ACCEPTED_ALGORITHMS.get(algorithm, -1):
+        if size is None or digest is None or len(digest) != ACCEPTED_ALGORITHMS.get(algorithm, -1):
             return None
         if plain is not None and is_plain(path):
             absolute = plain + path
@@ -134,35 +137,40 @@ def plain_rows(text: str, location: str, root: str) -> list[Row] | None:
             absolute = normpath(prefix + path)
             if not is_within(absolute, root):
                 return None
-        rows.append((absolute, algorithm, digest, int(size_field)))
+        rows.append((absolute, algorithm, digest, size))
     return rows
 
 
-def look_all(rows: list[Row], known: dict[str, tuple[cache.Identity, cache.Digests]]) -> list[Seen | None]:
-    """What each row's file is (see :data:`Seen`), by threads, biggest first; None where it is not."""
-    results: list[Seen | None] = [None] * len(rows)
+def _examine_all(rows: list[Recorded], known: dict[str, tuple[cache.Identity, cache.Digests]]) -> list[Found | None]:
+    """What each row's file is (see :data:`Found`), by threads, biggest first; None where it is not."""
+    results: list[Found | None] = [None] * len(rows)
     order = sorted(range(len(rows)), key=lambda i: rows[i][3])  # pop() takes the biggest
     lock = _thread.allocate_lock()
     jobs = min(_cpus(), len(rows))
-    # Only with a core to spare: the reader would otherwise take it from the hashing.
+    # With more than one core, the biggest file's copies overlap its hashing on another.
     read_ahead = [jobs > 1 and bool(order) and rows[order[-1]][3] >= _READ_AHEAD_SIZE]
     failures: list[BaseException] = []
 
     def work() -> None:
         try:
-            buffer = memoryview(bytearray(_CHUNK))
+            scratch: list[memoryview] = []  # this thread's read buffer, made on first need
             while True:
                 with lock:
                     if not order or failures:
                         return
                     index = order.pop()
                     ahead, read_ahead[0] = read_ahead[0], False
-                results[index] = _look(rows[index], known, buffer, ahead)
+                results[index] = _examine(rows[index], known, scratch, ahead)
         except BaseException as e:  # re-raised by the caller, never lost in a thread
             failures.append(e)
 
-    finished = [_spawn(work) for _ in range(jobs - 1)]
+    finished: list[_thread.LockType] = []
     try:
+        for _ in range(jobs - 1):
+            try:
+                finished.append(_spawn(work))
+            except RuntimeError:  # no more threads to be had: fewer do the work
+                break
         work()
     finally:
         with lock:
@@ -190,46 +198,57 @@ def _spawn(target: Callable[[], None]) -> _thread.LockType:
     return done
 
 
-def _matches(row: Row, found: Seen) -> bool:
+def _matches(row: Recorded, found: Found) -> bool:
     _, algorithm, digest, size = row
-    return found[0][0] == size and (algorithm, digest) in found[1]
+    identity, digests, _ = found
+    return identity[0] == size and (algorithm, digest) in digests
 
 
-def _look(
-    row: Row, known: dict[str, tuple[cache.Identity, cache.Digests]], buffer: memoryview, read_ahead: bool
-) -> Seen | None:
+def _examine(
+    row: Recorded, known: dict[str, tuple[cache.Identity, cache.Digests]], scratch: list[memoryview], read_ahead: bool
+) -> Found | None:
     """The row's file: its cached digests while its fingerprint holds, else hashed now.
 
     None if it is missing, not a regular file, not of the recorded size, unreadable, or
-    changed while read, exactly where the verifier would find something wrong.
+    changed while read: each a case where the verifier finds the distribution not intact.
     """
     path, algorithm, _, size = row
     try:
         st = os.stat(path)
     except (OSError, ValueError):
         return None
-    if st.st_mode & 0o170000 != 0o100000:  # a regular file, as stat.S_ISREG (not imported here)
+    if not stat.S_ISREG(st.st_mode):
         return None
-    identity = cache.identity(st)
     prior = known.get(path)
-    if prior is not None and prior[0] == identity and any(name == algorithm for name, _ in prior[1]):
-        return identity, prior[1], True
+    if prior is not None and prior[0] == cache.identity(st) and any(name == algorithm for name, _ in prior[1]):
+        return prior[0], prior[1], True
     if st.st_size != size:
         return None  # the wrong size: not worth reading
-    digest = _hash(path, identity, algorithm, buffer, read_ahead)
-    return None if digest is None else (identity, ((algorithm, digest),), False)
+    hashed = _hash(path, st, algorithm, scratch, read_ahead)
+    if hashed is None:
+        return None
+    identity, digest = hashed
+    return identity, ((algorithm, digest),), False
 
 
-def _hash(path: str, identity: cache.Identity, algorithm: str, buffer: memoryview, read_ahead: bool) -> bytes | None:
-    """The digest of the file that had ``identity`` when stat'ed; None if it is another, or changed."""
-    size = identity[0]
+def _hash(
+    path: str, st: os.stat_result, algorithm: str, scratch: list[memoryview], read_ahead: bool
+) -> tuple[cache.Identity, bytes] | None:
+    """The fingerprint and digest of the regular file ``st`` describes; None if it changed while read.
+
+    As :func:`wheeldoctor.filesystem.open_regular`: what is opened must be the file that was
+    stat'ed (same inode), and its fingerprint is taken once it is open.
+    """
     try:
         fd = os.open(path, _OPEN_FLAGS)
     except (OSError, ValueError):
         return None
     try:
-        if cache.identity(os.fstat(fd)) != identity:
-            return None  # replaced or changed since the stat
+        opened = os.fstat(fd)
+        if (opened.st_ino, opened.st_dev) != (st.st_ino, st.st_dev) or not stat.S_ISREG(opened.st_mode):
+            return None
+        identity = cache.identity(opened)
+        size = identity[0]
         hasher = hashlib.new(algorithm)
         if size < _SMALL:
             # One byte more than expected both fetches the file and proves where it ends.
@@ -239,7 +258,9 @@ def _hash(path: str, identity: cache.Identity, algorithm: str, buffer: memoryvie
         elif read_ahead:
             total = _feed_read_ahead(fd, size, hasher.update)
         else:
-            total = _feed(fd, size, hasher.update, buffer)
+            if not scratch:
+                scratch.append(memoryview(bytearray(_CHUNK)))
+            total = _feed(fd, size, hasher.update, scratch[0])
         after = cache.identity(os.fstat(fd))
     except OSError:
         return None
@@ -247,7 +268,7 @@ def _hash(path: str, identity: cache.Identity, algorithm: str, buffer: memoryvie
         os.close(fd)
     if total != size or after != identity:
         return None
-    return hasher.digest()
+    return identity, hasher.digest()
 
 
 def _feed(fd: int, size: int, update: Callable[[memoryview], object], buffer: memoryview) -> int:
@@ -265,8 +286,9 @@ def _feed(fd: int, size: int, update: Callable[[memoryview], object], buffer: me
 def _feed_read_ahead(fd: int, size: int, update: Callable[[memoryview], object]) -> int:
     """:func:`_feed`, with a reader thread filling one buffer while this thread hashes the other.
 
-    Raises OSError as a read would. The reader has finished before this returns, so the
-    caller may close ``fd``.
+    Raises what a read raises. The reader reads a duplicate of ``fd`` that it closes
+    itself, so that even a reader left behind (this thread interrupted while waiting for
+    it) never reads a descriptor the caller has closed and the process reused.
     """
     buffers = (memoryview(bytearray(_CHUNK)), memoryview(bytearray(_CHUNK)))
     # Per buffer, two locks used as semaphores: "free" (the reader may fill it), "full" (hash it).
@@ -277,6 +299,7 @@ def _feed_read_ahead(fd: int, size: int, update: Callable[[memoryview], object])
     lengths = [0, 0]
     failure: list[BaseException] = []
     stop = [False]
+    own = os.dup(fd)
 
     def read() -> None:
         index, total = 0, 0
@@ -285,22 +308,29 @@ def _feed_read_ahead(fd: int, size: int, update: Callable[[memoryview], object])
                 free[index].acquire()
                 n = 0
                 if not stop[0] and total <= size:  # past the size it has changed: stop reading
-                    n = os.readv(fd, [buffers[index]])
+                    n = os.readv(own, [buffers[index]])
                 lengths[index] = n
                 full[index].release()
                 if not n:
                     return
                 total += n
                 index ^= 1
-        except BaseException as e:  # raised in the hashing thread; it must not wait forever
+        except BaseException as e:  # raised in the hashing thread, which must not wait forever
             failure.append(e)
             lengths[index] = 0
             if full[index].locked():
                 full[index].release()
+        finally:
+            os.close(own)
 
-    reader = _spawn(read)
-    total, index = 0, 0
+    reader = None
     try:
+        try:
+            reader = _spawn(read)
+        except RuntimeError:  # no thread to be had: this one reads too
+            os.close(own)
+            return _feed(fd, size, update, buffers[0])
+        total, index = 0, 0
         while True:
             full[index].acquire()
             n = lengths[index]
@@ -315,33 +345,25 @@ def _feed_read_ahead(fd: int, size: int, update: Callable[[memoryview], object])
         for lock in free:  # wake the reader wherever it waits; it then sees ``stop``
             if lock.locked():
                 lock.release()
-        with reader:
-            pass
+        if reader is not None:
+            with reader:
+                pass
     if failure:
         raise failure[0]
     return total
 
 
-def _settled_identity(path: str, started: int) -> cache.Identity | None:
-    """RECORD's fingerprint, or None if it changed too recently to key the cache on (as the verifier)."""
-    try:
-        found = cache.identity(os.stat(path))
-    except (OSError, ValueError):
-        return None
-    return found if cache.settled(found, started) else None
-
-
 def _read_record(path: str) -> str | None:
     """RECORD's text if it is a regular UTF-8 file within the limit; never blocks on a FIFO or opens a device."""
     try:
-        if os.stat(path).st_mode & 0o170000 != 0o100000:
+        if not stat.S_ISREG(os.stat(path).st_mode):
             return None
         fd = os.open(path, _OPEN_FLAGS)
     except (OSError, ValueError):
         return None
     try:
         st = os.fstat(fd)
-        if st.st_mode & 0o170000 != 0o100000 or st.st_size > _RECORD_LIMIT:
+        if not stat.S_ISREG(st.st_mode) or st.st_size > _RECORD_LIMIT:
             return None
         data = os.read(fd, st.st_size + 1)
         if len(data) != st.st_size:
@@ -354,6 +376,7 @@ def _read_record(path: str) -> str | None:
 
 
 def _cpus() -> int:
+    # hashing.default_jobs, which the cold path cannot import (enum, typing).
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux

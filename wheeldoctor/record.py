@@ -14,8 +14,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from wheeldoctor.fields import ACCEPTED_ALGORITHMS, FROM_URLSAFE, decode_digest, encode_digest, unhashed_allowed
 from wheeldoctor.findings import Code, Finding, Kind
+from wheeldoctor.record_fields import (
+    ACCEPTED_ALGORITHMS,
+    FROM_URLSAFE,
+    MAX_SIZE_DIGITS,
+    decode_digest,
+    encode_digest,
+    parse_size,
+    unhashed_allowed,
+)
 
 #: Algorithms that exist but are too weak to vouch for a file.
 WEAK_ALGORITHMS = frozenset({"md5", "sha1", "sha224"})
@@ -95,7 +103,14 @@ def parse_record(lines: Iterable[str]) -> Record:
         if len(fields) == 3:
             # The row nearly every RECORD holds throughout, decided without a call per field.
             path, hash_field, size_field = fields
-            if path and size_field.isdigit() and size_field.isascii() and sha256_field(hash_field) and path not in seen:
+            if (
+                path
+                and size_field.isdigit()
+                and size_field.isascii()
+                and len(size_field) <= MAX_SIZE_DIGITS
+                and sha256_field(hash_field)
+                and path not in seen
+            ):
                 seen.add(path)
                 digest = a2b(hash_field.encode("ascii")[7:].translate(FROM_URLSAFE) + b"=")
                 rows.append(make(RecordRow, (path, "sha256", digest, int(size_field), reader.line_num)))
@@ -118,6 +133,11 @@ def parse_record(lines: Iterable[str]) -> Record:
     return Record(tuple(rows), tuple(problems), frozenset(seen).union(unrowed))
 
 
+def _shown(field: str) -> str:
+    """A field for a one-line message: quoted, and cut short if long."""
+    return repr(field) if len(field) <= 40 else f"{field[:40]!r}… ({len(field)} characters)"
+
+
 def _malformed(path: str | None, line: int, why: str) -> Finding:
     return Finding(Code.RECORD_ROW_MALFORMED, Kind.MALFORMED, path, f"RECORD line {line}: {why}")
 
@@ -130,9 +150,11 @@ def _parse_fields(fields: list[str], line: int) -> tuple[RecordRow | None, Findi
         return None, _malformed(None, line, "empty path")
     size: int | None = None
     if size_field:
-        if not size_field.isascii() or not size_field.isdigit():
-            return None, _malformed(path, line, f"size {size_field!r} is not a non-negative integer")
-        size = int(size_field)
+        size = parse_size(size_field)
+        if size is None:
+            if size_field.isdigit() and size_field.isascii():
+                return None, _malformed(path, line, f"a size of {len(size_field)} digits is no file's size")
+            return None, _malformed(path, line, f"size {_shown(size_field)} is not a non-negative integer")
     if not hash_field:
         if unhashed_allowed(path):
             return None, None
@@ -140,18 +162,21 @@ def _parse_fields(fields: list[str], line: int) -> tuple[RecordRow | None, Findi
     algorithm, sep, encoded = hash_field.partition("=")
     algorithm = algorithm.lower()
     if not sep or not encoded:
-        return None, _malformed(path, line, f"hash {hash_field!r} is not algorithm=digest")
+        return None, _malformed(path, line, f"hash {_shown(hash_field)} is not algorithm=digest")
     if algorithm in WEAK_ALGORITHMS:
         return None, Finding(
             Code.WEAK_HASH, Kind.UNVERIFIABLE, path, f"RECORD line {line} uses {algorithm}, too weak to trust"
         )
     if algorithm not in ACCEPTED_ALGORITHMS:
         return None, Finding(
-            Code.UNKNOWN_HASH, Kind.UNVERIFIABLE, path, f"RECORD line {line}: unknown hash algorithm {algorithm!r}"
+            Code.UNKNOWN_HASH,
+            Kind.UNVERIFIABLE,
+            path,
+            f"RECORD line {line}: unknown hash algorithm {_shown(algorithm)}",
         )
     digest = decode_digest(encoded)
     if digest is None or len(digest) != ACCEPTED_ALGORITHMS[algorithm]:
         return None, _malformed(
-            path, line, f"{algorithm} digest {encoded!r} is not valid urlsafe base64 of the right length"
+            path, line, f"{algorithm} digest {_shown(encoded)} is not valid urlsafe base64 of the right length"
         )
     return RecordRow(path, algorithm, digest, size, line), None

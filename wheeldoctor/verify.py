@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from wheeldoctor import cache, hashing
 from wheeldoctor.environment import InstalledDistribution
-from wheeldoctor.fields import encode_digest
 from wheeldoctor.findings import BREAKING_KINDS, Code, Finding, Kind
 from wheeldoctor.hashing import (
     FileState,
@@ -31,6 +30,7 @@ from wheeldoctor.hashing import (
     hash_files,
 )
 from wheeldoctor.record import RecordRow
+from wheeldoctor.record_fields import encode_digest
 from wheeldoctor.sitedirs import is_plain, is_within, plain_prefix
 
 if TYPE_CHECKING:

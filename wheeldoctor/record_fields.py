@@ -12,6 +12,8 @@ import binascii
 ACCEPTED_ALGORITHMS: dict[str, int] = {"sha256": 32, "sha384": 48, "sha512": 64}
 #: Files that the spec lets RECORD list without a hash.
 _UNHASHED_NAMES = frozenset({"RECORD", "RECORD.jws", "RECORD.p7s"})
+#: A size field of more digits is no file's size (and int() refuses past 4300 digits).
+MAX_SIZE_DIGITS = 20
 URLSAFE_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 FROM_URLSAFE = bytes.maketrans(b"-_", b"+/")
 _TO_URLSAFE = str.maketrans("+/", "-_")
@@ -33,6 +35,13 @@ def decode_digest(text: str) -> bytes | None:
         return binascii.a2b_base64(raw.translate(FROM_URLSAFE) + b"=" * (-len(raw) % 4))
     except binascii.Error:
         return None
+
+
+def parse_size(field: str) -> int | None:
+    """The size a RECORD size field gives: ASCII digits, at most :data:`MAX_SIZE_DIGITS`; else None."""
+    if field.isdigit() and field.isascii() and len(field) <= MAX_SIZE_DIGITS:
+        return int(field)
+    return None
 
 
 def unhashed_allowed(path: str) -> bool:
