@@ -12,7 +12,8 @@ Then measures, side by side in one run, every figure as a new process (best and 
    ``wheeldoctor.is_intact`` cold (empty cache) and warm (cache filled), timed inside the
    child from before its first import, with the child's peak RSS over a bare interpreter;
 2. the whole big environment: the seed's loop stretched to every distribution against
-   ``wheeldoctor check --all --no-cache`` (and with a warm cache), as whole processes;
+   ``wheeldoctor check --all --no-cache`` (and with a warm cache), as whole processes,
+   with the CPU time of each process tree (how much work, however it was spread);
 3. the floor of each: SHA-256 throughput measured here, one core and all cores at once;
    floor = max(biggest file / one-core rate, total bytes / all-core rate);
 4. where the whole-environment time goes, and small files hashed by threads vs processes.
@@ -28,6 +29,7 @@ import contextlib
 import hashlib
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -169,10 +171,14 @@ def site_packages(python: Path) -> str:
 
 
 class Sample:
-    """One child process: wall time, the time it reported, its peak RSS (KiB), its answer."""
+    """One child process: wall time, the time it reported, peak RSS (KiB), answer, and CPU time.
 
-    def __init__(self, wall: float, inner: float | None, rss_kb: int, answer: object, rc: int) -> None:
-        self.wall, self.inner, self.rss_kb, self.answer, self.rc = wall, inner, rss_kb, answer, rc
+    CPU time is user + system of the child and everything it waited for (its probe, its
+    workers): what the whole process tree cost, however many cores it spread over.
+    """
+
+    def __init__(self, wall: float, inner: float | None, rss_kb: int, answer: object, rc: int, cpu: float) -> None:
+        self.wall, self.inner, self.rss_kb, self.answer, self.rc, self.cpu = wall, inner, rss_kb, answer, rc, cpu
 
 
 def child(cmd: Sequence[str | Path], env: dict[str, str] | None = None) -> Sample:
@@ -180,10 +186,13 @@ def child(cmd: Sequence[str | Path], env: dict[str, str] | None = None) -> Sampl
     full = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
     full.pop("PYTHONDONTWRITEBYTECODE", None)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         proc = subprocess.Popen([str(c) for c in cmd], stdout=out, stderr=err, env=full)
         proc.wait()
         wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         out.seek(0)
         text = out.read().decode()
         err.seek(0)
@@ -195,7 +204,7 @@ def child(cmd: Sequence[str | Path], env: dict[str, str] | None = None) -> Sampl
         inner, answer = report.get("seconds"), report.get("answer")
     except (ValueError, IndexError, AttributeError):
         pass
-    return Sample(wall, inner, peak, answer, proc.returncode)
+    return Sample(wall, inner, peak, answer, proc.returncode, cpu)
 
 
 def interleave(runs: dict[str, object], repeat: int) -> dict[str, list[Sample]]:
@@ -279,14 +288,16 @@ def table(
 ) -> None:
     """Best and median time, ratio to the seed and to the floor, peak RSS over a bare interpreter."""
     seed_median = summary(samples[seed], inner)[1]
-    print(f"{'':{width}}{'best':>12}{'median':>12}{'vs seed':>9}{'/ floor':>9}{'peak RSS':>11}{'extra':>9}  answer")
+    header = f"{'':{width}}{'best':>12}{'median':>12}{'vs seed':>9}{'/ floor':>9}{'peak RSS':>11}{'extra':>9}"
+    print(f"{header}{'cpu (median)':>15}  answer")
     for name, runs in samples.items():
         best, median = summary(runs, inner)
         peak = max(s.rss_kb for s in runs)
         answers = sorted({str(s.answer if inner else s.rc) for s in runs})
+        cpu = statistics.median(s.cpu for s in runs)
         print(
             f"{name:{width}}{ms(best)}{ms(median)}{seed_median / median:8.1f}x{median / floor_s:8.2f}x"
-            f"{peak / 1024:8.1f} MB{(peak - base_kb) / 1024:6.1f} MB  {' '.join(answers)}"
+            f"{peak / 1024:8.1f} MB{(peak - base_kb) / 1024:6.1f} MB{ms(cpu)}  {' '.join(answers)}"
         )
     print(f"{'floor':{width}}{ms(floor_s)}")
 
@@ -359,7 +370,8 @@ def bench_environment(big: Path, repeat: int, one: float, together: float, jobs:
     )
     shutil.rmtree(warm_dir)
     table(samples, "seed loop over every distribution", env_floor, min(s.rss_kb for s in bare), inner=False)
-    print("(whole processes, wall time from spawn to exit; the answer column is the exit code)")
+    print("(whole processes, wall time from spawn to exit; cpu: user + system of the whole process tree;")
+    print(" the answer column is the exit code)")
     breakdown(big, files, jobs)
 
 
