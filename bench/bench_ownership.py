@@ -42,9 +42,9 @@ def build_site(site: Path, dists: int, rows_per_dist: int) -> int:
 
 
 def ours(site: Path) -> tuple[float, int, int]:
-    from wheeldoctor.clash import find_clashes
-    from wheeldoctor.environment import load_environment
-    from wheeldoctor.verify import resolve
+    from wheeldoctor.checks.claims import resolve
+    from wheeldoctor.checks.clash import find_clashes
+    from wheeldoctor.where.environment import load_environment
 
     start = time.perf_counter()
     env = load_environment("bench", [str(site)], [str(site)])

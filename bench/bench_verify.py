@@ -104,7 +104,7 @@ CHILD_OURS = _PEAK + _CLOCK + f"import wheeldoctor\n_answer = wheeldoctor.is_int
 #: The same call with wheeldoctor's modules imported before the clock starts: the check alone.
 CHILD_OURS_IMPORTED = (
     _PEAK
-    + "import wheeldoctor.cache, wheeldoctor.quick\n"
+    + "import wheeldoctor.disk.cache, wheeldoctor.gate.quick\n"
     + _CLOCK
     + f"import wheeldoctor\n_answer = wheeldoctor.is_intact({CU13!r})\n"
     + _REPORT
@@ -238,8 +238,8 @@ def sha256_rates(jobs: int) -> tuple[float, float]:
 
 def recorded_files(python: Path, names: Sequence[str] | None = None) -> list[tuple[str, int]]:
     """(absolute path, size) of every regular file the active distributions record."""
-    from wheeldoctor.target import Target, load_target
-    from wheeldoctor.verify import resolve
+    from wheeldoctor.checks.claims import resolve
+    from wheeldoctor.where.target import Target, load_target
 
     env = load_target(Target(python=str(python)))
     files: dict[str, int] = {}
@@ -377,9 +377,10 @@ def bench_environment(big: Path, repeat: int, one: float, together: float, jobs:
 
 def breakdown(big: Path, files: list[tuple[str, int]], jobs: int) -> None:
     """Where the no-cache time goes, in this process: start-up, loading, hashing, system calls."""
-    from wheeldoctor.check import run_check
-    from wheeldoctor.hashing import HashRequest, hash_files
-    from wheeldoctor.target import Target, load_target
+    from wheeldoctor.commands.check import run_check
+    from wheeldoctor.disk.hashing import hash_files
+    from wheeldoctor.model.files import HashRequest
+    from wheeldoctor.where.target import Target, load_target
 
     def timed(job: object) -> float:
         start = time.perf_counter()
@@ -437,7 +438,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--skip-environment", action="store_true", help="only the gate on the cu13 wheel")
     args = parser.parse_args()
-    from wheeldoctor.hashing import default_jobs
+    from wheeldoctor.disk.hashing import default_jobs
 
     print("building environments under", WORK)
     cu13, big = build()

@@ -17,12 +17,13 @@ import pytest
 from helpers import Venv, build_wheel, make_venv, uv_install
 
 import wheeldoctor
-from wheeldoctor import cache, gate, hashing
-from wheeldoctor.environment import InstalledDistribution, load_environment, scan_location
-from wheeldoctor.findings import Code
-from wheeldoctor.gate import IntactGate
-from wheeldoctor.sitedirs import lookup_key
-from wheeldoctor.verify import Status, Verification, verify_environment
+from wheeldoctor.checks.files import Status, Verification, verify_environment
+from wheeldoctor.disk import cache, hashing
+from wheeldoctor.gate import predicate as gate
+from wheeldoctor.gate.predicate import IntactGate
+from wheeldoctor.model.findings import Code
+from wheeldoctor.where.environment import InstalledDistribution, load_environment, scan_location
+from wheeldoctor.where.sitedirs import lookup_key
 
 REPO = Path(wheeldoctor.__file__).resolve().parent.parent
 BIG = bytes(range(256)) * 6000  # over the small-file threshold
@@ -105,13 +106,14 @@ GATE = """
 import json, sys
 import wheeldoctor
 answers = [wheeldoctor.is_intact(n) for n in sys.argv[1:]]
-loaded = [m for m in ("wheeldoctor.quick", "wheeldoctor.verify", "wheeldoctor.environment") if m in sys.modules]
+heavy = ("wheeldoctor.gate.quick", "wheeldoctor.checks.files", "wheeldoctor.where.environment")
+loaded = [m for m in heavy if m in sys.modules]
 print(json.dumps([answers, loaded]))
 """
 
 
 #: What a cold gate loads for a plain RECORD: its stdlib-only path, never the verifier.
-COLD = ["wheeldoctor.quick"]
+COLD = ["wheeldoctor.gate.quick"]
 
 
 def gate_process(venv: Venv, env: dict[str, str], *names: str, cwd: Path | None = None) -> tuple[list[bool], list[str]]:
@@ -334,7 +336,7 @@ def test_gate_hands_an_unusual_record_to_the_verifier(own: Venv, cache_dir: Path
     record.write_text(record.read_text().replace("cachedemo/sub/leaf.txt", '"cachedemo/sub/leaf.txt"'))  # valid CSV
     _settle()
     env = {"WHEELDOCTOR_CACHE_DIR": str(cache_dir)}
-    verifier = ["wheeldoctor.quick", "wheeldoctor.verify", "wheeldoctor.environment"]
+    verifier = ["wheeldoctor.gate.quick", "wheeldoctor.checks.files", "wheeldoctor.where.environment"]
     assert gate_process(own, env, "cachedemo") == ([True], verifier)
     assert gate_process(own, env, "cachedemo") == ([True], [])  # the verifier's verdict serves the warm path
     (own.site_packages / "cachedemo/sub/leaf.txt").write_bytes(b"LEAF\n")

@@ -15,10 +15,10 @@ from helpers import Venv, build_wheel, find_interpreter, make_venv, pip_install,
 from packaging.version import Version
 from pip_check import pip_check
 
-from wheeldoctor.compat import check_compatibility, target_python_version
-from wheeldoctor.deps_command import run_deps
-from wheeldoctor.findings import Code
-from wheeldoctor.target import Target, load_target
+from wheeldoctor.checks.compat import check_compatibility, target_python_version
+from wheeldoctor.commands.deps import run_deps
+from wheeldoctor.model.findings import Code
+from wheeldoctor.where.target import Target, load_target
 
 CURRENT = f"{sys.version_info.major}.{sys.version_info.minor}"
 CP = f"cp{sys.version_info.major}{sys.version_info.minor}"

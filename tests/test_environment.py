@@ -12,9 +12,9 @@ import pytest
 from helpers import VenvFactory, WheelFactory, pip_install, uv_install
 from packaging.utils import canonicalize_name
 
-from wheeldoctor.environment import InstalledDistribution, load_distribution, load_environment, scan_location
-from wheeldoctor.findings import Code, Kind
-from wheeldoctor.sitedirs import is_within, lookup_key, root_for
+from wheeldoctor.model.findings import Code, Kind
+from wheeldoctor.where.environment import InstalledDistribution, load_distribution, load_environment, scan_location
+from wheeldoctor.where.sitedirs import is_within, lookup_key, root_for
 
 NAMES = [
     "requests",

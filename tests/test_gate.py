@@ -14,8 +14,8 @@ import pytest
 from helpers import Venv, build_wheel, make_venv, os_threads, pip_install, settled_threads, uv_install
 
 import wheeldoctor
-import wheeldoctor.gate
-from wheeldoctor.gate import IntactGate
+import wheeldoctor.gate.predicate
+from wheeldoctor.gate.predicate import IntactGate
 
 REPO = Path(wheeldoctor.__file__).resolve().parent.parent
 
@@ -102,7 +102,7 @@ def test_sys_path_change_gets_a_fresh_answer(venv: Venv, monkeypatch: pytest.Mon
 
 
 def test_sixteen_threads_compute_once(on_path: Venv, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = wheeldoctor.gate._check
+    real = wheeldoctor.gate.predicate._check
     calls: list[str] = []
     release = threading.Event()
 
@@ -111,7 +111,7 @@ def test_sixteen_threads_compute_once(on_path: Venv, monkeypatch: pytest.MonkeyP
         release.wait(30)  # hold the computation open until every thread is waiting on it
         return real(key, search_path)
 
-    monkeypatch.setattr(wheeldoctor.gate, "_check", counting)
+    monkeypatch.setattr(wheeldoctor.gate.predicate, "_check", counting)
     gate = IntactGate()
     barrier = threading.Barrier(17)
     answers: list[bool] = []
@@ -132,14 +132,14 @@ def test_sixteen_threads_compute_once(on_path: Venv, monkeypatch: pytest.MonkeyP
 
 
 def test_one_name_does_not_block_another(on_path: Venv, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = wheeldoctor.gate._check
+    real = wheeldoctor.gate.predicate._check
     calls: list[str] = []
 
     def counting(key: str, search_path: tuple[str, ...]) -> bool:
         calls.append(key)
         return real(key, search_path)
 
-    monkeypatch.setattr(wheeldoctor.gate, "_check", counting)
+    monkeypatch.setattr(wheeldoctor.gate.predicate, "_check", counting)
     gate = IntactGate()
     assert [gate(n) for n in ("gate-good", "gate-bad", "gate_good", "Gate-Bad")] == [True, False, True, False]
     assert calls == ["gate_good", "gate_bad"]
@@ -311,7 +311,7 @@ def test_relative_sys_path_entries_follow_the_working_directory(
 
 
 def test_cache_clear_during_a_check_is_not_undone(on_path: Venv, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = wheeldoctor.gate._check
+    real = wheeldoctor.gate.predicate._check
     calls: list[str] = []
     gate = IntactGate()
 
@@ -321,7 +321,7 @@ def test_cache_clear_during_a_check_is_not_undone(on_path: Venv, monkeypatch: py
             gate.cache_clear()  # as another thread would, mid-check
         return real(key, search_path)
 
-    monkeypatch.setattr(wheeldoctor.gate, "_check", clearing)
+    monkeypatch.setattr(wheeldoctor.gate.predicate, "_check", clearing)
     assert gate("gate-good") is True
     assert gate("gate-good") is True
     assert calls == ["gate_good", "gate_good"]  # the first answer was not kept past the clear

@@ -12,7 +12,7 @@ import pytest
 from helpers import build_wheel, cli_json, pip_install
 from variants import BASE, DIFFERING, FILES, IDENTICAL, OVERLAY, Wheels
 
-from wheeldoctor.wheelfile import install_target
+from wheeldoctor.formats.wheelfile import install_target
 
 
 def test_finds_exactly_the_differing_shared_paths(wheels: Wheels) -> None:

@@ -1,7 +1,7 @@
 """The gate's stdlib-only cold path: where it answers, it says what the verifier says.
 
 Every case installs a real wheel, damages it (or its RECORD) one way, and asks both
-:func:`wheeldoctor.quick.check` and the full verifier. The quick path may step aside
+:func:`wheeldoctor.gate.quick.check` and the full verifier. The quick path may step aside
 (None) on anything unusual; it must decide every plain RECORD, and never disagree.
 """
 
@@ -19,11 +19,12 @@ from pathlib import Path
 import pytest
 from helpers import Venv, build_wheel, make_venv, os_threads, pip_install, read_record, settled_threads, uv_install
 
-from wheeldoctor import cache, quick
-from wheeldoctor.environment import MetadataDir, load_distribution
-from wheeldoctor.record_fields import encode_digest
-from wheeldoctor.sitedirs import lookup_key
-from wheeldoctor.verify import Status, verify
+from wheeldoctor.checks.files import Status, verify
+from wheeldoctor.disk import cache
+from wheeldoctor.formats.record_fields import encode_digest
+from wheeldoctor.gate import quick
+from wheeldoctor.where.environment import MetadataDir, load_distribution
+from wheeldoctor.where.sitedirs import lookup_key
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="FIFOs and symlinks as POSIX has them")
 

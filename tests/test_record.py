@@ -9,9 +9,9 @@ import io
 
 import pytest
 
-from wheeldoctor.findings import Code, Kind
-from wheeldoctor.record import Record, RecordRow, decode_record, parse_record
-from wheeldoctor.record_fields import encode_digest, unhashed_allowed
+from wheeldoctor.formats.record import Record, RecordRow, decode_record, parse_record
+from wheeldoctor.formats.record_fields import encode_digest, unhashed_allowed
+from wheeldoctor.model.findings import Code, Kind
 
 DATA = b"print('hello')\n"
 

@@ -7,7 +7,7 @@ import it needs until it is first asked.
 
 from __future__ import annotations
 
-from wheeldoctor.gate import is_intact
+from wheeldoctor.gate.predicate import is_intact
 
 __version__ = "0.1.0"
 

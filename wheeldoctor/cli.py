@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from wheeldoctor.target import Target, TargetError, load_target
+from wheeldoctor.where.target import Target, TargetError, load_target
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -113,7 +113,7 @@ def _cache_dir(disabled: bool) -> str | None:
     """Where cached digests live, unless ``--no-cache`` or the environment turned them off."""
     if disabled:
         return None
-    from wheeldoctor import cache
+    from wheeldoctor.disk import cache
 
     return cache.directory()
 
@@ -170,7 +170,7 @@ def check(
     def run() -> int:
         if bool(names) == all_:
             _fail("name the distributions to check, or pass --all (not both)")
-        from wheeldoctor.check import run_check
+        from wheeldoctor.commands.check import run_check
         from wheeldoctor.report import json as json_report
         from wheeldoctor.report import text
 
@@ -206,10 +206,10 @@ def wheels(
     """Check wheel files against their RECORDs, each other, and (optionally) an environment."""
 
     def run() -> int:
-        from wheeldoctor.preflight import preflight
+        from wheeldoctor.checks.preflight import preflight
+        from wheeldoctor.formats.wheelfile import WheelError, read_wheel
         from wheeldoctor.report import json as json_report
         from wheeldoctor.report import text
-        from wheeldoctor.wheelfile import WheelError, read_wheel
 
         try:
             read = [read_wheel(f) for f in files]
@@ -228,7 +228,7 @@ def deps(python: PythonOption = None, path: PathOption = None, json: JsonOption 
     """Check requirements (as pip check does, and further), duplicate dist-infos and compatibility."""
 
     def run() -> int:
-        from wheeldoctor.deps_command import run_deps
+        from wheeldoctor.commands.deps import run_deps
         from wheeldoctor.report import deps_text
         from wheeldoctor.report import json as json_report
 
@@ -258,7 +258,7 @@ def doctor(
     """Everything at once: files, clashes, dependencies, duplicates, compatibility; one exit code."""
 
     def run() -> int:
-        from wheeldoctor.doctor import run_doctor
+        from wheeldoctor.commands.doctor import run_doctor
         from wheeldoctor.report import deps_text
         from wheeldoctor.report import json as json_report
 

@@ -10,11 +10,11 @@ import shlex
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from wheeldoctor.compat import CompatibilityFinding
-from wheeldoctor.deps import DependencyConflict, install_command
-from wheeldoctor.deps_command import DepsResult
-from wheeldoctor.duplicates import Duplicate, remedy, removal_elsewhere
-from wheeldoctor.findings import Code
+from wheeldoctor.checks.compat import CompatibilityFinding
+from wheeldoctor.checks.deps import DependencyConflict, install_command
+from wheeldoctor.checks.duplicates import Duplicate, remedy, removal_elsewhere
+from wheeldoctor.commands.deps import DepsResult
+from wheeldoctor.model.findings import Code
 
 if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
     from rich.console import Console
@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table
 
 if TYPE_CHECKING:
     # Only doctor renders check results: deps must not import the file verifier.
-    from wheeldoctor.results import DoctorResult
+    from wheeldoctor.commands.results import DoctorResult
 
 
 def conflict_line(conflict: DependencyConflict) -> str:
@@ -95,7 +95,7 @@ _REINSTALLABLE = frozenset({Code.REQUIRES_PYTHON_UNMET, Code.TAGS_UNSUPPORTED})
 
 
 def _fresh_install(name: str, installer: str | None, result: DepsResult) -> str:
-    from wheeldoctor.repair import pip_runner
+    from wheeldoctor.checks.repair import pip_runner
 
     env = result.environment
     if (installer or "").lower() == "uv":

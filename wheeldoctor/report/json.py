@@ -5,16 +5,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from wheeldoctor.clash import Clash, ClashPair
-from wheeldoctor.compat import CompatibilityFinding
-from wheeldoctor.deps import DependencyConflict
-from wheeldoctor.deps_command import DepsResult
-from wheeldoctor.duplicates import Duplicate
-from wheeldoctor.environment import Environment
-from wheeldoctor.findings import Finding
-from wheeldoctor.preflight import PreflightResult
-from wheeldoctor.results import CheckResult, DoctorResult
-from wheeldoctor.verify import DistributionReport, Status
+from wheeldoctor.checks.clash import Clash, ClashPair
+from wheeldoctor.checks.compat import CompatibilityFinding
+from wheeldoctor.checks.deps import DependencyConflict
+from wheeldoctor.checks.duplicates import Duplicate
+from wheeldoctor.checks.files import DistributionReport, Status
+from wheeldoctor.checks.preflight import PreflightResult
+from wheeldoctor.commands.deps import DepsResult
+from wheeldoctor.commands.results import CheckResult, DoctorResult
+from wheeldoctor.model.findings import Finding
+from wheeldoctor.where.environment import Environment
 
 #: Bump the major part on any change that can break a reader; add fields freely.
 SCHEMA_VERSION = "1.0"
@@ -58,7 +58,7 @@ def clash_json(clash: Clash) -> dict[str, Any]:
 
 def pair_json(pair: ClashPair, env: Environment) -> dict[str, Any]:
     """One pair of clashing distributions, with the command that makes the winner whole."""
-    from wheeldoctor.repair import reinstall_command
+    from wheeldoctor.checks.repair import reinstall_command
 
     return {
         "distributions": [pair.first.name, pair.second.name],
@@ -155,7 +155,7 @@ def conflict_json(conflict: DependencyConflict) -> dict[str, Any]:
 
 def duplicate_json(duplicate: Duplicate, env: Environment) -> dict[str, Any]:
     """One project with several dist-infos: which one Python uses, and the safe clean-up."""
-    from wheeldoctor.duplicates import remedy, removal_elsewhere
+    from wheeldoctor.checks.duplicates import remedy, removal_elsewhere
 
     dists = duplicate.distributions
     return {
@@ -200,7 +200,7 @@ def _deps_summary(result: DepsResult) -> dict[str, Any]:
 
 
 def _deps_sections(result: DepsResult) -> dict[str, Any]:
-    from wheeldoctor.deps import install_command
+    from wheeldoctor.checks.deps import install_command
 
     return {
         "dependency_conflicts": [conflict_json(c) for c in result.dependencies.conflicts],

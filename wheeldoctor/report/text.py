@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from wheeldoctor.clash import ClashPair
-from wheeldoctor.environment import InstalledDistribution
-from wheeldoctor.findings import BREAKING_KINDS, Finding, Kind
-from wheeldoctor.preflight import PreflightResult
-from wheeldoctor.repair import cache_clean_command, reinstall_command
-from wheeldoctor.results import CheckResult
-from wheeldoctor.verify import DistributionReport, Status
+from wheeldoctor.checks.clash import ClashPair
+from wheeldoctor.checks.files import DistributionReport, Status
+from wheeldoctor.checks.preflight import PreflightResult
+from wheeldoctor.checks.repair import cache_clean_command, reinstall_command
+from wheeldoctor.commands.results import CheckResult
+from wheeldoctor.model.findings import BREAKING_KINDS, Finding, Kind
+from wheeldoctor.where.environment import InstalledDistribution
 
 if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
     from rich.console import Console

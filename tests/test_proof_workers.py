@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from helpers import VenvFactory, WheelFactory, uv_install
 
-from wheeldoctor import hashing
-from wheeldoctor.environment import load_environment
-from wheeldoctor.verify import Verification, verify_environment
+from wheeldoctor.checks.files import Verification, verify_environment
+from wheeldoctor.disk import hashing
+from wheeldoctor.where.environment import load_environment
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked workers are Linux-only")
 

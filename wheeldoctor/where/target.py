@@ -14,8 +14,8 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from wheeldoctor.environment import Environment, load_environment
-from wheeldoctor.sitedirs import current_prefixes, root_for
+from wheeldoctor.where.environment import Environment, load_environment
+from wheeldoctor.where.sitedirs import current_prefixes, root_for
 
 _PROBE_TIMEOUT = 30
 

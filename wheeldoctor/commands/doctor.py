@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from wheeldoctor.check import run_check
-from wheeldoctor.deps_command import run_deps
-from wheeldoctor.environment import Environment
-from wheeldoctor.results import DoctorResult
-from wheeldoctor.verify import ProgressSink
+from wheeldoctor.checks.states import ProgressSink
+from wheeldoctor.commands.check import run_check
+from wheeldoctor.commands.deps import run_deps
+from wheeldoctor.commands.results import DoctorResult
+from wheeldoctor.where.environment import Environment
 
 
 def run_doctor(

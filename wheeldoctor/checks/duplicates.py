@@ -21,8 +21,8 @@ import shlex
 from dataclasses import dataclass
 from enum import Enum
 
-from wheeldoctor.environment import Environment, InstalledDistribution
-from wheeldoctor.findings import Code
+from wheeldoctor.model.findings import Code
+from wheeldoctor.where.environment import Environment, InstalledDistribution
 
 #: Installers that remove exactly what a dist-info's RECORD lists; anything else
 #: (a distro's package manager, conda, an unknown tool) must remove its own files.
@@ -124,7 +124,7 @@ def remedy(duplicate: Duplicate, env: Environment) -> tuple[str, ...]:
         )
     if (active.installer or "").lower() == "uv":
         return (_uv("install", python, "--reinstall-package", active.name, "--no-deps", spec),)
-    from wheeldoctor.repair import pip_runner
+    from wheeldoctor.checks.repair import pip_runner
 
     pip = pip_runner(env)
     uninstall = shlex.join([*pip, "uninstall", "-y", active.name])

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from wheeldoctor.compat import CompatibilityFinding, check_compatibility
-from wheeldoctor.deps import DependencyReport, check_dependencies
-from wheeldoctor.duplicates import Duplicate, find_duplicates
-from wheeldoctor.environment import Environment
+from wheeldoctor.checks.compat import CompatibilityFinding, check_compatibility
+from wheeldoctor.checks.deps import DependencyReport, check_dependencies
+from wheeldoctor.checks.duplicates import Duplicate, find_duplicates
+from wheeldoctor.where.environment import Environment
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from wheeldoctor import hashing
-from wheeldoctor.hashing import FileState, FileStatus, HashRequest, hash_files
+from wheeldoctor.disk import hashing
+from wheeldoctor.disk.hashing import hash_files
+from wheeldoctor.model.files import FileState, FileStatus, HashRequest
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked workers are Linux-only")
 

@@ -8,7 +8,7 @@ and a device or FIFO is never opened), then each file is opened, fstat'ed, read 
 A file the verification cache vouches for is proven by one lstat instead: still a regular
 file with the fingerprint at which its digest was seen. A file that fails any step
 (missing, a symlink, another type, another size or inode, another digest) is not judged
-here: it is left to the exact path (:func:`wheeldoctor.hashing.hash_files`), which says
+here: it is left to the exact path (:func:`wheeldoctor.disk.hashing.hash_files`), which says
 what is wrong with it. Workers send back only the proven files' fingerprints, so nothing
 per file but a few integers crosses the pipe.
 """
@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterator, Sequence
 from itertools import pairwise
 from typing import Any
 
-from wheeldoctor import frames
-from wheeldoctor.hashing import _CONSTRUCTORS, BUFFER_SIZE, _feed
+from wheeldoctor.disk import workers as frames
+from wheeldoctor.disk.digests import _CONSTRUCTORS, BUFFER_SIZE, _feed
 
 _SMALL = 1 << 16
 _BATCH = 1024

@@ -6,7 +6,7 @@ and takes it back, and the threads queue for it. Forked workers each have their 
 a real environment of small files they are about twice as fast on two cores.
 
 Each worker takes every ``jobs``-th request of the biggest-first order (so the bytes are
-dealt out evenly), hashes them exactly as :func:`wheeldoctor.hashing.hash_file` does,
+dealt out evenly), hashes them exactly as :func:`wheeldoctor.disk.digests.hash_file` does,
 and streams the states back in batches through a pipe. Whatever a worker did not
 deliver (it crashed, or was killed) comes back as missing, for the caller to do itself.
 """
@@ -16,17 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from wheeldoctor import frames
-from wheeldoctor.hashing import (
-    BUFFER_SIZE,
-    FileState,
-    FileStatus,
-    Fingerprint,
-    HashRequest,
-    Known,
-    Progress,
-    examine,
-)
+from wheeldoctor.disk import workers as frames
+from wheeldoctor.disk.digests import BUFFER_SIZE, examine
+from wheeldoctor.model.files import FileState, FileStatus, Fingerprint, HashRequest, Known, Progress
 
 _BATCH = 256
 _STATUSES = {status.value: status for status in FileStatus}  # faster than calling the enum

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from wheeldoctor.clash import Clash, ClashPair
-from wheeldoctor.deps_command import DepsResult
-from wheeldoctor.environment import Environment
-from wheeldoctor.verify import DistributionReport, Status
+from wheeldoctor.checks.clash import Clash, ClashPair
+from wheeldoctor.checks.files import DistributionReport, Status
+from wheeldoctor.commands.deps import DepsResult
+from wheeldoctor.where.environment import Environment
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 
-from wheeldoctor.environment import Environment, InstalledDistribution
+from wheeldoctor.where.environment import Environment, InstalledDistribution
 
 
 def reinstall_command(dist: InstalledDistribution, env: Environment) -> str:

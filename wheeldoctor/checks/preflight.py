@@ -1,7 +1,7 @@
 """``wheels``: wheel files checked against each other and against an environment, before install.
 
-Pure over :class:`~wheeldoctor.wheelfile.WheelFile` values and an optional
-:class:`~wheeldoctor.environment.Environment`: nothing is installed or extracted.
+Pure over :class:`~wheeldoctor.formats.wheelfile.WheelFile` values and an optional
+:class:`~wheeldoctor.where.environment.Environment`: nothing is installed or extracted.
 """
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from wheeldoctor.clash import Clash
-from wheeldoctor.environment import Environment
-from wheeldoctor.findings import BREAKING_KINDS
-from wheeldoctor.sitedirs import root_for
-from wheeldoctor.verify import Claim, resolve
-from wheeldoctor.wheelfile import Member, WheelFile
+from wheeldoctor.checks.claims import Claim, resolve
+from wheeldoctor.checks.clash import Clash
+from wheeldoctor.formats.wheelfile import Member, WheelFile
+from wheeldoctor.model.findings import BREAKING_KINDS
+from wheeldoctor.where.environment import Environment
+from wheeldoctor.where.sitedirs import root_for
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,8 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from wheeldoctor.findings import Code, Finding, Kind
-from wheeldoctor.record_fields import (
+from wheeldoctor.formats.record_fields import (
     ACCEPTED_ALGORITHMS,
     FROM_URLSAFE,
     MAX_SIZE_DIGITS,
@@ -24,6 +23,7 @@ from wheeldoctor.record_fields import (
     parse_size,
     unhashed_allowed,
 )
+from wheeldoctor.model.findings import Code, Finding, Kind
 
 #: Algorithms that exist but are too weak to vouch for a file.
 WEAK_ALGORITHMS = frozenset({"md5", "sha1", "sha224"})

@@ -11,9 +11,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
-from wheeldoctor.environment import InstalledDistribution
-from wheeldoctor.hashing import FileState
-from wheeldoctor.verify import Claim, matches
+from wheeldoctor.checks.claims import Claim, matches
+from wheeldoctor.model.files import FileState
+from wheeldoctor.where.environment import InstalledDistribution
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,9 +26,9 @@ import os
 import stat
 import time
 
-from wheeldoctor import cache
-from wheeldoctor.record_fields import ACCEPTED_ALGORITHMS, decode_digest, parse_size, unhashed_allowed
-from wheeldoctor.sitedirs import is_plain, is_within, plain_prefix
+from wheeldoctor.disk import cache
+from wheeldoctor.formats.record_fields import ACCEPTED_ALGORITHMS, decode_digest, parse_size, unhashed_allowed
+from wheeldoctor.where.sitedirs import is_plain, is_within, plain_prefix
 
 TYPE_CHECKING = False  # typing and collections.abc cost milliseconds before the first byte is hashed
 if TYPE_CHECKING:
@@ -236,7 +236,7 @@ def _hash(
 ) -> tuple[cache.Identity, bytes] | None:
     """The fingerprint and digest of the regular file ``st`` describes; None if it changed while read.
 
-    As :func:`wheeldoctor.filesystem.open_regular`: what is opened must be the file that was
+    As :func:`wheeldoctor.disk.filesystem.open_regular`: what is opened must be the file that was
     stat'ed (same inode), and its fingerprint is taken once it is open.
     """
     try:

@@ -11,11 +11,11 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
-from wheeldoctor import cache
-from wheeldoctor.filesystem import ReadError, read_regular
-from wheeldoctor.findings import Code, Finding, Kind
-from wheeldoctor.record import Record, decode_record
-from wheeldoctor.sitedirs import lookup_key, prefix_forms, root_for
+from wheeldoctor.disk import cache
+from wheeldoctor.disk.filesystem import ReadError, read_regular
+from wheeldoctor.formats.record import Record, decode_record
+from wheeldoctor.model.findings import Code, Finding, Kind
+from wheeldoctor.where.sitedirs import lookup_key, prefix_forms, root_for
 
 #: RECORD and METADATA above this size are refused rather than read into memory.
 METADATA_LIMIT = 64 << 20

@@ -20,11 +20,13 @@ from pathlib import Path
 import pytest
 from helpers import Venv, build_wheel, data_dirname, make_venv, pip_install, record_hash, uv_install
 
-from wheeldoctor.environment import load_environment
-from wheeldoctor.findings import Code, Kind
-from wheeldoctor.hashing import BUFFER_SIZE, FileState, Fingerprint
-from wheeldoctor.record import RecordRow, decode_record
-from wheeldoctor.verify import Claim, Status, verify
+from wheeldoctor.checks.claims import Claim
+from wheeldoctor.checks.files import Status, verify
+from wheeldoctor.disk.digests import BUFFER_SIZE
+from wheeldoctor.formats.record import RecordRow, decode_record
+from wheeldoctor.model.files import FileState, Fingerprint
+from wheeldoctor.model.findings import Code, Kind
+from wheeldoctor.where.environment import load_environment
 
 Found = set[tuple[str, str, str | None]]
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from wheeldoctor.clash import find_clashes, pair_up
-from wheeldoctor.environment import Environment
-from wheeldoctor.results import CheckResult
-from wheeldoctor.verify import DistributionReport, ProgressSink, not_installed, verify_environment
+from wheeldoctor.checks.clash import find_clashes, pair_up
+from wheeldoctor.checks.files import DistributionReport, not_installed, verify_environment
+from wheeldoctor.checks.states import ProgressSink
+from wheeldoctor.commands.results import CheckResult
+from wheeldoctor.where.environment import Environment
 
 
 def run_check(

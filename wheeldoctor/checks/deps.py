@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from wheeldoctor.compat import CompatibilityFinding
-from wheeldoctor.environment import Environment, InstalledDistribution
-from wheeldoctor.findings import Code
+from wheeldoctor.checks.compat import CompatibilityFinding
+from wheeldoctor.model.findings import Code
+from wheeldoctor.where.environment import Environment, InstalledDistribution
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
@@ -269,7 +269,7 @@ def install_command(conflicts: tuple[DependencyConflict, ...], env: Environment)
     wanted = list(dict.fromkeys(c.wanted for c in conflicts))
     if not wanted:
         return None
-    from wheeldoctor.repair import pip_runner
+    from wheeldoctor.checks.repair import pip_runner
 
     installers = [(d.installer or "").lower() for d in env.active()]
     if installers.count("uv") > installers.count("pip"):

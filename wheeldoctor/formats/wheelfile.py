@@ -11,9 +11,9 @@ import posixpath
 import zipfile
 from dataclasses import dataclass
 
-from wheeldoctor.findings import Code, Finding, Kind
-from wheeldoctor.record import Record, RecordRow, decode_record
-from wheeldoctor.record_fields import encode_digest
+from wheeldoctor.formats.record import Record, RecordRow, decode_record
+from wheeldoctor.formats.record_fields import encode_digest
+from wheeldoctor.model.findings import Code, Finding, Kind
 
 _CHUNK = 1 << 20
 _RECORD_LIMIT = 64 << 20

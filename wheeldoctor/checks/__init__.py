@@ -1,0 +1,1 @@
+"""Judgements: files against RECORD, shared paths, requirements, duplicates, compatibility, repairs."""

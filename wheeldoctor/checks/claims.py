@@ -1,0 +1,108 @@
+"""Distributions -> claims: every RECORD row resolved to the real path it vouches for.
+
+The ownership map (every real path with all its claimants) is built from claims; a claim
+``matches`` a file state when the bytes on disk are the ones its row records.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+from wheeldoctor.formats.record import RecordRow
+from wheeldoctor.model.files import FileState, FileStatus, HashRequest
+from wheeldoctor.model.findings import Code, Finding, Kind
+from wheeldoctor.where.environment import InstalledDistribution
+from wheeldoctor.where.sitedirs import is_plain, is_within, plain_prefix
+
+
+class Claim(NamedTuple):
+    """One RECORD row of one distribution, resolved to an absolute path.
+
+    A named tuple, like :class:`RecordRow`: one is made per recorded file.
+    """
+
+    dist: InstalledDistribution
+    row: RecordRow
+    path: str
+
+
+def resolve(dist: InstalledDistribution) -> tuple[list[Claim], list[Finding]]:
+    """Resolve a distribution's RECORD rows; rows that climb out of its root are findings."""
+    claims: list[Claim] = []
+    outside: list[Finding] = []
+    if dist.record is None:
+        return claims, outside
+    prefix = dist.location.rstrip(os.sep) + os.sep
+    root = dist.root
+    normpath, isabs = os.path.normpath, os.path.isabs
+    # A plain path below a normal location inside the root is normal and inside: no normpath.
+    plain = plain_prefix(dist.location, root)
+    make = tuple.__new__  # skips the named tuple's Python-level __new__, as in record.py
+    for row in dist.record.rows:
+        text = row.path
+        if plain is not None and is_plain(text):
+            claims.append(make(Claim, (dist, row, plain + text)))
+            continue
+        # Concatenation instead of os.path.join: this loop runs once per recorded file.
+        path = normpath(text if isabs(text) else prefix + text)
+        if not is_within(path, root) and root == dist.location and not isabs(text):
+            # `pip install --target DIR` installs through a staging --home whose purelib is
+            # HOME/lib/python, so its RECORD says ../../bin/x for what lands in DIR/bin/x.
+            staged = normpath(prefix + "lib/python/" + text)
+            if is_within(staged, root):
+                path = staged
+        if is_within(path, root):
+            claims.append(Claim(dist, row, path))
+        else:
+            outside.append(
+                Finding(Code.OUTSIDE, Kind.OUTSIDE, row.path, f"resolves to {path}, outside {root}; not read")
+            )
+    return claims, outside
+
+
+def plan(claims: Iterable[Claim]) -> dict[str, HashRequest]:
+    """One hash request per real path, covering every claimant's algorithm and size."""
+    by_path: dict[str, list[RecordRow]] = {}
+    for claim in claims:
+        by_path.setdefault(claim.path, []).append(claim.row)
+    requests: dict[str, HashRequest] = {}
+    # Shared sets: this loop runs once per recorded file, nearly always with one claimant.
+    algorithm_sets: dict[str | None, frozenset[str]] = {}
+    for path, rows in by_path.items():
+        if len(rows) == 1:
+            row = rows[0]
+            algorithms = algorithm_sets.get(row.algorithm)
+            if algorithms is None:
+                algorithms = algorithm_sets[row.algorithm] = frozenset((row.algorithm,) if row.algorithm else ())
+            sizes = None if row.size is None else frozenset((row.size,))
+        else:
+            algorithms = frozenset(row.algorithm for row in rows if row.algorithm)
+            sizes = (
+                None
+                if any(row.size is None for row in rows)
+                else frozenset(row.size for row in rows if row.size is not None)
+            )
+        requests[path] = HashRequest(path, algorithms, sizes)
+    return requests
+
+
+def ownership(resolved: Iterable[Sequence[Claim]]) -> dict[str, tuple[Claim, ...]]:
+    """Every real path any of the claim lists records, with all its claimants in order."""
+    owners: dict[str, tuple[Claim, ...]] = {}
+    for claims in resolved:
+        for claim in claims:
+            prior = owners.get(claim.path)
+            owners[claim.path] = (claim,) if prior is None else (*prior, claim)
+    return owners
+
+
+def matches(row: RecordRow, state: FileState) -> bool:
+    """Whether the bytes seen on disk are the ones ``row`` records."""
+    return (
+        state.status is FileStatus.HASHED
+        and row.algorithm is not None
+        and (row.size is None or row.size == state.size)
+        and state.digest(row.algorithm) == row.digest
+    )

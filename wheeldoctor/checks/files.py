@@ -1,0 +1,208 @@
+"""Distributions -> findings: every recorded file checked against the bytes on disk.
+
+All distributions of an environment are planned together: each real file is stat'ed
+and hashed once, however many distributions claim it, and with every algorithm and at
+every size that any claimant recorded. That one pass is what lets a modified file be
+attributed to the distribution whose bytes it holds.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from wheeldoctor.checks import cached
+from wheeldoctor.checks.claims import Claim, ownership, resolve
+from wheeldoctor.checks.states import ProgressSink, hash_claims
+from wheeldoctor.disk import cache
+from wheeldoctor.formats.record_fields import encode_digest
+from wheeldoctor.model.files import FileState, FileStatus, Known
+from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding, Kind
+from wheeldoctor.where.environment import InstalledDistribution
+
+
+class Status(str, Enum):
+    """A distribution's verdict; the JSON ``status`` field."""
+
+    INTACT = "intact"
+    BROKEN = "broken"
+    UNVERIFIABLE = "unverifiable"
+    NOT_INSTALLED = "not-installed"
+
+
+@dataclass(frozen=True, slots=True)
+class DistributionReport:
+    """The verdict on one distribution, with every finding behind it."""
+
+    name: str
+    version: str | None
+    location: str | None
+    installer: str | None
+    status: Status
+    findings: tuple[Finding, ...]
+    dist: InstalledDistribution | None = None
+
+
+def status_of(findings: Iterable[Finding]) -> Status:
+    """Broken if any finding breaks trust in the bytes; unverifiable if some could not be checked."""
+    kinds = {f.kind for f in findings}
+    if kinds & BREAKING_KINDS:
+        return Status.BROKEN
+    if kinds:
+        return Status.UNVERIFIABLE
+    return Status.INTACT
+
+
+def judge(claim: Claim, state: FileState, others: Sequence[Claim] = ()) -> Finding | None:
+    """Compare one recorded row with what is on disk; ``others`` are rival claimants."""
+    row = claim.row
+    if state.status is FileStatus.MISSING:
+        return Finding(Code.MISSING, Kind.MISSING, row.path, "is missing", row.hash_text, None)
+    if state.status is FileStatus.NOT_REGULAR:
+        return Finding(Code.NOT_REGULAR, Kind.UNREADABLE, row.path, f"{state.detail}, not a regular file; not read")
+    if state.status is FileStatus.UNREADABLE:
+        return Finding(Code.UNREADABLE, Kind.UNREADABLE, row.path, f"cannot be read: {state.detail}")
+    if state.status is FileStatus.CHANGED:
+        return Finding(
+            Code.CHANGED_WHILE_READ, Kind.UNREADABLE, row.path, f"{state.detail}; check again once it is quiet"
+        )
+    if (row.size is None or state.size == row.size) and state.digest(row.algorithm or "") == row.digest:
+        return None  # the common case, decided before looking for whose bytes these are
+    source = _content_from(claim, state, others)
+    if row.size is not None and state.size != row.size:
+        return Finding(
+            Code.SIZE_MISMATCH,
+            Kind.MODIFIED,
+            row.path,
+            _modified_message("size differs", source),
+            f"{row.size} bytes",
+            f"{state.size} bytes",
+            source,
+            state.links,
+        )
+    assert row.algorithm is not None and row.digest is not None  # rows without a hash never reach here
+    digest = state.digest(row.algorithm)
+    if digest != row.digest:
+        found = f"{row.algorithm}={encode_digest(digest)}" if digest is not None else None
+        return Finding(
+            Code.HASH_MISMATCH,
+            Kind.MODIFIED,
+            row.path,
+            _modified_message("content differs", source),
+            row.hash_text,
+            found,
+            source,
+            state.links,
+        )
+    return None
+
+
+def _content_from(claim: Claim, state: FileState, others: Sequence[Claim]) -> str | None:
+    """The rival claimant whose recorded bytes are the ones on disk, if any."""
+    if state.status is not FileStatus.HASHED:
+        return None
+    for other in others:
+        row = other.row
+        if other.dist is claim.dist or row.algorithm is None or (row.size is not None and row.size != state.size):
+            continue
+        if state.digest(row.algorithm) == row.digest:
+            return other.dist.name
+    return None
+
+
+def _modified_message(what: str, source: str | None) -> str:
+    if source is not None:
+        return f"holds {source}'s bytes ({what} from RECORD)"
+    return f"altered; no installed distribution ships these bytes ({what} from RECORD)"
+
+
+@dataclass(frozen=True, slots=True)
+class Verification:
+    """Everything one verification pass learnt, for the checks built on top of it."""
+
+    reports: tuple[DistributionReport, ...]
+    owners: Mapping[str, tuple[Claim, ...]]
+    """Every real path that any distribution records, with all its claimants."""
+    states: Mapping[str, FileState]
+    """What was found on disk, for every path a checked distribution records."""
+
+
+def verify_environment(
+    checked: Sequence[InstalledDistribution],
+    everyone: Sequence[InstalledDistribution] = (),
+    *,
+    jobs: int | None = None,
+    progress: ProgressSink | None = None,
+    cache_dir: str | None = None,
+    processes: bool = False,
+) -> Verification:
+    """Verify ``checked``; ``everyone`` (the whole environment) is used for attribution.
+
+    With ``cache_dir``, files whose fingerprint the cache holds are not read again, and
+    what was learnt is written back (see :mod:`wheeldoctor.disk.cache`). ``processes`` is for
+    commands only (see :func:`wheeldoctor.disk.hashing.hash_files`).
+    """
+    started = time.time_ns()
+    entries: dict[int, cache.Entry] = {}
+    known: Known | None = None
+    if cache_dir is not None:
+        entries = cached.recall(cache_dir, checked)
+        if entries:
+            known = cached.cached_states(entries.values()).get
+    resolved = {id(d): resolve(d) for d in _unique_dists([*checked, *everyone])}
+    owners = ownership(claims for claims, _ in resolved.values())
+    # Rival claims travel with the checked ones so their sizes and algorithms are planned.
+    if len({id(d) for d in checked}) == len(resolved):  # every distribution is checked
+        wanted = owners
+    else:
+        wanted = {claim.path: owners[claim.path] for d in checked for claim in resolved[id(d)][0]}
+    states = hash_claims(wanted, jobs=jobs, progress=progress, known=known, processes=processes)
+    reports = []
+    hashed = FileStatus.HASHED
+    for dist in checked:
+        claims, outside = resolved[id(dist)]
+        findings: list[Finding] = [*dist.problems, *(dist.record.problems if dist.record else ()), *outside]
+        for claim in claims:
+            state, row = states[claim.path], claim.row
+            # judge's common case, decided without the call: this loop runs once per recorded file.
+            if state.status is hashed and state.size == row.size and state.digest(row.algorithm or "") == row.digest:
+                continue
+            finding = judge(claim, state, owners[claim.path])
+            if finding is not None:
+                findings.append(finding)
+        reports.append(report_for(dist, findings))
+    if cache_dir is not None:
+        for dist, report in zip(checked, reports, strict=True):
+            intact = report.status is Status.INTACT
+            cached.remember(cache_dir, dist, intact, resolved[id(dist)][0], states, entries.get(id(dist)), started)
+    return Verification(tuple(reports), owners, states)
+
+
+def verify(
+    checked: Sequence[InstalledDistribution],
+    everyone: Sequence[InstalledDistribution] = (),
+    *,
+    jobs: int | None = None,
+    progress: ProgressSink | None = None,
+    cache_dir: str | None = None,
+) -> list[DistributionReport]:
+    """Verify ``checked`` and return one report each (see :func:`verify_environment`)."""
+    return list(verify_environment(checked, everyone, jobs=jobs, progress=progress, cache_dir=cache_dir).reports)
+
+
+def report_for(dist: InstalledDistribution, findings: Sequence[Finding]) -> DistributionReport:
+    """Wrap a distribution's findings with its verdict."""
+    return DistributionReport(
+        dist.name, dist.version, dist.location, dist.installer, status_of(findings), tuple(findings), dist
+    )
+
+
+def not_installed(name: str) -> DistributionReport:
+    """The report for a distribution that was asked for but is not installed."""
+    return DistributionReport(name, None, None, None, Status.NOT_INSTALLED, ())
+
+
+def _unique_dists(dists: Iterable[InstalledDistribution]) -> list[InstalledDistribution]:
+    return list({id(d): d for d in dists}.values())

@@ -1,0 +1,1 @@
+"""One module per command: pick the environment, run the checks, return one result value."""

@@ -1,0 +1,1 @@
+"""Pure parsers of what installers write: RECORD, wheel archives. Bad input becomes findings, not exceptions."""

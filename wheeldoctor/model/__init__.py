@@ -1,0 +1,1 @@
+"""Plain data every stage shares: findings and their codes, files as seen on disk. Imports nothing upward."""

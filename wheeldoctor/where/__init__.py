@@ -1,0 +1,1 @@
+"""Which environment: the interpreter, its site directories, and the distributions installed there."""
