@@ -10,12 +10,16 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from wheeldoctor.disk import cache
 from wheeldoctor.disk.filesystem import ReadError, read_regular
 from wheeldoctor.formats.record import Record, decode_record
 from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.where.sitedirs import lookup_key, prefix_forms, root_for
+
+if TYPE_CHECKING:  # the gate's slow path imports this module: keep startup's imports off it
+    from wheeldoctor.where.startup import Startup
 
 #: RECORD and METADATA above this size are refused rather than read into memory.
 METADATA_LIMIT = 64 << 20
@@ -82,6 +86,8 @@ class Environment:
     markers: tuple[tuple[str, str], ...] = field(default=())
     tags: tuple[str, ...] | None = None
     """The target interpreter's supported wheel tags, best first; None when not gathered."""
+    startup: Startup | None = None
+    """How ``paths`` was built, with the site directories and the .pth files read there."""
 
     def active(self) -> list[InstalledDistribution]:
         """The distributions Python would use: the first of each name."""
@@ -241,6 +247,7 @@ def load_environment(
     markers: Sequence[tuple[str, str]] = (),
     tags: Sequence[str] | None = None,
     records: bool = True,
+    startup: Startup | None = None,
 ) -> Environment:
     """Read every distribution on ``paths``; the first of each name is the active one.
 
@@ -273,6 +280,7 @@ def load_environment(
         tuple(distributions),
         tuple(markers),
         None if tags is None else tuple(tags),
+        startup,
     )
 
 

@@ -1,7 +1,16 @@
 """Which environment to inspect: this interpreter, another one, or site directories.
 
-Another interpreter is asked for its ``sys.path`` in a subprocess; its packages are
+Another interpreter is started with ``-I -S`` and asked only for its own paths and site
+directories; the search path a normal start would build is then worked out here
+(``where/startup.py``), reading its .pth files as text. Nothing of the environment runs:
+no .pth ``import`` line, no ``sitecustomize`` or ``usercustomize``, and its packages are
 never imported into ours.
+
+Environment variables follow one rule: those that ``site`` and the path
+configuration read to build the search path apply as they would to a plain ``PY``
+started from wheeldoctor's environment: ``PYTHONPATH`` (before the standard library),
+``PYTHONNOUSERSITE`` and ``PYTHONUSERBASE``. ``PYTHONHOME`` and ``PYTHONPLATLIBDIR``,
+which move the interpreter's own standard library, are not applied.
 """
 
 from __future__ import annotations
@@ -16,16 +25,20 @@ from dataclasses import dataclass
 
 from wheeldoctor.where.environment import Environment, load_environment
 from wheeldoctor.where.sitedirs import current_prefixes, root_for
+from wheeldoctor.where.startup import SiteDir, Startup, given, pythonpath, running, simulate
 
 _PROBE_TIMEOUT = 30
 
-# Runs inside the target interpreter: stdlib only, and valid on any Python 3.
+# Runs inside the target interpreter, started with -I -S: stdlib only, valid on any Python 3.
+# It runs no startup code of the environment: -S keeps site.main() from running (importing
+# site under -S defines its functions and runs nothing), -I keeps PYTHONPATH, the user site
+# and the working directory off sys.path. It reports the facts site.main() starts from; the
+# .pth files are read by wheeldoctor itself (where/startup.py).
 _PROBE = r"""
 import sys
-# -c puts the current directory first: drop it before importing anything from it.
 sys.path[:] = [p for p in sys.path if p]
-import json, os, platform
-site = sys.modules.get("site")
+interpreter = list(sys.path)
+import json, os, platform, site
 impl = sys.implementation
 iver = "{0.major}.{0.minor}.{0.micro}".format(impl.version)
 if impl.version.releaselevel != "final":
@@ -43,11 +56,45 @@ markers = {
     "python_version": ".".join(platform.python_version_tuple()[:2]),
     "sys_platform": sys.platform,
 }
-paths = [p for p in sys.path if p]
+# site.venv(), without its addsitepackages(): a pyvenv.cfg beside the executable or one
+# level up makes that directory the prefix.
+prefixes = [sys.prefix, sys.exec_prefix]
+site_dirs = []
+enable_user = None
+exe_dir = os.path.dirname(os.path.abspath(sys.executable))
+site_prefix = os.path.dirname(exe_dir)
+for conf in (os.path.join(exe_dir, "pyvenv.cfg"), os.path.join(site_prefix, "pyvenv.cfg")):
+    if os.path.isfile(conf):
+        system_site = "true"
+        with open(conf, encoding="utf-8") as f:
+            for line in f:
+                if "=" in line:
+                    key, _, value = line.partition("=")
+                    if key.strip().lower() == "include-system-site-packages":
+                        system_site = value.strip().lower()
+        sys.prefix = sys.exec_prefix = site_prefix
+        site_dirs += [[d, False] for d in site.getsitepackages([site_prefix])]
+        if system_site == "true":
+            prefixes.insert(0, site_prefix)
+        else:
+            prefixes = [site_prefix]
+            enable_user = False
+        break
+# site.check_enableusersite(), with the flag a normal start would have (argv[1]).
+if enable_user is None:
+    enable_user = sys.argv[1] != "1"
+    if hasattr(os, "getuid") and hasattr(os, "geteuid") and os.geteuid() != os.getuid():
+        enable_user = False
+    if hasattr(os, "getgid") and hasattr(os, "getegid") and os.getegid() != os.getgid():
+        enable_user = False
+user_site = site.getusersitepackages()
+if enable_user:
+    site_dirs.append([user_site, True])
+site_dirs += [[d, False] for d in site.getsitepackages(prefixes)]
 tags = None
-if len(sys.argv) > 2 and sys.argv[1] == "--tags":
+if len(sys.argv) > 3 and sys.argv[2] == "--tags":
     # Only now, with sys.path captured above: our packaging computes the target's tags.
-    sys.path.insert(0, sys.argv[2])
+    sys.path.insert(0, sys.argv[3])
     try:
         from packaging.tags import sys_tags
         tags = [str(t) for t in sys_tags()]
@@ -55,9 +102,11 @@ if len(sys.argv) > 2 and sys.argv[1] == "--tags":
         tags = None
 print(json.dumps({
     "executable": sys.executable,
-    "paths": paths,
+    "version": list(sys.version_info[:2]),
+    "interpreter": interpreter,
+    "site_dirs": site_dirs,
     "prefixes": [p for p in (sys.prefix, sys.exec_prefix, getattr(sys, "base_prefix", ""),
-                 getattr(sys, "base_exec_prefix", ""), getattr(site, "USER_BASE", None)) if p],
+                 getattr(sys, "base_exec_prefix", ""), site.getuserbase()) if p],
     "markers": markers,
     "tags": tags,
 }))
@@ -104,6 +153,7 @@ def _load_current(with_tags: bool = False, with_records: bool = True) -> Environ
         markers=tuple(_current_markers().items()),
         tags=_current_tags() if with_tags else None,
         records=with_records,
+        startup=running(tuple(paths)),
     )
 
 
@@ -133,8 +183,9 @@ def _load_paths(paths: Sequence[str], with_tags: bool = False, with_records: boo
             probe = _probe(python, with_tags)
     if probe is None:
         markers, tags = _current_markers(), (_current_tags() if with_tags else None)
+        version = (sys.version_info[0], sys.version_info[1])
     else:
-        markers, tags, python = probe.markers, probe.tags, probe.executable
+        markers, tags, python, version = probe.markers, probe.tags, probe.executable, probe.version
     return load_environment(
         label,
         paths,
@@ -143,6 +194,7 @@ def _load_paths(paths: Sequence[str], with_tags: bool = False, with_records: boo
         markers=tuple(markers.items()),
         tags=tags,
         records=with_records,
+        startup=given(tuple(paths), version),
     )
 
 
@@ -158,13 +210,21 @@ def _python_beside(site_dir: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class _Probe:
-    """What an interpreter says about itself."""
+    """What an interpreter started with ``-I -S`` says about itself."""
 
     executable: str
-    paths: list[str]
+    version: tuple[int, int]
+    interpreter: tuple[str, ...]
+    """Its ``sys.path`` before ``site``: the standard library and its extension modules."""
+    site_dirs: tuple[SiteDir, ...]
+    """Every directory ``site.main()`` would pass to ``addsitedir``, in order."""
     prefixes: list[str]
     markers: dict[str, str]
     tags: list[str] | None
+
+    def startup(self) -> Startup:
+        """The search path a normal start would build (``PYTHONPATH`` applied), executing nothing."""
+        return simulate(self.interpreter, self.site_dirs, self.version, pythonpath=pythonpath())
 
 
 def _load_interpreter(python: str, with_tags: bool = False, with_records: bool = True) -> Environment:
@@ -175,22 +235,26 @@ def _load_interpreter(python: str, with_tags: bool = False, with_records: bool =
     if not os.path.isfile(python) or not os.access(python, os.X_OK):
         raise TargetError(f"--python {python}: no such interpreter")
     probe = _probe(python, with_tags)
+    startup = probe.startup()
     return load_environment(
         f"python {probe.executable}",
-        probe.paths,
+        startup.paths,
         probe.prefixes,
         python=probe.executable,
         markers=tuple(probe.markers.items()),
         tags=probe.tags,
         records=with_records,
+        startup=startup,
     )
 
 
 def _probe(python: str, with_tags: bool) -> _Probe:
-    """Ask ``python`` in a subprocess for its search path, prefixes, markers and tags."""
+    """Ask ``python``, started with ``-I -S``, for its own paths, site directories, prefixes, markers and tags."""
+    # -I hides PYTHONNOUSERSITE from the probe's sys.flags; site would have read it.
+    no_user_site = "1" if os.environ.get("PYTHONNOUSERSITE") else "0"
     try:
         done = subprocess.run(
-            [python, "-c", _PROBE, *(["--tags", _packaging_dir()] if with_tags else [])],
+            [python, "-I", "-S", "-c", _PROBE, no_user_site, *(["--tags", _packaging_dir()] if with_tags else [])],
             capture_output=True,
             text=True,
             timeout=_PROBE_TIMEOUT,
@@ -207,12 +271,14 @@ def _probe(python: str, with_tags: bool) -> _Probe:
         return _Probe(
             # The real interpreter, not a shim or wrapper script: repair tips name it.
             executable=str(probe["executable"]) or python,
-            paths=[str(p) for p in probe["paths"]],
+            version=(int(probe["version"][0]), int(probe["version"][1])),
+            interpreter=tuple(str(p) for p in probe["interpreter"]),
+            site_dirs=tuple(SiteDir(str(d), bool(user)) for d, user in probe["site_dirs"]),
             prefixes=[str(p) for p in probe["prefixes"]],
             markers={str(k): str(v) for k, v in probe["markers"].items()},
             tags=None if probe.get("tags") is None else [str(t) for t in probe["tags"]],
         )
-    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:  # malformed: not our probe's answer
         raise TargetError(f"--python {python}: did not answer like a Python interpreter") from e
 
 

@@ -1,0 +1,237 @@
+"""The search path a normal start would build, worked out without running any startup code.
+
+``site.main()`` of CPython, step for step, with two differences: the ``import`` lines of
+.pth files are recorded instead of executed, and ``sitecustomize``/``usercustomize`` are
+never imported. The interpreter itself is only asked (under ``-I -S``, see
+``where/target.py``) for the facts ``site`` would start from: its own entries of
+``sys.path``, and the site directories in the order ``site.main()`` visits them.
+
+What ``site`` does with each site directory (``addsitedir``): add it unless already
+known, then read every ``*.pth`` in it (names not starting with ``.``, sorted), adding
+each path line that exists and is not yet known. Known means: equal after
+``os.path.abspath`` and ``os.path.normcase``, as ``site.makepath`` compares. A site
+directory visited twice (a venv with system site packages lists its own prefix twice)
+has its .pth files read twice by ``site``; their lines are recorded once here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import sys
+from dataclasses import dataclass
+from enum import Enum
+
+from wheeldoctor.disk.filesystem import ReadError, read_regular
+from wheeldoctor.formats.pth import PthFile, parse_pth
+
+#: A .pth file above this size is not read (site would read it whole; none is near this).
+PTH_LIMIT = 16 << 20
+
+
+class Origin(str, Enum):
+    """Why an entry is on the search path; the JSON ``origin`` field."""
+
+    PYTHONPATH = "PYTHONPATH"
+    INTERPRETER = "interpreter"
+    """The interpreter's own entries: the standard library and its extension modules."""
+    SITE = "site"
+    """A site directory (site-packages, dist-packages, the user site)."""
+    PTH = "pth"
+    """A path line of a .pth file."""
+    RUNNING = "running"
+    """Taken from the running interpreter's ``sys.path``, which its start-up already built."""
+    GIVEN = "given"
+    """A directory named with ``--path``."""
+
+
+@dataclass(frozen=True, slots=True)
+class PathEntry:
+    """One entry of the search path and where it came from (``pth`` and ``line`` for .pth lines)."""
+
+    path: str
+    origin: Origin
+    pth: str | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SiteDir:
+    """A directory that ``site`` would process with ``addsitedir``; ``user`` for the user site."""
+
+    path: str
+    user: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PthRead:
+    """One .pth file as read from a site directory; ``error`` says why it could not be."""
+
+    path: str
+    site_dir: str
+    parsed: PthFile | None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Startup:
+    """What a normal start of the interpreter does to ``sys.path``, and what it would run.
+
+    ``entries`` is the search path, in order; ``site_dirs`` the directories whose .pth
+    files were read; ``pth_files`` every .pth read there. Any entry that the import lines
+    of those files would add is absent: those lines (``not_run``) were not executed.
+    """
+
+    entries: tuple[PathEntry, ...]
+    site_dirs: tuple[SiteDir, ...]
+    pth_files: tuple[PthRead, ...]
+    version: tuple[int, int]
+    isolated: bool = True
+    """True when worked out without running startup code; False for the running interpreter,
+    whose ``sys.path`` startup code already built."""
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """The search path as plain strings."""
+        return tuple(entry.path for entry in self.entries)
+
+    @property
+    def not_run(self) -> tuple[tuple[str, int], ...]:
+        """(.pth path, line number) of every line that would run code at start-up; none was run."""
+        return tuple(
+            (pth.path, line.number) for pth in self.pth_files if pth.parsed is not None for line in pth.parsed.executing
+        )
+
+
+def makepath(*parts: str) -> tuple[str, str]:
+    """The absolute path and its comparison key, exactly as ``site.makepath`` makes them."""
+    path = os.path.join(*parts)
+    with contextlib.suppress(OSError):  # the working directory is gone: site keeps the path as it is
+        path = os.path.abspath(path)
+    return path, os.path.normcase(path)
+
+
+def read_pth(path: str, site_dir: str, version: tuple[int, int]) -> PthRead | None:
+    """Read and parse one .pth; None for a file ``site`` would skip (hidden, gone)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    # site skips files hidden by flag (BSD/macOS UF_HIDDEN, Windows' hidden attribute).
+    if getattr(st, "st_flags", 0) & getattr(stat, "UF_HIDDEN", 0) or getattr(st, "st_file_attributes", 0) & getattr(
+        stat, "FILE_ATTRIBUTE_HIDDEN", 0
+    ):
+        return None
+    data = read_regular(path, PTH_LIMIT)
+    if isinstance(data, ReadError):
+        if data.missing:
+            return None
+        return PthRead(path, site_dir, None, data.message)
+    return PthRead(path, site_dir, parse_pth(data, version))
+
+
+def pth_names(site_dir: str) -> list[str] | None:
+    """The .pth files ``site`` reads in ``site_dir``, in its order; None if it cannot be listed."""
+    try:
+        names = os.listdir(site_dir)
+    except OSError:
+        return None
+    return sorted(n for n in names if n.endswith(".pth") and not n.startswith("."))
+
+
+def simulate(
+    interpreter: tuple[str, ...],
+    site_dirs: tuple[SiteDir, ...],
+    version: tuple[int, int],
+    *,
+    pythonpath: tuple[str, ...] = (),
+) -> Startup:
+    """Build the search path as ``site.main()`` would, executing nothing.
+
+    ``interpreter`` is ``sys.path`` of an ``-I -S`` start; ``pythonpath`` goes before it,
+    as a normal start puts ``PYTHONPATH`` there. ``site_dirs`` are every candidate that
+    ``site.main()`` would pass to ``addsitedir``, in order; those that are not
+    directories are skipped, as ``site`` skips them.
+    """
+    entries: list[PathEntry] = []
+    known: set[str] = set()
+    for origin, given in ((Origin.PYTHONPATH, pythonpath), (Origin.INTERPRETER, interpreter)):
+        for item in given:
+            path, key = makepath(item)
+            if key not in known:
+                entries.append(PathEntry(path, origin))
+                known.add(key)
+    visited: list[SiteDir] = []
+    read: dict[str, PthRead] = {}
+    for site_dir in site_dirs:
+        if not os.path.isdir(site_dir.path):
+            continue
+        path, key = makepath(site_dir.path)
+        if key not in known:
+            entries.append(PathEntry(path, Origin.SITE))
+            known.add(key)
+        if all(v.path != path for v in visited):
+            visited.append(SiteDir(path, site_dir.user))
+        for name in pth_names(path) or ():
+            pth_path = os.path.join(path, name)
+            pth = read.get(pth_path) or read_pth(pth_path, path, version)
+            if pth is None:
+                continue
+            read[pth_path] = pth
+            for line in pth.parsed.paths if pth.parsed is not None else ():
+                added, added_key = makepath(path, line.text)
+                if added_key not in known and os.path.exists(added):
+                    entries.append(PathEntry(added, Origin.PTH, pth_path, line.number))
+                    known.add(added_key)
+    return Startup(tuple(entries), tuple(visited), tuple(read.values()), version)
+
+
+def visit(site_dirs: tuple[SiteDir, ...], version: tuple[int, int]) -> tuple[PthRead, ...]:
+    """Every .pth file of ``site_dirs`` read, as :func:`simulate` reads them, adding nothing."""
+    read: list[PthRead] = []
+    for site_dir in site_dirs:
+        for name in pth_names(site_dir.path) or ():
+            pth = read_pth(os.path.join(site_dir.path, name), site_dir.path, version)
+            if pth is not None:
+                read.append(pth)
+    return tuple(read)
+
+
+def given(paths: tuple[str, ...], version: tuple[int, int]) -> Startup:
+    """Directories named with ``--path``: each is a site directory and its .pth files are read.
+
+    Their path lines add nothing: the search path is exactly the directories named.
+    """
+    site_dirs = tuple(SiteDir(os.path.abspath(p)) for p in paths)
+    entries = tuple(PathEntry(p, Origin.GIVEN) for p in paths)
+    return Startup(entries, site_dirs, visit(site_dirs, version), version, isolated=True)
+
+
+def running(paths: tuple[str, ...]) -> Startup:
+    """The running interpreter: its ``sys.path`` (``paths``) is already built, its hooks already ran.
+
+    Its site directories are the entries of ``paths`` that ``site`` names as such
+    (``site.getsitepackages()`` and, when enabled, the user site).
+    """
+    site_module = sys.modules.get("site")
+    candidates: dict[str, bool] = {}
+    if site_module is not None:  # started with -S: site processed no directory
+        for path in site_module.getsitepackages():
+            candidates.setdefault(makepath(path)[1], False)
+        if site_module.ENABLE_USER_SITE:
+            candidates.setdefault(makepath(site_module.getusersitepackages())[1], True)
+    site_dirs: list[SiteDir] = []
+    for path in paths:
+        absolute, key = makepath(path)
+        if key in candidates and all(d.path != absolute for d in site_dirs):
+            site_dirs.append(SiteDir(absolute, candidates[key]))
+    version = (sys.version_info[0], sys.version_info[1])
+    entries = tuple(PathEntry(p, Origin.RUNNING) for p in paths)
+    return Startup(entries, tuple(site_dirs), visit(tuple(site_dirs), version), version, isolated=False)
+
+
+def pythonpath() -> tuple[str, ...]:
+    """``PYTHONPATH`` of this process, split as a normal start splits it (an empty part is the working directory)."""
+    value = os.environ.get("PYTHONPATH")
+    return tuple(value.split(os.pathsep)) if value else ()
