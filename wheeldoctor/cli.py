@@ -47,6 +47,9 @@ PathOption = Annotated[
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the versioned JSON document on stdout.")]
 JobsOption = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Hashing threads (default: usable CPUs).")]
+ShowUnownedOption = Annotated[
+    bool, typer.Option("--show-unowned", help="List every file in a site directory that no installer recorded.")
+]
 NoCacheOption = Annotated[
     bool, typer.Option("--no-cache", help="Hash every file, trusting no cached digest (none is written).")
 ]
@@ -164,8 +167,9 @@ def check(
         bool, typer.Option("--strict", help="With --all, fail on distributions that cannot be verified too.")
     ] = False,
     no_cache: NoCacheOption = False,
+    show_unowned: ShowUnownedOption = False,
 ) -> None:
-    """Verify distributions' files against their RECORD (sha256 and size)."""
+    """Verify distributions' files against their RECORD (sha256 and size); with --all, start-up hooks too."""
 
     def run() -> int:
         if bool(names) == all_:
@@ -187,9 +191,9 @@ def check(
                     processes=True,
                 )
         _emit(
-            json_report.check_document(result) if json else None,
-            lambda: text.render_plain(result),
-            lambda console: text.render_rich(result, console),
+            json_report.check_document(result, show_unowned=show_unowned) if json else None,
+            lambda: text.render_plain(result, show_unowned=show_unowned),
+            lambda console: text.render_rich(result, console, show_unowned=show_unowned),
         )
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
@@ -254,8 +258,9 @@ def doctor(
         bool, typer.Option("--strict", help="Fail on distributions that cannot be verified too.")
     ] = False,
     no_cache: NoCacheOption = False,
+    show_unowned: ShowUnownedOption = False,
 ) -> None:
-    """Everything at once: files, clashes, dependencies, duplicates, compatibility; one exit code."""
+    """Everything at once: files, clashes, start-up hooks, dependencies, duplicates, compatibility; one exit code."""
 
     def run() -> int:
         from wheeldoctor.commands.doctor import run_doctor
@@ -267,9 +272,9 @@ def doctor(
             with _progress(json) as sink:
                 result = run_doctor(env, jobs=jobs, progress=sink, strict=strict, cache_dir=_cache_dir(no_cache))
         _emit(
-            json_report.doctor_document(result) if json else None,
-            lambda: deps_text.render_doctor_plain(result),
-            lambda console: deps_text.render_doctor_rich(result, console),
+            json_report.doctor_document(result, show_unowned=show_unowned) if json else None,
+            lambda: deps_text.render_doctor_plain(result, show_unowned=show_unowned),
+            lambda console: deps_text.render_doctor_rich(result, console, show_unowned=show_unowned),
         )
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from wheeldoctor.checks.clash import find_clashes, pair_up
-from wheeldoctor.checks.files import DistributionReport, not_installed, verify_environment
+from wheeldoctor.checks.files import DistributionReport, Status, not_installed, verify_environment
+from wheeldoctor.checks.hooks import HookAudit, audit_hooks
+from wheeldoctor.checks.ownership import Owners
 from wheeldoctor.checks.states import ProgressSink
+from wheeldoctor.checks.unowned import UnownedScan, scan_unowned
 from wheeldoctor.commands.results import CheckResult
 from wheeldoctor.where.environment import Environment
 
@@ -20,13 +23,15 @@ def run_check(
     strict: bool = False,
     cache_dir: str | None = None,
     processes: bool = False,
+    audit: bool | None = None,
 ) -> CheckResult:
     """Verify ``names`` (canonicalised; None for every active distribution) in ``env``.
 
     The ownership of every path is always computed over the whole environment, so a
     named distribution's clashes with any other are found and attributed. With
     ``cache_dir``, files unchanged since a cached hash are not read again; ``processes``
-    lets a command hash many small files in forked workers.
+    lets a command hash many small files in forked workers. ``audit`` (by default: when
+    every distribution is checked) also audits start-up hooks and files nobody recorded.
     """
     from packaging.utils import canonicalize_name
 
@@ -45,4 +50,22 @@ def run_check(
     reports.extend(not_installed(n) for n in missing)
     reports.sort(key=lambda r: r.name)
     clashes = find_clashes(verification.owners, verification.states, involving=[d.name for d in checked])
-    return CheckResult(env, tuple(reports), tuple(clashes), tuple(pair_up(clashes, active)), strict=strict)
+    hooks, unowned = _audit(env, reports) if (names is None if audit is None else audit) else (None, None)
+    return CheckResult(
+        env,
+        tuple(reports),
+        tuple(clashes),
+        tuple(pair_up(clashes, active)),
+        strict=strict,
+        hooks=hooks,
+        unowned=unowned,
+    )
+
+
+def _audit(env: Environment, reports: Sequence[DistributionReport]) -> tuple[HookAudit, UnownedScan]:
+    """Start-up hooks and unowned files, over one ownership map."""
+    from wheeldoctor.where.system_files import system_owners
+
+    owners = Owners(env, system_owners())
+    intact = {r.name: r.status is Status.INTACT for r in reports if r.dist is not None}
+    return audit_hooks(env, owners, intact), scan_unowned(env, owners)

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from wheeldoctor.checks.clash import Clash, ClashPair
 from wheeldoctor.checks.files import DistributionReport, Status
+from wheeldoctor.checks.hooks import HookAudit
+from wheeldoctor.checks.unowned import UnownedScan
 from wheeldoctor.commands.deps import DepsResult
 from wheeldoctor.where.environment import Environment
 
@@ -19,14 +21,24 @@ class CheckResult:
     clashes: tuple[Clash, ...] = ()
     pairs: tuple[ClashPair, ...] = ()
     strict: bool = False
+    hooks: HookAudit | None = None
+    """The start-up hooks of the environment; None when not audited (a check of named distributions)."""
+    unowned: UnownedScan | None = None
+    """Files in site directories nobody recorded; None when not scanned."""
 
     @property
     def healthy(self) -> bool:
-        """Whether the run found nothing that fails it (this decides the exit code)."""
+        """Whether the run found nothing that fails it (this decides the exit code).
+
+        Besides failing statuses: a start-up hook that runs code and is neither known nor
+        accepted (WD070, WD071), and an unowned importable module (WD072).
+        """
         failing = {Status.BROKEN, Status.NOT_INSTALLED}
         if self.strict:
             failing.add(Status.UNVERIFIABLE)
-        return not any(d.status in failing for d in self.distributions)
+        if any(d.status in failing for d in self.distributions):
+            return False
+        return not (self.hooks is not None and self.hooks.findings) and not (self.unowned and self.unowned.findings)
 
 
 @dataclass(frozen=True, slots=True)

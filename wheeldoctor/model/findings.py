@@ -19,6 +19,10 @@ class Kind(str, Enum):
     OUTSIDE = "outside"
     UNVERIFIABLE = "unverifiable"
     MALFORMED = "malformed"
+    #: Code that runs at every interpreter start (checks/hooks.py).
+    STARTUP_HOOK = "startup-hook"
+    #: A file in a site directory that no installer recorded (checks/unowned.py).
+    UNOWNED = "unowned"
 
 
 class Code(str, Enum):
@@ -56,6 +60,10 @@ class Code(str, Enum):
     # Several dist-infos of one project (duplicates.py).
     DUPLICATE_DIST_INFO = "WD050"
     SHADOWED = "WD051"
+    # Start-up hooks and files nobody recorded (hooks.py, unowned.py).
+    STARTUP_HOOK_OWNED = "WD070"
+    STARTUP_HOOK_UNOWNED = "WD071"
+    UNOWNED_MODULE = "WD072"
 
 
 #: Kinds that mean the bytes on disk are wrong or cannot be trusted.

@@ -10,14 +10,17 @@ from wheeldoctor.checks.compat import CompatibilityFinding
 from wheeldoctor.checks.deps import DependencyConflict
 from wheeldoctor.checks.duplicates import Duplicate
 from wheeldoctor.checks.files import DistributionReport, Status
+from wheeldoctor.checks.hooks import StartupHook
 from wheeldoctor.checks.preflight import PreflightResult
+from wheeldoctor.checks.unowned import UnownedScan
 from wheeldoctor.commands.deps import DepsResult
 from wheeldoctor.commands.results import CheckResult, DoctorResult
 from wheeldoctor.model.findings import Finding
 from wheeldoctor.where.environment import Environment
+from wheeldoctor.where.startup import Startup
 
 #: Bump the major part on any change that can break a reader; add fields freely.
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 
 
 def finding_json(finding: Finding) -> dict[str, Any]:
@@ -74,13 +77,13 @@ def pair_json(pair: ClashPair, env: Environment) -> dict[str, Any]:
     }
 
 
-def check_document(result: CheckResult, command: str = "check") -> dict[str, Any]:
-    """The whole ``check`` document."""
+def check_document(result: CheckResult, command: str = "check", *, show_unowned: bool = False) -> dict[str, Any]:
+    """The whole ``check`` document; ``show_unowned`` lists every unowned file, not only the count."""
     env = result.environment
     counts = {status.value: 0 for status in Status}
     for report in result.distributions:
         counts[report.status.value] += 1
-    return {
+    document = {
         **_header(command, result.healthy),
         "environment": environment_json(env),
         "summary": {"checked": len(result.distributions), **counts},
@@ -88,11 +91,59 @@ def check_document(result: CheckResult, command: str = "check") -> dict[str, Any
         "clashes": [clash_json(c) for c in result.clashes],
         "clash_pairs": [pair_json(p, env) for p in result.pairs],
     }
+    if result.hooks is not None:
+        document["startup_hooks"] = [hook_json(h) for h in result.hooks.hooks]
+    if result.unowned is not None:
+        document["unowned"] = unowned_json(result.unowned, listing=show_unowned)
+    return document
+
+
+def hook_json(hook: StartupHook) -> dict[str, Any]:
+    """One start-up hook: what it runs, who owns it, whether it is known, its finding."""
+    owner = hook.owner
+    return {
+        "path": hook.path,
+        "kind": hook.kind.value,
+        "executes": hook.executes,
+        "lines": list(hook.lines),
+        "sha256": hook.sha256,
+        "owner": None
+        if owner is None
+        else {"type": "system" if owner.system else "distribution", "name": owner.name, "version": owner.version},
+        "owner_intact": hook.owner_intact,
+        "known": None if hook.known is None else hook.known.name,
+        "finding": None if hook.finding is None else finding_json(hook.finding),
+        "error": hook.error,
+    }
+
+
+def unowned_json(scan: UnownedScan, *, listing: bool) -> dict[str, Any]:
+    """The files nobody recorded: a count, the failing ones, and (``listing``) every one."""
+    return {
+        "count": len(scan.files),
+        "scanned": scan.scanned,
+        "site_dirs": list(scan.site_dirs),
+        "findings": [finding_json(f) for f in scan.findings],
+        "files": [{"path": f.path, "importable": f.importable} for f in scan.files] if listing else None,
+    }
 
 
 def environment_json(env: Environment) -> dict[str, Any]:
-    """Which environment a document is about."""
-    return {"label": env.label, "python": env.python, "paths": list(env.paths)}
+    """Which environment a document is about, and how its search path was found."""
+    document: dict[str, Any] = {"label": env.label, "python": env.python, "paths": list(env.paths)}
+    if env.startup is not None:
+        document["startup"] = startup_json(env.startup)
+    return document
+
+
+def startup_json(startup: Startup) -> dict[str, Any]:
+    """Where each search-path entry came from, and the .pth lines that would run code (not run)."""
+    return {
+        "isolated": startup.isolated,
+        "site_dirs": [{"path": d.path, "user": d.user} for d in startup.site_dirs],
+        "entries": [{"path": e.path, "origin": e.origin.value, "pth": e.pth, "line": e.line} for e in startup.entries],
+        "not_run": [{"pth": pth, "line": line} for pth, line in startup.not_run],
+    }
 
 
 def _header(command: str, healthy: bool) -> dict[str, Any]:
@@ -221,10 +272,10 @@ def deps_document(result: DepsResult) -> dict[str, Any]:
     }
 
 
-def doctor_document(result: DoctorResult) -> dict[str, Any]:
+def doctor_document(result: DoctorResult, *, show_unowned: bool = False) -> dict[str, Any]:
     """The whole ``doctor`` document: the ``check`` document (clashes included) plus ``deps``'s sections."""
     deps = result.deps
-    check = check_document(result.check, command="doctor")
+    check = check_document(result.check, command="doctor", show_unowned=show_unowned)
     return {
         **_header("doctor", result.healthy),
         "environment": check["environment"],

@@ -15,6 +15,7 @@ from wheeldoctor.checks.preflight import PreflightResult
 from wheeldoctor.checks.repair import cache_clean_command, reinstall_command
 from wheeldoctor.commands.results import CheckResult
 from wheeldoctor.model.findings import BREAKING_KINDS, Finding, Kind
+from wheeldoctor.report import hooks_text
 from wheeldoctor.where.environment import InstalledDistribution
 
 if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
@@ -116,7 +117,7 @@ def summary(result: CheckResult) -> str:
     return f"{len(result.distributions)} checked: {', '.join(parts) or 'nothing'}; {findings} finding(s)"
 
 
-def render_plain(result: CheckResult) -> Iterable[str]:
+def render_plain(result: CheckResult, *, show_unowned: bool = False) -> Iterable[str]:
     """Plain lines for pipes and logs: one per finding, then the summary and tips."""
     yield f"environment: {result.environment.label}"
     for report in result.distributions:
@@ -126,11 +127,14 @@ def render_plain(result: CheckResult) -> Iterable[str]:
             yield finding_line(subject(report), finding)
     for pair in result.pairs:
         yield pair_line(pair)
+    yield from hooks_text.hook_lines(result.hooks)
+    yield from hooks_text.unowned_lines(result.unowned, show=show_unowned)
     yield summary(result)
     yield from tips(result)
+    yield from hooks_text.hook_tips(result.hooks)
 
 
-def render_rich(result: CheckResult, console: Console) -> None:
+def render_rich(result: CheckResult, console: Console, *, show_unowned: bool = False) -> None:
     """A table of findings per environment, then the summary and tips."""
     from rich.markup import escape
     from rich.table import Table
@@ -157,9 +161,13 @@ def render_rich(result: CheckResult, console: Console) -> None:
         console.print(table)
     for pair in result.pairs:
         console.print(f"[bold yellow]{escape(pair_line(pair))}[/]", soft_wrap=True)
+    for line in hooks_text.hook_lines(result.hooks):
+        console.print(f"[{'bold red' if ': WD07' in line else 'dim'}]{escape(line)}[/]", soft_wrap=True)
+    for line in hooks_text.unowned_lines(result.unowned, show=show_unowned):
+        console.print(f"[{'bold red' if ': WD07' in line else 'dim'}]{escape(line)}[/]", soft_wrap=True)
     style = "green" if result.healthy else "bold red"
     console.print(f"[{style}]{escape(summary(result))}[/]")
-    for tip in tips(result):
+    for tip in [*tips(result), *hooks_text.hook_tips(result.hooks)]:
         console.print(f"[cyan]{escape(tip)}[/]", soft_wrap=True)
 
 

@@ -1,0 +1,105 @@
+"""Who installed a file: the distribution whose RECORD lists it, or a system package.
+
+Every path any installed RECORD names counts, hashed or not (pip's unhashed ``.pyc``
+rows too), for every distribution found, shadowed ones included: a file a shadowed copy
+installed was still put there by an installer. A legacy ``.egg-info`` install's
+``installed-files.txt`` (what ``setup.py install`` records) counts the same way.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from wheeldoctor.disk.filesystem import ReadError, read_regular
+from wheeldoctor.where.environment import Environment, InstalledDistribution
+from wheeldoctor.where.sitedirs import is_plain, plain_prefix
+from wheeldoctor.where.system_files import SystemOwners
+
+_INSTALLED_FILES_LIMIT = 64 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class Owner:
+    """Who installed a file: a distribution (``dist`` set) or a system package."""
+
+    name: str
+    version: str | None
+    system: bool = False
+    dist: InstalledDistribution | None = None
+
+    @property
+    def label(self) -> str:
+        """``name version`` for a distribution, ``name (system package)`` otherwise."""
+        if self.system:
+            return f"{self.name} (system package)"
+        return f"{self.name} {self.version}"
+
+
+class Owners:
+    """Every recorded path of an environment, with who recorded it; built once per run."""
+
+    def __init__(self, env: Environment, system: SystemOwners | None = None) -> None:
+        self._system = system
+        self.locations = {os.path.realpath(p): p for p in env.paths}
+        """Each site directory's real path, to the spelling RECORD paths were joined to."""
+        self.recorded: dict[str, InstalledDistribution] = {}
+        # Active distributions first: where two record a path, the one Python uses owns it.
+        for dist in sorted(env.distributions, key=lambda d: not d.active):
+            for path in listed_paths(dist):
+                self.recorded.setdefault(path, dist)
+
+    def spelled(self, directory: str) -> str:
+        """``directory`` as the environment spells it (``lib64`` or ``lib``, a symlink or its target)."""
+        return self.locations.get(os.path.realpath(directory), directory)
+
+    def owner(self, path: str) -> Owner | None:
+        """Who installed absolute, normal ``path``; None when nobody recorded it."""
+        dist = self.recorded.get(path)
+        if dist is None:
+            head, tail = os.path.split(path)
+            dist = self.recorded.get(os.path.join(self.spelled(head), tail))
+        if dist is not None:
+            return Owner(dist.name, dist.version, dist=dist)
+        if self._system is not None:
+            package = self._system.owner(path)
+            if package is not None:
+                return Owner(package, None, system=True)
+        return None
+
+    def system_owner(self, path: str) -> str | None:
+        """The system package that installed ``path``, if any (no RECORD consulted)."""
+        return None if self._system is None else self._system.owner(path)
+
+
+def listed_paths(dist: InstalledDistribution) -> list[str]:
+    """The absolute, normal paths a distribution's record names (RECORD, or installed-files.txt)."""
+    names: Iterable[str]
+    if dist.record is not None:
+        base, names = dist.location, dist.record.listed
+    elif dist.legacy:
+        base, names = dist.path, _installed_files(dist.path)
+    else:
+        return []
+    prefix = base.rstrip(os.sep) + os.sep
+    plain = plain_prefix(base, dist.root)
+    normpath, isabs = os.path.normpath, os.path.isabs
+    paths = []
+    for name in names:
+        if plain is not None and is_plain(name):
+            paths.append(plain + name)
+        else:
+            paths.append(normpath(name if isabs(name) else prefix + name))
+    if dist.record is not None:
+        paths.append(os.path.join(dist.path, "RECORD"))
+    return paths
+
+
+def _installed_files(egg_info: str) -> list[str]:
+    data = read_regular(os.path.join(egg_info, "installed-files.txt"), _INSTALLED_FILES_LIMIT)
+    if isinstance(data, ReadError):
+        return []
+    names = [line.strip() for line in data.decode("utf-8", "surrogateescape").splitlines() if line.strip()]
+    # The list leaves itself out; it is the installer's too.
+    return [*names, "installed-files.txt"]

@@ -1,0 +1,161 @@
+"""Files in site directories that no installer recorded.
+
+Each site directory is walked once (``os.scandir``: file types come from the listing,
+nothing is opened or stat'ed). A file is owned when an installed RECORD (or a legacy
+``installed-files.txt``) lists it, or a system package does (``where/system_files.py``).
+Skipped, as no installer records them: ``__pycache__`` directories, a ``.pyc`` beside a
+recorded ``.py`` (Python 2 style bytecode of a recorded source), RECORD's signature
+files, and the documented byproducts below. Symlinked directories are not followed.
+
+Only what changes what ``import`` finds fails (WD072): an unowned top-level module
+(``name.py``, sourceless ``name.pyc``, an extension module) or a top-level directory none
+of whose files anyone recorded (a package, or a namespace package). Unowned hooks are
+WD071 (``checks/hooks.py``); everything else is reported, not failed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from wheeldoctor.checks.ownership import Owners
+from wheeldoctor.model.findings import Code, Finding, Kind
+from wheeldoctor.where.environment import Environment
+
+#: Files other tools put at the top of a site directory without recording them, by design.
+BYPRODUCTS = {
+    "README.txt": "CPython's installer: the note in every fresh site-packages",
+    "_virtualenv.py": "virtualenv: the module its _virtualenv.pth imports",
+    "_virtualenv.pth": "virtualenv: imports _virtualenv at start-up (a known hook)",
+}
+#: Signature files the wheel spec lets RECORD leave out.
+_UNRECORDED_IN_DIST_INFO = ("RECORD.jws", "RECORD.p7s")
+_HOOK_MODULES = ("sitecustomize", "usercustomize")
+_METADATA_SUFFIXES = (".dist-info", ".egg-info", ".data")
+
+
+@dataclass(frozen=True, slots=True)
+class UnownedFile:
+    """A file nobody recorded; ``importable`` is the top-level name it makes importable, if any."""
+
+    path: str
+    site_dir: str
+    importable: str | None = None
+
+    @property
+    def relative(self) -> str:
+        """The path below its site directory."""
+        return os.path.relpath(self.path, self.site_dir)
+
+
+@dataclass(frozen=True, slots=True)
+class UnownedScan:
+    """Every unowned file of the site directories, and the WD072 findings among them."""
+
+    files: tuple[UnownedFile, ...]
+    findings: tuple[Finding, ...]
+    scanned: int
+    """Files looked at, owned or not."""
+    site_dirs: tuple[str, ...]
+
+
+def scan_unowned(env: Environment, owners: Owners) -> UnownedScan:
+    """Walk every site directory of ``env`` and report what nobody recorded."""
+    given = [d.path for d in env.startup.site_dirs] if env.startup is not None else list(env.paths)
+    # One walk per real directory, under the spelling RECORD paths were joined to.
+    site_dirs = tuple(dict.fromkeys(owners.spelled(d) for d in given))
+    files: list[UnownedFile] = []
+    findings: list[Finding] = []
+    scanned = 0
+    for site_dir in site_dirs:
+        found, count = _walk(site_dir, owners)
+        scanned += count
+        files.extend(found)
+        findings.extend(_importable(site_dir, found))
+    return UnownedScan(tuple(files), tuple(findings), scanned, site_dirs)
+
+
+def _walk(site_dir: str, owners: Owners) -> tuple[list[UnownedFile], int]:
+    recorded = owners.recorded
+    unowned: list[UnownedFile] = []
+    scanned = 0
+    # Top-level directories with at least one owned file are someone's package.
+    owned_tops: set[str] = set()
+    stack = [site_dir]
+    while stack:
+        directory = stack.pop()
+        try:
+            with os.scandir(directory) as listing:
+                entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in listing]
+        except OSError:
+            continue
+        top = directory == site_dir
+        prefix = directory + os.sep
+        for name, is_dir in entries:
+            path = prefix + name
+            if is_dir:
+                if name != "__pycache__":
+                    stack.append(path)
+                continue
+            scanned += 1
+            if path in recorded:
+                if not top:
+                    owned_tops.add(_top(path, site_dir))
+                continue
+            if _skipped(name, path, directory, top, recorded) or owners.system_owner(path) is not None:
+                continue
+            unowned.append(UnownedFile(path, site_dir, _module_name(name) if top else None))
+    # A top-level directory that holds unowned files only is an unowned package.
+    return [_as_package(item, owned_tops) for item in unowned], scanned
+
+
+def _as_package(item: UnownedFile, owned_tops: set[str]) -> UnownedFile:
+    """The file, marked importable when its top-level directory holds unowned files only."""
+    if item.importable is not None or os.path.dirname(item.path) == item.site_dir:
+        return item
+    top_name = _top(item.path, item.site_dir)
+    if top_name in owned_tops or not top_name.isidentifier():
+        return item
+    return UnownedFile(item.path, item.site_dir, top_name)
+
+
+def _top(path: str, site_dir: str) -> str:
+    return path[len(site_dir) + 1 :].partition(os.sep)[0]
+
+
+def _skipped(name: str, path: str, directory: str, top: bool, recorded: Mapping[str, object]) -> bool:
+    if top and name in BYPRODUCTS:
+        return True
+    if name.endswith((".pyc", ".pyo")) and path[:-1] in recorded:
+        return True
+    return name in _UNRECORDED_IN_DIST_INFO and directory.endswith(".dist-info")
+
+
+def _module_name(name: str) -> str | None:
+    """The module a top-level file makes importable: ``x.py``, ``x.pyc``, ``x.cpython-311-….so``."""
+    stem, dot, suffix = name.partition(".")
+    if not dot or not stem.isidentifier() or stem in _HOOK_MODULES:
+        return None
+    if suffix in ("py", "pyc", "pyw") or suffix.endswith(("so", "pyd")):
+        return stem
+    return None
+
+
+def _importable(site_dir: str, files: list[UnownedFile]) -> list[Finding]:
+    """One WD072 per top-level name that unowned files make importable."""
+    by_name: dict[str, list[UnownedFile]] = {}
+    for item in files:
+        if item.importable is not None and not item.importable.endswith(_METADATA_SUFFIXES):
+            by_name.setdefault(item.importable, []).append(item)
+    findings = []
+    for name, items in sorted(by_name.items()):
+        first = items[0].relative
+        if os.sep in first:
+            what = f"{name}/ ({len(items)} file(s))"
+            path = name + "/"
+        else:
+            what, path = first, first
+        message = f"{what} in {site_dir} makes `import {name}` work, and no installer recorded it"
+        findings.append(Finding(Code.UNOWNED_MODULE, Kind.UNOWNED, path, message))
+    return findings
