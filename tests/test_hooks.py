@@ -1,0 +1,255 @@
+"""Start-up hooks (WD070, WD071), the registry of known ones, and files nobody recorded (WD072).
+
+Every environment is real: venvs made by the interpreter's own ``venv`` (pip and, on
+3.11, setuptools inside, installed by ensurepip) or by uv, wheels built by
+tests/helpers.py and installed by real pip and uv. Every planted hook writes a marker
+file when it runs; no run of wheeldoctor may create one.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import Venv, VenvFactory, WheelFactory, find_interpreter, run_checked, run_cli, uv_install
+
+from wheeldoctor.checks.known_hooks import known_module, known_pth
+
+
+def document(*args: str | Path) -> tuple[int, dict[str, Any]]:
+    """Exit code and JSON document of one run, which must not have crashed."""
+    done = run_cli(*args, "--json")
+    assert done.returncode in (0, 1), done.stderr
+    assert "Traceback" not in done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def writes(marker: Path) -> str:
+    """One line of Python that creates ``marker``."""
+    return f"open({str(marker)!r}, 'w').close()"
+
+
+def hooks_by_name(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {Path(h["path"]).name: h for h in doc["startup_hooks"]}
+
+
+@pytest.fixture(scope="module")
+def pip_env(tmp_path_factory: pytest.TempPathFactory) -> Venv:
+    """A real pip environment (``python3.11 -m venv``: pip and setuptools by ensurepip), made once."""
+    python = find_interpreter("3.11")
+    if python is None:
+        pytest.skip("no Python 3.11 (whose ensurepip still installs setuptools)")
+    root = tmp_path_factory.mktemp("pip-env")
+    run_checked([python, "-m", "venv", root / "venv"])
+    return Venv(root / "venv", root / "venv/bin/python", root / "venv/lib/python3.11/site-packages", root / "venv/bin")
+
+
+@pytest.fixture
+def pip_copy(pip_env: Venv, tmp_path: Path) -> Venv:
+    """A copy of the pip environment, free to plant things in."""
+    prefix = tmp_path / "copy"
+    shutil.copytree(pip_env.prefix, prefix, symlinks=True)
+    return Venv(prefix, prefix / "bin/python", prefix / "lib/python3.11/site-packages", prefix / "bin")
+
+
+def test_a_real_pip_environment_is_healthy_and_its_setuptools_shim_is_known(pip_copy: Venv) -> None:
+    rc, doc = document("check", "--all", "--python", pip_copy.python)
+    assert rc == 0, doc
+    shim = hooks_by_name(doc)["distutils-precedence.pth"]
+    assert shim["executes"] and shim["lines"] == [1]
+    assert shim["known"] == "setuptools distutils shim"
+    assert shim["owner"]["type"] == "distribution" and shim["owner"]["name"] == "setuptools"
+    assert shim["owner_intact"] is True
+    assert shim["finding"] is None
+    assert doc["unowned"]["count"] == 0
+
+
+def test_planted_hooks_are_reported_and_never_run(pip_copy: Venv, tmp_path: Path) -> None:
+    marker = tmp_path / "evil-ran"
+    (pip_copy.site_packages / "evil_init.pth").write_text(f"import os; {writes(marker)}\n")
+    (pip_copy.site_packages / "sitecustomize.py").write_text(f"{writes(tmp_path / 'sitecustomize-ran')}\n")
+    rc, doc = document("check", "--all", "--python", pip_copy.python)
+    assert rc == 1
+    hooks = hooks_by_name(doc)
+    evil, custom = hooks["evil_init.pth"], hooks["sitecustomize.py"]
+    assert evil["kind"] == "pth" and evil["lines"] == [1] and evil["owner"] is None
+    assert evil["finding"]["code"] == "WD071"
+    assert evil["finding"]["found"] == evil["sha256"] and evil["sha256"].startswith("sha256=")
+    assert custom["kind"] == "sitecustomize" and custom["owner"] is None
+    assert custom["finding"]["code"] == "WD071"
+    not_run = {(n["pth"], n["line"]) for n in doc["environment"]["startup"]["not_run"]}
+    assert (evil["path"], 1) in not_run  # the JSON says which lines were not run
+    # The text report: one line per failing hook, exit 1; doctor fails for them too.
+    done = run_cli("check", "--all", "--python", pip_copy.python)
+    assert done.returncode == 1
+    failing = [line for line in done.stdout.splitlines() if ": WD071: " in line]
+    assert len(failing) == 2
+    assert any(line.startswith(f"{pip_copy.site_packages / 'evil_init.pth'}: WD071: ") for line in failing)
+    rc, doc = document("doctor", "--python", pip_copy.python)
+    assert rc == 1 and not doc["verdicts"]["check"]
+    assert {h["finding"]["code"] for h in doc["startup_hooks"] if h["finding"]} == {"WD071"}
+    # Nothing the environment would run at start-up ran, in any of these runs.
+    assert not marker.exists()
+    assert not (tmp_path / "sitecustomize-ran").exists()
+    # ...and the environment really does run them at a normal start.
+    subprocess.run([str(pip_copy.python), "-c", "pass"], check=True, timeout=60)
+    assert marker.exists() and (tmp_path / "sitecustomize-ran").exists()
+
+
+def test_a_wheel_that_ships_an_executable_pth_is_wd070_naming_it(
+    venv_factory: VenvFactory, wheel_factory: WheelFactory, uv_bin: Path, tmp_path: Path
+) -> None:
+    marker = tmp_path / "ran"
+    wheel = wheel_factory(
+        "leaky",
+        "1.82.8",
+        {"leaky/__init__.py": b"", "leaky_init.pth": f"import os; {writes(marker)}\n".encode()},
+    )
+    venv = venv_factory()
+    uv_install(venv, "--no-deps", wheel, uv_bin=uv_bin)
+    rc, doc = document("check", "--all", "--python", venv.python)
+    assert rc == 1
+    hook = hooks_by_name(doc)["leaky_init.pth"]
+    assert hook["owner"] == {"type": "distribution", "name": "leaky", "version": "1.82.8"}
+    assert hook["owner_intact"] is True
+    finding = hook["finding"]
+    assert finding["code"] == "WD070" and finding["kind"] == "startup-hook"
+    assert finding["message"].startswith(
+        "leaky 1.82.8 ships leaky_init.pth, which runs code at every interpreter start"
+    )
+    assert finding["path"] == "leaky_init.pth"
+    assert finding["found"] == finding["expected"] == hook["sha256"]
+    assert [d["status"] for d in doc["distributions"]] == ["intact"]  # RECORD alone passes it
+    # Named checks judge files only, as before.
+    assert run_cli("check", "leaky", "--python", venv.python).returncode == 0
+    assert not marker.exists()
+
+
+def test_a_hook_whose_owner_is_broken_says_so(
+    venv_factory: VenvFactory, wheel_factory: WheelFactory, uv_bin: Path
+) -> None:
+    wheel = wheel_factory("hooked", "1.0", {"hooked.pth": b"import sys\n", "hooked/__init__.py": b""})
+    venv = venv_factory()
+    uv_install(venv, "--no-deps", wheel, uv_bin=uv_bin)
+    (venv.site_packages / "hooked.pth").write_text("import sys; print('changed')\n")
+    rc, doc = document("check", "--all", "--python", venv.python)
+    assert rc == 1
+    hook = hooks_by_name(doc)["hooked.pth"]
+    assert hook["owner_intact"] is False
+    assert hook["finding"]["code"] == "WD070"
+    assert hook["finding"]["expected"] != hook["finding"]["found"]
+
+
+def test_a_known_name_with_other_code_is_not_known(venv_factory: VenvFactory, tmp_path: Path) -> None:
+    venv = venv_factory()
+    (venv.site_packages / "distutils-precedence.pth").write_text(f"import os; {writes(tmp_path / 'x')}\n")
+    (venv.site_packages / "paths-only.pth").write_text(f"{tmp_path}\n")
+    rc, doc = document("check", "--all", "--python", venv.python)
+    assert rc == 1
+    hooks = hooks_by_name(doc)
+    assert hooks["distutils-precedence.pth"]["known"] is None
+    assert hooks["distutils-precedence.pth"]["finding"]["code"] == "WD071"
+    # A .pth of path lines runs nothing: listed, unowned, failing nothing.
+    assert hooks["paths-only.pth"]["executes"] is False and hooks["paths-only.pth"]["finding"] is None
+    assert not (tmp_path / "x").exists()
+
+
+def test_unowned_files_fail_only_when_importable(
+    venv_factory: VenvFactory, wheel_factory: WheelFactory, uv_bin: Path
+) -> None:
+    venv = venv_factory()
+    uv_install(
+        venv, "--no-deps", wheel_factory("good", "1.0", {"good/__init__.py": b"", "good/util.py": b""}), uv_bin=uv_bin
+    )
+    site = venv.site_packages
+    (site / "notes.txt").write_text("not importable\n")
+    (site / "good" / "extra.py").write_text("# unowned, inside someone's package\n")
+    (site / "good" / "__pycache__").mkdir(exist_ok=True)
+    (site / "good" / "__pycache__" / "stray.cpython-311.pyc").write_bytes(b"")
+    (site / "good" / "util.pyc").write_bytes(b"")  # bytecode of a recorded source
+    rc, doc = document("check", "--all", "--python", venv.python, "--show-unowned")
+    assert rc == 0, doc["unowned"]
+    listed = {Path(f["path"]).relative_to(site).as_posix(): f["importable"] for f in doc["unowned"]["files"]}
+    assert listed == {"notes.txt": None, "good/extra.py": None}
+    assert doc["unowned"]["count"] == 2 and doc["unowned"]["findings"] == []
+
+    (site / "sneaky.py").write_text("x = 1\n")
+    (site / "evilpkg").mkdir()
+    (site / "evilpkg" / "__init__.py").write_text("")
+    (site / "evilpkg" / "core.py").write_text("")
+    rc, doc = document("check", "--all", "--python", venv.python)
+    assert rc == 1
+    assert doc["unowned"]["files"] is None  # the listing only with --show-unowned
+    assert doc["unowned"]["count"] == 5
+    assert {(f["code"], f["path"]) for f in doc["unowned"]["findings"]} == {
+        ("WD072", "evilpkg/"),
+        ("WD072", "sneaky.py"),
+    }
+    done = run_cli("check", "--all", "--python", venv.python)
+    assert "unowned: 5 of " in done.stdout and "--show-unowned lists them" in done.stdout
+
+
+SHIM_LINE = (
+    "import os; var = 'SETUPTOOLS_USE_DISTUTILS'; enabled = os.environ.get(var, 'stdlib') == 'local'; "
+    "enabled and __import__('_distutils_hack').add_shim(); "
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "lines", "known"),
+    [
+        (
+            "__editable__.demo-1.0.pth",
+            ["import __editable___demo_1_0_finder; __editable___demo_1_0_finder.install()"],
+            "setuptools editable finder",
+        ),
+        (
+            "__editable__.demo-1.0.pth",
+            ["import __editable___demo_1_0_finder; __editable___other_finder.install()"],
+            None,
+        ),
+        ("demo.pth", ["import _editable_impl_demo"], "editables redirector"),
+        ("_virtualenv.pth", ["import _virtualenv"], "virtualenv"),
+        ("subcover.pth", ["import coverage; coverage.process_startup()"], "coverage subprocess measurement"),
+        ("subcover.pth", ["import coverage; coverage.process_startup(); import os"], None),
+        (
+            "distutils-precedence.pth",
+            [
+                "import os; var = 'SETUPTOOLS_USE_DISTUTILS'; enabled = os.environ.get(var, 'stdlib') == 'local'; "
+                "enabled and __import__('_distutils_hack').add_shim(); "
+            ],
+            "setuptools distutils shim",
+        ),
+        ("evil.pth", ["import _virtualenv"], None),
+    ],
+)
+def test_registry_matches_name_and_every_line(name: str, lines: list[str], known: str | None) -> None:
+    found = known_pth(name, tuple(lines))
+    assert (found.name if found else None) == known
+
+
+def test_registry_knows_setuptools_namespace_lines() -> None:
+    line = (
+        "import sys, types, os;has_mfs = sys.version_info > (3, 5);"
+        "p = os.path.join(sys._getframe(1).f_locals['sitedir'], *('google', 'cloud'));"
+        "importlib = has_mfs and __import__('importlib.util');has_mfs and "
+        "__import__('importlib.machinery');m = has_mfs and sys.modules.setdefault('google.cloud', "
+        "importlib.util.module_from_spec(importlib.machinery.PathFinder.find_spec('google.cloud', "
+        "[os.path.dirname(p)])));m = m or sys.modules.setdefault('google.cloud', types.ModuleType('google.cloud'));"
+        "mp = (m or []) and m.__dict__.setdefault('__path__',[]);(p not in mp) and mp.append(p);"
+        "m and setattr(sys.modules['google'], 'cloud', m)"
+    )
+    assert known_pth("google_cloud-nspkg.pth", (line,)) is not None
+    assert known_pth("google_cloud-nspkg.pth", (line + ";__import__('os').system('id')",)) is None
+    assert known_pth("google_cloud.pth", (line,)) is None
+
+
+@pytest.mark.skipif(not Path("/etc/python3.11/sitecustomize.py").is_file(), reason="no Debian apport hook here")
+def test_debian_apport_sitecustomize_is_known() -> None:
+    text = Path("/etc/python3.11/sitecustomize.py").read_text()
+    assert known_module("sitecustomize.py", text) is not None
+    assert known_module("sitecustomize.py", text + "import os\n") is None
