@@ -311,12 +311,16 @@ STATUSES = {"intact", "broken", "unverifiable", "not-installed"}
 
 
 def _check_schema(document: dict[str, Any]) -> None:
-    assert set(document) == TOP
-    assert document["schema_version"] == "1.0"
+    # check --all adds the start-up hooks and the unowned files; a named check does not.
+    assert set(document) in (TOP, TOP | {"startup_hooks", "unowned"})
+    assert document["schema_version"] == "1.1"
     assert document["command"] == "check"
     assert set(document["tool"]) == {"name", "version"}
     assert document["tool"]["name"] == "wheeldoctor"
-    assert set(document["environment"]) == {"label", "python", "paths"}
+    assert set(document["environment"]) == {"label", "python", "paths", "startup"}
+    startup = document["environment"]["startup"]
+    assert set(startup) == {"isolated", "site_dirs", "entries", "not_run"}
+    assert [e["path"] for e in startup["entries"]] == document["environment"]["paths"]
     assert set(document["summary"]) == {"checked"} | STATUSES
     assert document["summary"]["checked"] == len(document["distributions"])
     for status in STATUSES:
@@ -397,6 +401,15 @@ def test_json_healthy(installed: Installed) -> None:
     _check_schema(document)
     assert document["healthy"] is True
     assert {d["name"]: d["status"] for d in document["distributions"]} == {"alpha": "intact", "beta": "intact"}
+    assert document["startup_hooks"] == []
+    assert document["unowned"] == {
+        "count": 0,
+        "scanned": document["unowned"]["scanned"],
+        "site_dirs": [str(installed.venv.site_packages)],
+        "findings": [],
+        "files": None,
+    }
+    assert document["unowned"]["scanned"] > 0
 
 
 # --------------------------------------------------------------------------

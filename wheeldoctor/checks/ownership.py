@@ -45,10 +45,18 @@ class Owners:
         self.locations = {os.path.realpath(p): p for p in env.paths}
         """Each site directory's real path, to the spelling RECORD paths were joined to."""
         self.recorded: dict[str, InstalledDistribution] = {}
+        self.unrecorded: dict[str, dict[str, str]] = {}
+        """Per site directory, top-level names that distributions with no record of their files
+        probably installed (from ``top_level.txt``, else the name), to the distribution's name."""
         # Active distributions first: where two record a path, the one Python uses owns it.
         for dist in sorted(env.distributions, key=lambda d: not d.active):
-            for path in listed_paths(dist):
+            paths = listed_paths(dist)
+            for path in paths:
                 self.recorded.setdefault(path, dist)
+            if not paths:
+                names = self.unrecorded.setdefault(dist.location, {})
+                for top in _top_level_names(dist):
+                    names.setdefault(top, dist.name)
 
     def spelled(self, directory: str) -> str:
         """``directory`` as the environment spells it (``lib64`` or ``lib``, a symlink or its target)."""
@@ -94,6 +102,16 @@ def listed_paths(dist: InstalledDistribution) -> list[str]:
     if dist.record is not None:
         paths.append(os.path.join(dist.path, "RECORD"))
     return paths
+
+
+def _top_level_names(dist: InstalledDistribution) -> list[str]:
+    """What a distribution's ``top_level.txt`` names, else its name as a module name."""
+    found: list[str] = []
+    if os.path.isdir(dist.path):
+        data = read_regular(os.path.join(dist.path, "top_level.txt"), _INSTALLED_FILES_LIMIT)
+        if not isinstance(data, ReadError):
+            found = [line.strip() for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
+    return found or [dist.name.replace("-", "_"), dist.name.replace("-", "_").lower()]
 
 
 def _installed_files(egg_info: str) -> list[str]:

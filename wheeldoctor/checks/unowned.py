@@ -10,7 +10,10 @@ files, and the documented byproducts below. Symlinked directories are not follow
 Only what changes what ``import`` finds fails (WD072): an unowned top-level module
 (``name.py``, sourceless ``name.pyc``, an extension module) or a top-level directory none
 of whose files anyone recorded (a package, or a namespace package). Unowned hooks are
-WD071 (``checks/hooks.py``); everything else is reported, not failed.
+WD071 (``checks/hooks.py``); everything else is reported, not failed. So are the files
+of a distribution that records none (a dist-info without RECORD, an ``.egg-info``
+without ``installed-files.txt``): those below a top-level name it declares
+(``top_level.txt``, else its own name) are marked ``claimed_by`` it, and never fail.
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ class UnownedFile:
     path: str
     site_dir: str
     importable: str | None = None
+    claimed_by: str | None = None
+    """A distribution that records none of its files and probably installed this one."""
 
     @property
     def relative(self) -> str:
@@ -71,6 +76,7 @@ def scan_unowned(env: Environment, owners: Owners) -> UnownedScan:
     for site_dir in site_dirs:
         found, count = _walk(site_dir, owners)
         scanned += count
+        found = _claimed(found, owners.unrecorded.get(site_dir, {}))
         files.extend(found)
         findings.extend(_importable(site_dir, found))
     return UnownedScan(tuple(files), tuple(findings), scanned, site_dirs)
@@ -120,6 +126,18 @@ def _as_package(item: UnownedFile, owned_tops: set[str]) -> UnownedFile:
     return UnownedFile(item.path, item.site_dir, top_name)
 
 
+def _claimed(files: list[UnownedFile], names: Mapping[str, str]) -> list[UnownedFile]:
+    """Mark the files a distribution without a RECORD probably installed: unowned, but not a finding."""
+    if not names:
+        return files
+    marked = []
+    for item in files:
+        top = _top(item.path, item.site_dir)
+        claimant = names.get(top) or names.get(top.partition(".")[0])
+        marked.append(UnownedFile(item.path, item.site_dir, item.importable, claimant) if claimant else item)
+    return marked
+
+
 def _top(path: str, site_dir: str) -> str:
     return path[len(site_dir) + 1 :].partition(os.sep)[0]
 
@@ -146,7 +164,7 @@ def _importable(site_dir: str, files: list[UnownedFile]) -> list[Finding]:
     """One WD072 per top-level name that unowned files make importable."""
     by_name: dict[str, list[UnownedFile]] = {}
     for item in files:
-        if item.importable is not None and not item.importable.endswith(_METADATA_SUFFIXES):
+        if item.importable is not None and item.claimed_by is None and not item.importable.endswith(_METADATA_SUFFIXES):
             by_name.setdefault(item.importable, []).append(item)
     findings = []
     for name, items in sorted(by_name.items()):

@@ -171,7 +171,7 @@ def doctor_verdict(result: DoctorResult) -> str:
     failed = [
         name
         for name, ok in (
-            ("files, clashes and start-up hooks", result.check.healthy),
+            ("files and clashes", result.check.healthy),
             ("dependencies", not result.deps.dependencies.conflicts),
             ("duplicates", not any(d.failing for d in result.deps.duplicates)),
             ("compatibility", not result.deps.compatibility),

@@ -124,7 +124,9 @@ def unowned_json(scan: UnownedScan, *, listing: bool) -> dict[str, Any]:
         "scanned": scan.scanned,
         "site_dirs": list(scan.site_dirs),
         "findings": [finding_json(f) for f in scan.findings],
-        "files": [{"path": f.path, "importable": f.importable} for f in scan.files] if listing else None,
+        "files": [{"path": f.path, "importable": f.importable, "claimed_by": f.claimed_by} for f in scan.files]
+        if listing
+        else None,
     }
 
 
