@@ -1,0 +1,70 @@
+"""Benchmark: what auditing start-up hooks and unowned files adds to ``check --all``.
+
+Uses the big environment of ``bench/bench_verify.py`` (``bench/.work/big``; run that
+once first, or pass ``--python`` for any other interpreter). Measures in this process,
+interleaved, medians of ``--repeat`` runs:
+
+1. the ownership map (every path every RECORD lists), the hook audit, and the walk over
+   every site directory that finds unowned files: wall and CPU time;
+2. ``check --all --no-cache`` without and with that audit (``run_check(audit=...)``).
+
+Run from the repository root: ``.venv/bin/python bench/bench_unowned.py --repeat 7``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from wheeldoctor.checks.hooks import audit_hooks
+from wheeldoctor.checks.ownership import Owners
+from wheeldoctor.checks.unowned import scan_unowned
+from wheeldoctor.commands.check import run_check
+from wheeldoctor.where.system_files import system_owners
+from wheeldoctor.where.target import Target, load_target
+
+BIG = Path(__file__).resolve().parent / ".work" / "big" / "bin" / "python"
+
+
+def timed(job: Callable[[], object]) -> tuple[float, float]:
+    """Wall and CPU seconds of one call."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    job()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--python", default=str(BIG))
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    env = load_target(Target(python=args.python))
+    owners = Owners(env, system_owners())
+    scan = scan_unowned(env, owners)
+    recorded = sum(len(d.record.listed) for d in env.distributions if d.record is not None)
+    print(f"{args.python}: {len(env.distributions)} distributions, {recorded} recorded paths")
+    print(f"walk: {scan.scanned} files in {len(scan.site_dirs)} site dir(s); {len(scan.files)} unowned")
+    parts: dict[str, Callable[[], object]] = {
+        "ownership map": lambda: Owners(env, system_owners()),
+        "hook audit": lambda: audit_hooks(env, owners),
+        "unowned walk": lambda: scan_unowned(env, owners),
+        "check --all --no-cache, no audit": lambda: run_check(env, None, processes=True, audit=False),
+        "check --all --no-cache, with audit": lambda: run_check(env, None, processes=True, audit=True),
+    }
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in parts}
+    for _ in range(args.repeat):
+        for name, job in parts.items():
+            samples[name].append(timed(job))
+    print("| part | wall (median) | CPU of this process (median) |")
+    print("| --- | --- | --- |")
+    for name, values in samples.items():
+        wall = statistics.median(v[0] for v in values) * 1e3
+        cpu = statistics.median(v[1] for v in values) * 1e3
+        print(f"| {name} | {wall:,.1f} ms | {cpu:,.1f} ms |")
+
+
+if __name__ == "__main__":
+    main()
