@@ -247,6 +247,40 @@ def test_github_actions_alone_changes_nothing(envs: Envs) -> None:
     assert under_actions.stdout == plain.stdout and "::" not in plain.stdout
 
 
+def test_shadowed_dist_infos_are_warnings_and_skipped_cases(envs: Envs, tmp_path: Path) -> None:
+    """The same three distributions in two directories: the later ones are shadowed (WD051),
+    which is reported but passes."""
+    sites = ["--path", envs.healthy.site_packages, "--path", envs.damaged.site_packages]
+    done = wd("deps", *sites, "--format", "github")
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stdout.splitlines() if line.startswith("::warning")]
+    assert len(warnings) == 3 and all("WD051" in w for w in warnings)
+    assert "::error" not in done.stdout
+    out = tmp_path / "deps.xml"
+    assert wd("deps", *sites, "--format", "junit", "-o", out).returncode == 0
+    suite = ET.parse(out).getroot().find("testsuite")
+    assert suite is not None and (suite.get("failures"), suite.get("skipped")) == ("0", "3")
+    document = json.loads(wd("deps", *sites, "--format", "sarif").stdout)
+    validate_sarif(document)
+    assert {(r["ruleId"], r["level"]) for r in document["runs"][0]["results"]} == {("WD051", "warning")}
+
+
+def test_wheels_that_clash_in_every_format(tmp_path: Path) -> None:
+    first = build_wheel(tmp_path, "one", "1.0", {"shared/data.txt": b"one\n", "one/__init__.py": b""})
+    second = build_wheel(tmp_path, "two", "1.0", {"shared/data.txt": b"two\n", "two/__init__.py": b""})
+    github_out = wd("wheels", first, second, "--format", "github")
+    assert github_out.returncode == 1
+    assert github_out.stdout.count("::error title=one 1.0%3A clash%3A shared/data.txt::") == 1
+    sarif = wd("wheels", first, second, "--format", "sarif")
+    assert sarif.returncode == 1
+    document = json.loads(sarif.stdout)
+    validate_sarif(document)
+    assert sorted(r["ruleId"] for r in document["runs"][0]["results"]) == ["clash", "clash"]
+    junit_out = wd("wheels", first, second, "--format", "junit")
+    suite = ET.fromstring(junit_out.stdout).find("testsuite")
+    assert suite is not None and (suite.get("tests"), suite.get("failures")) == ("2", "2")
+
+
 # --------------------------------------------------------------------------
 # escaping, caps, XML
 # --------------------------------------------------------------------------

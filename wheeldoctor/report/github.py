@@ -77,7 +77,7 @@ def summary(runs: Iterable[Cases], limit: int = SUMMARY_LIMIT) -> str:
     for run in runs:
         verdict = "healthy" if run.healthy else "**problems found**"
         where = f" in `{_cell(run.environment)}`" if run.environment else ""
-        head.append(f"### wheeldoctor {run.command}{where}: {verdict}\n")
+        head.append(f"### wheeldoctor {run.command}{where}: {verdict}")
         for suite in dict.fromkeys(c.suite for c in run.cases):
             cases = [c for c in run.cases if c.suite == suite]
             failing = sum(c.failing for c in cases)
