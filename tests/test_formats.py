@@ -265,6 +265,20 @@ def test_shadowed_dist_infos_are_warnings_and_skipped_cases(envs: Envs, tmp_path
     assert {(r["ruleId"], r["level"]) for r in document["runs"][0]["results"]} == {("WD051", "warning")}
 
 
+def test_a_missing_requirement_is_located_at_the_metadata_that_asks_for_it(tmp_path: Path) -> None:
+    wheel = build_wheel(tmp_path / "wheels", "needy", "1.0", {"needy/__init__.py": b""}, requires=["absent>=2"])
+    venv = _pip_env(tmp_path, "venv", [wheel])
+    done = wd("deps", "--python", venv.python, "--format", "sarif")
+    assert done.returncode == 1
+    document = json.loads(done.stdout)
+    validate_sarif(document)
+    (result,) = document["runs"][0]["results"]
+    artifact = result["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert (result["ruleId"], result["level"], artifact["uri"]) == ("WD040", "error", "needy-1.0.dist-info/METADATA")
+    github_out = wd("deps", "--python", venv.python, "--format", "github")
+    assert github_out.stdout.startswith("::error title=needy 1.0%3A WD040%3A needy-1.0.dist-info/METADATA::")
+
+
 def test_wheels_that_clash_in_every_format(tmp_path: Path) -> None:
     first = build_wheel(tmp_path, "one", "1.0", {"shared/data.txt": b"one\n", "one/__init__.py": b""})
     second = build_wheel(tmp_path, "two", "1.0", {"shared/data.txt": b"two\n", "two/__init__.py": b""})

@@ -25,7 +25,7 @@ from wheeldoctor.checks.preflight import PreflightResult
 from wheeldoctor.commands.deps import DepsResult
 from wheeldoctor.commands.results import CheckResult, DoctorResult
 from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding
-from wheeldoctor.where.environment import Environment
+from wheeldoctor.where.environment import InstalledDistribution
 
 Level = Literal["error", "warning"]
 Result = CheckResult | DoctorResult | DepsResult | PreflightResult
@@ -157,7 +157,7 @@ def _deps_cases(result: DepsResult) -> Iterator[Case]:
         name = getattr(element, "dist", None) or getattr(element, "name", None)
         if not isinstance(name, str):
             continue
-        by_name.setdefault(name, []).append(_element_item(element, result.environment))
+        by_name.setdefault(name, []).append(_element_item(element, result.environment.find(name)))
         if name not in versions:
             versions[name] = getattr(element, "version", None)
     for name in sorted(by_name):
@@ -176,11 +176,18 @@ def _sections(result: DepsResult) -> Iterator[Any]:
                 yield from (e for e in value if isinstance(getattr(e, "code", None), Code) and hasattr(e, "message"))
 
 
-def _element_item(element: Any, env: Environment) -> Item:
-    """A section element as an item: fails unless it says it is not ``failing``."""
+def _element_item(element: Any, dist: InstalledDistribution | None) -> Item:
+    """A section element as an item: fails unless it says it is not ``failing``.
+
+    It is located at the dist-info it is about: a duplicate's stale (or shadowed) one, else
+    the active distribution's metadata file, which is where a requirement or a tag is written.
+    """
     level: Level = "error" if getattr(element, "failing", True) else "warning"
     kind = getattr(element, "kind", None)
     path, base = _dist_info_path(element)
+    if path is None and dist is not None:
+        metadata = "PKG-INFO" if dist.legacy else "METADATA"
+        path, base = f"{os.path.basename(dist.path)}/{metadata}", dist.location
     return Item(
         level,
         element.code,
