@@ -279,6 +279,17 @@ def test_a_missing_requirement_is_located_at_the_metadata_that_asks_for_it(tmp_p
     assert github_out.stdout.startswith("::error title=needy 1.0%3A WD040%3A needy-1.0.dist-info/METADATA::")
 
 
+def test_a_metadata_problem_is_one_result_in_deps_and_in_doctor(tmp_path: Path) -> None:
+    """An unparseable requirement (WD033) is in ``deps``'s compatibility section only once."""
+    wheel = build_wheel(tmp_path / "wheels", "odd", "1.0", {"odd/__init__.py": b""}, requires=["not a requirement !!"])
+    venv = _pip_env(tmp_path, "venv", [wheel])
+    for command in ("deps", "doctor"):
+        done = wd(command, "--python", venv.python, "--format", "sarif")
+        assert done.returncode == 1
+        results = json.loads(done.stdout)["runs"][0]["results"]
+        assert [r["ruleId"] for r in results] == ["WD033"]
+
+
 def test_wheels_that_clash_in_every_format(tmp_path: Path) -> None:
     first = build_wheel(tmp_path, "one", "1.0", {"shared/data.txt": b"one\n", "one/__init__.py": b""})
     second = build_wheel(tmp_path, "two", "1.0", {"shared/data.txt": b"two\n", "two/__init__.py": b""})

@@ -167,13 +167,17 @@ def _deps_cases(result: DepsResult) -> Iterator[Case]:
 
 
 def _sections(result: DepsResult) -> Iterator[Any]:
-    """Every element of every section of ``result`` that has a code and a message, in field order."""
-    containers: list[Any] = [result.dependencies, result]
-    for container in containers:
-        for field in dataclasses.fields(container):
-            value = getattr(container, field.name)
-            if isinstance(value, tuple):
-                yield from (e for e in value if isinstance(getattr(e, "code", None), Code) and hasattr(e, "message"))
+    """The requirement conflicts, then every element of every other section of ``result`` that has
+    a code and a message, in field order (a section added later comes along unchanged).
+
+    ``dependencies.problems`` is not read: ``compatibility`` already holds them, less those
+    that ``doctor`` reports with the files.
+    """
+    yield from result.dependencies.conflicts
+    for field in dataclasses.fields(result):
+        value = getattr(result, field.name)
+        if isinstance(value, tuple):
+            yield from (e for e in value if isinstance(getattr(e, "code", None), Code) and hasattr(e, "message"))
 
 
 def _element_item(element: Any, dist: InstalledDistribution | None) -> Item:
