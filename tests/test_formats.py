@@ -22,7 +22,8 @@ import pytest
 from helpers import Venv, build_wheel, make_venv, pip_install, run_cli
 
 import wheeldoctor
-from wheeldoctor.model.findings import CODE_HELP, Code, Kind
+from wheeldoctor.model.code_help import CODE_HELP
+from wheeldoctor.model.findings import Code, Kind
 from wheeldoctor.report import github, junit
 from wheeldoctor.report.cases import Case, Cases, Item
 
