@@ -55,14 +55,27 @@ class UnownedFile:
 
 
 @dataclass(frozen=True, slots=True)
+class UnownedImport:
+    """A top-level name that unowned files make importable: a WD072 finding and where."""
+
+    site_dir: str
+    finding: Finding
+
+
+@dataclass(frozen=True, slots=True)
 class UnownedScan:
     """Every unowned file of the site directories, and the WD072 findings among them."""
 
     files: tuple[UnownedFile, ...]
-    findings: tuple[Finding, ...]
+    importable: tuple[UnownedImport, ...]
     scanned: int
     """Files looked at, owned or not."""
     site_dirs: tuple[str, ...]
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        """The WD072 findings, one per importable top-level name."""
+        return tuple(i.finding for i in self.importable)
 
 
 def scan_unowned(env: Environment, owners: Owners) -> UnownedScan:
@@ -71,15 +84,15 @@ def scan_unowned(env: Environment, owners: Owners) -> UnownedScan:
     # One walk per real directory, under the spelling RECORD paths were joined to.
     site_dirs = tuple(dict.fromkeys(owners.spelled(d) for d in given))
     files: list[UnownedFile] = []
-    findings: list[Finding] = []
+    importable: list[UnownedImport] = []
     scanned = 0
     for site_dir in site_dirs:
         found, count = _walk(site_dir, owners)
         scanned += count
         found = _claimed(found, owners.unrecorded.get(site_dir, {}))
         files.extend(found)
-        findings.extend(_importable(site_dir, found))
-    return UnownedScan(tuple(files), tuple(findings), scanned, site_dirs)
+        importable.extend(UnownedImport(site_dir, f) for f in _importable(site_dir, found))
+    return UnownedScan(tuple(files), tuple(importable), scanned, site_dirs)
 
 
 def _walk(site_dir: str, owners: Owners) -> tuple[list[UnownedFile], int]:

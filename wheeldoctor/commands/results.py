@@ -25,6 +25,8 @@ class CheckResult:
     """The start-up hooks of the environment; None when not audited (a check of named distributions)."""
     unowned: UnownedScan | None = None
     """Files in site directories nobody recorded; None when not scanned."""
+    show_unowned: bool = False
+    """The report lists every unowned file (``--show-unowned``), not only their count."""
 
     @property
     def healthy(self) -> bool:

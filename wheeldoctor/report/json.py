@@ -77,8 +77,8 @@ def pair_json(pair: ClashPair, env: Environment) -> dict[str, Any]:
     }
 
 
-def check_document(result: CheckResult, command: str = "check", *, show_unowned: bool = False) -> dict[str, Any]:
-    """The whole ``check`` document; ``show_unowned`` lists every unowned file, not only the count."""
+def check_document(result: CheckResult, command: str = "check") -> dict[str, Any]:
+    """The whole ``check`` document (every unowned file listed only with ``result.show_unowned``)."""
     env = result.environment
     counts = {status.value: 0 for status in Status}
     for report in result.distributions:
@@ -94,7 +94,7 @@ def check_document(result: CheckResult, command: str = "check", *, show_unowned:
     if result.hooks is not None:
         document["startup_hooks"] = [hook_json(h) for h in result.hooks.hooks]
     if result.unowned is not None:
-        document["unowned"] = unowned_json(result.unowned, listing=show_unowned)
+        document["unowned"] = unowned_json(result.unowned, listing=result.show_unowned)
     return document
 
 
@@ -274,10 +274,10 @@ def deps_document(result: DepsResult) -> dict[str, Any]:
     }
 
 
-def doctor_document(result: DoctorResult, *, show_unowned: bool = False) -> dict[str, Any]:
+def doctor_document(result: DoctorResult) -> dict[str, Any]:
     """The whole ``doctor`` document: the ``check`` document (clashes included) plus ``deps``'s sections."""
     deps = result.deps
-    check = check_document(result.check, command="doctor", show_unowned=show_unowned)
+    check = check_document(result.check, command="doctor")
     return {
         **_header("doctor", result.healthy),
         "environment": check["environment"],

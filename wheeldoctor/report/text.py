@@ -117,7 +117,7 @@ def summary(result: CheckResult) -> str:
     return f"{len(result.distributions)} checked: {', '.join(parts) or 'nothing'}; {findings} finding(s)"
 
 
-def render_plain(result: CheckResult, *, show_unowned: bool = False) -> Iterable[str]:
+def render_plain(result: CheckResult) -> Iterable[str]:
     """Plain lines for pipes and logs: one per finding, then the summary and tips."""
     yield f"environment: {result.environment.label}"
     for report in result.distributions:
@@ -128,13 +128,13 @@ def render_plain(result: CheckResult, *, show_unowned: bool = False) -> Iterable
     for pair in result.pairs:
         yield pair_line(pair)
     yield from hooks_text.hook_lines(result.hooks)
-    yield from hooks_text.unowned_lines(result.unowned, show=show_unowned)
+    yield from hooks_text.unowned_lines(result.unowned, show=result.show_unowned)
     yield summary(result)
     yield from tips(result)
     yield from hooks_text.hook_tips(result.hooks)
 
 
-def render_rich(result: CheckResult, console: Console, *, show_unowned: bool = False) -> None:
+def render_rich(result: CheckResult, console: Console) -> None:
     """A table of findings per environment, then the summary and tips."""
     from rich.markup import escape
     from rich.table import Table
@@ -163,7 +163,7 @@ def render_rich(result: CheckResult, console: Console, *, show_unowned: bool = F
         console.print(f"[bold yellow]{escape(pair_line(pair))}[/]", soft_wrap=True)
     for line in hooks_text.hook_lines(result.hooks):
         console.print(f"[{'bold red' if ': WD07' in line else 'dim'}]{escape(line)}[/]", soft_wrap=True)
-    for line in hooks_text.unowned_lines(result.unowned, show=show_unowned):
+    for line in hooks_text.unowned_lines(result.unowned, show=result.show_unowned):
         console.print(f"[{'bold red' if ': WD07' in line else 'dim'}]{escape(line)}[/]", soft_wrap=True)
     style = "green" if result.healthy else "bold red"
     console.print(f"[{style}]{escape(summary(result))}[/]")
