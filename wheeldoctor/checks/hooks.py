@@ -32,6 +32,9 @@ from wheeldoctor.where.startup import PthRead, Startup
 #: A hook file above this size is not read (none is near it).
 _MODULE_LIMIT = 16 << 20
 _MODULES = ("sitecustomize", "usercustomize")
+#: The ``distribution`` an accept rule names for what nobody owns: not a valid project name,
+#: so no real distribution can be mistaken for it.
+UNOWNED = "(unowned)"
 
 
 class HookKind(str, Enum):
@@ -68,6 +71,11 @@ class StartupHook:
     def relative(self) -> str:
         """The path below its directory, as RECORD names it (``litellm_init.pth``)."""
         return os.path.relpath(self.path, self.site_dir)
+
+    @property
+    def subject(self) -> str:
+        """Whose finding it is, for accept rules' ``distribution``: the owner, or :data:`UNOWNED`."""
+        return self.owner.name if self.owner is not None else UNOWNED
 
 
 @dataclass(frozen=True, slots=True)

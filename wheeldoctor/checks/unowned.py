@@ -22,6 +22,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from wheeldoctor.checks.hooks import UNOWNED
 from wheeldoctor.checks.ownership import Owners
 from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.where.environment import Environment
@@ -60,6 +61,11 @@ class UnownedImport:
 
     site_dir: str
     finding: Finding
+
+    @property
+    def subject(self) -> str:
+        """Whose finding it is, for accept rules' ``distribution``: nobody's."""
+        return UNOWNED
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,31 +107,33 @@ def _walk(site_dir: str, owners: Owners) -> tuple[list[UnownedFile], int]:
     scanned = 0
     # Top-level directories with at least one owned file are someone's package.
     owned_tops: set[str] = set()
-    stack = [site_dir]
+    # Each directory with the top-level name it is under ("" for the site directory itself).
+    stack = [(site_dir, "")]
     while stack:
-        directory = stack.pop()
+        directory, top = stack.pop()
         try:
-            with os.scandir(directory) as listing:
-                entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in listing]
+            listing = os.scandir(directory)
         except OSError:
             continue
-        top = directory == site_dir
-        prefix = directory + os.sep
-        for name, is_dir in entries:
-            path = prefix + name
-            if is_dir:
-                if name != "__pycache__":
-                    stack.append(path)
-                continue
-            scanned += 1
-            if path in recorded:
-                if not top:
-                    owned_tops.add(_top(path, site_dir))
-                continue
-            if _skipped(name, path, directory, top, recorded) or owners.system_owner(path) is not None:
-                continue
-            unowned.append(UnownedFile(path, site_dir, _module_name(name) if top else None))
-    # A top-level directory that holds unowned files only is an unowned package.
+        with listing:
+            for entry in listing:
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    is_dir = False
+                name = entry.name
+                if is_dir:
+                    if name != "__pycache__":
+                        stack.append((entry.path, top or name))
+                    continue
+                scanned += 1
+                path = entry.path
+                if path in recorded:
+                    owned_tops.add(top)
+                    continue
+                if _skipped(name, path, directory, not top, recorded) or owners.system_owner(path) is not None:
+                    continue
+                unowned.append(UnownedFile(path, site_dir, None if top else _module_name(name)))
     return [_as_package(item, owned_tops) for item in unowned], scanned
 
 
