@@ -319,7 +319,7 @@ def _check_schema(document: dict[str, Any]) -> None:
     assert document["tool"]["name"] == "wheeldoctor"
     assert set(document["environment"]) == {"label", "python", "paths", "startup"}
     startup = document["environment"]["startup"]
-    assert set(startup) == {"isolated", "site_dirs", "entries", "not_run"}
+    assert set(startup) == {"isolated", "user_site", "site_dirs", "entries", "not_run"}
     assert [e["path"] for e in startup["entries"]] == document["environment"]["paths"]
     assert set(document["summary"]) == {"checked"} | STATUSES
     assert document["summary"]["checked"] == len(document["distributions"])

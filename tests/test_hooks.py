@@ -253,3 +253,46 @@ def test_debian_apport_sitecustomize_is_known() -> None:
     text = Path("/etc/python3.11/sitecustomize.py").read_text()
     assert known_module("sitecustomize.py", text) is not None
     assert known_module("sitecustomize.py", text + "import os\n") is None
+
+
+def test_usercustomize_runs_only_where_the_user_site_is_on(
+    venv_factory: VenvFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTHONUSERBASE", str(tmp_path / "userbase"))
+    venv = venv_factory()  # no system site packages: site turns the user site off
+    (venv.site_packages / "usercustomize.py").write_text(f"{writes(tmp_path / 'ran')}\n")
+    rc, doc = document("check", "--all", "--python", venv.python)
+    hook = hooks_by_name(doc)["usercustomize.py"]
+    assert (rc, hook["kind"], hook["executes"], hook["finding"]) == (0, "usercustomize", False, None)
+    assert doc["environment"]["startup"]["user_site"] is False
+    # With the user site on (a plain interpreter), the same module runs at every start.
+    python = find_interpreter("3.12") or find_interpreter("3.11")
+    if python is None:
+        pytest.skip("no plain interpreter to start")
+    user_site = tmp_path / "userbase" / "lib" / f"python{_version(python)}" / "site-packages"
+    user_site.mkdir(parents=True)
+    (user_site / "usercustomize.py").write_text(f"{writes(tmp_path / 'ran')}\n")
+    rc, doc = document("check", "--all", "--python", python)
+    hook = next(h for h in doc["startup_hooks"] if h["path"] == str(user_site / "usercustomize.py"))
+    assert hook["executes"] is True and hook["finding"]["code"] == "WD071"
+    assert doc["environment"]["startup"]["user_site"] is True
+    assert not (tmp_path / "ran").exists()
+
+
+def _version(python: Path) -> str:
+    code = "import sys; print('%d.%d' % sys.version_info[:2])"
+    done = subprocess.run([str(python), "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    return done.stdout.strip()
+
+
+def test_hooks_are_annotations_in_ci_formats_and_audited_under_path(venv_factory: VenvFactory, tmp_path: Path) -> None:
+    venv = venv_factory()
+    (venv.site_packages / "evil_init.pth").write_text(f"import os; {writes(tmp_path / 'ran')}\n")
+    done = run_cli("check", "--all", "--python", venv.python, "--format", "github")
+    assert done.returncode == 1
+    assert any(line.startswith("::error") and "WD071" in line for line in done.stdout.splitlines())
+    done = run_cli("check", "--all", "--path", venv.site_packages, "--format", "sarif")
+    assert done.returncode == 1
+    results = json.loads(done.stdout)["runs"][0]["results"]
+    assert [r["ruleId"] for r in results] == ["WD071"]
+    assert not (tmp_path / "ran").exists()

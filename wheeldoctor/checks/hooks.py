@@ -96,7 +96,10 @@ def audit_hooks(env: Environment, owners: Owners, intact: Mapping[str, bool] | N
     if startup is None:
         return HookAudit(())
     hooks = [_pth_hook(pth, owners, intact or {}) for pth in startup.pth_files]
-    hooks.extend(_module_hook(path, directory, owners, intact or {}) for path, directory in _modules(startup))
+    hooks.extend(
+        _module_hook(path, directory, owners, intact or {}, startup.user_site is not False)
+        for path, directory in _modules(startup)
+    )
     return HookAudit(tuple(hooks))
 
 
@@ -119,8 +122,8 @@ def _pth_hook(pth: PthRead, owners: Owners, intact: Mapping[str, bool]) -> Start
     return _judged(hook, intact)
 
 
-def _module_hook(path: str, directory: str, owners: Owners, intact: Mapping[str, bool]) -> StartupHook:
-    name = os.path.basename(path)
+def _module_hook(path: str, directory: str, owners: Owners, intact: Mapping[str, bool], user_site: bool) -> StartupHook:
+    name = os.path.basename(path if os.path.basename(path) != "__init__.py" else os.path.dirname(path))
     kind = HookKind.USERCUSTOMIZE if name.startswith("usercustomize") else HookKind.SITECUSTOMIZE
     digest, text = _digest(path)
     known = known_module(name, text) if text is not None else None
@@ -128,7 +131,8 @@ def _module_hook(path: str, directory: str, owners: Owners, intact: Mapping[str,
         path=path,
         kind=kind,
         site_dir=directory,
-        executes=True,
+        # site imports usercustomize only when the user site is enabled.
+        executes=kind is HookKind.SITECUSTOMIZE or user_site,
         lines=(),
         sha256=digest,
         owner=owners.owner(path),

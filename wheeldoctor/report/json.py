@@ -142,6 +142,7 @@ def startup_json(startup: Startup) -> dict[str, Any]:
     """Where each search-path entry came from, and the .pth lines that would run code (not run)."""
     return {
         "isolated": startup.isolated,
+        "user_site": startup.user_site,
         "site_dirs": [{"path": d.path, "user": d.user} for d in startup.site_dirs],
         "entries": [{"path": e.path, "origin": e.origin.value, "pth": e.pth, "line": e.line} for e in startup.entries],
         "not_run": [{"pth": pth, "line": line} for pth, line in startup.not_run],

@@ -90,6 +90,8 @@ class Startup:
     isolated: bool = True
     """True when worked out without running startup code; False for the running interpreter,
     whose ``sys.path`` startup code already built."""
+    user_site: bool | None = None
+    """Whether ``site`` enables the user site (then it imports ``usercustomize``); None: unknown."""
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -146,6 +148,7 @@ def simulate(
     version: tuple[int, int],
     *,
     pythonpath: tuple[str, ...] = (),
+    user_site: bool | None = None,
 ) -> Startup:
     """Build the search path as ``site.main()`` would, executing nothing.
 
@@ -184,7 +187,7 @@ def simulate(
                 if added_key not in known and os.path.exists(added):
                     entries.append(PathEntry(added, Origin.PTH, pth_path, line.number))
                     known.add(added_key)
-    return Startup(tuple(entries), tuple(visited), tuple(read.values()), version)
+    return Startup(tuple(entries), tuple(visited), tuple(read.values()), version, user_site=user_site)
 
 
 def visit(site_dirs: tuple[SiteDir, ...], version: tuple[int, int]) -> tuple[PthRead, ...]:
@@ -228,7 +231,10 @@ def running(paths: tuple[str, ...]) -> Startup:
             site_dirs.append(SiteDir(absolute, candidates[key]))
     version = (sys.version_info[0], sys.version_info[1])
     entries = tuple(PathEntry(p, Origin.RUNNING) for p in paths)
-    return Startup(entries, tuple(site_dirs), visit(tuple(site_dirs), version), version, isolated=False)
+    user_site = bool(site_module.ENABLE_USER_SITE) if site_module is not None else False
+    return Startup(
+        entries, tuple(site_dirs), visit(tuple(site_dirs), version), version, isolated=False, user_site=user_site
+    )
 
 
 def pythonpath() -> tuple[str, ...]:

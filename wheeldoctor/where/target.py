@@ -103,6 +103,7 @@ if len(sys.argv) > 3 and sys.argv[2] == "--tags":
 print(json.dumps({
     "executable": sys.executable,
     "version": list(sys.version_info[:2]),
+    "user_site": bool(enable_user),
     "interpreter": interpreter,
     "site_dirs": site_dirs,
     "prefixes": [p for p in (sys.prefix, sys.exec_prefix, getattr(sys, "base_prefix", ""),
@@ -218,13 +219,17 @@ class _Probe:
     """Its ``sys.path`` before ``site``: the standard library and its extension modules."""
     site_dirs: tuple[SiteDir, ...]
     """Every directory ``site.main()`` would pass to ``addsitedir``, in order."""
+    user_site: bool
+    """Whether ``site`` would enable the user site (and so import ``usercustomize``)."""
     prefixes: list[str]
     markers: dict[str, str]
     tags: list[str] | None
 
     def startup(self) -> Startup:
         """The search path a normal start would build (``PYTHONPATH`` applied), executing nothing."""
-        return simulate(self.interpreter, self.site_dirs, self.version, pythonpath=pythonpath())
+        return simulate(
+            self.interpreter, self.site_dirs, self.version, pythonpath=pythonpath(), user_site=self.user_site
+        )
 
 
 def _load_interpreter(python: str, with_tags: bool = False, with_records: bool = True) -> Environment:
@@ -274,6 +279,7 @@ def _probe(python: str, with_tags: bool) -> _Probe:
             version=(int(probe["version"][0]), int(probe["version"][1])),
             interpreter=tuple(str(p) for p in probe["interpreter"]),
             site_dirs=tuple(SiteDir(str(d), bool(user)) for d, user in probe["site_dirs"]),
+            user_site=bool(probe["user_site"]),
             prefixes=[str(p) for p in probe["prefixes"]],
             markers={str(k): str(v) for k, v in probe["markers"].items()},
             tags=None if probe.get("tags") is None else [str(t) for t in probe["tags"]],
