@@ -105,7 +105,6 @@ def audit_hooks(env: Environment, owners: Owners, intact: Mapping[str, bool] | N
 
 def _pth_hook(pth: PthRead, owners: Owners, intact: Mapping[str, bool]) -> StartupHook:
     lines = () if pth.parsed is None else pth.parsed.executing
-    digest, _ = _digest(pth.path)
     known = known_pth(os.path.basename(pth.path), tuple(line.text for line in lines))
     hook = StartupHook(
         path=pth.path,
@@ -113,7 +112,7 @@ def _pth_hook(pth: PthRead, owners: Owners, intact: Mapping[str, bool]) -> Start
         site_dir=pth.site_dir,
         executes=bool(lines),
         lines=tuple(line.number for line in lines),
-        sha256=digest,
+        sha256=pth.sha256,  # of the very bytes whose lines were classified
         owner=owners.owner(pth.path),
         owner_intact=None,
         known=known,

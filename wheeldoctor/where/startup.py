@@ -17,6 +17,7 @@ has its .pth files read twice by ``site``; their lines are recorded once here.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import stat
 import sys
@@ -25,6 +26,7 @@ from enum import Enum
 
 from wheeldoctor.disk.filesystem import ReadError, read_regular
 from wheeldoctor.formats.pth import PthFile, parse_pth
+from wheeldoctor.formats.record_fields import encode_digest
 
 #: A .pth file above this size is not read (site would read it whole; none is near this).
 PTH_LIMIT = 16 << 20
@@ -72,6 +74,8 @@ class PthRead:
     site_dir: str
     parsed: PthFile | None
     error: str | None = None
+    sha256: str | None = None
+    """The digest of the bytes parsed, as RECORD spells it (``sha256=…``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,16 +125,17 @@ def read_pth(path: str, site_dir: str, version: tuple[int, int]) -> PthRead | No
     except OSError:
         return None
     # site skips files hidden by flag (BSD/macOS UF_HIDDEN, Windows' hidden attribute).
-    if getattr(st, "st_flags", 0) & getattr(stat, "UF_HIDDEN", 0) or getattr(st, "st_file_attributes", 0) & getattr(
-        stat, "FILE_ATTRIBUTE_HIDDEN", 0
-    ):
+    hidden = getattr(st, "st_flags", 0) & getattr(stat, "UF_HIDDEN", 0)
+    hidden |= getattr(st, "st_file_attributes", 0) & getattr(stat, "FILE_ATTRIBUTE_HIDDEN", 0)
+    if hidden:
         return None
     data = read_regular(path, PTH_LIMIT)
     if isinstance(data, ReadError):
         if data.missing:
             return None
         return PthRead(path, site_dir, None, data.message)
-    return PthRead(path, site_dir, parse_pth(data, version))
+    digest = "sha256=" + encode_digest(hashlib.sha256(data).digest())
+    return PthRead(path, site_dir, parse_pth(data, version), sha256=digest)
 
 
 def pth_names(site_dir: str) -> list[str] | None:
