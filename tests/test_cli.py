@@ -312,7 +312,7 @@ STATUSES = {"intact", "broken", "unverifiable", "not-installed"}
 
 def _check_schema(document: dict[str, Any]) -> None:
     assert set(document) == TOP
-    assert document["schema_version"] == "1.0"
+    assert document["schema_version"] == "1.1"
     assert document["command"] == "check"
     assert set(document["tool"]) == {"name", "version"}
     assert document["tool"]["name"] == "wheeldoctor"

@@ -276,6 +276,47 @@ def doctor(
     _guard(run)
 
 
+@app.command()
+def imports(
+    modules: Annotated[
+        list[str], typer.Argument(metavar="MODULE...", help="Modules to import, each in a new process.")
+    ],
+    python: Annotated[
+        str | None, typer.Option("--python", metavar="PY", help="Import with this interpreter (default: this one).")
+    ] = None,
+    json: JsonOption = False,
+    forbid: Annotated[
+        str,
+        typer.Option(
+            "--forbid",
+            metavar="EFFECT,...",
+            help="Effects that fail the run: gpu-init, threads, processes, devices, slow:SECONDS.",
+        ),
+    ] = "gpu-init",
+    timeout: Annotated[float, typer.Option("--timeout", metavar="S", help="Kill an import that takes longer.")] = 60.0,
+) -> None:
+    """Import modules (this RUNS their code) and report GPU driver initialisation, threads, processes, time."""
+
+    def run() -> int:
+        from wheeldoctor.checks.imports import ImportProbeError
+        from wheeldoctor.commands.imports import Forbid, run_imports
+        from wheeldoctor.report import imports_text
+        from wheeldoctor.report import json as json_report
+
+        try:
+            result = run_imports(tuple(modules), python, forbid=Forbid.parse(forbid), timeout=timeout)
+        except (ImportProbeError, ValueError) as e:
+            _fail(str(e))
+        _emit(
+            json_report.imports_document(result) if json else None,
+            lambda: imports_text.render_plain(result),
+            lambda console: imports_text.render_rich(result, console),
+        )
+        return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
+
+    _guard(run)
+
+
 def _emit(
     document: dict[str, Any] | None,
     plain: Callable[[], Iterable[str]],

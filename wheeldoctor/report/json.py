@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wheeldoctor.checks.clash import Clash, ClashPair
 from wheeldoctor.checks.compat import CompatibilityFinding
@@ -16,8 +16,11 @@ from wheeldoctor.commands.results import CheckResult, DoctorResult
 from wheeldoctor.model.findings import Finding
 from wheeldoctor.where.environment import Environment
 
+if TYPE_CHECKING:  # the imports command's types, without importing its runner for every document
+    from wheeldoctor.commands.imports import ImportsResult, ImportVerdict
+
 #: Bump the major part on any change that can break a reader; add fields freely.
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 
 
 def finding_json(finding: Finding) -> dict[str, Any]:
@@ -242,6 +245,45 @@ def doctor_document(result: DoctorResult) -> dict[str, Any]:
 
 
 _DOCTOR_OWN = frozenset({"schema_version", "tool", "command", "healthy", "environment", "summary"})
+
+
+def imports_document(result: ImportsResult) -> dict[str, Any]:
+    """The whole ``imports`` document: one entry per module imported."""
+    return {
+        **_header("imports", result.healthy),
+        "python": result.python,
+        "forbid": list(result.forbid.tokens()),
+        "timeout": result.timeout,
+        "imports": [import_json(v) for v in result.verdicts],
+    }
+
+
+def import_json(verdict: ImportVerdict) -> dict[str, Any]:
+    """What importing one module did, each effect with the module that caused it."""
+    r = verdict.report
+    gpu = r.gpu_initialized_by
+    return {
+        "module": r.module,
+        "seconds": round(r.seconds, 6),
+        "modules_loaded": r.modules_loaded,
+        "heaviest": [{"module": t.module, "seconds": round(t.seconds, 6)} for t in r.heaviest],
+        "device_files": [
+            {"path": d.path, "opened_by": d.opened_by.module, "chain": list(d.opened_by.chain)}
+            for d in r.open_device_files
+        ],
+        "gpu_driver_initialized": gpu is not None,
+        "gpu_initialized_by": gpu.module if gpu is not None else None,
+        "threads_started": r.threads_started,
+        "processes_started": r.processes_started,
+        "threads_by": [{"module": s.by.module, "count": s.count, "chain": list(s.by.chain)} for s in r.threads],
+        "processes_by": [{"module": s.by.module, "count": s.count, "chain": list(s.by.chain)} for s in r.processes],
+        "shared_libraries": [
+            {"path": lib.path, "loaded_by": lib.loaded_by.module, "gpu_runtime": lib.gpu_runtime}
+            for lib in r.shared_libraries
+        ],
+        "error": r.error,
+        "forbidden": [e.value for e in verdict.forbidden],
+    }
 
 
 def render(document: dict[str, Any]) -> str:
