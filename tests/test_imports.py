@@ -15,7 +15,7 @@ import pytest
 from helpers import Venv, find_interpreter, make_venv, run_cli
 
 from wheeldoctor.checks.accelerators import GPU_DEVICE_NODES, DevicePattern, gpu_vendor, is_gpu_runtime
-from wheeldoctor.checks.imports import ImportProbeError
+from wheeldoctor.checks.imports import ImportProbeError, Origin
 from wheeldoctor.commands.imports import Effect, Forbid, ImportsResult, run_imports
 
 ZERO_IS_GPU = (*GPU_DEVICE_NODES, DevicePattern("test", "/dev/zero"))
@@ -27,10 +27,20 @@ PACKAGES = {
     "chain/leaf.py": (
         "import threading\n"
         "HELD = open('/dev/zero', 'rb')\n"
+        "HELD_TOO = open('/dev/zero', 'rb')\n"
         "STOP = threading.Event()\n"
         "threading.Thread(target=STOP.wait, daemon=True).start()\n"
         "print('leaf says hello on stdout')\n"
     ),
+    # Its own code starts a thread before importing a quiet child and opens a device after it.
+    "outer/__init__.py": (
+        "import threading\n"
+        "STOP = threading.Event()\n"
+        "threading.Thread(target=STOP.wait, daemon=True).start()\n"
+        "from outer import inner\n"
+        "HELD = open('/dev/zero', 'rb')\n"
+    ),
+    "outer/inner.py": "ANSWER = 42\n",
     "spawner/__init__.py": "import subprocess, sys\nsubprocess.run([sys.executable, '-c', 'pass'], check=True)\n",
     # Forks, and the child carries on importing as its parent does: only the parent may report.
     "forker/__init__.py": "import os, time\nCHILD = os.fork()\nif CHILD:\n    os.waitpid(CHILD, 0)\n",
@@ -104,6 +114,13 @@ def test_the_leaf_is_named_for_the_device_and_the_thread_not_its_importers(venv:
     # The default --forbid is gpu-init: with /dev/zero counted as a GPU node, the run fails.
     assert verdict.forbidden == (Effect.GPU_INIT,)
     assert not result.healthy
+
+
+def test_effects_around_a_quiet_import_stay_with_the_importer(venv: Venv) -> None:
+    (verdict,) = run(venv, "outer").verdicts
+    report = verdict.report
+    assert [(d.path, d.opened_by) for d in report.open_device_files] == [("/dev/zero", Origin("outer", ("outer",)))]
+    assert [(s.by, s.count) for s in report.threads] == [(Origin("outer", ("outer",)), 1)]
 
 
 def test_without_the_extra_pattern_dev_zero_is_a_device_but_no_gpu(venv: Venv) -> None:
@@ -226,7 +243,7 @@ def test_plain_output_names_the_leaf_with_its_chain(venv: Venv) -> None:
     assert done.returncode == 1
     lines = done.stdout.splitlines()
     assert lines[0] == "chain: FAILED (forbidden: threads)"
-    assert "  device file  /dev/zero opened by chain.leaf (chain -> chain.middle -> chain.leaf)" in lines
+    assert "  device files  /dev/zero opened by chain.leaf (chain -> chain.middle -> chain.leaf)" in lines
     assert "leaf says hello" not in done.stdout  # the module's own prints go to stderr
 
 

@@ -100,8 +100,15 @@ class ImportReport:
 
     @property
     def open_device_files(self) -> tuple[DeviceFile, ...]:
-        """Device files still open when the import returned."""
-        return tuple(d for d in self.device_files if d.still_open)
+        """Device files still open when the import returned, each path once per module that opened it.
+
+        (A CUDA context holds /dev/nvidia0 open some twenty times.)
+        """
+        seen: dict[tuple[str, Origin], DeviceFile] = {}
+        for d in self.device_files:
+            if d.still_open:
+                seen.setdefault((d.path, d.opened_by), d)
+        return tuple(seen.values())
 
     @property
     def gpu_initialized_by(self) -> Origin | None:

@@ -48,9 +48,11 @@ def rows(verdict: ImportVerdict) -> list[tuple[str, str]]:
         )
     gpu = r.gpu_initialized_by
     out.append(("gpu driver", f"initialised by {origin(gpu)}" if gpu is not None else "not initialised"))
+    by_origin: dict[Origin, list[str]] = {}
     for d in r.open_device_files:
-        vendor = f" [{d.gpu_vendor}]" if d.gpu_vendor else ""
-        out.append(("device file", f"{d.path}{vendor} opened by {origin(d.opened_by)}"))
+        by_origin.setdefault(d.opened_by, []).append(d.path + (f" [{d.gpu_vendor}]" if d.gpu_vendor else ""))
+    for who, paths in by_origin.items():
+        out.append(("device files", f"{', '.join(paths)} opened by {origin(who)}"))
     out.append(("threads", _started(r.threads)))
     out.append(("processes", _started(r.processes)))
     gpu_libs = [lib for lib in r.shared_libraries if lib.gpu_runtime]
