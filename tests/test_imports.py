@@ -7,7 +7,10 @@ The packages live in a temporary directory that a ``.pth`` file puts on the venv
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +57,18 @@ PACKAGES = {
         "    f.write(str(child.pid))\n"
         "while True:\n"
         "    time.sleep(0.05)\n"
+    ),
+    # Leaves a daemon (double fork, own session) holding stderr open: the report must not wait for it.
+    "daemon/__init__.py": (
+        "import os, subprocess, sys\n"
+        "CODE = (\n"
+        "    'import os, sys, time\\n'\n"
+        "    'if os.fork():\\n    sys.exit(0)\\n'\n"
+        "    'os.setsid()\\n'\n"
+        "    'open(sys.argv[1], \"w\").write(str(os.getpid()))\\n'\n"
+        "    'time.sleep(120)\\n'\n"
+        ")\n"
+        "subprocess.run([sys.executable, '-c', CODE, os.environ['DAEMON_PID_FILE']], check=True)\n"
     ),
     "quitter/__init__.py": "import os\nos._exit(3)\n",
     "quiet/__init__.py": "ANSWER = 42\n",
@@ -205,13 +220,27 @@ def test_an_interpreter_that_exits_mid_import_is_a_finding(venv: Venv) -> None:
 
 def test_a_hanging_import_is_cut_at_the_timeout_with_its_process_group(venv: Venv, tmp_path: Path) -> None:
     pid_file = tmp_path / "child.pid"
-    rc, document = imports_json(venv, "hanger", "quiet", "--timeout", "3", env={"HANGER_PID_FILE": str(pid_file)})
+    rc, document = imports_json(venv, "hanger", "quiet", "--timeout", "5", env={"HANGER_PID_FILE": str(pid_file)})
     hanger, quiet = document["imports"]
     assert rc == 1
-    assert hanger["error"] == "timed out after 3 s while importing hanger; its process group was killed"
+    assert hanger["error"] == "timed out after 5 s while importing hanger; its process group was killed"
     assert quiet["error"] is None  # the next module still runs
     child = int(pid_file.read_text())
     assert not _alive(child), "the hanging import's child outlived the timeout"
+
+
+def test_a_daemon_holding_stderr_does_not_hold_the_report(venv: Venv, tmp_path: Path) -> None:
+    pid_file = tmp_path / "daemon.pid"
+    try:
+        rc, document = imports_json(venv, "daemon", "--timeout", "60", env={"DAEMON_PID_FILE": str(pid_file)})
+        entry = only(document)
+        assert (rc, entry["error"], entry["processes_started"]) == (0, None, 1)
+    finally:
+        for _ in range(100):  # the daemon writes its pid just after it detaches
+            if pid_file.exists() and pid_file.read_text():
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)
+                break
+            time.sleep(0.05)
 
 
 def _alive(pid: int) -> bool:

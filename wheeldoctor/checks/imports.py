@@ -11,8 +11,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import selectors
 import signal
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +30,7 @@ from wheeldoctor.checks.accelerators import (
 
 _PROBE = Path(__file__).resolve().parent.parent / "probes" / "import_probe.py"
 _HEAVIEST = 10
-_DRAIN_SECONDS = 5.0
+_STDERR_TAIL = 1 << 16
 
 
 class ImportProbeError(Exception):
@@ -157,13 +159,14 @@ def probe_import(
         )
     except OSError as e:
         raise ImportProbeError(f"cannot run {python}: {e.strerror or e}") from None
-    timed_out = False
     try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        out, err = _kill_and_drain(proc)
-    _kill_group(proc.pid)  # whatever the import left running
+        out, err, timed_out = _collect(proc, timeout)
+    finally:
+        _kill_group(proc.pid)  # a timed-out import, and whatever any import left running
+        proc.wait()
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
     return _report(module, python, out, err, proc.returncode, timed_out, timeout, devices, libraries)
 
 
@@ -172,14 +175,36 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-def _kill_and_drain(proc: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
-    _kill_group(proc.pid)
-    try:
-        return proc.communicate(timeout=_DRAIN_SECONDS)
-    except subprocess.TimeoutExpired:  # something outside the group holds the pipes open
-        proc.kill()
-        proc.wait()
-        return b"", b""
+def _collect(proc: subprocess.Popen[bytes], timeout: float) -> tuple[bytes, bytes, bool]:
+    """The probe's stdout and the tail of its stderr, and whether ``timeout`` ran out first.
+
+    Done once stdout is closed and the probe has exited: a daemon the import started may hold
+    stderr open for ever, and is not waited for.
+    """
+    assert proc.stdout is not None and proc.stderr is not None
+    deadline = time.monotonic() + timeout
+    out: list[bytes] = []
+    err = bytearray()
+    with selectors.DefaultSelector() as selector:
+        selector.register(proc.stdout, selectors.EVENT_READ)
+        selector.register(proc.stderr, selectors.EVENT_READ)
+        while selector.get_map():
+            stdout_open = proc.stdout in (key.fileobj for key in selector.get_map().values())
+            if not stdout_open and proc.poll() is not None:
+                break
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return b"".join(out), bytes(err), True
+            for key, _ in selector.select(timeout=min(remaining, 0.1) if not stdout_open else remaining):
+                chunk = os.read(key.fd, 1 << 16)
+                if not chunk:
+                    selector.unregister(key.fileobj)
+                elif key.fileobj is proc.stdout:
+                    out.append(chunk)
+                else:  # only the last line is ever shown: keep a bounded tail
+                    err += chunk
+                    del err[:-_STDERR_TAIL]
+    return b"".join(out), bytes(err), False
 
 
 def _report(
