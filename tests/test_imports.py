@@ -294,6 +294,16 @@ def test_bad_input_is_one_line_and_exit_2(args: tuple[str, ...], message: str) -
     assert "Traceback" not in done.stderr
 
 
+def test_an_interpreter_too_old_for_the_probe_is_exit_2() -> None:
+    interpreter = find_interpreter("2.7")
+    if interpreter is None:
+        pytest.skip("no Python 2.7 here")
+    done = run_cli("imports", "json", "--python", interpreter)
+    assert done.returncode == 2
+    assert "could not run" in done.stderr and "3.7+" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_off_linux_it_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "platform", "darwin")
     with pytest.raises(ImportProbeError, match="Linux only"):

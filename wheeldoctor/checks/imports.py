@@ -239,7 +239,7 @@ def _report(
     if not ready:
         last = err.decode("utf-8", "replace").strip().splitlines()
         detail = last[-1] if last else f"exit status {returncode}"
-        raise ImportProbeError(f"the import probe could not run in {python}: {detail}")
+        raise ImportProbeError(f"the import probe could not run in {python} (it needs Python 3.7+): {detail}")
     if returncode is not None and returncode < 0:
         try:
             how = f"died of {signal.Signals(-returncode).name}"
