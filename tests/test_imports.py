@@ -45,6 +45,14 @@ PACKAGES = {
     ),
     "outer/inner.py": "ANSWER = 42\n",
     "spawner/__init__.py": "import subprocess, sys\nsubprocess.run([sys.executable, '-c', 'pass'], check=True)\n",
+    # Two processes: subprocess through os.posix_spawn (one process, two audit events), then
+    # os.posix_spawn directly.
+    "twice/__init__.py": (
+        "import os, shutil, subprocess\n"
+        "TRUE = shutil.which('true')\n"
+        "subprocess.run([TRUE], check=True, close_fds=False)\n"
+        "os.waitpid(os.posix_spawn(TRUE, [TRUE], dict(os.environ)), 0)\n"
+    ),
     # Forks, and the child carries on importing as its parent does: only the parent may report.
     "forker/__init__.py": "import os, time\nCHILD = os.fork()\nif CHILD:\n    os.waitpid(CHILD, 0)\n",
     "raiser/__init__.py": "from raiser import inner\n",
@@ -173,6 +181,11 @@ def test_processes_are_attributed_to_the_module_that_started_them(venv: Venv) ->
         entry = only(document)
         assert entry["processes_started"] == 1
         assert entry["processes_by"] == [{"module": module, "count": 1, "chain": [module]}]
+
+
+def test_a_process_is_counted_once_whichever_way_it_was_started(venv: Venv) -> None:
+    _, document = imports_json(venv, "twice")
+    assert only(document)["processes_by"] == [{"module": "twice", "count": 2, "chain": ["twice"]}]
 
 
 def test_json_entry_has_exactly_the_documented_keys(venv: Venv) -> None:

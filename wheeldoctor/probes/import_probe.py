@@ -184,10 +184,19 @@ def _end(frame: _Frame) -> None:
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
     if event in _SPAWN_EVENTS and os.getpid() == _PID:
-        stack = _stacks.get(_thread.get_ident())
+        # subprocess.Popen, already counted, may go on to call os.posix_spawn: one process.
+        if event == "os.posix_spawn" and _from_subprocess(sys._getframe(1)):
+            return
+        tid = _thread.get_ident()
+        stack = _stacks.get(tid)
         frame = stack[-1] if stack else (_active[-1] if _active else None)
         if frame is not None:
             frame.spawns += 1
+
+
+def _from_subprocess(caller: Any) -> bool:
+    code = caller.f_code
+    return bool(code.co_name == "_posix_spawn" and code.co_filename.endswith("subprocess.py"))
 
 
 class _Watched:
