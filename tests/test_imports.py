@@ -384,3 +384,17 @@ def test_other_interpreters_run_the_probe_with_nothing_of_ours(
         ("chain", "chain.middle", "chain.leaf"),
         1,
     )
+
+
+def test_rich_table_names_the_leaf(venv: Venv) -> None:
+    from rich.console import Console
+
+    from wheeldoctor.report import imports_text
+
+    result = run(venv, "chain", devices=ZERO_IS_GPU)
+    console = Console(record=True, width=250, force_terminal=False)
+    imports_text.render_rich(result, console)
+    text = console.export_text()
+    assert "chain: FAILED (forbidden: gpu-init)" in text
+    assert "initialised by chain.leaf (chain -> chain.middle -> chain.leaf)" in text
+    assert "/dev/zero [test] opened by chain.leaf" in text

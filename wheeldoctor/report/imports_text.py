@@ -80,14 +80,16 @@ def render_plain(result: ImportsResult) -> Iterable[str]:
 def render_rich(result: ImportsResult, console: Console) -> None:
     """A table per module on a terminal."""
     from rich.table import Table
+    from rich.text import Text
 
     for verdict in result.verdicts:
         style = "bold red" if verdict.failed else "green"
-        table = Table(title=verdict_line(verdict), title_style=style, title_justify="left", show_header=False)
+        table = Table(title=Text(verdict_line(verdict)), title_style=style, title_justify="left", show_header=False)
         table.add_column("what", style="bold")
         table.add_column("detail", overflow="fold")
         for what, detail in rows(verdict):
-            table.add_row(what, detail, style="red" if what == "error" else None)
+            # Text, not markup: "[nvidia]" and module names are data.
+            table.add_row(Text(what), Text(detail), style="red" if what == "error" else None)
         console.print(table)
     for line in list(render_plain(result))[-1:]:
         console.print(line, markup=False)
