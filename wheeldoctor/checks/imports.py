@@ -231,7 +231,8 @@ def _report(
         elif line.startswith("-") and line[1:] in active:
             del active[len(active) - 1 - active[::-1].index(line[1:])]
         elif line.startswith("="):
-            return _from_result(json.loads(line[1:]), devices, libraries)
+            with contextlib.suppress(ValueError):  # cut short by a kill: as if never written
+                return _from_result(json.loads(line[1:]), devices, libraries)
     where = f" while importing {' -> '.join(active)}" if active else ""
     if timed_out:
         error = f"timed out after {timeout:g} s{where}; its process group was killed"
