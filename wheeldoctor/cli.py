@@ -302,23 +302,15 @@ def doctor(
     _guard(run)
 
 
+_FORBID_HELP = "Effects that fail the run: gpu-init, threads, processes, devices, slow:SECONDS."
+
+
 @app.command()
 def imports(
-    modules: Annotated[
-        list[str], typer.Argument(metavar="MODULE...", help="Modules to import, each in a new process.")
-    ],
-    python: Annotated[
-        str | None, typer.Option("--python", metavar="PY", help="Import with this interpreter (default: this one).")
-    ] = None,
+    modules: Annotated[list[str], typer.Argument(metavar="MODULE...", help="Modules to import, a process each.")],
+    python: PythonOption = None,
     json: JsonOption = False,
-    forbid: Annotated[
-        str,
-        typer.Option(
-            "--forbid",
-            metavar="EFFECT,...",
-            help="Effects that fail the run: gpu-init, threads, processes, devices, slow:SECONDS.",
-        ),
-    ] = "gpu-init",
+    forbid: Annotated[str, typer.Option("--forbid", metavar="EFFECT,...", help=_FORBID_HELP)] = "gpu-init",
     timeout: Annotated[float, typer.Option("--timeout", metavar="S", help="Kill an import that takes longer.")] = 60.0,
 ) -> None:
     """Import modules (this RUNS their code) and report GPU driver initialisation, threads, processes, time."""
