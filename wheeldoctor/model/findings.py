@@ -56,6 +56,8 @@ class Code(str, Enum):
     # Several dist-infos of one project (duplicates.py).
     DUPLICATE_DIST_INFO = "WD050"
     SHADOWED = "WD051"
+    # A package manager's own record (checks/managed.py).
+    MANAGER_UNVERIFIABLE = "WD060"
 
 
 #: Kinds that mean the bytes on disk are wrong or cannot be trusted.
