@@ -149,8 +149,8 @@ def parse_diversions(data: bytes) -> dict[str, Diversion]:
 def parse_path_filters(text: str) -> list[tuple[bool, str]]:
     """``path-exclude``/``path-include`` options of a dpkg.cfg file, in order, as (included, pattern)."""
     filters = []
-    for line in text.splitlines():
-        line = line.strip()
+    for raw in text.splitlines():
+        line = raw.strip()
         if not line or line.startswith("#"):
             continue
         name, _, value = line.replace("=", " ", 1).partition(" ")

@@ -13,6 +13,7 @@ from being unpacked not missed.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -102,13 +103,12 @@ def _inside_root(locations: Iterable[str], root: str) -> list[str]:
     """The site directories as dpkg spells them: relative to its root, as given and resolved."""
     forms: list[str] = []
     for location in locations:
-        for form in (os.path.abspath(location), os.path.realpath(location)):
-            if root != os.sep:
-                if not form.startswith(root + os.sep):
-                    continue
-                form = form[len(root) :]
+        for spelled in (os.path.abspath(location), os.path.realpath(location)):
+            if root != os.sep and not spelled.startswith(root + os.sep):
+                continue
+            form = (spelled if root == os.sep else spelled[len(root) :]).rstrip(os.sep)
             if form not in forms:
-                forms.append(form.rstrip(os.sep))
+                forms.append(form)
     return forms
 
 
@@ -162,11 +162,12 @@ def _packages(admindir: str, root: str, listed: Mapping[str, list[str]]) -> dict
             digest = sums.get(path)
             if digest is None or path in conffiles:
                 continue  # directories, symlinks, conffiles: md5sums holds no digest to check
+            # Diverted by another package: that one's file sits at the path, this one's aside.
             diversion = diversions.get(path)
-            if diversion is not None and diversion.by != _bare(package):
-                path = diversion.to  # another package's file sits at the original path
-            on_disk = _on_disk(root, path)
-            if filters and filtered_out(path, filters):
+            moved = diversion is not None and diversion.by != _bare(package)
+            installed = diversion.to if diversion is not None and moved else path
+            on_disk = _on_disk(root, installed)
+            if filters and filtered_out(installed, filters):
                 skipped.add(on_disk)
             files.append(DistroFile(on_disk, "md5", digest))
         packages[package] = ManagedBy(
@@ -184,10 +185,8 @@ def _path_filters(root: str) -> list[tuple[bool, str]]:
     """dpkg's path-exclude/path-include options, from dpkg.cfg then dpkg.cfg.d/* in name order."""
     etc = os.path.join(root, "etc", "dpkg")
     files = [os.path.join(etc, "dpkg.cfg")]
-    try:
+    with contextlib.suppress(OSError):
         files += sorted(os.path.join(etc, "dpkg.cfg.d", n) for n in os.listdir(os.path.join(etc, "dpkg.cfg.d")))
-    except OSError:
-        pass
     filters: list[tuple[bool, str]] = []
     for path in files:
         data = _read(path)

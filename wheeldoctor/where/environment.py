@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, replace
 from wheeldoctor.disk import cache
 from wheeldoctor.disk.filesystem import ReadError, read_regular
 from wheeldoctor.formats.record import Record, decode_record
-from wheeldoctor.model.managed import ManagedBy
 from wheeldoctor.model.findings import Code, Finding, Kind
+from wheeldoctor.model.managed import ManagedBy
 from wheeldoctor.where.sitedirs import lookup_key, prefix_forms, root_for
 
 #: RECORD and METADATA above this size are refused rather than read into memory.

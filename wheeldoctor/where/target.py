@@ -140,7 +140,9 @@ def _current_tags() -> list[str]:
     return [str(t) for t in sys_tags()]
 
 
-def _load_paths(paths: Sequence[str], with_tags: bool = False, with_records: bool = True) -> tuple[Environment, _Stdlib]:
+def _load_paths(
+    paths: Sequence[str], with_tags: bool = False, with_records: bool = True
+) -> tuple[Environment, _Stdlib]:
     for path in paths:
         if not os.path.isdir(path):
             raise TargetError(f"--path {path}: no such directory")
