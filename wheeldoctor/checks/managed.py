@@ -99,6 +99,12 @@ def _whose(managed: ManagedBy) -> str:
     return f"{managed.tool.value} package {managed.package}" if managed.package else managed.tool.value
 
 
+def _record_name(managed: ManagedBy) -> str:
+    """The manager's record as its users know it: ``python3-pip's md5sums (dpkg)``."""
+    kind = {"dpkg": "md5sums", "conda": "conda-meta record"}.get(managed.tool.value, "record")
+    return f"{managed.package}'s {kind} ({managed.tool.value})" if managed.package else f"{managed.tool.value}'s {kind}"
+
+
 def _finding(
     claim: Claim, state: FileState, managed: ManagedBy, strong: RecordRow | None, others: Sequence[Claim]
 ) -> Finding:
@@ -119,14 +125,15 @@ def _finding(
     else:
         what, code = "content differs", Code.HASH_MISMATCH
         found = digest_text(row.algorithm or "", state.digest(row.algorithm or ""))
+    record = _record_name(managed)
     if source is not None:
-        message = f"holds {source}'s bytes ({what} from {whose}'s record)"
+        message = f"holds {source}'s bytes ({what} from {record})"
     elif strong is not None and matches(strong, state):
-        message = f"holds the bytes its RECORD lists, not the ones {whose} installed ({what})"
+        message = f"holds the bytes its RECORD lists, not the ones {whose} installed ({what} from {record})"
+    elif strong is not None:
+        message = f"altered; {what} from {record} and from RECORD"
     else:
-        message = f"altered; {what} from {whose}'s record"
-        if strong is not None:
-            message += " and from RECORD"
+        message = f"altered; {what} from {record}"
     return Finding(code, Kind.MODIFIED, row.path, message, expected, found, source, state.links)
 
 
