@@ -45,6 +45,14 @@ PathOption = Annotated[
     list[str] | None,
     typer.Option("--path", metavar="DIR", help="Inspect this site directory (repeatable), in order."),
 ]
+DpkgAdmindirOption = Annotated[
+    str | None,
+    typer.Option(
+        "--dpkg-admindir",
+        metavar="DIR",
+        help="dpkg's database (default /var/lib/dpkg); IMG/var/lib/dpkg reads a mounted image rooted at IMG.",
+    ),
+]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the versioned JSON document on stdout.")]
 JobsOption = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Hashing threads (default: usable CPUs).")]
 NoCacheOption = Annotated[
@@ -164,8 +172,9 @@ def check(
         bool, typer.Option("--strict", help="With --all, fail on distributions that cannot be verified too.")
     ] = False,
     no_cache: NoCacheOption = False,
+    dpkg_admindir: DpkgAdmindirOption = None,
 ) -> None:
-    """Verify distributions' files against their RECORD (sha256 and size)."""
+    """Verify distributions' files against their RECORD (sha256 and size), or their package manager's record."""
 
     def run() -> int:
         if bool(names) == all_:
@@ -175,7 +184,7 @@ def check(
         from wheeldoctor.report import text
 
         with _no_cyclic_gc():
-            env = load_target(Target(python=python, paths=tuple(path or ())))
+            env = load_target(Target(python=python, paths=tuple(path or ()), dpkg_admindir=dpkg_admindir))
             with _progress(json) as sink:
                 result = run_check(
                     env,
@@ -224,7 +233,12 @@ def wheels(
 
 
 @app.command()
-def deps(python: PythonOption = None, path: PathOption = None, json: JsonOption = False) -> None:
+def deps(
+    python: PythonOption = None,
+    path: PathOption = None,
+    json: JsonOption = False,
+    dpkg_admindir: DpkgAdmindirOption = None,
+) -> None:
     """Check requirements (as pip check does, and further), duplicate dist-infos and compatibility."""
 
     def run() -> int:
@@ -232,7 +246,7 @@ def deps(python: PythonOption = None, path: PathOption = None, json: JsonOption 
         from wheeldoctor.report import deps_text
         from wheeldoctor.report import json as json_report
 
-        target = Target(python=python, paths=tuple(path or ()))
+        target = Target(python=python, paths=tuple(path or ()), dpkg_admindir=dpkg_admindir)
         result = run_deps(load_target(target, with_tags=True, with_records=False))
         _emit(
             json_report.deps_document(result) if json else None,
@@ -254,6 +268,7 @@ def doctor(
         bool, typer.Option("--strict", help="Fail on distributions that cannot be verified too.")
     ] = False,
     no_cache: NoCacheOption = False,
+    dpkg_admindir: DpkgAdmindirOption = None,
 ) -> None:
     """Everything at once: files, clashes, dependencies, duplicates, compatibility; one exit code."""
 
@@ -263,7 +278,8 @@ def doctor(
         from wheeldoctor.report import json as json_report
 
         with _no_cyclic_gc():
-            env = load_target(Target(python=python, paths=tuple(path or ())), with_tags=True)
+            target = Target(python=python, paths=tuple(path or ()), dpkg_admindir=dpkg_admindir)
+            env = load_target(target, with_tags=True)
             with _progress(json) as sink:
                 result = run_doctor(env, jobs=jobs, progress=sink, strict=strict, cache_dir=_cache_dir(no_cache))
         _emit(

@@ -126,7 +126,10 @@ def pair_line(pair: ClashPair) -> str:
 
 
 def subject_of(dist: InstalledDistribution) -> str:
-    """``name version`` of an installed distribution."""
+    """``name version`` of an installed distribution, with the system package that owns it."""
+    managed = dist.managed_by
+    if managed is not None and managed.tool.system and managed.package:
+        return f"{dist.name} {dist.version} [{managed.tool.value} {managed.package}]"
     return f"{dist.name} {dist.version}"
 
 
