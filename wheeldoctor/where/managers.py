@@ -47,8 +47,8 @@ def attach_managers(
     rpm_path = shutil.which(rpm) if rpm else None
     dists = _ask_rpm(dists, rpm_path)
     notes = []
-    if dpkg is not None:
-        notes.append(f"dpkg {dpkg.admindir}: {len(dpkg.packages)} of {dpkg.lists_read} packages own files here")
+    if dpkg is not None and dpkg.packages:
+        notes.append(f"dpkg {dpkg.admindir}: {len(dpkg.packages)} package(s) own files here")
     if conda:
         notes.append(f"conda-meta: {len({id(p) for p, _ in conda.values()})} records")
     marker = None
