@@ -114,8 +114,13 @@ def _finding(
         return Finding(Code.MISSING, Kind.MISSING, row.path, f"is missing; {whose} installed it", expected)
     if state.status is FileStatus.NOT_REGULAR:
         return Finding(Code.NOT_REGULAR, Kind.UNREADABLE, row.path, f"{state.detail}, not a regular file; not read")
-    if state.status is not FileStatus.HASHED:
-        return Finding(Code.UNREADABLE, Kind.UNREADABLE, row.path, f"cannot be read: {state.detail or state.status}")
+    if state.status is FileStatus.CHANGED:
+        return Finding(
+            Code.CHANGED_WHILE_READ, Kind.UNREADABLE, row.path, f"{state.detail}; check again once it is quiet"
+        )
+    if state.status is FileStatus.UNREADABLE:
+        return Finding(Code.UNREADABLE, Kind.UNREADABLE, row.path, f"cannot be read: {state.detail}")
+    # HASHED, or SIZE_ONLY: a size no claimant records, so it was never read.
     source = next(
         (o.dist.name for o in others if o.dist is not claim.dist and o.row.algorithm and matches(o.row, state)), None
     )

@@ -42,7 +42,8 @@ def attach_managers(
     """
     locations = [*env.paths]
     dpkg = read_owners(dpkg_admindir or DEFAULT_ADMINDIR, locations, explicit=dpkg_admindir is not None)
-    conda = _conda_owners(env.prefixes)
+    # Each site directory's root too: site directories given without an interpreter have no prefixes.
+    conda = _conda_owners([*env.prefixes, *(d.root for d in env.distributions)])
     dists = [_managed(d, dpkg, conda) for d in env.distributions]
     rpm_path = shutil.which(rpm) if rpm else None
     dists = _ask_rpm(dists, rpm_path)
