@@ -108,28 +108,43 @@ def _stanzas(text: str) -> Iterator[dict[str, str]]:
 
 
 def parse_status(data: bytes, wanted: set[str] | None = None) -> dict[str, PackageStatus]:
-    """The status file's stanzas by info name (``PKG`` or ``PKG:ARCH``); only ``wanted`` ones when given."""
+    """The status file's stanzas by info name (``PKG`` or ``PKG:ARCH``); only ``wanted`` ones when given.
+
+    ``wanted`` holds info names; a stanza of another package is skipped after its first
+    line, so reading a few dozen packages' stanzas does not parse the thousands of others.
+    """
+    bare = None if wanted is None else {name.partition(":")[0] for name in wanted}
     packages: dict[str, PackageStatus] = {}
-    for fields in _stanzas(data.decode("utf-8", "surrogateescape")):
-        name = fields.get("package")
-        if not name:
-            continue
-        conffiles = frozenset(
-            _path(line.split()[0].encode("utf-8", "surrogateescape"))
-            for line in fields.get("conffiles", "").splitlines()
-            if line.split()
-        )
-        package = PackageStatus(
-            name,
-            fields.get("architecture"),
-            fields.get("version"),
-            fields.get("status", ""),
-            fields.get("multi-arch"),
-            conffiles,
-        )
-        if wanted is None or package.info_name in wanted or package.name in wanted:
-            packages[package.info_name] = package
+    for raw in data.split(b"\n\n"):
+        chunk = raw.strip(b"\n")
+        if bare is not None:
+            first = chunk.partition(b"\n")[0]
+            if not first.startswith(b"Package:") or first[8:].strip().decode("utf-8", "replace") not in bare:
+                continue
+        for fields in _stanzas(chunk.decode("utf-8", "surrogateescape")):
+            package = _package(fields)
+            if package is not None and (wanted is None or package.info_name in wanted):
+                packages[package.info_name] = package
     return packages
+
+
+def _package(fields: dict[str, str]) -> PackageStatus | None:
+    name = fields.get("package")
+    if not name:
+        return None
+    conffiles = frozenset(
+        _path(line.split()[0].encode("utf-8", "surrogateescape"))
+        for line in fields.get("conffiles", "").splitlines()
+        if line.split()
+    )
+    return PackageStatus(
+        name,
+        fields.get("architecture"),
+        fields.get("version"),
+        fields.get("status", ""),
+        fields.get("multi-arch"),
+        conffiles,
+    )
 
 
 def parse_diversions(data: bytes) -> dict[str, Diversion]:

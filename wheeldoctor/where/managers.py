@@ -36,12 +36,17 @@ def attach_managers(
 ) -> Environment:
     """``env`` with every distribution's ``managed_by`` filled in, and the interpreter's PEP 668 marker.
 
-    ``dpkg_admindir`` None reads ``/var/lib/dpkg`` when it exists; a directory given
+    ``dpkg_admindir`` None reads ``/var/lib/dpkg`` when it exists and the interpreter is no
+    venv (``in_venv``: its stdlib's marker does not apply either); a directory given
     explicitly that cannot be read raises :class:`~wheeldoctor.where.dpkg_owners.DpkgError`.
     ``rpm`` is the rpm executable to ask, None never to run it.
     """
-    locations = [*env.paths]
-    dpkg = read_owners(dpkg_admindir or DEFAULT_ADMINDIR, locations, explicit=dpkg_admindir is not None)
+    # Only directories holding distributions: a file apt put elsewhere (the stdlib) is no one's here.
+    locations = list(dict.fromkeys(d.location for d in env.distributions))
+    # apt never installs into a virtual environment: unless asked, its lists are not scanned for one.
+    dpkg = None
+    if dpkg_admindir is not None or not in_venv:
+        dpkg = read_owners(dpkg_admindir or DEFAULT_ADMINDIR, locations, explicit=dpkg_admindir is not None)
     # Each site directory's root too: site directories given without an interpreter have no prefixes.
     conda = _conda_owners([*env.prefixes, *(d.root for d in env.distributions)])
     dists = [_managed(d, dpkg, conda) for d in env.distributions]
