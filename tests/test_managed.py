@@ -189,3 +189,31 @@ def test_dpkg_is_never_asked_per_file(debian: Venv, tmp_path: Path) -> None:
         env={"PATH": str(bare)},
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_pip_on_an_externally_managed_interpreter_is_said_aloud(
+    venv_factory: VenvFactory, wheel_factory: WheelFactory, tmp_path: Path
+) -> None:
+    """pip's own files in a PEP 668 interpreter's site dir: the tip overrides the marker, and says so."""
+    from wheeldoctor.checks.repair import repair_step
+    from wheeldoctor.where.environment import load_environment
+    from wheeldoctor.where.managers import attach_managers
+
+    venv = venv_factory()
+    pip_install(venv, "--no-deps", "--no-index", wheel_factory("local", "1.0", {"local.py": b""}))
+    env = load_environment("t", [str(venv.site_packages)], [str(venv.prefix)], python=str(venv.python))
+    stdlib = tmp_path / "stdlib"
+    stdlib.mkdir()
+    (stdlib / "EXTERNALLY-MANAGED").write_text("[externally-managed]\nError=use apt\n")
+    nothing = tmp_path / "var" / "lib" / "dpkg"
+    (nothing / "info").mkdir(parents=True)
+    marked = attach_managers(env, dpkg_admindir=str(nothing), stdlib=str(stdlib), in_venv=False)
+    step = repair_step(marked.distributions[0], marked)
+    assert marked.externally_managed == str(stdlib / "EXTERNALLY-MANAGED")
+    assert step.runs_pip and "--break-system-packages" in step.argv
+    assert step.note is not None and "EXTERNALLY-MANAGED" in step.note
+    # The same interpreter run as a venv: PEP 668 says the marker does not apply.
+    plain = attach_managers(env, dpkg_admindir=str(nothing), stdlib=str(stdlib), in_venv=True)
+    step = repair_step(plain.distributions[0], plain)
+    assert (plain.externally_managed, step.note) == (None, None)
+    assert "--break-system-packages" not in step.argv
