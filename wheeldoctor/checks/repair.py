@@ -47,9 +47,7 @@ def repair_step(dist: InstalledDistribution, env: Environment) -> RepairStep:
     """The step that reinstalls ``dist`` with the manager that owns its files, its dependencies untouched."""
     managed = dist.managed_by
     if managed is not None and managed.tool.system:
-        step = _system_step(dist)
-        if step is not None:
-            return step
+        return _system_step(dist)
     tool = managed.tool if managed is not None else Tool.UNKNOWN
     argv = _installer_words(dist, env)
     note = None
@@ -64,11 +62,11 @@ def repair_step(dist: InstalledDistribution, env: Environment) -> RepairStep:
     return RepairStep(tool, tuple(argv), note=note)
 
 
-def _system_step(dist: InstalledDistribution) -> RepairStep | None:
+def _system_step(dist: InstalledDistribution) -> RepairStep:
     managed = dist.managed_by
     assert managed is not None
     if managed.package is None:
-        return None
+        return _unnamed_step(dist, managed.tool)
     if managed.tool is Tool.DPKG:
         return RepairStep(Tool.DPKG, ("apt-get", "install", "--reinstall", managed.package), managed.package)
     if managed.tool is Tool.RPM:
@@ -79,6 +77,23 @@ def _system_step(dist: InstalledDistribution) -> RepairStep | None:
     where = ["--prefix", prefix] if prefix else []
     argv = ("conda", "install", *where, "--force-reinstall", "--no-deps", spec)
     return RepairStep(Tool.CONDA, argv, managed.package)
+
+
+def _unnamed_step(dist: InstalledDistribution, tool: Tool) -> RepairStep:
+    """A system manager's step when its package could not be named: never pip over its files."""
+    metadata = os.path.join(dist.path, "METADATA") if not dist.legacy else dist.path
+    if tool is Tool.CONDA:
+        spec = f"{dist.name}=={dist.version}"
+        note = "no conda-meta record names the conda package; its name may differ from the distribution's"
+        return RepairStep(
+            tool, ("conda", "install", "--prefix", dist.root, "--force-reinstall", "--no-deps", spec), None, note
+        )
+    if tool is Tool.RPM:
+        note = "rpm could not name the package; dnf finds the package that owns this file"
+        return RepairStep(tool, ("dnf", "reinstall", metadata), None, note)
+    # dpkg always names its package; this is for a manager added later without that.
+    note = "the package could not be named: this asks dpkg for it; then apt-get install --reinstall PACKAGE"
+    return RepairStep(tool, ("dpkg", "-S", metadata), None, note)
 
 
 def _installer_words(dist: InstalledDistribution, env: Environment) -> list[str]:

@@ -89,8 +89,7 @@ def _managed(
         if found is not None and tool in (Tool.CONDA, Tool.UNKNOWN):
             return replace(dist, managed_by=_conda_record(*found))
     detail = f"INSTALLER says {dist.installer}" if installer else "no INSTALLER, and no package manager lists it"
-    if tool is Tool.CONDA:
-        return replace(dist, managed_by=ManagedBy(tool, detail=detail, unverifiable="no conda-meta record lists it"))
+    # INSTALLER says conda but no conda-meta record lists it: RECORD still judges it.
     return replace(dist, managed_by=ManagedBy(tool, detail=detail))
 
 
