@@ -217,3 +217,33 @@ def test_pip_on_an_externally_managed_interpreter_is_said_aloud(
     step = repair_step(plain.distributions[0], plain)
     assert (plain.externally_managed, step.note) == (None, None)
     assert "--break-system-packages" not in step.argv
+
+
+def test_a_diverted_file_is_looked_for_where_dpkg_divert_put_it(debian: Venv) -> None:
+    """As dpkg --verify and debsums: the package's copy was renamed aside; the original path is another's."""
+    import subprocess
+
+    original = "/" + str((debian.site_packages / "foo" / "data.txt").relative_to(debian.prefix))
+    subprocess.run(
+        [
+            "dpkg-divert",
+            f"--root={debian.prefix}",
+            f"--admindir={admindir(debian.prefix)}",
+            "--package=local-overrides",
+            f"--divert={original}.distrib",
+            "--rename",
+            "--add",
+            original,
+        ],
+        check=True,
+        capture_output=True,
+    )
+    (debian.site_packages / "foo" / "data.txt").write_bytes(b"the local replacement\n")
+    code, document = _check(debian, "foo")
+    foo = _by_name(document)["foo"]
+    assert (code, foo["status"], foo["findings"]) == (0, "intact", [])
+    # The renamed copy is what is checked: altering it breaks the package.
+    (debian.site_packages / "foo" / "data.txt.distrib").write_bytes(b"altered\n")
+    code, document = _check(debian, "foo")
+    [finding] = _by_name(document)["foo"]["findings"]
+    assert (code, finding["path"]) == (1, "foo/data.txt.distrib")
