@@ -305,7 +305,7 @@ TOP = {
     "clash_pairs",
 }
 DIST = {"name", "version", "location", "installer", "status", "findings", "managed_by", "verified_by", "repair"}
-MANAGED_BY = {"tool", "package", "version", "record", "unverifiable"}
+MANAGED_BY = {"tool", "package", "version", "record", "detail", "unverifiable"}
 REPAIR = {"manager", "package", "argv", "command", "runs_pip", "note"}
 FINDING = {"code", "kind", "path", "expected", "found", "content_from", "message"}
 KINDS = {"modified", "missing", "unreadable", "outside", "unverifiable", "malformed"}

@@ -18,7 +18,7 @@ from wheeldoctor.formats.record import RecordRow
 from wheeldoctor.formats.rpm import altered
 from wheeldoctor.model.files import FileState, FileStatus
 from wheeldoctor.model.findings import Code, Finding, Kind
-from wheeldoctor.model.managed import DistroFile, ManagedBy
+from wheeldoctor.model.managed import ManagedBy
 from wheeldoctor.where.environment import InstalledDistribution
 
 #: The ``line`` of a row made from a package manager's record: RECORD's rows count from 1.
@@ -155,8 +155,3 @@ def _rpm_findings(managed: ManagedBy) -> list[Finding]:
             message = f"altered; rpm -V {managed.package} reports {verdict.flags}"
             findings.append(Finding(code, Kind.MODIFIED, verdict.path, message, None, verdict.flags))
     return findings
-
-
-def managed_files(dist: InstalledDistribution) -> tuple[DistroFile, ...]:
-    """The files ``dist``'s manager records for it (empty when none)."""
-    return dist.managed_by.files if dist.managed_by is not None else ()

@@ -62,6 +62,7 @@ def managed_json(managed: ManagedBy | None) -> dict[str, Any] | None:
         "package": managed.package,
         "version": managed.version,
         "record": managed.record,
+        "detail": managed.detail,
         "unverifiable": managed.unverifiable,
     }
 
