@@ -60,6 +60,14 @@ PathOption = Annotated[
     list[str] | None,
     typer.Option("--path", metavar="DIR", help="Inspect this site directory (repeatable), in order."),
 ]
+DpkgAdmindirOption = Annotated[
+    str | None,
+    typer.Option(
+        "--dpkg-admindir",
+        metavar="DIR",
+        help="dpkg's database (default /var/lib/dpkg); IMG/var/lib/dpkg reads a mounted image rooted at IMG.",
+    ),
+]
 JsonOption = Annotated[bool, typer.Option("--json", help="The same as --format json.")]
 FormatOption = Annotated[
     str | None,
@@ -194,8 +202,9 @@ def check(
         bool, typer.Option("--strict", help="With --all, fail on distributions that cannot be verified too.")
     ] = False,
     no_cache: NoCacheOption = False,
+    dpkg_admindir: DpkgAdmindirOption = None,
 ) -> None:
-    """Verify distributions' files against their RECORD (sha256 and size)."""
+    """Verify distributions' files against their RECORD (sha256 and size), or their package manager's record."""
 
     def run() -> int:
         if bool(names) == all_:
@@ -205,7 +214,7 @@ def check(
         from wheeldoctor.report import text
 
         with _no_cyclic_gc():
-            env = load_target(_target(python, path))
+            env = load_target(_target(python, path, dpkg_admindir))
             with _progress(chosen != "text") as sink:
                 result = run_check(
                     env,
@@ -257,6 +266,7 @@ def deps(
     json: JsonOption = False,
     format_: FormatOption = None,
     output: OutputOption = None,
+    dpkg_admindir: DpkgAdmindirOption = None,
 ) -> None:
     """Check requirements (as pip check does, and further), duplicate dist-infos and compatibility."""
 
@@ -265,7 +275,8 @@ def deps(
         from wheeldoctor.commands.deps import run_deps
         from wheeldoctor.report import deps_text
 
-        result = run_deps(load_target(_target(python, path), with_tags=True, with_records=False))
+        target = _target(python, path, dpkg_admindir)
+        result = run_deps(load_target(target, with_tags=True, with_records=False))
         _deliver(result, chosen, output, lambda console: deps_text.render_rich(result, console))
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
@@ -284,6 +295,7 @@ def doctor(
         bool, typer.Option("--strict", help="Fail on distributions that cannot be verified too.")
     ] = False,
     no_cache: NoCacheOption = False,
+    dpkg_admindir: DpkgAdmindirOption = None,
 ) -> None:
     """Everything at once: files, clashes, dependencies, duplicates, compatibility; one exit code."""
 
@@ -293,7 +305,7 @@ def doctor(
         from wheeldoctor.report import deps_text
 
         with _no_cyclic_gc():
-            env = load_target(_target(python, path), with_tags=True)
+            env = load_target(_target(python, path, dpkg_admindir), with_tags=True)
             with _progress(chosen != "text") as sink:
                 result = run_doctor(env, jobs=jobs, progress=sink, strict=strict, cache_dir=_cache_dir(no_cache))
         _deliver(result, chosen, output, lambda console: deps_text.render_doctor_rich(result, console))
@@ -352,7 +364,7 @@ def _format(chosen: str | None, json: bool) -> str:
     return "json" if json else chosen or "text"
 
 
-def _target(python: str | None, path: list[str] | None) -> Target:
+def _target(python: str | None, path: list[str] | None, dpkg_admindir: str | None = None) -> Target:
     """The environment to inspect; refused when it could only be a pre-commit hook's own venv."""
     if not python and not path and os.path.basename(sys.prefix).startswith("py_env-"):
         # pre-commit installs a `language: python` hook into ~/.cache/pre-commit/…/py_env-*: checking
@@ -361,7 +373,7 @@ def _target(python: str | None, path: list[str] | None) -> Target:
             f"this would check only the hook's own environment ({sys.prefix}), not your project's",
             "give the hook `args: [--python, .venv/bin/python]`, or use the `wheeldoctor-system` hook",
         )
-    return Target(python=python, paths=tuple(path or ()))
+    return Target(python=python, paths=tuple(path or ()), dpkg_admindir=dpkg_admindir)
 
 
 def _deliver(result: Result, chosen: str, output: str | None, rich: Callable[[Console], None] | None = None) -> None:
