@@ -61,6 +61,14 @@ PathOption = Annotated[
     list[str] | None,
     typer.Option("--path", metavar="DIR", help="Inspect this site directory (repeatable), in order."),
 ]
+DpkgAdmindirOption = Annotated[
+    str | None,
+    typer.Option(
+        "--dpkg-admindir",
+        metavar="DIR",
+        help="dpkg's database (default /var/lib/dpkg); IMG/var/lib/dpkg reads a mounted image rooted at IMG.",
+    ),
+]
 JsonOption = Annotated[bool, typer.Option("--json", help="The same as --format json.")]
 FormatOption = Annotated[
     str | None,
@@ -76,9 +84,7 @@ OutputOption = Annotated[
     ),
 ]
 JobsOption = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Hashing threads (default: usable CPUs).")]
-ShowUnownedOption = Annotated[
-    bool, typer.Option("--show-unowned", help="List every file in a site directory that no installer recorded.")
-]
+ShowUnownedOption = Annotated[bool, typer.Option("--show-unowned", help="List every file no installer recorded.")]
 NoCacheOption = Annotated[
     bool, typer.Option("--no-cache", help="Hash every file, trusting no cached digest (none is written).")
 ]
@@ -198,9 +204,10 @@ def check(
         bool, typer.Option("--strict", help="With --all, fail on distributions that cannot be verified too.")
     ] = False,
     no_cache: NoCacheOption = False,
+    dpkg_admindir: DpkgAdmindirOption = None,
     show_unowned: ShowUnownedOption = False,
 ) -> None:
-    """Verify distributions' files against their RECORD (sha256 and size); with --all, start-up hooks too."""
+    """Verify distributions' files against their RECORD or package manager's record (--all: start-up hooks too)."""
 
     def run() -> int:
         if bool(names) == all_:
@@ -210,7 +217,7 @@ def check(
         from wheeldoctor.report import text
 
         with _no_cyclic_gc():
-            env = load_target(_target(python, path))
+            env = load_target(_target(python, path, dpkg_admindir))
             with _progress(chosen != "text") as sink:
                 result = run_check(
                     env,
@@ -263,6 +270,7 @@ def deps(
     json: JsonOption = False,
     format_: FormatOption = None,
     output: OutputOption = None,
+    dpkg_admindir: DpkgAdmindirOption = None,
 ) -> None:
     """Check requirements (as pip check does, and further), duplicate dist-infos and compatibility."""
 
@@ -271,7 +279,8 @@ def deps(
         from wheeldoctor.commands.deps import run_deps
         from wheeldoctor.report import deps_text
 
-        result = run_deps(load_target(_target(python, path), with_tags=True, with_records=False))
+        target = _target(python, path, dpkg_admindir)
+        result = run_deps(load_target(target, with_tags=True, with_records=False))
         _deliver(result, chosen, output, lambda console: deps_text.render_rich(result, console))
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
@@ -291,6 +300,7 @@ def doctor(
     ] = False,
     no_cache: NoCacheOption = False,
     show_unowned: ShowUnownedOption = False,
+    dpkg_admindir: DpkgAdmindirOption = None,
 ) -> None:
     """Everything at once: files, clashes, start-up hooks, dependencies, duplicates, compatibility; one exit code."""
 
@@ -300,11 +310,49 @@ def doctor(
         from wheeldoctor.report import deps_text
 
         with _no_cyclic_gc():
-            env = load_target(_target(python, path), with_tags=True)
+            env = load_target(_target(python, path, dpkg_admindir), with_tags=True)
             with _progress(chosen != "text") as sink:
                 result = run_doctor(env, jobs=jobs, progress=sink, strict=strict, cache_dir=_cache_dir(no_cache))
         result = replace(result, check=replace(result.check, show_unowned=show_unowned))
         _deliver(result, chosen, output, lambda console: deps_text.render_doctor_rich(result, console))
+        return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
+
+    _guard(run)
+
+
+_FORBID_HELP = "Effects that fail the run: gpu-init, threads, processes, devices, slow:SECONDS."
+
+
+@app.command()
+def imports(
+    modules: Annotated[list[str], typer.Argument(metavar="MODULE...", help="Modules to import, a process each.")],
+    python: PythonOption = None,
+    json: JsonOption = False,
+    forbid: Annotated[str, typer.Option("--forbid", metavar="EFFECT,...", help=_FORBID_HELP)] = "gpu-init",
+    timeout: Annotated[float, typer.Option("--timeout", metavar="S", help="Kill an import that takes longer.")] = 60.0,
+) -> None:
+    """Import modules (this RUNS their code) and report GPU driver initialisation, threads, processes, time."""
+
+    def run() -> int:
+        from wheeldoctor.checks.imports import ImportProbeError
+        from wheeldoctor.commands.imports import Forbid, run_imports
+        from wheeldoctor.report import imports_text
+        from wheeldoctor.report import json as json_report
+
+        try:
+            result = run_imports(tuple(modules), python, forbid=Forbid.parse(forbid), timeout=timeout)
+        except (ImportProbeError, ValueError) as e:
+            _fail(str(e))
+        if json:
+            sys.stdout.write(json_report.render(json_report.imports_document(result)))
+        else:
+            from rich.console import Console
+
+            console = Console(highlight=False)
+            if console.is_terminal:
+                imports_text.render_rich(result, console)
+            else:
+                sys.stdout.writelines(line + "\n" for line in imports_text.render_plain(result))
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
     _guard(run)
@@ -322,7 +370,7 @@ def _format(chosen: str | None, json: bool) -> str:
     return "json" if json else chosen or "text"
 
 
-def _target(python: str | None, path: list[str] | None) -> Target:
+def _target(python: str | None, path: list[str] | None, dpkg_admindir: str | None = None) -> Target:
     """The environment to inspect; refused when it could only be a pre-commit hook's own venv."""
     if not python and not path and os.path.basename(sys.prefix).startswith("py_env-"):
         # pre-commit installs a `language: python` hook into ~/.cache/pre-commit/…/py_env-*: checking
@@ -331,7 +379,7 @@ def _target(python: str | None, path: list[str] | None) -> Target:
             f"this would check only the hook's own environment ({sys.prefix}), not your project's",
             "give the hook `args: [--python, .venv/bin/python]`, or use the `wheeldoctor-system` hook",
         )
-    return Target(python=python, paths=tuple(path or ()))
+    return Target(python=python, paths=tuple(path or ()), dpkg_admindir=dpkg_admindir)
 
 
 def _deliver(result: Result, chosen: str, output: str | None, rich: Callable[[Console], None] | None = None) -> None:

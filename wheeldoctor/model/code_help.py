@@ -158,6 +158,11 @@ CODE_HELP: dict[Code, CodeHelp] = {
         "A top-level module or package in a site directory that no RECORD and no system package lists: "
         "`import` finds it, and no installer can verify, upgrade or remove it.",
     ),
+    Code.MANAGER_UNVERIFIABLE: CodeHelp(
+        "package manager's record unavailable",
+        "The package manager that owns this distribution (dpkg, rpm, conda) keeps no usable record of its files "
+        "here: no md5sums, rpm not installed, or no digests in conda-meta.",
+    ),
 }
 
 
