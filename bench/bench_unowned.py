@@ -49,13 +49,13 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     env = load_target(Target(python=args.python))
-    owners = Owners(env, system_owners())
+    owners = Owners(env, system_owners(env))
     scan = scan_unowned(env, owners)
     recorded = sum(len(d.record.listed) for d in env.distributions if d.record is not None)
     print(f"{args.python}: {len(env.distributions)} distributions, {recorded} recorded paths")
     print(f"walk: {scan.scanned} files in {len(scan.site_dirs)} site dir(s); {len(scan.files)} unowned")
     parts: dict[str, Callable[[], object]] = {
-        "ownership map": lambda: Owners(env, system_owners()),
+        "ownership map": lambda: Owners(env, system_owners(env)),
         "hook audit": lambda: audit_hooks(env, owners),
         "unowned walk": lambda: scan_unowned(env, owners),
         "check --all --no-cache, no audit": lambda: run_check(env, None, processes=True, audit=False),

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from wheeldoctor.disk.filesystem import ReadError, read_regular
+from wheeldoctor.model.managed import Tool
 from wheeldoctor.where.environment import Environment, InstalledDistribution
 from wheeldoctor.where.sitedirs import is_plain, plain_prefix
 from wheeldoctor.where.system_files import SystemOwners
@@ -53,7 +54,10 @@ class Owners:
             paths = listed_paths(dist)
             for path in paths:
                 self.recorded.setdefault(path, dist)
-            if not paths:
+            # dpkg's and conda's files are in the environment's system_files: only a distribution
+            # whose files nobody lists (no RECORD; rpm's, which only rpm itself knows) is unrecorded.
+            listed_by_system = dist.managed_by is not None and dist.managed_by.tool in (Tool.DPKG, Tool.CONDA)
+            if not paths and not listed_by_system:
                 names = self.unrecorded.setdefault(dist.location, {})
                 for top in _top_level_names(dist):
                     names.setdefault(top, dist.name)

@@ -13,7 +13,9 @@ of whose files anyone recorded (a package, or a namespace package). Unowned hook
 WD071 (``checks/hooks.py``); everything else is reported, not failed. So are the files
 of a distribution that records none (a dist-info without RECORD, an ``.egg-info``
 without ``installed-files.txt``): those below a top-level name it declares
-(``top_level.txt``, else its own name) are marked ``claimed_by`` it, and never fail.
+(``top_level.txt``, else its own name) are marked ``claimed_by`` it, and never fail;
+in a site directory holding such a distribution, no unowned file fails (any of them may
+be its), but all are still reported.
 """
 
 from __future__ import annotations
@@ -148,14 +150,19 @@ def _as_package(item: UnownedFile, owned_tops: set[str]) -> UnownedFile:
 
 
 def _claimed(files: list[UnownedFile], names: Mapping[str, str]) -> list[UnownedFile]:
-    """Mark the files a distribution without a RECORD probably installed: unowned, but not a finding."""
+    """Mark the files a distribution without a record of them may have installed: unowned, never a finding.
+
+    The one that declares the top-level name (``top_level.txt``, else its own name) is
+    named; when none does (PyYAML installs ``yaml``), any of them may have: all are named.
+    """
     if not names:
         return files
+    anyone = ", ".join(sorted(set(names.values())))
     marked = []
     for item in files:
         top = _top(item.path, item.site_dir)
-        claimant = names.get(top) or names.get(top.partition(".")[0])
-        marked.append(UnownedFile(item.path, item.site_dir, item.importable, claimant) if claimant else item)
+        claimant = names.get(top) or names.get(top.partition(".")[0]) or anyone
+        marked.append(UnownedFile(item.path, item.site_dir, item.importable, claimant))
     return marked
 
 

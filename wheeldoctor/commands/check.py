@@ -66,6 +66,6 @@ def _audit(env: Environment, reports: Sequence[DistributionReport]) -> tuple[Hoo
     """Start-up hooks and unowned files, over one ownership map."""
     from wheeldoctor.where.system_files import system_owners
 
-    owners = Owners(env, system_owners())
+    owners = Owners(env, system_owners(env))
     intact = {r.name: r.status is Status.INTACT for r in reports if r.dist is not None}
     return audit_hooks(env, owners, intact), scan_unowned(env, owners)

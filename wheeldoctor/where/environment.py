@@ -8,7 +8,7 @@ check. Nothing here verifies a file; it only reads dist-info metadata.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -95,6 +95,9 @@ class Environment:
     """The interpreter's PEP 668 ``EXTERNALLY-MANAGED`` marker, when it has one and is no venv."""
     managers: tuple[str, ...] = ()
     """Which package managers' records were read for this environment, for the report."""
+    system_files: Mapping[str, str] = field(default_factory=dict)
+    """Path -> the system package (dpkg's, conda's) that installed it, for the files those
+    managers list under the site directories and the standard library; empty when none was read."""
 
     def active(self) -> list[InstalledDistribution]:
         """The distributions Python would use: the first of each name."""

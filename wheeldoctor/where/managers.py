@@ -41,8 +41,9 @@ def attach_managers(
     explicitly that cannot be read raises :class:`~wheeldoctor.where.dpkg_owners.DpkgError`.
     ``rpm`` is the rpm executable to ask, None never to run it.
     """
-    # Only directories holding distributions: a file apt put elsewhere (the stdlib) is no one's here.
-    locations = list(dict.fromkeys(d.location for d in env.distributions))
+    # Directories holding distributions, and the stdlib (where a distro's sitecustomize lives):
+    # who installed a start-up hook or an unowned file there is asked of the same map.
+    locations = list(dict.fromkeys([*(d.location for d in env.distributions), *([stdlib] if stdlib else [])]))
     # apt never installs into a virtual environment: unless asked, its lists are not scanned for one.
     dpkg = None
     if dpkg_admindir is not None or not in_venv:
@@ -61,7 +62,12 @@ def attach_managers(
     if stdlib and not in_venv:
         candidate = os.path.join(stdlib, "EXTERNALLY-MANAGED")
         marker = candidate if os.path.isfile(candidate) else None
-    return replace(env, distributions=tuple(dists), externally_managed=marker, managers=tuple(notes))
+    files = {path: package.name for path, (package, _) in conda.items()}
+    if dpkg is not None:
+        files.update((path, info.partition(":")[0]) for path, info in dpkg.owners.items())
+    return replace(
+        env, distributions=tuple(dists), externally_managed=marker, managers=tuple(notes), system_files=files
+    )
 
 
 def _metadata_files(dist: InstalledDistribution) -> list[str]:

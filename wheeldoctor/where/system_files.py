@@ -1,23 +1,23 @@
-"""Which system package owns a file: the seam through which hooks and unowned files ask.
+"""Which system package installed a file: the seam through which hooks and unowned files ask.
 
-Only dpkg is read here, and only its file lists (``/var/lib/dpkg/info/*.list``): no
-``dpkg-query`` per file, no checksums. The lists are read once, and only when some path
-below ``/usr`` or ``/etc`` (where dpkg installs Python's files) has no other owner. A
-fuller reader of system package managers can take this one's place: anything with an
-``owner(path)`` method will do.
+The answer comes from what ``where/managers.py`` already read for the environment
+(``Environment.system_files``: dpkg's file lists, conda-meta). An environment for which
+dpkg was not read (a venv, whose own files apt never installs) can still reach a
+system's directories, through ``--system-site-packages``: for a path below ``/usr`` or
+``/etc`` that nothing else owns, dpkg's lists are read once, then, by the same reader.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from wheeldoctor.disk.filesystem import ReadError, read_regular
+from wheeldoctor.where.dpkg_owners import DEFAULT_ADMINDIR, read_owners
+from wheeldoctor.where.environment import Environment
 
-DPKG_ADMINDIR = "/var/lib/dpkg"
-#: dpkg never installs Python's files elsewhere; paths outside are not looked up.
+#: dpkg never installs Python's files elsewhere; other paths are not looked up late.
 _SYSTEM_ROOTS = ("/usr/", "/etc/")
-_LIST_LIMIT = 64 << 20
 
 
 class SystemOwners(Protocol):
@@ -27,42 +27,26 @@ class SystemOwners(Protocol):
         """The package that installed absolute ``path``, or None."""
 
 
-class DpkgOwners:
-    """dpkg's file lists, read on the first question and kept for the run."""
+class ReadOwners:
+    """The system files the environment's managers listed, then dpkg's own lists if needed."""
 
-    def __init__(self, admindir: str = DPKG_ADMINDIR) -> None:
-        self._info = os.path.join(admindir, "info")
-        self._owners: dict[str, str] | None = None
+    def __init__(self, files: Mapping[str, str], directories: Sequence[str]) -> None:
+        self._files = files
+        self._directories = directories
+        self._late: Mapping[str, str] | None = None
 
     def owner(self, path: str) -> str | None:
-        """The dpkg package whose file list names ``path`` (as given, or with symlinks resolved)."""
-        if not path.startswith(_SYSTEM_ROOTS):
-            return None
-        if self._owners is None:
-            self._owners = self._read()
-        found = self._owners.get(path)
-        if found is None:
-            found = self._owners.get(os.path.realpath(path))
-        return found
-
-    def _read(self) -> dict[str, str]:
-        owners: dict[str, str] = {}
-        try:
-            names = sorted(n for n in os.listdir(self._info) if n.endswith(".list"))
-        except OSError:
-            return owners
-        for name in names:
-            data = read_regular(os.path.join(self._info, name), _LIST_LIMIT)
-            if isinstance(data, ReadError):
-                continue
-            package = name[: -len(".list")].partition(":")[0]  # libpython3.11-minimal:amd64
-            for line in data.decode("utf-8", "surrogateescape").splitlines():
-                owners.setdefault(line, package)
-        return owners
+        """The package whose record names ``path`` (as given, or with symlinks resolved)."""
+        found = self._files.get(path) or self._files.get(os.path.realpath(path))
+        if found is not None or self._files or not path.startswith(_SYSTEM_ROOTS):
+            return found
+        if self._late is None:
+            dpkg = read_owners(DEFAULT_ADMINDIR, self._directories)
+            self._late = {p: info.partition(":")[0] for p, info in dpkg.owners.items()} if dpkg else {}
+        return self._late.get(path) or self._late.get(os.path.realpath(path))
 
 
-def system_owners() -> SystemOwners | None:
-    """The system's package database, when this machine has one (dpkg's); else None."""
-    if os.path.isdir(os.path.join(DPKG_ADMINDIR, "info")):
-        return DpkgOwners()
-    return None
+def system_owners(env: Environment) -> SystemOwners:
+    """Who installed the system's files in ``env``'s site directories and standard library."""
+    directories = [d.path for d in env.startup.site_dirs] if env.startup is not None else list(env.paths)
+    return ReadOwners(env.system_files, directories)
