@@ -296,3 +296,23 @@ def test_hooks_are_annotations_in_ci_formats_and_audited_under_path(venv_factory
     results = json.loads(done.stdout)["runs"][0]["results"]
     assert [r["ruleId"] for r in results] == ["WD071"]
     assert not (tmp_path / "ran").exists()
+
+
+@pytest.mark.skipif(
+    not (Path("/usr/bin/python3").exists() and Path("/var/lib/dpkg/info").is_dir()), reason="no Debian interpreter"
+)
+def test_debian_hooks_are_owned_by_their_packages_also_through_a_system_site_venv(tmp_path: Path) -> None:
+    run_checked(["/usr/bin/python3", "-m", "venv", "--without-pip", "--system-site-packages", tmp_path / "venv"])
+    for python in ("/usr/bin/python3", tmp_path / "venv" / "bin" / "python"):
+        _, doc = document("check", "--all", "--python", python)
+        owned = {
+            Path(h["path"]).name: (h["owner"]["type"], h["known"])
+            for h in doc["startup_hooks"]
+            if h["owner"] is not None
+        }
+        if Path("/usr/lib/python3/dist-packages/distutils-precedence.pth").exists():
+            assert owned["distutils-precedence.pth"] == ("system", "setuptools distutils shim")
+        if Path("/etc/python3.11/sitecustomize.py").exists():
+            assert owned["sitecustomize.py"] == ("system", "Debian apport hook")
+        # Every file dpkg installed is owned: nothing importable is unowned.
+        assert doc["unowned"]["findings"] == []

@@ -48,5 +48,6 @@ class ReadOwners:
 
 def system_owners(env: Environment) -> SystemOwners:
     """Who installed the system's files in ``env``'s site directories and standard library."""
-    directories = [d.path for d in env.startup.site_dirs] if env.startup is not None else list(env.paths)
+    # Every directory of the search path: a distro's sitecustomize sits in the standard library.
+    directories = [p for p in (env.startup.paths if env.startup is not None else env.paths) if os.path.isdir(p)]
     return ReadOwners(env.system_files, directories)
