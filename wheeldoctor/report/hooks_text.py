@@ -10,6 +10,8 @@ from wheeldoctor.model.findings import Finding
 
 
 def _evidence(finding: Finding) -> str:
+    if finding.expected is not None and finding.expected == finding.found:
+        return f" (as recorded: {finding.found})"  # the hook is the very file its owner shipped
     parts = [f"{label} {value}" for label, value in (("expected", finding.expected), ("found", finding.found)) if value]
     return f" ({', '.join(parts)})" if parts else ""
 
@@ -53,5 +55,6 @@ def hook_tips(hooks: HookAudit | None) -> Iterable[str]:
         return
     yield (
         "Tip: a hook runs in every Python process of this environment; read it before anything else runs. "
-        "If you trust it, accept it pinned to its sha256 (README: Startup hooks); a changed file fails again"
+        "If you trust it, accept it pinned to its sha256 (README: Start-up hooks and unowned files); "
+        "a changed file fails again"
     )
