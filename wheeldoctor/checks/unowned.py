@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from wheeldoctor.checks.hooks import UNOWNED
 from wheeldoctor.checks.ownership import Owners
@@ -84,6 +85,28 @@ class UnownedScan:
     def findings(self) -> tuple[Finding, ...]:
         """The WD072 findings, one per importable top-level name."""
         return tuple(i.finding for i in self.importable)
+
+
+def scan_data(env: Environment, owners: Owners) -> list[Any]:
+    """:func:`scan_unowned` as plain data (tuples, strings, ints), to cross a pipe: see :func:`from_data`."""
+    scan = scan_unowned(env, owners)
+    return [
+        [(f.path, f.site_dir, f.importable, f.claimed_by) for f in scan.files],
+        [(i.site_dir, i.finding.path, i.finding.message) for i in scan.importable],
+        scan.scanned,
+        list(scan.site_dirs),
+    ]
+
+
+def from_data(data: list[Any]) -> UnownedScan:
+    """The :class:`UnownedScan` that :func:`scan_data` turned into plain data."""
+    files, importable, scanned, site_dirs = data
+    return UnownedScan(
+        tuple(UnownedFile(*f) for f in files),
+        tuple(UnownedImport(d, Finding(Code.UNOWNED_MODULE, Kind.UNOWNED, p, m)) for d, p, m in importable),
+        scanned,
+        tuple(site_dirs),
+    )
 
 
 def scan_unowned(env: Environment, owners: Owners) -> UnownedScan:

@@ -6,12 +6,14 @@ from collections.abc import Sequence
 
 from wheeldoctor.checks.clash import find_clashes, pair_up
 from wheeldoctor.checks.files import DistributionReport, Status, not_installed, verify_environment
-from wheeldoctor.checks.hooks import HookAudit, audit_hooks
+from wheeldoctor.checks.hooks import audit_hooks
 from wheeldoctor.checks.ownership import Owners
 from wheeldoctor.checks.states import ProgressSink
-from wheeldoctor.checks.unowned import UnownedScan, scan_unowned
+from wheeldoctor.checks.unowned import from_data, scan_data
 from wheeldoctor.commands.results import CheckResult
+from wheeldoctor.disk.beside import Beside
 from wheeldoctor.where.environment import Environment
+from wheeldoctor.where.system_files import system_owners
 
 
 def run_check(
@@ -43,14 +45,27 @@ def run_check(
         wanted = list(dict.fromkeys(str(canonicalize_name(n)) for n in names))
         checked = [d for n in wanted if (d := env.find(n)) is not None]
         missing = [n for n in wanted if env.find(n) is None]
-    verification = verify_environment(
-        checked, active, jobs=jobs, progress=progress, cache_dir=cache_dir, processes=processes
-    )
+    auditing = names is None if audit is None else audit
+    owners = Owners(env, system_owners(env)) if auditing else None
+    # The walk for unowned files needs nothing from the hashing: with processes, a child
+    # does it while the workers hash.
+    walk = Beside(lambda: scan_data(env, owners), fork=processes) if owners is not None else None
+    try:
+        verification = verify_environment(
+            checked, active, jobs=jobs, progress=progress, cache_dir=cache_dir, processes=processes
+        )
+    except BaseException:
+        if walk is not None:
+            walk.cancel()
+        raise
     reports: list[DistributionReport] = list(verification.reports)
     reports.extend(not_installed(n) for n in missing)
     reports.sort(key=lambda r: r.name)
     clashes = find_clashes(verification.owners, verification.states, involving=[d.name for d in checked])
-    hooks, unowned = _audit(env, reports) if (names is None if audit is None else audit) else (None, None)
+    hooks = unowned = None
+    if owners is not None and walk is not None:
+        intact = {r.name: r.status is Status.INTACT for r in reports if r.dist is not None}
+        hooks, unowned = audit_hooks(env, owners, intact), from_data(walk.result())
     return CheckResult(
         env,
         tuple(reports),
@@ -60,12 +75,3 @@ def run_check(
         hooks=hooks,
         unowned=unowned,
     )
-
-
-def _audit(env: Environment, reports: Sequence[DistributionReport]) -> tuple[HookAudit, UnownedScan]:
-    """Start-up hooks and unowned files, over one ownership map."""
-    from wheeldoctor.where.system_files import system_owners
-
-    owners = Owners(env, system_owners(env))
-    intact = {r.name: r.status is Status.INTACT for r in reports if r.dist is not None}
-    return audit_hooks(env, owners, intact), scan_unowned(env, owners)
