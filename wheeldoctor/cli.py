@@ -18,7 +18,11 @@ import typer
 from wheeldoctor.where.target import Target, TargetError, load_target
 
 if TYPE_CHECKING:
+    from typing import TextIO
+
     from rich.console import Console
+
+    from wheeldoctor.commands.fix import FixResult
 
 EXIT_HEALTHY = 0
 EXIT_PROBLEMS = 1
@@ -274,6 +278,84 @@ def doctor(
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
     _guard(run)
+
+
+@app.command()
+def fix(
+    names: Annotated[list[str] | None, typer.Argument(metavar="NAME...", help="Distributions to repair.")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Repair every installed distribution.")] = False,
+    python: PythonOption = None,
+    path: PathOption = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; run nothing.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Run the plan without asking.")] = False,
+    keep: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--keep", metavar="NAME", help="Of two unrelated distributions writing the same paths, keep NAME."
+        ),
+    ] = None,
+    json: JsonOption = False,
+    jobs: JobsOption = None,
+    no_cache: NoCacheOption = False,
+) -> None:
+    """Repair what check and doctor report, with the recorded installer; then verify again."""
+
+    def run() -> int:
+        if bool(names) == all_:
+            _fail("name the distributions to repair, or pass --all (not both)")
+        from wheeldoctor.commands.fix import FixResult, fix, own_distributions_at_risk, plan_fix
+        from wheeldoctor.report import fix_text
+
+        target = Target(python=python, paths=tuple(path or ()))
+        cache_dir = _cache_dir(no_cache)
+        with _no_cyclic_gc():
+            planned = plan_fix(load_target(target), names or None, keep=keep or (), jobs=jobs, cache_dir=cache_dir)
+        # With --json, stdout holds the document alone: the plan and installer output go to stderr.
+        out = sys.stderr if json else sys.stdout
+        _write_lines(out, fix_text.render_plan(planned))
+        steps = planned.plan.steps
+        if dry_run or not steps:
+            return _fix_done(FixResult(planned), json, dry_run, out)
+        at_risk = own_distributions_at_risk(planned)
+        if at_risk and not python:
+            _fail(
+                f"the plan reinstalls {', '.join(at_risk)}, which this wheeldoctor runs on; nothing was run",
+                "run wheeldoctor from another environment, or name this interpreter with --python",
+            )
+        if not yes:
+            if not sys.stdin.isatty():
+                _fail("no terminal to ask on, and no --yes: nothing was run", "review the plan, then pass --yes")
+            if not typer.confirm(f"Run these {len(steps)} step(s)?", default=False, err=True):
+                _fail("not confirmed: nothing was run")
+        result = fix(
+            planned,
+            fix_text.StreamSink(out, len(steps)),
+            lambda: load_target(target),
+            jobs=jobs,
+            cache_dir=cache_dir,
+        )
+        return _fix_done(result, json, dry_run, out)
+
+    _guard(run)
+
+
+def _fix_done(result: FixResult, json: bool, dry_run: bool, out: TextIO) -> int:
+    """Print how ``fix`` ended (the document too, with --json) and choose its exit code."""
+    from wheeldoctor.report import fix_text
+
+    _write_lines(out, fix_text.render_outcome(result))
+    if json:
+        from wheeldoctor.report import json as json_report
+        from wheeldoctor.report.fix_json import fix_document
+
+        sys.stdout.write(json_report.render(fix_document(result, dry_run=dry_run)))
+    return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
+
+
+def _write_lines(stream: TextIO, lines: Iterable[str]) -> None:
+    for line in lines:
+        stream.write(line + "\n")
+    stream.flush()
 
 
 def _emit(

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from wheeldoctor.checks.clash import ClashPair
 from wheeldoctor.checks.files import DistributionReport, Status
 from wheeldoctor.checks.preflight import PreflightResult
-from wheeldoctor.checks.repair import cache_clean_command, reinstall_command
+from wheeldoctor.checks.repair import cache_clean_command, refusal, reinstall_command
 from wheeldoctor.commands.results import CheckResult
 from wheeldoctor.model.findings import BREAKING_KINDS, Finding, Kind
 from wheeldoctor.where.environment import InstalledDistribution
@@ -73,7 +73,10 @@ def tips(result: CheckResult) -> list[str]:
             clean = cache_clean_command(report.dist)
             if clean:
                 lines.append(f"Tip: altered files are hard links, maybe into uv's cache; first run: {clean}")
-        lines.append(f"Tip: {reinstall_command(report.dist, result.environment)}")
+        why = refusal(report.dist)  # another tool's files, or nothing to pin: no pip or uv command
+        lines.append(
+            f"Note: {report.name}: {why}" if why else f"Tip: {reinstall_command(report.dist, result.environment)}"
+        )
     for pair in result.pairs:
         if pair.settled:
             lines.append(

@@ -1,0 +1,96 @@
+"""``fix`` -> text for people: the numbered plan, each step as it runs, then before and after.
+
+Plain lines, on a terminal too: installer output streams between them, and a table
+would not survive that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TextIO
+
+from wheeldoctor.checks.outcome import Outcome, Problem
+from wheeldoctor.checks.plan import RepairStep
+from wheeldoctor.commands.fix import FixPlan, FixResult, StepResult, StepStatus
+
+
+def render_plan(planned: FixPlan) -> Iterable[str]:
+    """The environment, the numbered steps with what each fixes, and what is left alone."""
+    plan = planned.plan
+    yield f"environment: {planned.environment.label}"
+    if not plan.needed:
+        yield from (f"note: {n}" for n in plan.notes)
+        yield "fix: nothing to repair" if not planned.before else "fix: nothing that fix can repair"
+        return
+    yield f"plan: {len(plan.steps)} step(s)"
+    for number, step in enumerate(plan.steps, 1):
+        yield f"  {number}. {step.command}"
+        yield f"     {step.kind.value} {step.name} {step.version}: {step.fixes}"
+    for left in plan.left_alone:
+        yield f"left alone: {left.subject}: {left.reason}"
+        yield from (f"  for you to run: {c}" for c in left.commands)
+    yield from (f"note: {n}" for n in plan.notes)
+
+
+class StreamSink:
+    """Writes each step's header, the installer's output as it comes, and its exit code."""
+
+    def __init__(self, stream: TextIO, total: int) -> None:
+        """Write to ``stream``; ``total`` is the number of steps."""
+        self._stream = stream
+        self._total = total
+
+    def start(self, number: int, step: RepairStep) -> None:
+        """``step N/M: command``."""
+        self._write(f"step {number}/{self._total}: {step.command}")
+
+    def line(self, text: str) -> None:
+        """One line of installer output, indented."""
+        self._write(f"  | {text}")
+
+    def end(self, number: int, result: StepResult) -> None:
+        """``step N/M: exit C``, and the reason when it failed."""
+        code = "not started" if result.returncode is None else f"exit {result.returncode}"
+        self._write(f"step {number}/{self._total}: {code}")
+
+    def _write(self, text: str) -> None:
+        self._stream.write(text + "\n")
+        self._stream.flush()
+
+
+def render_outcome(result: FixResult) -> Iterable[str]:
+    """What ran and what did not, then fixed / still broken / new, and one verdict line."""
+    failed = result.failed
+    if failed is not None:
+        done = [n for n, r in enumerate(result.results, 1) if r.status is StepStatus.OK]
+        skipped = [n for n, r in enumerate(result.results, 1) if r.status is StepStatus.NOT_RUN]
+        number = result.results.index(failed) + 1
+        yield f"error: step {number} failed: {failed.error}"
+        yield f"ran: {_numbers(done)}; failed: step {number}; not run: {_numbers(skipped)}"
+    outcome = result.outcome
+    if outcome is not None:
+        yield from _outcome_lines(outcome)
+    elif result.planned.plan.steps:
+        yield f"fix: {len(result.planned.plan.steps)} step(s) planned; nothing was run"
+        return
+    yield "fix: healthy" if result.healthy else "fix: problems remain"
+
+
+def _outcome_lines(outcome: Outcome) -> Iterable[str]:
+    yield (
+        f"after: {len(outcome.fixed)} fixed, {len(outcome.still_broken)} still broken, "
+        f"{len(outcome.new)} new problem(s)"
+    )
+    for label, problems in (("fixed", outcome.fixed), ("still broken", outcome.still_broken), ("new", outcome.new)):
+        yield from _problem_lines(label, problems)
+
+
+def _problem_lines(label: str, problems: tuple[Problem, ...]) -> Iterable[str]:
+    for problem in problems:
+        yield f"{label}: {problem.text}"
+
+
+def _numbers(numbers: list[int]) -> str:
+    if not numbers:
+        return "none"
+    return ", ".join(str(n) for n in numbers)
