@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from wheeldoctor.checks.clash import find_clashes, pair_up
+from wheeldoctor.checks.deps import RequirementGraph
 from wheeldoctor.checks.files import DistributionReport, not_installed, verify_environment
 from wheeldoctor.checks.states import ProgressSink
 from wheeldoctor.commands.results import CheckResult
@@ -45,4 +46,5 @@ def run_check(
     reports.extend(not_installed(n) for n in missing)
     reports.sort(key=lambda r: r.name)
     clashes = find_clashes(verification.owners, verification.states, involving=[d.name for d in checked])
-    return CheckResult(env, tuple(reports), tuple(clashes), tuple(pair_up(clashes, active)), strict=strict)
+    pairs = pair_up(clashes, active, RequirementGraph.of(env))
+    return CheckResult(env, tuple(reports), tuple(clashes), tuple(pairs), strict=strict)

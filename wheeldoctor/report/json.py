@@ -69,6 +69,7 @@ def pair_json(pair: ClashPair, env: Environment) -> dict[str, Any]:
         "broken": list(pair.broken),
         "winner": pair.winner.name,
         "winner_reason": pair.reason,
+        "relation": pair.relation.value,
         "settled": pair.settled,
         "repair": reinstall_command(pair.winner, env),
     }
