@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
+from wheeldoctor.checks.clash import ClashPair, Relation
 from wheeldoctor.checks.deps import DependencyConflict
 from wheeldoctor.checks.duplicates import Duplicate
 from wheeldoctor.checks.files import DistributionReport, Status
@@ -80,6 +81,20 @@ def duplicate_problems(duplicates: Iterable[Duplicate]) -> set[Problem]:
         Problem(d.name, f"stale:{stale.path}", f"{d.name}: {d.code.value}: stale dist-info {stale.path}")
         for d in duplicates
         for stale in d.stale
+    }
+
+
+def pair_problems(pairs: Iterable[ClashPair]) -> set[Problem]:
+    """One problem per unrelated clash pair: whichever side holds the paths, one uninstall breaks the other."""
+    return {
+        Problem(
+            p.first.name,
+            f"unrelated:{p.second.name}",
+            f"{p.first.name} and {p.second.name} write {p.differing} of the same path(s) with different bytes, "
+            "and neither requires the other",
+        )
+        for p in pairs
+        if p.relation is Relation.UNRELATED
     }
 
 

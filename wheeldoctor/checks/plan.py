@@ -22,7 +22,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from wheeldoctor.checks.clash import ClashPair
+from wheeldoctor.checks.clash import ClashPair, Relation
 from wheeldoctor.checks.duplicates import Duplicate, remedy_argvs
 from wheeldoctor.checks.files import DistributionReport, Status
 from wheeldoctor.checks.repair import cache_clean_argv, refusal, reinstall_argv, uninstall_argv
@@ -239,7 +239,7 @@ def _order_last(pairs: Sequence[ClashPair], keep: Collection[str], planner: _Pla
     used: set[str] = set()
     for pair in pairs:
         names = f"{pair.first.name} and {pair.second.name}"
-        if _relation(pair) == "unrelated":
+        if pair.relation is Relation.UNRELATED:
             chosen = [d for d in (pair.first, pair.second) if d.name in keep_names]
             used.update(d.name for d in chosen)
             if len(chosen) != 1:
@@ -298,12 +298,6 @@ def _order_last(pairs: Sequence[ClashPair], keep: Collection[str], planner: _Pla
         last.append(RepairStep(StepKind.REINSTALL, name, winner.version, reinstall_argv(winner, env), fixes))
         planner.installed_again.add(name)
     return kept_steps + last
-
-
-def _relation(pair: ClashPair) -> str | None:
-    # Until the overlay rules are in, every pair is treated as the tips treat it: winner last.
-    relation = getattr(pair, "relation", None)
-    return str(relation) if relation is not None else None
 
 
 def _choice(pair: ClashPair, *, both: bool) -> str:

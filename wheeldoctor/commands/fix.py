@@ -28,6 +28,7 @@ from wheeldoctor.checks.outcome import (
     duplicate_problems,
     expectation_problems,
     file_problems,
+    pair_problems,
 )
 from wheeldoctor.checks.plan import RepairPlan, RepairStep, plan_repairs
 from wheeldoctor.commands.check import run_check
@@ -146,7 +147,8 @@ def plan_fix(
     wanted = None if names is None else {str(canonicalize_name(n)) for n in names}
     duplicates = tuple(d for d in find_duplicates(env) if wanted is None or d.name in wanted)
     plan = plan_repairs(env, check.distributions, check.pairs, duplicates, keep)
-    before = file_problems(check.distributions) | duplicate_problems(d for d in duplicates if d.failing)
+    before = file_problems(check.distributions) | pair_problems(check.pairs)
+    before |= duplicate_problems(d for d in duplicates if d.failing)
     return FixPlan(check, duplicates, plan, tuple(sorted(before, key=lambda p: (p.subject, p.key))))
 
 
@@ -238,13 +240,15 @@ def _program(name: str) -> str:
 
 def _diagnose(step: RepairStep, code: int, tail: Sequence[str]) -> str:
     """One line for a failed step: the network when the output says so, else the installer's last error."""
-    installer = "uv" if step.argv[0].endswith("uv") else "pip"
-    for text in tail:
-        sign = next((s for s in _NETWORK_SIGNS if s.lower() in text.lower()), None)
-        if sign is not None:
-            return (
-                f"{installer} could not reach the package index ({sign.lower()}); check the network or index settings"
-            )
+    import re
+
+    installer = "uv" if os.path.basename(step.argv[0]) == "uv" else "pip"
+    if any(sign.lower() in text.lower() for text in tail for sign in _NETWORK_SIGNS):
+        # The most specific cause: the OS error pip quotes, else uv's last "cause:" line.
+        errno = next((m.group(0) for t in tail if (m := re.search(r"\[Errno -?\d+\] [^'\")\]]+", t))), None)
+        causes = [t.strip().removeprefix("cause:").strip() for t in tail if t.strip().startswith("cause:")]
+        detail = errno or (causes[-1] if causes else "connection failed")
+        return f"{installer} could not reach the package index ({detail})"
     errors = [
         t.strip() for t in tail if t.strip().lower().startswith(("error", "\u00d7"))
     ]  # uv marks errors with a cross
@@ -261,7 +265,7 @@ def verify_again(
     after = expectation_problems(env, plan.expected)
     if present:
         check = run_check(env, present, jobs=jobs, cache_dir=cache_dir, processes=True)
-        after |= file_problems(check.distributions)
+        after |= file_problems(check.distributions) | pair_problems(check.pairs)
     touched = set(plan.touches)
     after |= duplicate_problems(d for d in find_duplicates(env) if d.failing and d.name in touched)
     # A requirement the repair broke (an uninstall, a version change) is new; older ones are not its doing.

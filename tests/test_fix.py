@@ -1,0 +1,240 @@
+"""fix: the repairs check and doctor report, planned, run by real pip and real uv, and verified again.
+
+Every environment is real: wheels built by tests/helpers.py, installed by the real
+installers, damaged on disk the way accidents damage them. The installers that ``fix``
+runs find wheels only in a local directory (``--find-links``, no index), so nothing here
+needs the network; the one failing step points them at an index nobody listens on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import build_wheel, make_venv, run_checked, run_cli, uv_install
+
+#: No index on this machine answers here: connection refused at once.
+UNREACHABLE = "http://127.0.0.1:9/simple"
+
+
+def offline(wheels: Path) -> dict[str, str]:
+    """pip and uv (as fix runs them) find wheels in ``wheels`` only; the machine's pip config is ignored."""
+    return {
+        "PIP_CONFIG_FILE": os.devnull,
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": str(wheels),
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        "UV_NO_CONFIG": "1",
+        "UV_OFFLINE": "1",
+        "UV_FIND_LINKS": str(wheels),
+        "UV_PYTHON_DOWNLOADS": "never",
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+
+
+def unreachable() -> dict[str, str]:
+    """pip and uv look for wheels on an index that refuses every connection."""
+    return {
+        "PIP_CONFIG_FILE": os.devnull,
+        "PIP_INDEX_URL": UNREACHABLE,
+        "PIP_RETRIES": "1",
+        "PIP_TIMEOUT": "2",
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        "UV_NO_CONFIG": "1",
+        "UV_INDEX_URL": UNREACHABLE,
+        "UV_HTTP_RETRIES": "0",
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+
+
+def snapshot(root: Path) -> dict[str, tuple[str, int, str]]:
+    """Every entry under ``root``: kind, mode and content digest (link target for symlinks)."""
+    entries: dict[str, tuple[str, int, str]] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = Path(dirpath, name)
+            st = path.lstat()
+            if path.is_symlink():
+                entries[str(path)] = ("link", st.st_mode, os.readlink(path))
+            elif path.is_dir():
+                entries[str(path)] = ("dir", st.st_mode, "")
+            else:
+                entries[str(path)] = ("file", st.st_mode, hashlib.sha256(path.read_bytes()).hexdigest())
+    return entries
+
+
+def fix(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``wheeldoctor fix ARGS``, stdin not a terminal; never a traceback."""
+    done = run_cli("fix", *args, env=env)
+    assert "Traceback" not in done.stderr, done.stderr
+    return done
+
+
+def fix_json(*args: str | Path, env: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+    """``wheeldoctor fix ARGS --json``: the exit code and the document."""
+    done = fix(*args, "--json", env=env)
+    document: dict[str, Any] = json.loads(done.stdout)
+    return done.returncode, document
+
+
+def rc_of(*args: str | Path) -> int:
+    """The exit code of one wheeldoctor run."""
+    return run_cli(*args).returncode
+
+
+def pkg(name: str, **files: bytes) -> dict[str, bytes]:
+    """A package ``name`` with ``__init__.py`` and the given files (``data_txt`` -> ``data.txt``)."""
+    module = name.replace("-", "_")
+    return {f"{module}/__init__.py": b"V = 1\n", **{f"{module}/{k.replace('_', '.')}": v for k, v in files.items()}}
+
+
+# -- a pip environment with one problem of each sort ------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sick:
+    """A copy of a real pip venv (its own pip inside): modified, missing, emptied files, a stale dist-info."""
+
+    python: Path
+    site: Path
+    root: Path
+    wheels: Path
+
+
+@pytest.fixture
+def sick(tmp_path: Path) -> Sick:
+    """Built with the venv's own pip; then copied, and the copy damaged."""
+    wheels = tmp_path / "wheels"
+    alpha = build_wheel(wheels, "alpha", "1.0", pkg("alpha", data_txt=b"data\n", more_py=b"M = 2\n"))
+    beta = build_wheel(wheels, "beta", "1.0", pkg("beta"))
+    foo = {
+        v: build_wheel(wheels, "foo", v, pkg("foo", **({"old_py": b"OLD = 1\n"} if v == "1.0" else {})))
+        for v in ("1.0", "2.0")
+    }
+    original = tmp_path / "original"
+    run_checked([sys.executable, "-m", "venv", original])
+    pip = [original / "bin" / "python", "-m", "pip", "install", "-q", "--no-index", "--no-deps"]
+    run_checked([*pip, alpha, beta, foo["1.0"]])
+    site = Path(next(original.glob("lib/python3*/site-packages")))
+    kept = tmp_path / "kept"
+    shutil.copytree(next(site.glob("foo-1.0.dist-info")), kept)
+    run_checked([*pip, "--upgrade", foo["2.0"]])
+    shutil.copytree(kept, site / "foo-1.0.dist-info")  # an upgrade interrupted: the old record is back
+    copy = tmp_path / "env"
+    shutil.copytree(original, copy, symlinks=True)
+    site = copy / site.relative_to(original)
+    (site / "alpha" / "__init__.py").write_bytes(b"V = 2\n")  # modified
+    (site / "alpha" / "data.txt").unlink()  # missing
+    (site / "alpha" / "more.py").write_bytes(b"")  # emptied
+    return Sick(copy / "bin" / "python", site, copy, wheels)
+
+
+def test_dry_run_lists_the_commands_and_changes_no_byte(sick: Sick) -> None:
+    before = snapshot(sick.root)
+    done = fix("--all", "--dry-run", "--python", sick.python, env=offline(sick.wheels))
+    assert done.returncode == 1
+    python = str(sick.python)
+    steps = [line.strip() for line in done.stdout.splitlines() if line.strip()[:2] in {"1.", "2.", "3.", "4."}]
+    assert steps == [
+        f"1. {python} -m pip uninstall -y foo",
+        f"2. {python} -m pip uninstall -y foo",
+        f"3. {python} -m pip install --no-deps foo==2.0",
+        f"4. {python} -m pip install --force-reinstall --no-deps alpha==1.0",
+    ]
+    assert "reinstall alpha 1.0: puts back 3 file(s) (1 missing, 2 modified)" in done.stdout
+    assert done.stdout.splitlines()[-1] == "fix: 4 step(s) planned; nothing was run"
+    assert snapshot(sick.root) == before
+
+
+def test_without_yes_and_without_a_terminal_nothing_runs(sick: Sick) -> None:
+    before = snapshot(sick.root)
+    done = fix("--all", "--python", sick.python, env=offline(sick.wheels))
+    assert done.returncode == 2
+    assert "no terminal to ask on, and no --yes: nothing was run" in done.stderr
+    assert snapshot(sick.root) == before
+
+
+def test_yes_repairs_everything_and_doctor_agrees(sick: Sick) -> None:
+    assert rc_of("doctor", "--python", sick.python) == 1
+    rc, doc = fix_json("--all", "--yes", "--python", sick.python, env=offline(sick.wheels))
+    assert rc == 0, doc
+    assert [s["status"] for s in doc["steps"]] == ["ok"] * 4
+    assert [s["returncode"] for s in doc["steps"]] == [0] * 4
+    assert (doc["healthy"], doc["before"]["healthy"], doc["after"]["healthy"]) == (True, False, True)
+    assert doc["after"]["still_broken"] == doc["after"]["new"] == []
+    assert sorted(p["distribution"] for p in doc["after"]["fixed"]) == ["alpha"] * 3 + ["foo"]
+    assert rc_of("doctor", "--python", sick.python) == 0
+    assert len(list(sick.site.glob("foo-*.dist-info"))) == 1
+
+
+def test_a_step_that_cannot_reach_the_index_stops_the_rest(sick: Sick) -> None:
+    done = fix("alpha", "beta", "--yes", "--python", sick.python, env=unreachable())
+    # beta is intact: one step for alpha; damage beta too, so that a second step exists.
+    assert done.returncode == 1
+    (sick.site / "beta" / "__init__.py").write_bytes(b"V = 3\n")
+    before = snapshot(sick.root)
+    done = fix("alpha", "beta", "--yes", "--python", sick.python, env=unreachable())
+    assert done.returncode == 1
+    assert "error: step 1 failed: pip could not reach the package index ([Errno 111] Connection refused)" in done.stdout
+    assert "ran: none; failed: step 1; not run: 2" in done.stdout
+    assert "step 2/2" not in done.stdout
+    assert snapshot(sick.root) == before  # pip removes nothing before it has the wheel
+    assert done.stdout.splitlines()[-1] == "fix: problems remain"
+
+
+# -- uv: hard links into its cache ------------------------------------------------------------
+
+
+def test_uv_hard_linked_file_is_dropped_from_the_cache_first(tmp_path: Path, uv_bin: Path) -> None:
+    cache = tmp_path / "uv-cache"  # its own: altering a linked file alters the cache entry too
+    wheels = tmp_path / "wheels"
+    venv = make_venv(tmp_path / "venv", uv_bin=uv_bin, cache_dir=cache)
+    uv_install(venv, "--no-deps", build_wheel(wheels, "gamma", "1.0", pkg("gamma")), cache_dir=cache, link_mode=None)
+    target = venv.site_packages / "gamma" / "__init__.py"
+    assert target.stat().st_nlink > 1
+    with target.open("r+b") as f:  # in place: the cache's copy changes with it
+        f.write(b"X")
+    env = {**offline(wheels), "UV_CACHE_DIR": str(cache)}
+    rc, doc = fix_json("gamma", "--yes", "--python", venv.python, env=env)
+    assert [(s["kind"], s["command"]) for s in doc["plan"]["steps"]] == [
+        ("cache-clean", "uv cache clean gamma"),
+        ("reinstall", f"uv pip install --python {venv.python} --reinstall-package gamma --no-deps gamma==1.0"),
+    ]
+    assert rc == 0, doc
+    assert rc_of("check", "gamma", "--python", venv.python) == 0
+    assert target.read_bytes() == b"V = 1\n"
+
+
+def test_uv_step_that_cannot_reach_the_index(tmp_path: Path, uv_bin: Path) -> None:
+    wheels = tmp_path / "wheels"
+    venv = make_venv(tmp_path / "venv", uv_bin=uv_bin)
+    uv_install(venv, "--no-deps", *(build_wheel(wheels, n, "1.0", pkg(n)) for n in ("delta", "epsilon")))
+    for name in ("delta", "epsilon"):
+        (venv.site_packages / name / "__init__.py").write_bytes(b"broken\n")
+    rc, doc = fix_json("--all", "--yes", "--python", venv.python, env=unreachable())
+    assert rc == 1
+    assert [s["status"] for s in doc["steps"]] == ["failed", "not-run"]
+    assert doc["steps"][0]["error"].startswith("uv could not reach the package index (")
+    assert doc["after"]["fixed"] == [] and doc["after"]["new"] == []
+    assert sorted(p["distribution"] for p in doc["after"]["still_broken"]) == ["delta", "epsilon"]
+
+
+def test_uv_env_repaired(tmp_path: Path, uv_bin: Path) -> None:
+    wheels = tmp_path / "wheels"
+    venv = make_venv(tmp_path / "venv", uv_bin=uv_bin)
+    uv_install(venv, "--no-deps", build_wheel(wheels, "zeta", "1.0", pkg("zeta", extra_py=b"E = 1\n")))
+    (venv.site_packages / "zeta" / "extra.py").unlink()
+    (venv.site_packages / "zeta" / "__init__.py").write_bytes(b"")
+    done = fix("--all", "--yes", "--python", venv.python, env=offline(wheels))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "after: 2 fixed, 0 still broken, 0 new problem(s)" in done.stdout
+    assert "uv cache clean" not in done.stdout  # copies, not links: nothing to drop
+    assert rc_of("doctor", "--python", venv.python) == 0
