@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import build_wheel, make_venv, run_checked, run_cli, uv_install
+from helpers import Venv, build_wheel, make_venv, pip_install, run_checked, run_cli, uv_install
 
 #: No index on this machine answers here: connection refused at once.
 UNREACHABLE = "http://127.0.0.1:9/simple"
@@ -238,3 +238,100 @@ def test_uv_env_repaired(tmp_path: Path, uv_bin: Path) -> None:
     assert "after: 2 fixed, 0 still broken, 0 new problem(s)" in done.stdout
     assert "uv cache clean" not in done.stdout  # copies, not links: nothing to drop
     assert rc_of("doctor", "--python", venv.python) == 0
+
+
+# -- clash pairs ------------------------------------------------------------------------------
+
+
+def install_all(installer: str, venv: Venv, *wheels: Path) -> None:
+    """Install wheels one at a time, in order (the last one's bytes win), with the named real installer."""
+    for wheel in wheels:
+        if installer == "pip":
+            pip_install(venv, "--no-index", "--no-deps", wheel)
+        else:
+            uv_install(venv, "--no-deps", wheel)
+
+
+def two_builds(wheels: Path) -> tuple[Path, Path]:
+    """Two builds of one library under two project names: same package, different bytes, no requirement."""
+    files = {"onelib/__init__.py": b"", "onelib/core.py": b"BUILD = '%s'\n"}
+    return tuple(  # type: ignore[return-value]
+        build_wheel(wheels, name, "1.0", {p: d.replace(b"%s", name.encode()) for p, d in files.items()})
+        for name in ("onelib-fast", "onelib-slow")
+    )
+
+
+@pytest.mark.parametrize("installer", ["pip", "uv"])
+@pytest.mark.parametrize("kept", ["onelib-fast", "onelib-slow"])
+def test_unrelated_pair_needs_keep_and_keep_heals_it(installer: str, kept: str, tmp_path: Path, uv_bin: Path) -> None:
+    wheels = tmp_path / "wheels"
+    venv = make_venv(tmp_path / "venv", uv_bin=uv_bin)
+    install_all(installer, venv, *two_builds(wheels))  # onelib-slow's bytes win every path
+    other = "onelib-slow" if kept == "onelib-fast" else "onelib-fast"
+    assert rc_of("check", "--all", "--python", venv.python) == 1
+
+    before = snapshot(venv.prefix)
+    rc, doc = fix_json("--all", "--yes", "--python", venv.python, env=offline(wheels))
+    assert rc == 1
+    assert doc["plan"]["steps"] == []
+    [left] = doc["plan"]["left_alone"]
+    assert left["subject"] == "onelib-fast and onelib-slow"
+    assert "choose with --keep onelib-fast or --keep onelib-slow" in left["reason"]
+    assert snapshot(venv.prefix) == before
+
+    rc, doc = fix_json("--all", "--yes", "--keep", kept, "--python", venv.python, env=offline(wheels))
+    assert [(s["kind"], s["distribution"]) for s in doc["plan"]["steps"]] == [("uninstall", other), ("reinstall", kept)]
+    assert rc == 0, doc
+    assert rc_of("check", "--all", "--python", venv.python) == 0
+    assert rc_of("check", other, "--python", venv.python) == 1  # not installed
+    assert (venv.site_packages / "onelib" / "core.py").read_bytes() == f"BUILD = '{kept}'\n".encode()
+
+
+def test_overlay_winner_is_reinstalled_last(tmp_path: Path, uv_bin: Path) -> None:
+    from variants import BASE, DIFFERING, FILES, OVERLAY, build_variant_wheels
+
+    wheels = build_variant_wheels(tmp_path / "wheels")
+    venv = make_venv(tmp_path / "venv", uv_bin=uv_bin)
+    install_all("uv", venv, wheels.base, wheels.overlay)
+    assert rc_of("check", OVERLAY, "--python", venv.python) == 0
+    for path in DIFFERING[:5]:  # a parallel install let the base win these
+        (venv.site_packages / path).write_bytes(FILES[BASE][path])
+    assert rc_of("check", OVERLAY, "--python", venv.python) == 1
+    _, doc = fix_json("--all", "--yes", "--python", venv.python, env=offline(tmp_path / "wheels"))
+    assert [(s["kind"], s["distribution"]) for s in doc["plan"]["steps"]] == [("reinstall", OVERLAY)]
+    assert all(s["status"] == "ok" for s in doc["steps"])
+    assert rc_of("check", OVERLAY, "--python", venv.python) == 0
+    for path in DIFFERING:
+        assert (venv.site_packages / path).read_bytes() == FILES[OVERLAY][path]
+
+
+def test_a_settled_overlay_is_left_alone(tmp_path: Path, uv_bin: Path) -> None:
+    from variants import BASE, DIFFERING, OVERLAY, build_variant_wheels
+
+    wheels = build_variant_wheels(tmp_path / "wheels")
+    venv = make_venv(tmp_path / "venv", uv_bin=uv_bin)
+    install_all("uv", venv, wheels.base, wheels.overlay)
+    before = snapshot(venv.prefix)
+    _, doc = fix_json("--all", "--yes", "--python", venv.python, env=offline(tmp_path / "wheels"))
+    assert doc["plan"]["steps"] == [] and doc["plan"]["left_alone"] == []
+    assert doc["plan"]["notes"] == [
+        f"{BASE} and {OVERLAY}: {OVERLAY} already holds all {len(DIFFERING)} differing path(s) "
+        f"(it requires {BASE}); nothing to repair"
+    ]
+    assert snapshot(venv.prefix) == before
+
+
+def test_a_chain_reinstalls_the_lower_layer_first(tmp_path: Path, uv_bin: Path) -> None:
+    wheels = tmp_path / "wheels"
+    layer = {name: {"stack/core.py": f"LAYER = '{name}'\n".encode()} for name in ("low", "mid", "top")}
+    built = [
+        build_wheel(wheels, "low", "1.0", layer["low"]),
+        build_wheel(wheels, "mid", "1.0", layer["mid"], requires=["low"]),
+        build_wheel(wheels, "top", "1.0", layer["top"], requires=["mid"]),
+    ]
+    venv = make_venv(tmp_path / "venv", uv_bin=uv_bin)
+    install_all("uv", venv, built[1], built[2], built[0])  # the bottom layer's bytes won
+    _, doc = fix_json("--all", "--yes", "--python", venv.python, env=offline(wheels))
+    assert [s["distribution"] for s in doc["plan"]["steps"]] == ["mid", "top"]
+    assert (venv.site_packages / "stack" / "core.py").read_bytes() == layer["top"]["stack/core.py"]
+    assert rc_of("check", "top", "--python", venv.python) == 0
