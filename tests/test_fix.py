@@ -335,3 +335,121 @@ def test_a_chain_reinstalls_the_lower_layer_first(tmp_path: Path, uv_bin: Path) 
     assert [s["distribution"] for s in doc["plan"]["steps"]] == ["mid", "top"]
     assert (venv.site_packages / "stack" / "core.py").read_bytes() == layer["top"]["stack/core.py"]
     assert rc_of("check", "top", "--python", venv.python) == 0
+
+
+# -- what fix will not run --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("installer", ["poetry", None])
+def test_another_tools_distribution_gets_no_step_only_the_tip(
+    installer: str | None, tmp_path: Path, uv_bin: Path
+) -> None:
+    wheels = tmp_path / "wheels"
+    venv = make_venv(tmp_path / "venv", uv_bin=uv_bin)
+    pip_install(venv, "--no-index", "--no-deps", build_wheel(wheels, "theta", "1.0", pkg("theta")))
+    marker = venv.dist_info("theta") / "INSTALLER"
+    if installer is None:
+        marker.unlink()
+    else:
+        marker.write_text(installer + "\n")
+    (venv.site_packages / "theta" / "__init__.py").write_bytes(b"altered\n")
+    before = snapshot(venv.prefix)
+    rc, doc = fix_json("--all", "--yes", "--python", venv.python, env=offline(wheels))
+    assert rc == 1
+    assert doc["plan"]["steps"] == [] and doc["steps"] == [] and doc["after"] is None
+    [left] = doc["plan"]["left_alone"]
+    expected = f"installed by {installer}, not pip or uv" if installer else "no INSTALLER is recorded"
+    assert left["subject"] == "theta" and left["reason"].startswith(expected)
+    tip = [line for line in run_cli("check", "theta", "--python", venv.python).stdout.splitlines() if "Tip:" in line]
+    assert left["commands"] == [tip[-1].removeprefix("Tip: ")]  # the tip's command, for the user to run
+    assert snapshot(venv.prefix) == before
+
+
+def test_it_will_not_reinstall_what_it_runs_on(tmp_path: Path) -> None:
+    # A copy of one of wheeldoctor's own dependencies, first on its sys.path, then damaged.
+    from importlib.metadata import distribution
+
+    own = distribution("mdurl")
+    site = tmp_path / "site"
+    for top in ("mdurl", f"mdurl-{own.version}.dist-info"):
+        shutil.copytree(Path(str(own.locate_file(top))), site / top)
+    with (site / "mdurl" / "_url.py").open("ab") as f:
+        f.write(b"# altered\n")
+    before = snapshot(site)
+    done = run_cli("fix", "mdurl", "--yes", env={"PYTHONPATH": str(site), **unreachable()})
+    assert done.returncode == 2
+    assert "the plan reinstalls mdurl, which this wheeldoctor runs on; nothing was run" in done.stderr
+    assert snapshot(site) == before
+    # Named with --python, it goes ahead: here to an index that cannot answer, so nothing changes.
+    done = run_cli("fix", "mdurl", "--yes", "--python", sys.executable, env={"PYTHONPATH": str(site), **unreachable()})
+    assert (done.returncode, "step 1 failed: pip could not reach the package index" in done.stdout) == (1, True)
+    assert snapshot(site) == before
+
+
+def read_until(fd: int, marker: bytes | None) -> bytes:
+    """Read a terminal until ``marker`` shows (None: until it closes); a minute at most, never a hang."""
+    import select
+
+    output = b""
+    while marker is None or marker not in output:
+        ready, _, _ = select.select([fd], [], [], 60)
+        if not ready:
+            break
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # the other side closed
+            break
+        if not chunk:
+            break
+        output += chunk
+    return output
+
+
+def test_on_a_terminal_it_asks_and_no_means_nothing_runs(sick: Sick) -> None:
+    import pty
+
+    before = snapshot(sick.root)
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: wheeldoctor on a terminal
+        os.environ.update(offline(sick.wheels))
+        os.execv(sys.executable, [sys.executable, "-m", "wheeldoctor", "fix", "--all", "--python", str(sick.python)])
+    output = read_until(fd, b"Run these 4 step(s)? [y/N]")
+    os.write(fd, b"n\n")
+    output += read_until(fd, None)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 2
+    assert b"not confirmed: nothing was run" in output
+    assert snapshot(sick.root) == before
+
+
+# -- the real overlay -------------------------------------------------------------------------
+
+CUTLASS = Path(os.environ.get("WHEELDOCTOR_CUTLASS_WHEELS", "/work/coord/wheels"))
+
+
+def test_real_cutlass_overlay_with_five_paths_back_to_base(tmp_path: Path, uv_bin: Path) -> None:
+    import zipfile
+
+    from helpers import find_interpreter
+
+    wheels = {w.name.split("-")[0]: w for w in CUTLASS.glob("nvidia_cutlass_dsl_libs_*-4.5.0-cp311-*.whl")}
+    python = find_interpreter("3.11")
+    if len(wheels) != 2 or python is None:
+        pytest.skip("needs the real cutlass-dsl 4.5.0 cp311 wheels and Python 3.11")
+    base, cu13 = wheels["nvidia_cutlass_dsl_libs_base"], wheels["nvidia_cutlass_dsl_libs_cu13"]
+    venv = make_venv(tmp_path / "venv", python, uv_bin=uv_bin)
+    pip_install(venv, "--no-index", "--no-deps", base)
+    pip_install(venv, "--no-index", "--no-deps", cu13)
+    with zipfile.ZipFile(base) as b, zipfile.ZipFile(cu13) as c:
+        shared = sorted(set(b.namelist()) & set(c.namelist()))
+        differing = [p for p in shared if ".dist-info/" not in p and b.getinfo(p).CRC != c.getinfo(p).CRC]
+        for path in differing[:5]:  # as a parallel install leaves them: base's bytes in cu13's paths
+            (venv.site_packages / path).write_bytes(b.read(path))
+    name = "nvidia-cutlass-dsl-libs-cu13"
+    assert rc_of("check", name, "--python", venv.python) == 1
+    _, doc = fix_json("--all", "--yes", "--python", venv.python, env=offline(CUTLASS))
+    assert [(s["kind"], s["distribution"]) for s in doc["plan"]["steps"]] == [("reinstall", name)]
+    assert [s["status"] for s in doc["steps"]] == ["ok"]
+    assert rc_of("check", name, "--python", venv.python) == 0
+    with zipfile.ZipFile(cu13) as c:
+        assert all((venv.site_packages / p).read_bytes() == c.read(p) for p in differing)

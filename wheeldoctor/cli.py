@@ -18,11 +18,7 @@ import typer
 from wheeldoctor.where.target import Target, TargetError, load_target
 
 if TYPE_CHECKING:
-    from typing import TextIO
-
     from rich.console import Console
-
-    from wheeldoctor.commands.fix import FixResult
 
 EXIT_HEALTHY = 0
 EXIT_PROBLEMS = 1
@@ -288,12 +284,7 @@ def fix(
     path: PathOption = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; run nothing.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Run the plan without asking.")] = False,
-    keep: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--keep", metavar="NAME", help="Of two unrelated distributions writing the same paths, keep NAME."
-        ),
-    ] = None,
+    keep: Annotated[list[str] | None, typer.Option(metavar="NAME", help="Of an unrelated pair, keep NAME.")] = None,
     json: JsonOption = False,
     jobs: JobsOption = None,
     no_cache: NoCacheOption = False,
@@ -311,51 +302,27 @@ def fix(
         with _no_cyclic_gc():
             planned = plan_fix(load_target(target), names or None, keep=keep or (), jobs=jobs, cache_dir=cache_dir)
         # With --json, stdout holds the document alone: the plan and installer output go to stderr.
-        out = sys.stderr if json else sys.stdout
-        _write_lines(out, fix_text.render_plan(planned))
+        out, document = (sys.stderr, sys.stdout) if json else (sys.stdout, None)
+        fix_text.write(out, fix_text.render_plan(planned))
         steps = planned.plan.steps
-        if dry_run or not steps:
-            return _fix_done(FixResult(planned), json, dry_run, out)
-        at_risk = own_distributions_at_risk(planned)
-        if at_risk and not python:
-            _fail(
-                f"the plan reinstalls {', '.join(at_risk)}, which this wheeldoctor runs on; nothing was run",
-                "run wheeldoctor from another environment, or name this interpreter with --python",
-            )
-        if not yes:
-            if not sys.stdin.isatty():
+        result = FixResult(planned)
+        if steps and not dry_run:
+            at_risk = own_distributions_at_risk(planned)
+            if at_risk and not python:
+                _fail(
+                    f"the plan reinstalls {', '.join(at_risk)}, which this wheeldoctor runs on; nothing was run",
+                    "run wheeldoctor from another environment, or name this interpreter with --python",
+                )
+            if not yes and not sys.stdin.isatty():
                 _fail("no terminal to ask on, and no --yes: nothing was run", "review the plan, then pass --yes")
-            if not typer.confirm(f"Run these {len(steps)} step(s)?", default=False, err=True):
+            if not yes and not typer.confirm(f"Run these {len(steps)} step(s)?", default=False, err=True):
                 _fail("not confirmed: nothing was run")
-        result = fix(
-            planned,
-            fix_text.StreamSink(out, len(steps)),
-            lambda: load_target(target),
-            jobs=jobs,
-            cache_dir=cache_dir,
-        )
-        return _fix_done(result, json, dry_run, out)
+            sink = fix_text.StreamSink(out, len(steps))
+            result = fix(planned, sink, lambda: load_target(target), jobs=jobs, cache_dir=cache_dir)
+        fix_text.finish(result, out, document, dry_run=dry_run)
+        return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
     _guard(run)
-
-
-def _fix_done(result: FixResult, json: bool, dry_run: bool, out: TextIO) -> int:
-    """Print how ``fix`` ended (the document too, with --json) and choose its exit code."""
-    from wheeldoctor.report import fix_text
-
-    _write_lines(out, fix_text.render_outcome(result))
-    if json:
-        from wheeldoctor.report import json as json_report
-        from wheeldoctor.report.fix_json import fix_document
-
-        sys.stdout.write(json_report.render(fix_document(result, dry_run=dry_run)))
-    return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
-
-
-def _write_lines(stream: TextIO, lines: Iterable[str]) -> None:
-    for line in lines:
-        stream.write(line + "\n")
-    stream.flush()
 
 
 def _emit(

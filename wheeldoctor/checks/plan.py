@@ -25,7 +25,7 @@ from enum import Enum
 from wheeldoctor.checks.clash import ClashPair, Relation
 from wheeldoctor.checks.duplicates import Duplicate, remedy_argvs
 from wheeldoctor.checks.files import DistributionReport, Status
-from wheeldoctor.checks.repair import cache_clean_argv, refusal, reinstall_argv, uninstall_argv
+from wheeldoctor.checks.repair import cache_clean_argv, refusal, reinstall_argv, reinstall_command, uninstall_argv
 from wheeldoctor.model.findings import BREAKING_KINDS, Finding, Kind
 from wheeldoctor.where.environment import Environment, InstalledDistribution
 
@@ -43,7 +43,7 @@ class StepKind(str, Enum):
 
 
 @dataclass(frozen=True, slots=True)
-class RepairStep:
+class FixStep:
     """One installer command, and what it repairs."""
 
     kind: StepKind
@@ -82,7 +82,7 @@ class Expected:
 class RepairPlan:
     """The steps in the order to run them, what is left alone, and what must hold afterwards."""
 
-    steps: tuple[RepairStep, ...]
+    steps: tuple[FixStep, ...]
     left_alone: tuple[LeftAlone, ...]
     notes: tuple[str, ...]
     expected: tuple[Expected, ...]
@@ -131,7 +131,7 @@ class _Planner:
 
     def __init__(self, env: Environment) -> None:
         self.env = env
-        self.steps: list[RepairStep] = []
+        self.steps: list[FixStep] = []
         self.left: list[LeftAlone] = []
         self.notes: list[str] = []
         self.expected: dict[str, Expected] = {}
@@ -172,7 +172,7 @@ class _Planner:
                     f"installs {duplicate.name} {active.version} once: one dist-info, every file (stale: {versions})"
                 )
                 kind = StepKind.INSTALL
-            self.steps.append(RepairStep(kind, active.name, active.version, tuple(argv), fixes))
+            self.steps.append(FixStep(kind, active.name, active.version, tuple(argv), fixes))
         self.installed_again.add(active.name)
         self.expect(active.name, active.version)
 
@@ -193,7 +193,7 @@ class _Planner:
             return
         why = refusal(dist)
         if why is not None:
-            self.left.append(LeftAlone(report.name, why))
+            self.left.append(_for_the_user(report.name, why, dist, self.env))
             return
         hard_linked = [f for f in breaking if f.kind is Kind.MODIFIED and f.content_from is None and f.links > 1]
         clean = cache_clean_argv(dist) if hard_linked else None
@@ -202,14 +202,22 @@ class _Planner:
                 f"drops uv's cached copy of {len(hard_linked)} altered hard-linked file(s), "
                 "so the reinstall does not link them back"
             )
-            self.steps.append(RepairStep(StepKind.CACHE_CLEAN, dist.name, dist.version, clean, fixes))
+            self.steps.append(FixStep(StepKind.CACHE_CLEAN, dist.name, dist.version, clean, fixes))
         self.expect(dist.name, dist.version)
         if deferred or dist.name in self.installed_again:
             return  # reinstalled anyway, later (a clash winner) or already (a duplicate's install)
-        self.steps.append(
-            RepairStep(StepKind.REINSTALL, dist.name, dist.version, reinstall_argv(dist, self.env), _tally(breaking))
-        )
+        self.steps.append(reinstall(dist, self.env, _tally(breaking)))
         self.installed_again.add(dist.name)
+
+
+def reinstall(dist: InstalledDistribution, env: Environment, fixes: str) -> FixStep:
+    """The step that reinstalls ``dist`` at its exact version: the very command its tip prints."""
+    return FixStep(StepKind.REINSTALL, dist.name, dist.version, reinstall_argv(dist, env), fixes)
+
+
+def _for_the_user(subject: str, reason: str, dist: InstalledDistribution, env: Environment) -> LeftAlone:
+    """Left alone, with the command its tip prints (another manager's, say) for the user to run."""
+    return LeftAlone(subject, reason, (reinstall_command(dist, env),))
 
 
 def _explained_by_clash(findings: Iterable[Finding]) -> bool:
@@ -226,13 +234,13 @@ def _tally(findings: Sequence[Finding]) -> str:
     return f"puts back {len(findings)} file(s) ({detail})"
 
 
-def _order_last(pairs: Sequence[ClashPair], keep: Collection[str], planner: _Planner) -> list[RepairStep]:
+def _order_last(pairs: Sequence[ClashPair], keep: Collection[str], planner: _Planner) -> list[FixStep]:
     """The steps for clash pairs: each kept side after its rival's uninstall, then overlay winners, lowest first."""
     from packaging.utils import canonicalize_name
 
     env = planner.env
     keep_names = {str(canonicalize_name(k)) for k in keep}
-    kept_steps: list[RepairStep] = []
+    kept_steps: list[FixStep] = []
     winners: dict[str, InstalledDistribution] = {}
     reasons: dict[str, list[str]] = {}
     below: dict[str, set[str]] = {}
@@ -252,7 +260,7 @@ def _order_last(pairs: Sequence[ClashPair], keep: Collection[str], planner: _Pla
                 planner.left.append(LeftAlone(names, f"--keep {kept.name}: {why}"))
                 continue
             kept_steps.append(
-                RepairStep(
+                FixStep(
                     StepKind.UNINSTALL,
                     other.name,
                     other.version,
@@ -260,15 +268,8 @@ def _order_last(pairs: Sequence[ClashPair], keep: Collection[str], planner: _Pla
                     f"removes {other.name} (--keep {kept.name}), and with it the {pair.shared} path(s) they share",
                 )
             )
-            kept_steps.append(
-                RepairStep(
-                    StepKind.REINSTALL,
-                    kept.name,
-                    kept.version,
-                    reinstall_argv(kept, env),
-                    f"puts {kept.name}'s bytes back in the {pair.shared} shared path(s) the uninstall removed",
-                )
-            )
+            fixes = f"puts {kept.name}'s bytes back in the {pair.shared} shared path(s) the uninstall removed"
+            kept_steps.append(reinstall(kept, env, fixes))
             planner.expect(other.name, None)
             planner.expect(kept.name, kept.version)
             planner.installed_again.add(kept.name)
@@ -282,7 +283,7 @@ def _order_last(pairs: Sequence[ClashPair], keep: Collection[str], planner: _Pla
         winner = pair.winner
         why = refusal(winner)
         if why is not None:
-            planner.left.append(LeftAlone(names, f"{winner.name} must be reinstalled last, but {why}"))
+            planner.left.append(_for_the_user(names, f"{winner.name} must be reinstalled last, but {why}", winner, env))
             continue
         winners[winner.name] = winner
         reasons.setdefault(winner.name, []).append(f"{pair.differing} differing with {pair.loser.name}, {pair.reason}")
@@ -295,7 +296,7 @@ def _order_last(pairs: Sequence[ClashPair], keep: Collection[str], planner: _Pla
     for name in _lowest_first(winners, below):
         winner = winners[name]
         fixes = f"reinstalled last: puts {name}'s bytes in the path(s) it shares ({'; '.join(reasons[name])})"
-        last.append(RepairStep(StepKind.REINSTALL, name, winner.version, reinstall_argv(winner, env), fixes))
+        last.append(reinstall(winner, env, fixes))
         planner.installed_again.add(name)
     return kept_steps + last
 

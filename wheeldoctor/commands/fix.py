@@ -30,7 +30,7 @@ from wheeldoctor.checks.outcome import (
     file_problems,
     pair_problems,
 )
-from wheeldoctor.checks.plan import RepairPlan, RepairStep, plan_repairs
+from wheeldoctor.checks.plan import FixStep, RepairPlan, plan_repairs
 from wheeldoctor.commands.check import run_check
 from wheeldoctor.commands.results import CheckResult
 from wheeldoctor.where.environment import Environment
@@ -70,7 +70,7 @@ class StepStatus(str, Enum):
 class StepResult:
     """One step after the run."""
 
-    step: RepairStep
+    step: FixStep
     status: StepStatus
     returncode: int | None = None
     error: str | None = None
@@ -122,7 +122,7 @@ class FixResult:
 class StepSink(Protocol):
     """Where a running step's progress goes (the CLI prints it; the library never does)."""
 
-    def start(self, number: int, step: RepairStep) -> None:
+    def start(self, number: int, step: FixStep) -> None:
         """Step ``number`` (from 1) is about to run."""
 
     def line(self, text: str) -> None:
@@ -211,7 +211,7 @@ def run_plan(planned: FixPlan, sink: StepSink) -> tuple[StepResult, ...]:
     return tuple(results)
 
 
-def _run_step(step: RepairStep, sink: StepSink) -> StepResult:
+def _run_step(step: FixStep, sink: StepSink) -> StepResult:
     argv = [_program(step.argv[0]), *step.argv[1:]]
     try:
         process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -238,7 +238,7 @@ def _program(name: str) -> str:
     return beside if os.access(beside, os.X_OK) else name
 
 
-def _diagnose(step: RepairStep, code: int, tail: Sequence[str]) -> str:
+def _diagnose(step: FixStep, code: int, tail: Sequence[str]) -> str:
     """One line for a failed step: the network when the output says so, else the installer's last error."""
     import re
 

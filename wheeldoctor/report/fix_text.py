@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from typing import TextIO
 
 from wheeldoctor.checks.outcome import Outcome, Problem
-from wheeldoctor.checks.plan import RepairStep
+from wheeldoctor.checks.plan import FixStep
 from wheeldoctor.commands.fix import FixPlan, FixResult, StepResult, StepStatus
 
 
@@ -40,7 +40,7 @@ class StreamSink:
         self._stream = stream
         self._total = total
 
-    def start(self, number: int, step: RepairStep) -> None:
+    def start(self, number: int, step: FixStep) -> None:
         """``step N/M: command``."""
         self._write(f"step {number}/{self._total}: {step.command}")
 
@@ -85,12 +85,39 @@ def _outcome_lines(outcome: Outcome) -> Iterable[str]:
         yield from _problem_lines(label, problems)
 
 
+#: Problems listed per distribution and verdict before the rest are counted (an overlay's base: ~100 paths).
+_SHOWN = 5
+
+
 def _problem_lines(label: str, problems: tuple[Problem, ...]) -> Iterable[str]:
+    by_subject: dict[str, list[Problem]] = {}
     for problem in problems:
-        yield f"{label}: {problem.text}"
+        by_subject.setdefault(problem.subject, []).append(problem)
+    for subject, some in by_subject.items():
+        for problem in some[:_SHOWN]:
+            yield f"{label}: {problem.text}"
+        if len(some) > _SHOWN:
+            yield f"{label}: {subject}: and {len(some) - _SHOWN} more (--json lists every one)"
 
 
 def _numbers(numbers: list[int]) -> str:
     if not numbers:
         return "none"
     return ", ".join(str(n) for n in numbers)
+
+
+def write(stream: TextIO, lines: Iterable[str]) -> None:
+    """Write ``lines`` to ``stream`` now (installer output follows them on the same stream)."""
+    for line in lines:
+        stream.write(line + "\n")
+    stream.flush()
+
+
+def finish(result: FixResult, out: TextIO, document: TextIO | None, *, dry_run: bool) -> None:
+    """How the run ended on ``out``; with ``document`` (``--json``), the JSON document there."""
+    write(out, render_outcome(result))
+    if document is not None:
+        from wheeldoctor.report import json as json_report
+        from wheeldoctor.report.fix_json import fix_document
+
+        document.write(json_report.render(fix_document(result, dry_run=dry_run)))
