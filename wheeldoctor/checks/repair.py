@@ -1,10 +1,18 @@
-"""The exact command that reinstalls a distribution, for the installer that installed it."""
+"""The exact commands that repair a distribution or a clash, for the installer that installed it.
+
+Data only: each function returns command lines (``wheeldoctor fix`` may run them).
+"""
 
 from __future__ import annotations
 
 import shlex
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from wheeldoctor.where.environment import Environment, InstalledDistribution
+
+if TYPE_CHECKING:  # clash imports deps, whose install_command imports this module
+    from wheeldoctor.checks.clash import ClashPair
 
 
 def reinstall_command(dist: InstalledDistribution, env: Environment) -> str:
@@ -51,3 +59,44 @@ def cache_clean_command(dist: InstalledDistribution) -> str | None:
     if (dist.installer or "").lower() != "uv":
         return None
     return shlex.join(["uv", "cache", "clean", dist.name])
+
+
+def uninstall_command(dist: InstalledDistribution, env: Environment) -> str:
+    """A command that uninstalls ``dist``, with the installer that installed it.
+
+    Site directories without an interpreter are aimed at with ``uv pip uninstall --target``
+    (pip has no such option), never at whatever environment is active where it is pasted.
+    """
+    if env.python is None:
+        words = ["uv", "pip", "uninstall", "--target", dist.location, dist.name]
+    elif (dist.installer or "").lower() == "uv":
+        words = ["uv", "pip", "uninstall", "--python", env.python, dist.name]
+    else:
+        words = [*pip_runner(env), "uninstall", "-y", dist.name]
+    return shlex.join(words)
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """One way to end a clash: keep ``keep``, remove ``remove`` (None: keep both), run ``commands`` in order."""
+
+    keep: str
+    remove: str | None
+    commands: tuple[str, ...]
+
+
+def keep_sequence(keep: InstalledDistribution, drop: InstalledDistribution, env: Environment) -> Choice:
+    """Uninstall ``drop``, then reinstall ``keep``: uninstalling deletes every shared path, ``keep``'s too."""
+    return Choice(keep.name, drop.name, (uninstall_command(drop, env), reinstall_command(keep, env)))
+
+
+def pair_choices(pair: ClashPair, env: Environment) -> tuple[Choice, ...]:
+    """The ways to repair a clashing pair, best first.
+
+    An overlay has one: reinstall the overlay last, keeping both (letting the base win
+    would overwrite the package that requires it). Unrelated distributions are
+    alternatives: keep the winner (uninstall the other, then reinstall it), or the other.
+    """
+    if pair.overlay is not None:
+        return (Choice(pair.winner.name, None, (reinstall_command(pair.winner, env),)),)
+    return (keep_sequence(pair.winner, pair.loser, env), keep_sequence(pair.loser, pair.winner, env))
