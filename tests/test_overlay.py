@@ -212,3 +212,20 @@ def test_unrelated_pair_text_states_the_choice(venv_factory: Any, alternatives: 
     note = next(line for line in lines if line.startswith("Note: uninstalling either"))
     assert "all 2 shared path(s)" in note
     assert "1 unrelated clash" in done.stdout
+
+
+def test_wheels_preflight_tells_overlay_from_alternatives(wheels: Wheels, alternatives: tuple[Path, Path]) -> None:
+    done = run_cli("wheels", wheels.base, wheels.overlay, "--json")
+    (pair,) = json.loads(done.stdout)["clash_pairs"]
+    assert (pair["relation"], pair["install_last"]) == ("overlay", OVERLAY)
+    text = run_cli("wheels", wheels.base, wheels.overlay).stdout
+    assert f"Tip: {OVERLAY} requires {BASE} and lies on top of it" in text
+    assert f"install {OVERLAY} last" in text
+    done = run_cli("wheels", *alternatives, "--json")
+    assert done.returncode == 1
+    (pair,) = json.loads(done.stdout)["clash_pairs"]
+    assert (pair["relation"], pair["install_last"]) == ("unrelated", None)
+    text = run_cli("wheels", *alternatives).stdout
+    assert "fastlib-a and fastlib-b are alternatives" in text
+    assert "install one, not both" in text
+    assert "last" not in text

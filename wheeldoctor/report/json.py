@@ -179,6 +179,15 @@ def wheels_document(result: PreflightResult) -> dict[str, Any]:
             }
             for o in result.overwrites
         ],
+        "clash_pairs": [
+            {
+                "wheels": [p.first, p.second],
+                "differing": p.differing,
+                "relation": p.relation.value,
+                "install_last": p.overlay,
+            }
+            for p in result.pairs
+        ],
     }
 
 

@@ -280,5 +280,16 @@ def render_preflight(result: PreflightResult) -> Iterable[str]:
         f"{len(result.wheels)} wheel(s): {shared} shared path(s), {len(differing)} with different bytes; "
         f"{sum(not o.identical for o in result.overwrites)} installed file(s) of others would be replaced"
     )
-    if differing:
-        yield "Tip: these wheels overwrite each other; install them one at a time, the one that must win last"
+    for pair in result.pairs:
+        if pair.overlay is not None:
+            base = pair.second if pair.overlay == pair.first else pair.first
+            yield (
+                f"Tip: {pair.overlay} requires {base} and lies on top of it ({pair.differing} differing path(s)): "
+                f"install {pair.overlay} last"
+            )
+        else:
+            yield (
+                f"Tip: {pair.first} and {pair.second} are alternatives (neither requires the other) yet ship "
+                f"{pair.differing} of the same path(s) with different bytes: install one, not both; "
+                f"uninstalling either later would delete the other's files"
+            )
