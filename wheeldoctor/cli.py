@@ -9,7 +9,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
@@ -19,6 +19,11 @@ from wheeldoctor.where.target import Target, TargetError, load_target
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from wheeldoctor.checks.files import DistributionReport
+    from wheeldoctor.checks.policy import Policy
+    from wheeldoctor.report.progress import RichProgress
+    from wheeldoctor.where.environment import Environment
 
 EXIT_HEALTHY = 0
 EXIT_PROBLEMS = 1
@@ -47,6 +52,24 @@ PathOption = Annotated[
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the versioned JSON document on stdout.")]
 JobsOption = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Hashing threads (default: usable CPUs).")]
+ConfigOption = Annotated[
+    str | None,
+    typer.Option(
+        "--config",
+        metavar="FILE",
+        help="Accept rules from this TOML file instead of the nearest pyproject.toml / wheeldoctor.toml.",
+    ),
+]
+BaselineOption = Annotated[
+    str | None, typer.Option("--baseline", metavar="FILE", help="Accept exactly the findings this baseline pins.")
+]
+WriteBaselineOption = Annotated[
+    str | None,
+    typer.Option("--write-baseline", metavar="FILE", help="Record the current findings as a baseline; exit 0."),
+]
+ShowAcceptedOption = Annotated[
+    bool, typer.Option("--show-accepted", help="List accepted findings too (they are always counted).")
+]
 NoCacheOption = Annotated[
     bool, typer.Option("--no-cache", help="Hash every file, trusting no cached digest (none is written).")
 ]
@@ -86,9 +109,11 @@ def _guard(run: Callable[[], int]) -> NoReturn:
 
 
 @contextmanager
-def _progress(quiet: bool) -> Iterator[_RichProgress | None]:
+def _progress(quiet: bool) -> Iterator[RichProgress | None]:
     """A progress bar on stderr while the body runs, when it is a terminal; None when piped."""
-    sink = None if quiet or not sys.stderr.isatty() else _RichProgress()
+    from wheeldoctor.report.progress import RichProgress
+
+    sink = None if quiet or not sys.stderr.isatty() else RichProgress()
     try:
         yield sink
     finally:
@@ -118,40 +143,6 @@ def _cache_dir(disabled: bool) -> str | None:
     return cache.directory()
 
 
-class _RichProgress:
-    """A progress bar shown only once the work is known to be long."""
-
-    LONG_BYTES = 256 << 20
-    LONG_FILES = 20_000
-
-    def __init__(self) -> None:
-        from rich.console import Console
-        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
-
-        self._bar = Progress(
-            TextColumn("hashing"),
-            BarColumn(),
-            DownloadColumn(),
-            TimeRemainingColumn(),
-            console=Console(stderr=True),
-            transient=True,
-        )
-        self._task: object | None = None
-
-    def begin(self, files: int, total_bytes: int) -> None:
-        if total_bytes >= self.LONG_BYTES or files >= self.LONG_FILES:
-            self._task = self._bar.add_task("hash", total=max(total_bytes, 1))
-            self._bar.start()
-
-    def advance(self, files: int, done_bytes: int) -> None:
-        if self._task is not None:
-            self._bar.advance(self._task, done_bytes)  # type: ignore[arg-type]
-
-    def close(self) -> None:
-        if self._task is not None:
-            self._bar.stop()
-
-
 @app.command()
 def check(
     names: Annotated[list[str] | None, typer.Argument(metavar="NAME...", help="Distributions to verify.")] = None,
@@ -161,9 +152,14 @@ def check(
     json: JsonOption = False,
     jobs: JobsOption = None,
     strict: Annotated[
-        bool, typer.Option("--strict", help="With --all, fail on distributions that cannot be verified too.")
+        bool,
+        typer.Option("--strict", help="Fail on overlaid distributions, and (with --all) unverifiable ones too."),
     ] = False,
     no_cache: NoCacheOption = False,
+    config: ConfigOption = None,
+    baseline: BaselineOption = None,
+    write_baseline: WriteBaselineOption = None,
+    show_accepted: ShowAcceptedOption = False,
 ) -> None:
     """Verify distributions' files against their RECORD (sha256 and size)."""
 
@@ -176,6 +172,7 @@ def check(
 
         with _no_cyclic_gc():
             env = load_target(Target(python=python, paths=tuple(path or ())))
+            policy = _policy(env, config, baseline, write_baseline)
             with _progress(json) as sink:
                 result = run_check(
                     env,
@@ -185,11 +182,15 @@ def check(
                     strict=strict or not all_,
                     cache_dir=_cache_dir(no_cache),
                     processes=True,
+                    strict_overlays=strict,
+                    policy=policy,
                 )
+        if write_baseline is not None:
+            return _write_baseline(write_baseline, result.distributions)
         _emit(
             json_report.check_document(result) if json else None,
-            lambda: text.render_plain(result),
-            lambda console: text.render_rich(result, console),
+            lambda: text.render_plain(result, show_accepted=show_accepted),
+            lambda console: text.render_rich(result, console, show_accepted=show_accepted),
         )
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
@@ -254,6 +255,10 @@ def doctor(
         bool, typer.Option("--strict", help="Fail on distributions that cannot be verified too.")
     ] = False,
     no_cache: NoCacheOption = False,
+    config: ConfigOption = None,
+    baseline: BaselineOption = None,
+    write_baseline: WriteBaselineOption = None,
+    show_accepted: ShowAcceptedOption = False,
 ) -> None:
     """Everything at once: files, clashes, dependencies, duplicates, compatibility; one exit code."""
 
@@ -264,12 +269,17 @@ def doctor(
 
         with _no_cyclic_gc():
             env = load_target(Target(python=python, paths=tuple(path or ())), with_tags=True)
+            policy = _policy(env, config, baseline, write_baseline)
             with _progress(json) as sink:
-                result = run_doctor(env, jobs=jobs, progress=sink, strict=strict, cache_dir=_cache_dir(no_cache))
+                result = run_doctor(
+                    env, jobs=jobs, progress=sink, strict=strict, cache_dir=_cache_dir(no_cache), policy=policy
+                )
+        if write_baseline is not None:
+            return _write_baseline(write_baseline, result.check.distributions)
         _emit(
             json_report.doctor_document(result) if json else None,
-            lambda: deps_text.render_doctor_plain(result),
-            lambda console: deps_text.render_doctor_rich(result, console),
+            lambda: deps_text.render_doctor_plain(result, show_accepted=show_accepted),
+            lambda console: deps_text.render_doctor_rich(result, console, show_accepted=show_accepted),
         )
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
@@ -300,7 +310,9 @@ def fix(
         target = Target(python=python, paths=tuple(path or ()))
         cache_dir = _cache_dir(no_cache)
         with _no_cyclic_gc():
-            planned = plan_fix(load_target(target), names or None, keep=keep or (), jobs=jobs, cache_dir=cache_dir)
+            env = load_target(target)
+            policy = _policy(env, None, None, None)  # the nearest config's accept rules: never repaired
+            planned = plan_fix(env, names or None, keep=keep or (), jobs=jobs, cache_dir=cache_dir, policy=policy)
         # With --json, stdout holds the document alone: the plan and installer output go to stderr.
         out, document = (sys.stderr, sys.stdout) if json else (sys.stdout, None)
         fix_text.write(out, fix_text.render_plan(planned))
@@ -323,6 +335,32 @@ def fix(
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
     _guard(run)
+
+
+def _policy(env: Environment, config: str | None, baseline: str | None, write_baseline: str | None) -> Policy:
+    """The accept rules and baseline to run under; a file that cannot be used exits 2 naming it."""
+    from wheeldoctor.commands.policy import load_policy
+
+    if baseline is not None and write_baseline is not None:
+        _fail("give --baseline or --write-baseline, not both")
+    try:
+        return load_policy(env, config=config, baseline_file=baseline)
+    except ValueError as e:  # ConfigError, BaselineError: one line naming the file and the key
+        _fail(str(e))
+
+
+def _write_baseline(path: str, reports: Sequence[DistributionReport]) -> int:
+    """Write the baseline of ``reports``; say on stderr how many findings it pins."""
+    from wheeldoctor.checks.policy import baseline_entries
+    from wheeldoctor.formats import baseline
+
+    entries = baseline_entries(reports)
+    try:
+        baseline.write(path, entries)
+    except ValueError as e:
+        _fail(str(e))
+    sys.stderr.write(f"wrote {path}: {len(entries)} finding(s) pinned\n")
+    return EXIT_HEALTHY
 
 
 def _emit(

@@ -11,9 +11,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from itertools import combinations
+from typing import Protocol
 
 from wheeldoctor.checks.claims import Claim, matches
-from wheeldoctor.checks.deps import RequirementGraph
 from wheeldoctor.model.files import FileState
 from wheeldoctor.where.environment import InstalledDistribution
 
@@ -31,6 +31,13 @@ class Clash:
     """Every claimant records the same bytes: shared, not a problem."""
     on_disk: str | None
     """The first claimant whose recorded bytes are on disk; None when nobody's are."""
+
+
+class Requires(Protocol):
+    """Who requires whom (:class:`wheeldoctor.checks.deps.RequirementGraph` is one)."""
+
+    def requires(self, dist: str, other: str) -> bool:
+        """Whether ``dist`` requires ``other``, directly or through other requirements."""
 
 
 class Relation(str, Enum):
@@ -113,7 +120,7 @@ def find_clashes(
 
 
 def pair_up(
-    clashes: Iterable[Clash], distributions: Iterable[InstalledDistribution], requirements: RequirementGraph
+    clashes: Iterable[Clash], distributions: Iterable[InstalledDistribution], requirements: Requires
 ) -> list[ClashPair]:
     """Summarise clashes per pair of distributions that record different bytes.
 
@@ -144,7 +151,7 @@ def _winner(
     second: InstalledDistribution,
     from_first: int,
     from_second: int,
-    requirements: RequirementGraph,
+    requirements: Requires,
 ) -> tuple[InstalledDistribution, str, Relation]:
     """Which of two clashing distributions should be reinstalled last, and how they are related.
 

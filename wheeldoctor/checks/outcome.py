@@ -69,7 +69,7 @@ def file_problems(reports: Iterable[DistributionReport]) -> set[Problem]:
         if report.status is Status.NOT_INSTALLED:
             problems.add(Problem(report.name, "not-installed", f"{report.name} is not installed"))
         for f in report.findings:
-            if f.kind in BREAKING_KINDS:
+            if f.kind in BREAKING_KINDS and f.accepted is None:
                 text = f"{report.name} {report.version}: {f.code.value}: {f.path or ''} {f.message}".replace("  ", " ")
                 problems.add(Problem(report.name, f"{f.kind.value}:{f.path}", text))
     return problems

@@ -25,7 +25,7 @@ from enum import Enum
 from wheeldoctor.checks.clash import ClashPair, Relation
 from wheeldoctor.checks.duplicates import Duplicate, remedy_argvs
 from wheeldoctor.checks.files import DistributionReport, Status
-from wheeldoctor.checks.repair import cache_clean_argv, refusal, reinstall_argv, reinstall_command, uninstall_argv
+from wheeldoctor.checks.repair import cache_clean_argv, keep_sequence, refusal, reinstall_argv, reinstall_command
 from wheeldoctor.model.findings import BREAKING_KINDS, Finding, Kind
 from wheeldoctor.where.environment import Environment, InstalledDistribution
 
@@ -184,7 +184,7 @@ class _Planner:
         dist = report.dist
         if report.status is not Status.BROKEN or dist is None or explained:
             return
-        breaking = [f for f in report.findings if f.kind in BREAKING_KINDS]
+        breaking = [f for f in report.findings if f.kind in BREAKING_KINDS and f.accepted is None]
         other = sorted({f.code.value for f in breaking if f.kind not in REINSTALLABLE})
         if other:
             self.left.append(
@@ -222,7 +222,7 @@ def _for_the_user(subject: str, reason: str, dist: InstalledDistribution, env: E
 
 def _explained_by_clash(findings: Iterable[Finding]) -> bool:
     """Whether every breaking finding is another distribution's bytes (the pair's step covers it)."""
-    breaking = [f for f in findings if f.kind in BREAKING_KINDS]
+    breaking = [f for f in findings if f.kind in BREAKING_KINDS and f.accepted is None]
     return bool(breaking) and all(f.content_from is not None for f in breaking)
 
 
@@ -259,17 +259,11 @@ def _order_last(pairs: Sequence[ClashPair], keep: Collection[str], planner: _Pla
             if why is not None:
                 planner.left.append(LeftAlone(names, f"--keep {kept.name}: {why}"))
                 continue
-            kept_steps.append(
-                FixStep(
-                    StepKind.UNINSTALL,
-                    other.name,
-                    other.version,
-                    uninstall_argv(other, env),
-                    f"removes {other.name} (--keep {kept.name}), and with it the {pair.shared} path(s) they share",
-                )
-            )
-            fixes = f"puts {kept.name}'s bytes back in the {pair.shared} shared path(s) the uninstall removed"
-            kept_steps.append(reinstall(kept, env, fixes))
+            uninstall, reinstall_kept = keep_sequence(kept, other, env).argvs
+            removes = f"removes {other.name} (--keep {kept.name}), and with it the {pair.shared} path(s) they share"
+            puts_back = f"puts {kept.name}'s bytes back in the {pair.shared} shared path(s) the uninstall removed"
+            kept_steps.append(FixStep(StepKind.UNINSTALL, other.name, other.version, uninstall, removes))
+            kept_steps.append(FixStep(StepKind.REINSTALL, kept.name, kept.version, reinstall_kept, puts_back))
             planner.expect(other.name, None)
             planner.expect(kept.name, kept.version)
             planner.installed_again.add(kept.name)

@@ -1,15 +1,20 @@
-"""The exact commands that repair a distribution, for the installer that installed it.
+"""The exact commands that repair a distribution or a clash, for the installer that installed it.
 
-Each command is built once, as an argument list: tips print it joined (``shlex.join``),
-``fix`` runs the same list. A distribution no command can safely repair gets a reason
-(:func:`refusal`) instead of a command.
+Data only. Each command is built once, as an argument list: tips print it joined
+(``shlex.join``), ``wheeldoctor fix`` runs the same list. A distribution no command can
+safely repair gets a reason (:func:`refusal`) instead of a command.
 """
 
 from __future__ import annotations
 
 import shlex
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from wheeldoctor.where.environment import Environment, InstalledDistribution
+
+if TYPE_CHECKING:  # clash imports deps, whose install_command imports this module
+    from wheeldoctor.checks.clash import ClashPair
 
 #: Installers that remove exactly what a dist-info's RECORD lists and that wheeldoctor
 #: knows how to drive; anything else (a distro's package manager, conda, an unknown
@@ -66,11 +71,21 @@ def reinstall_command(dist: InstalledDistribution, env: Environment) -> str:
 
 
 def uninstall_argv(dist: InstalledDistribution, env: Environment) -> Argv:
-    """The command that removes ``dist`` (exactly what its RECORD lists) with its own installer."""
-    if _uses_uv(dist) or env.python is None:
-        target = ("--python", env.python) if env.python else ("--target", dist.location)
-        return ("uv", "pip", "uninstall", *target, dist.name)
+    """The command that uninstalls ``dist`` (exactly what its RECORD lists), with the installer that installed it.
+
+    Site directories without an interpreter are aimed at with ``uv pip uninstall --target``
+    (pip has no such option), never at whatever environment is active where it is pasted.
+    """
+    if env.python is None:
+        return ("uv", "pip", "uninstall", "--target", dist.location, dist.name)
+    if _uses_uv(dist):
+        return ("uv", "pip", "uninstall", "--python", env.python, dist.name)
     return (*pip_runner(env), "uninstall", "-y", dist.name)
+
+
+def uninstall_command(dist: InstalledDistribution, env: Environment) -> str:
+    """:func:`uninstall_argv`, as a line to paste."""
+    return shlex.join(uninstall_argv(dist, env))
 
 
 def pip_runner(env: Environment) -> list[str]:
@@ -101,3 +116,34 @@ def cache_clean_command(dist: InstalledDistribution) -> str | None:
 
 def _uses_uv(dist: InstalledDistribution) -> bool:
     return (dist.installer or "").strip().lower() == "uv"
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """One way to end a clash: keep ``keep``, remove ``remove`` (None: keep both), run ``argvs`` in order."""
+
+    keep: str
+    remove: str | None
+    argvs: tuple[Argv, ...]
+
+    @property
+    def commands(self) -> tuple[str, ...]:
+        """The commands as lines to paste, in order."""
+        return tuple(shlex.join(argv) for argv in self.argvs)
+
+
+def keep_sequence(keep: InstalledDistribution, drop: InstalledDistribution, env: Environment) -> Choice:
+    """Uninstall ``drop``, then reinstall ``keep``: uninstalling deletes every shared path, ``keep``'s too."""
+    return Choice(keep.name, drop.name, (uninstall_argv(drop, env), reinstall_argv(keep, env)))
+
+
+def pair_choices(pair: ClashPair, env: Environment) -> tuple[Choice, ...]:
+    """The ways to repair a clashing pair, best first.
+
+    An overlay has one: reinstall the overlay last, keeping both (letting the base win
+    would overwrite the package that requires it). Unrelated distributions are
+    alternatives: keep the winner (uninstall the other, then reinstall it), or the other.
+    """
+    if pair.overlay is not None:
+        return (Choice(pair.winner.name, None, (reinstall_argv(pair.winner, env),)),)
+    return (keep_sequence(pair.winner, pair.loser, env), keep_sequence(pair.loser, pair.winner, env))

@@ -31,6 +31,7 @@ from wheeldoctor.checks.outcome import (
     pair_problems,
 )
 from wheeldoctor.checks.plan import FixStep, RepairPlan, plan_repairs
+from wheeldoctor.checks.policy import Policy
 from wheeldoctor.commands.check import run_check
 from wheeldoctor.commands.results import CheckResult
 from wheeldoctor.where.environment import Environment
@@ -85,6 +86,8 @@ class FixPlan:
     duplicates: tuple[Duplicate, ...]
     plan: RepairPlan
     before: tuple[Problem, ...]
+    policy: Policy | None = None
+    """The accept rules the check ran under: what they accept is not repaired, and not verified again."""
 
     @property
     def environment(self) -> Environment:
@@ -139,17 +142,22 @@ def plan_fix(
     keep: Collection[str] = (),
     jobs: int | None = None,
     cache_dir: str | None = None,
+    policy: Policy | None = None,
 ) -> FixPlan:
-    """Verify ``names`` (None: every active distribution) and their duplicates; plan the repairs."""
+    """Verify ``names`` (None: every active distribution) and their duplicates; plan the repairs.
+
+    Findings ``policy`` accepts (a CA appended on purpose, say) are not repaired: a
+    reinstall would drop what was accepted.
+    """
     from packaging.utils import canonicalize_name
 
-    check = run_check(env, names, jobs=jobs, cache_dir=cache_dir, processes=True)
+    check = run_check(env, names, jobs=jobs, cache_dir=cache_dir, processes=True, policy=policy)
     wanted = None if names is None else {str(canonicalize_name(n)) for n in names}
     duplicates = tuple(d for d in find_duplicates(env) if wanted is None or d.name in wanted)
     plan = plan_repairs(env, check.distributions, check.pairs, duplicates, keep)
     before = file_problems(check.distributions) | pair_problems(check.pairs)
     before |= duplicate_problems(d for d in duplicates if d.failing)
-    return FixPlan(check, duplicates, plan, tuple(sorted(before, key=lambda p: (p.subject, p.key))))
+    return FixPlan(check, duplicates, plan, tuple(sorted(before, key=lambda p: (p.subject, p.key))), policy)
 
 
 def own_distributions_at_risk(planned: FixPlan) -> list[str]:
@@ -264,7 +272,7 @@ def verify_again(
     present = [n for n in plan.touches if env.find(n) is not None]
     after = expectation_problems(env, plan.expected)
     if present:
-        check = run_check(env, present, jobs=jobs, cache_dir=cache_dir, processes=True)
+        check = run_check(env, present, jobs=jobs, cache_dir=cache_dir, processes=True, policy=planned.policy)
         after |= file_problems(check.distributions) | pair_problems(check.pairs)
     touched = set(plan.touches)
     after |= duplicate_problems(d for d in find_duplicates(env) if d.failing and d.name in touched)

@@ -10,14 +10,16 @@ from wheeldoctor.checks.compat import CompatibilityFinding
 from wheeldoctor.checks.deps import DependencyConflict
 from wheeldoctor.checks.duplicates import Duplicate
 from wheeldoctor.checks.files import DistributionReport, Status
+from wheeldoctor.checks.policy import PolicyOutcome
 from wheeldoctor.checks.preflight import PreflightResult
 from wheeldoctor.commands.deps import DepsResult
 from wheeldoctor.commands.results import CheckResult, DoctorResult
+from wheeldoctor.formats.config import AcceptRule
 from wheeldoctor.model.findings import Finding
 from wheeldoctor.where.environment import Environment
 
 #: Bump the major part on any change that can break a reader; add fields freely.
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 
 
 def finding_json(finding: Finding) -> dict[str, Any]:
@@ -30,6 +32,11 @@ def finding_json(finding: Finding) -> dict[str, Any]:
         "found": finding.found,
         "content_from": finding.content_from,
         "message": finding.message,
+        "evidence": finding.evidence,
+        "appended_bytes": finding.appended_bytes,
+        "accepted": None
+        if finding.accepted is None
+        else {"by": finding.accepted.by, "reason": finding.accepted.reason, "source": finding.accepted.source},
     }
 
 
@@ -57,9 +64,10 @@ def clash_json(clash: Clash) -> dict[str, Any]:
 
 
 def pair_json(pair: ClashPair, env: Environment) -> dict[str, Any]:
-    """One pair of clashing distributions, with the command that makes the winner whole."""
-    from wheeldoctor.checks.repair import reinstall_command
+    """One pair of clashing distributions, how they are related, and the ways to repair them."""
+    from wheeldoctor.checks.repair import pair_choices
 
+    choices = pair_choices(pair, env)
     return {
         "distributions": [pair.first.name, pair.second.name],
         "shared": pair.shared,
@@ -71,7 +79,9 @@ def pair_json(pair: ClashPair, env: Environment) -> dict[str, Any]:
         "winner_reason": pair.reason,
         "relation": pair.relation.value,
         "settled": pair.settled,
-        "repair": reinstall_command(pair.winner, env),
+        # The best choice as one command line; every choice in ``repair_choices``.
+        "repair": " && ".join(choices[0].commands),
+        "repair_choices": [{"keep": c.keep, "remove": c.remove, "commands": list(c.commands)} for c in choices],
     }
 
 
@@ -84,10 +94,45 @@ def check_document(result: CheckResult, command: str = "check") -> dict[str, Any
     return {
         **_header(command, result.healthy),
         "environment": environment_json(env),
-        "summary": {"checked": len(result.distributions), **counts},
+        "summary": {
+            "checked": len(result.distributions),
+            **counts,
+            "unrelated_clashes": len(result.unrelated),
+            "accepted_findings": sum(1 for r in result.distributions for f in r.findings if f.accepted is not None),
+        },
         "distributions": [distribution_json(r) for r in result.distributions],
         "clashes": [clash_json(c) for c in result.clashes],
         "clash_pairs": [pair_json(p, env) for p in result.pairs],
+        "policy": policy_json(result.policy),
+    }
+
+
+def policy_json(policy: PolicyOutcome | None) -> dict[str, Any] | None:
+    """What accept rules and a baseline did; null when there were none."""
+    if policy is None:
+        return None
+
+    def rule(r: AcceptRule) -> dict[str, Any]:
+        return {
+            "source": r.source,
+            "key": r.key,
+            "distribution": r.distribution,
+            "path": r.path,
+            "code": r.code,
+            "found": r.found,
+            "until": r.until.isoformat() if r.until else None,
+        }
+
+    return {
+        "config": policy.config,
+        "baseline": policy.baseline,
+        "accepted": policy.accepted,
+        "stale": [rule(r) for r in policy.stale],
+        "expired": [rule(r) for r in policy.expired],
+        "fixed": [
+            {"distribution": e.distribution, "version": e.version, "path": e.path, "code": e.code, "found": e.found}
+            for e in policy.fixed
+        ],
     }
 
 
@@ -133,6 +178,15 @@ def wheels_document(result: PreflightResult) -> dict[str, Any]:
                 "identical": o.identical,
             }
             for o in result.overwrites
+        ],
+        "clash_pairs": [
+            {
+                "wheels": [p.first, p.second],
+                "differing": p.differing,
+                "relation": p.relation.value,
+                "install_last": p.overlay,
+            }
+            for p in result.pairs
         ],
     }
 
