@@ -297,10 +297,12 @@ def test_overlay_winner_is_reinstalled_last(tmp_path: Path, uv_bin: Path) -> Non
     for path in DIFFERING[:5]:  # a parallel install let the base win these
         (venv.site_packages / path).write_bytes(FILES[BASE][path])
     assert rc_of("check", OVERLAY, "--python", venv.python) == 1
-    _, doc = fix_json("--all", "--yes", "--python", venv.python, env=offline(tmp_path / "wheels"))
+    rc, doc = fix_json("--all", "--yes", "--python", venv.python, env=offline(tmp_path / "wheels"))
     assert [(s["kind"], s["distribution"]) for s in doc["plan"]["steps"]] == [("reinstall", OVERLAY)]
     assert all(s["status"] == "ok" for s in doc["steps"])
+    assert (rc, doc["after"]["new"], doc["after"]["still_broken"]) == (0, [], [])
     assert rc_of("check", OVERLAY, "--python", venv.python) == 0
+    assert rc_of("check", "--all", "--python", venv.python) == 0  # the base is overlaid, as intended
     for path in DIFFERING:
         assert (venv.site_packages / path).read_bytes() == FILES[OVERLAY][path]
 
@@ -331,10 +333,11 @@ def test_a_chain_reinstalls_the_lower_layer_first(tmp_path: Path, uv_bin: Path) 
     ]
     venv = make_venv(tmp_path / "venv", uv_bin=uv_bin)
     install_all("uv", venv, built[1], built[2], built[0])  # the bottom layer's bytes won
-    _, doc = fix_json("--all", "--yes", "--python", venv.python, env=offline(wheels))
+    rc, doc = fix_json("--all", "--yes", "--python", venv.python, env=offline(wheels))
     assert [s["distribution"] for s in doc["plan"]["steps"]] == ["mid", "top"]
     assert (venv.site_packages / "stack" / "core.py").read_bytes() == layer["top"]["stack/core.py"]
-    assert rc_of("check", "top", "--python", venv.python) == 0
+    assert rc == 0, doc
+    assert rc_of("check", "--all", "--python", venv.python) == 0
 
 
 # -- what fix will not run --------------------------------------------------------------------
@@ -447,9 +450,32 @@ def test_real_cutlass_overlay_with_five_paths_back_to_base(tmp_path: Path, uv_bi
             (venv.site_packages / path).write_bytes(b.read(path))
     name = "nvidia-cutlass-dsl-libs-cu13"
     assert rc_of("check", name, "--python", venv.python) == 1
-    _, doc = fix_json("--all", "--yes", "--python", venv.python, env=offline(CUTLASS))
+    rc, doc = fix_json("--all", "--yes", "--python", venv.python, env=offline(CUTLASS))
     assert [(s["kind"], s["distribution"]) for s in doc["plan"]["steps"]] == [("reinstall", name)]
     assert [s["status"] for s in doc["steps"]] == ["ok"]
-    assert rc_of("check", name, "--python", venv.python) == 0
+    assert (rc, doc["after"]["new"], doc["after"]["still_broken"]) == (0, [], [])
+    assert rc_of("check", "--all", "--python", venv.python) == 0
     with zipfile.ZipFile(cu13) as c:
         assert all((venv.site_packages / p).read_bytes() == c.read(p) for p in differing)
+
+
+def test_an_accepted_alteration_is_not_repaired(tmp_path: Path, uv_bin: Path) -> None:
+    wheels = tmp_path / "wheels"
+    venv = make_venv(tmp_path / "venv", uv_bin=uv_bin)
+    pip_install(venv, "--no-index", "--no-deps", build_wheel(wheels, "iota", "1.0", pkg("iota", ca_pem=b"CA 1\n")))
+    bundle = venv.site_packages / "iota" / "ca.pem"
+    bundle.write_bytes(bundle.read_bytes() + b"CORPORATE CA\n")  # appended on purpose
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        '[[tool.wheeldoctor.accept]]\ndistribution = "iota"\npath = "iota/ca.pem"\nreason = "our root CA"\n'
+    )
+    before = snapshot(venv.prefix)
+    done = run_cli("fix", "--all", "--yes", "--python", venv.python, env=offline(wheels), cwd=project)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-2:] == ["plan: nothing to repair", "fix: healthy"]
+    assert snapshot(venv.prefix) == before
+    # Without the rule, the same alteration is repaired, and what was appended is gone.
+    done = run_cli("fix", "--all", "--yes", "--python", venv.python, env=offline(wheels), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert bundle.read_bytes() == b"CA 1\n"

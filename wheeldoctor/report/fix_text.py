@@ -20,7 +20,7 @@ def render_plan(planned: FixPlan) -> Iterable[str]:
     yield f"environment: {planned.environment.label}"
     if not plan.needed:
         yield from (f"note: {n}" for n in plan.notes)
-        yield "fix: nothing to repair" if not planned.before else "fix: nothing that fix can repair"
+        yield "plan: nothing to repair" if not planned.before else "plan: nothing that fix can repair"
         return
     yield f"plan: {len(plan.steps)} step(s)"
     for number, step in enumerate(plan.steps, 1):
