@@ -9,9 +9,9 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from wheeldoctor.checks.files import DistributionReport
     from wheeldoctor.checks.policy import Policy
+    from wheeldoctor.report.cases import Result
     from wheeldoctor.report.progress import RichProgress
     from wheeldoctor.where.environment import Environment
 
@@ -38,8 +39,21 @@ app = typer.Typer(
 )
 
 
+def _show_version(value: bool) -> None:
+    if value:
+        from wheeldoctor import __version__
+
+        sys.stdout.write(f"wheeldoctor {__version__}\n")
+        raise typer.Exit(EXIT_HEALTHY)
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", "-V", callback=_show_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
     """Verify that an installed Python environment holds the bytes its installers recorded."""
 
 
@@ -50,7 +64,20 @@ PathOption = Annotated[
     list[str] | None,
     typer.Option("--path", metavar="DIR", help="Inspect this site directory (repeatable), in order."),
 ]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print the versioned JSON document on stdout.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="The same as --format json.")]
+FormatOption = Annotated[
+    str | None,
+    typer.Option("--format", metavar="FORMAT", help="text (default), json, github (annotations), junit or sarif."),
+]
+OutputOption = Annotated[
+    str | None,
+    typer.Option(
+        "--output",
+        "-o",
+        metavar="FILE",
+        help="Write the report to FILE (atomically); stdout gets the text report.",
+    ),
+]
 JobsOption = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Hashing threads (default: usable CPUs).")]
 ConfigOption = Annotated[
     str | None,
@@ -150,6 +177,8 @@ def check(
     python: PythonOption = None,
     path: PathOption = None,
     json: JsonOption = False,
+    format_: FormatOption = None,
+    output: OutputOption = None,
     jobs: JobsOption = None,
     strict: Annotated[
         bool,
@@ -166,14 +195,14 @@ def check(
     def run() -> int:
         if bool(names) == all_:
             _fail("name the distributions to check, or pass --all (not both)")
+        chosen = _format(format_, json)
         from wheeldoctor.commands.check import run_check
-        from wheeldoctor.report import json as json_report
         from wheeldoctor.report import text
 
         with _no_cyclic_gc():
-            env = load_target(Target(python=python, paths=tuple(path or ())))
+            env = load_target(_target(python, path))
             policy = _policy(env, config, baseline, write_baseline)
-            with _progress(json) as sink:
+            with _progress(chosen != "text") as sink:
                 result = run_check(
                     env,
                     names or None,
@@ -187,10 +216,12 @@ def check(
                 )
         if write_baseline is not None:
             return _write_baseline(write_baseline, result.distributions)
-        _emit(
-            json_report.check_document(result) if json else None,
-            lambda: text.render_plain(result, show_accepted=show_accepted),
+        _deliver(
+            result,
+            chosen,
+            output,
             lambda console: text.render_rich(result, console, show_accepted=show_accepted),
+            show_accepted=show_accepted,
         )
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
@@ -203,14 +234,15 @@ def wheels(
     python: PythonOption = None,
     path: PathOption = None,
     json: JsonOption = False,
+    format_: FormatOption = None,
+    output: OutputOption = None,
 ) -> None:
     """Check wheel files against their RECORDs, each other, and (optionally) an environment."""
 
     def run() -> int:
+        chosen = _format(format_, json)
         from wheeldoctor.checks.preflight import preflight
         from wheeldoctor.formats.wheelfile import WheelError, read_wheel
-        from wheeldoctor.report import json as json_report
-        from wheeldoctor.report import text
 
         try:
             read = [read_wheel(f) for f in files]
@@ -218,28 +250,29 @@ def wheels(
             _fail(str(e))
         env = load_target(Target(python=python, paths=tuple(path or ()))) if (python or path) else None
         result = preflight(read, env)
-        _emit(json_report.wheels_document(result) if json else None, lambda: text.render_preflight(result))
+        _deliver(result, chosen, output)
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
     _guard(run)
 
 
 @app.command()
-def deps(python: PythonOption = None, path: PathOption = None, json: JsonOption = False) -> None:
+def deps(
+    python: PythonOption = None,
+    path: PathOption = None,
+    json: JsonOption = False,
+    format_: FormatOption = None,
+    output: OutputOption = None,
+) -> None:
     """Check requirements (as pip check does, and further), duplicate dist-infos and compatibility."""
 
     def run() -> int:
+        chosen = _format(format_, json)
         from wheeldoctor.commands.deps import run_deps
         from wheeldoctor.report import deps_text
-        from wheeldoctor.report import json as json_report
 
-        target = Target(python=python, paths=tuple(path or ()))
-        result = run_deps(load_target(target, with_tags=True, with_records=False))
-        _emit(
-            json_report.deps_document(result) if json else None,
-            lambda: deps_text.render_plain(result),
-            lambda console: deps_text.render_rich(result, console),
-        )
+        result = run_deps(load_target(_target(python, path), with_tags=True, with_records=False))
+        _deliver(result, chosen, output, lambda console: deps_text.render_rich(result, console))
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
     _guard(run)
@@ -250,9 +283,11 @@ def doctor(
     python: PythonOption = None,
     path: PathOption = None,
     json: JsonOption = False,
+    format_: FormatOption = None,
+    output: OutputOption = None,
     jobs: JobsOption = None,
     strict: Annotated[
-        bool, typer.Option("--strict", help="Fail on distributions that cannot be verified too.")
+        bool, typer.Option("--strict", help="Fail on distributions that cannot be verified, or overlaid, too.")
     ] = False,
     no_cache: NoCacheOption = False,
     config: ConfigOption = None,
@@ -263,23 +298,25 @@ def doctor(
     """Everything at once: files, clashes, dependencies, duplicates, compatibility; one exit code."""
 
     def run() -> int:
+        chosen = _format(format_, json)
         from wheeldoctor.commands.doctor import run_doctor
         from wheeldoctor.report import deps_text
-        from wheeldoctor.report import json as json_report
 
         with _no_cyclic_gc():
-            env = load_target(Target(python=python, paths=tuple(path or ())), with_tags=True)
+            env = load_target(_target(python, path), with_tags=True)
             policy = _policy(env, config, baseline, write_baseline)
-            with _progress(json) as sink:
+            with _progress(chosen != "text") as sink:
                 result = run_doctor(
                     env, jobs=jobs, progress=sink, strict=strict, cache_dir=_cache_dir(no_cache), policy=policy
                 )
         if write_baseline is not None:
             return _write_baseline(write_baseline, result.check.distributions)
-        _emit(
-            json_report.doctor_document(result) if json else None,
-            lambda: deps_text.render_doctor_plain(result, show_accepted=show_accepted),
+        _deliver(
+            result,
+            chosen,
+            output,
             lambda console: deps_text.render_doctor_rich(result, console, show_accepted=show_accepted),
+            show_accepted=show_accepted,
         )
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
@@ -363,25 +400,63 @@ def _write_baseline(path: str, reports: Sequence[DistributionReport]) -> int:
     return EXIT_HEALTHY
 
 
-def _emit(
-    document: dict[str, Any] | None,
-    plain: Callable[[], Iterable[str]],
+_FORMATS = ("text", "json", "github", "junit", "sarif")
+
+
+def _format(chosen: str | None, json: bool) -> str:
+    """``--format``, with ``--json`` as its alias; anything else is one line and exit 2."""
+    if chosen is not None and chosen not in _FORMATS:
+        _fail(f"unknown format {chosen!r}: choose one of {', '.join(_FORMATS)}")
+    if json and chosen not in (None, "json"):
+        _fail(f"--json is --format json: it cannot be combined with --format {chosen}")
+    return "json" if json else chosen or "text"
+
+
+def _target(python: str | None, path: list[str] | None) -> Target:
+    """The environment to inspect; refused when it could only be a pre-commit hook's own venv."""
+    if not python and not path and os.path.basename(sys.prefix).startswith("py_env-"):
+        # pre-commit installs a `language: python` hook into ~/.cache/pre-commit/…/py_env-*: checking
+        # that venv would report on wheeldoctor's own dependencies, never on the project's.
+        _fail(
+            f"this would check only the hook's own environment ({sys.prefix}), not your project's",
+            "give the hook `args: [--python, .venv/bin/python]`, or use the `wheeldoctor-system` hook",
+        )
+    return Target(python=python, paths=tuple(path or ()))
+
+
+def _deliver(
+    result: Result,
+    chosen: str,
+    output: str | None,
     rich: Callable[[Console], None] | None = None,
+    *,
+    show_accepted: bool = False,
 ) -> None:
-    """The JSON document when there is one; else tables on a terminal, plain lines when piped."""
-    if document is not None:
-        from wheeldoctor.report import json as json_report
+    """The report in ``chosen`` format to stdout; with ``output``, to that file and the text report to stdout."""
+    from wheeldoctor.report.output import OutputError, append, write_atomic
+    from wheeldoctor.report.render import Format, render, step_summary
 
-        sys.stdout.write(json_report.render(document))
-        return
-    from rich.console import Console
+    fmt = Format(chosen)
+    if output is not None:
+        try:
+            write_atomic(output, render(result, fmt, show_accepted=show_accepted))
+        except OutputError as e:
+            _fail(str(e))
+    if fmt is Format.GITHUB and os.environ.get("GITHUB_STEP_SUMMARY"):
+        try:
+            append(os.environ["GITHUB_STEP_SUMMARY"], step_summary(result))
+        except OutputError as e:
+            sys.stderr.write(f"warning: {e}\n")  # the annotations still go out
+    if output is None and fmt is not Format.TEXT:
+        sys.stdout.write(render(result, fmt, show_accepted=show_accepted))
+    elif output is None or fmt is not Format.TEXT:
+        from rich.console import Console
 
-    console = Console(highlight=False)
-    if console.is_terminal and rich is not None:
-        rich(console)
-    else:
-        for line in plain():
-            sys.stdout.write(line + "\n")
+        console = Console(highlight=False)
+        if console.is_terminal and rich is not None:
+            rich(console)
+        else:
+            sys.stdout.write(render(result, Format.TEXT, show_accepted=show_accepted))
 
 
 def main() -> None:
