@@ -479,3 +479,24 @@ def test_an_accepted_alteration_is_not_repaired(tmp_path: Path, uv_bin: Path) ->
     done = run_cli("fix", "--all", "--yes", "--python", venv.python, env=offline(wheels), cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert bundle.read_bytes() == b"CA 1\n"
+
+
+@pytest.mark.parametrize("installer", ["pip", "uv"])
+def test_stale_dist_info_in_a_venv_without_pip(installer: str, tmp_path: Path, uv_bin: Path) -> None:
+    wheels = tmp_path / "wheels"
+    old, new = (
+        build_wheel(wheels, "kappa", v, pkg("kappa", **({"old_py": b""} if v == "1.0" else {}))) for v in ("1.0", "2.0")
+    )
+    venv = make_venv(tmp_path / "venv", uv_bin=uv_bin)  # no pip inside: pip is run as ``pip --python``
+    install_all(installer, venv, old)
+    shutil.copytree(venv.dist_info("kappa"), tmp_path / "kept")
+    install_all(installer, venv, new)
+    shutil.copytree(tmp_path / "kept", venv.site_packages / "kappa-1.0.dist-info")
+    rc, doc = fix_json("--all", "--yes", "--python", venv.python, env=offline(wheels))
+    kinds = [s["kind"] for s in doc["plan"]["steps"]]
+    assert kinds == (["uninstall", "uninstall", "install"] if installer == "pip" else ["reinstall"])
+    assert rc == 0, doc
+    # One dist-info is left: the version Python used (the first in directory order), as the tip says.
+    version = doc["plan"]["steps"][-1]["version"]
+    assert [p.name for p in venv.site_packages.glob("kappa-*.dist-info")] == [f"kappa-{version}.dist-info"]
+    assert rc_of("doctor", "--python", venv.python) == 0

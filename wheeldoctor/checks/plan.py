@@ -160,8 +160,7 @@ class _Planner:
         copies = 1 + len(stale_here)
         versions = ", ".join(d.version for d in stale_here)
         for argv in remedy_argvs(duplicate, self.env):
-            verb = argv[argv.index("pip") + 1] if "pip" in argv else ""
-            if verb == "uninstall":
+            if "uninstall" in argv:
                 fixes = f"removes one of {copies} dist-infos of {duplicate.name} and the files its RECORD lists"
                 kind = StepKind.UNINSTALL
             elif "--reinstall-package" in argv:
