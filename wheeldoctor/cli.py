@@ -332,7 +332,7 @@ def fix(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; run nothing.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Run the plan without asking.")] = False,
     keep: Annotated[list[str] | None, typer.Option(metavar="NAME", help="Of an unrelated pair, keep NAME.")] = None,
-    json: JsonOption = False,
+    json: Annotated[bool, typer.Option("--json", help="The JSON document on stdout; the rest on stderr.")] = False,
     jobs: JobsOption = None,
     no_cache: NoCacheOption = False,
 ) -> None:
