@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from helpers import Venv, build_wheel, pip_install, run_cli, uv_install
-from variants import BASE, DIFFERING, FILES, OVERLAY, Wheels
+from variants import BASE, DIFFERING, FILES, IDENTICAL, OVERLAY, Wheels
 
 
 def _check(venv: Venv, *args: str) -> tuple[int, dict[str, Any]]:
@@ -229,3 +229,22 @@ def test_wheels_preflight_tells_overlay_from_alternatives(wheels: Wheels, altern
     assert "fastlib-a and fastlib-b are alternatives" in text
     assert "install one, not both" in text
     assert "last" not in text
+
+
+def test_an_overlay_under_its_base_is_reinstalled_last_and_nothing_else(venv_factory: Any, wheels: Wheels) -> None:
+    venv = venv_factory()
+    for wheel in (wheels.overlay, wheels.base):  # the base on top: not the intended state
+        pip_install(venv, "--no-index", "--no-deps", wheel)
+    rc, document = _check(venv)
+    assert rc == 1
+    (pair,) = document["clash_pairs"]
+    (choice,) = pair["repair_choices"]
+    assert (choice["keep"], choice["remove"]) == (OVERLAY, None)
+    assert choice["commands"] == [pair["repair"]]
+    lines = run_cli("check", "--all", "--python", venv.python).stdout.splitlines()
+    tips = [line for line in lines if line.startswith("Tip:")]
+    assert len(tips) == 1 and f"reinstall {OVERLAY} last" in tips[0]
+    assert not [line for line in lines if "win instead" in line]
+    assert "uninstall" not in tips[0]
+    note = next(line for line in lines if line.startswith("Note:"))
+    assert f"uninstalling {OVERLAY} deletes all {len(DIFFERING) + len(IDENTICAL)} shared path(s)" in note

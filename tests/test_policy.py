@@ -120,6 +120,10 @@ def test_appended_ca_is_evidence_and_a_pinned_accept_passes(env: Path, tmp_path:
     done = run_cli("check", "--all", "--python", _python(env), cwd=deep)
     assert done.returncode == 0
     assert "1 accepted" in done.stdout
+    # In the CI formats an accepted finding is a warning, never an error.
+    github = run_cli("check", "--all", "--python", _python(env), "--format", "github", cwd=deep)
+    assert github.returncode == 0
+    assert [line.split(" ", 1)[0] for line in github.stdout.splitlines() if BUNDLE in line] == ["::warning"]
     assert BUNDLE not in done.stdout
     shown = run_cli("check", "--all", "--python", _python(env), "--show-accepted", cwd=deep).stdout
     assert f"WD002: {BUNDLE}" in shown and "[accepted by config" in shown
@@ -216,6 +220,10 @@ def test_a_baseline_accepts_exactly_that_state(env: Path, tmp_path: Path) -> Non
 
     rc, document, _ = _check(env, "--baseline", str(baseline), cwd=work)
     assert rc == 0, document
+    doctor = run_cli("doctor", "--python", _python(env), "--baseline", str(baseline), cwd=work)
+    assert doctor.returncode == 0, doctor.stdout
+    both = run_cli("check", "--all", "--baseline", str(baseline), "--write-baseline", str(baseline), cwd=work)
+    assert both.returncode == 2
     accepted = [f["accepted"] for d in document["distributions"] for f in d["findings"]]
     assert len(accepted) == 3
     assert all(a == {"by": "baseline", "reason": "in the baseline", "source": str(baseline)} for a in accepted)

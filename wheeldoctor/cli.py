@@ -9,22 +9,21 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
+from wheeldoctor.model.errors import InputError
 from wheeldoctor.where.target import Target, TargetError, load_target
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from wheeldoctor.checks.files import DistributionReport
-    from wheeldoctor.checks.policy import Policy
     from wheeldoctor.report.cases import Result
     from wheeldoctor.report.progress import RichProgress
-    from wheeldoctor.where.environment import Environment
 
 EXIT_HEALTHY = 0
 EXIT_PROBLEMS = 1
@@ -79,24 +78,12 @@ OutputOption = Annotated[
     ),
 ]
 JobsOption = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Hashing threads (default: usable CPUs).")]
-ConfigOption = Annotated[
-    str | None,
-    typer.Option(
-        "--config",
-        metavar="FILE",
-        help="Accept rules from this TOML file instead of the nearest pyproject.toml / wheeldoctor.toml.",
-    ),
-]
-BaselineOption = Annotated[
-    str | None, typer.Option("--baseline", metavar="FILE", help="Accept exactly the findings this baseline pins.")
-]
+ConfigOption = Annotated[str | None, typer.Option("--config", metavar="FILE", help="Accept rules from FILE.")]
+BaselineOption = Annotated[str | None, typer.Option("--baseline", metavar="FILE", help="Accept what FILE pins.")]
 WriteBaselineOption = Annotated[
-    str | None,
-    typer.Option("--write-baseline", metavar="FILE", help="Record the current findings as a baseline; exit 0."),
+    str | None, typer.Option("--write-baseline", metavar="FILE", help="Pin the current findings in FILE; exit 0.")
 ]
-ShowAcceptedOption = Annotated[
-    bool, typer.Option("--show-accepted", help="List accepted findings too (they are always counted).")
-]
+ShowAcceptedOption = Annotated[bool, typer.Option("--show-accepted", help="List accepted findings too.")]
 NoCacheOption = Annotated[
     bool, typer.Option("--no-cache", help="Hash every file, trusting no cached digest (none is written).")
 ]
@@ -116,8 +103,8 @@ def _guard(run: Callable[[], int]) -> NoReturn:
     """Run a command body: expected errors become one line and exit 2, never a traceback."""
     try:
         code = run()
-    except TargetError as e:
-        _fail(str(e))
+    except (TargetError, InputError) as e:
+        _fail(str(e), getattr(e, "tip", None))  # fix's refusals say what to do instead
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
     except BrokenPipeError:
@@ -181,8 +168,7 @@ def check(
     output: OutputOption = None,
     jobs: JobsOption = None,
     strict: Annotated[
-        bool,
-        typer.Option("--strict", help="Fail on overlaid distributions, and (with --all) unverifiable ones too."),
+        bool, typer.Option("--strict", help="Fail on overlaid distributions, and unverifiable ones with --all.")
     ] = False,
     no_cache: NoCacheOption = False,
     config: ConfigOption = None,
@@ -196,12 +182,13 @@ def check(
         if bool(names) == all_:
             _fail("name the distributions to check, or pass --all (not both)")
         chosen = _format(format_, json)
+        from wheeldoctor.commands import policy as policies
         from wheeldoctor.commands.check import run_check
         from wheeldoctor.report import text
 
         with _no_cyclic_gc():
             env = load_target(_target(python, path))
-            policy = _policy(env, config, baseline, write_baseline)
+            policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
             with _progress(chosen != "text") as sink:
                 result = run_check(
                     env,
@@ -215,14 +202,9 @@ def check(
                     policy=policy,
                 )
         if write_baseline is not None:
-            return _write_baseline(write_baseline, result.distributions)
-        _deliver(
-            result,
-            chosen,
-            output,
-            lambda console: text.render_rich(result, console, show_accepted=show_accepted),
-            show_accepted=show_accepted,
-        )
+            return _wrote(write_baseline, policies.write_baseline(write_baseline, result.distributions))
+        rich = partial(text.render_rich, result, show_accepted=show_accepted)
+        _deliver(result, chosen, output, rich, show_accepted=show_accepted)
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
     _guard(run)
@@ -299,25 +281,21 @@ def doctor(
 
     def run() -> int:
         chosen = _format(format_, json)
+        from wheeldoctor.commands import policy as policies
         from wheeldoctor.commands.doctor import run_doctor
         from wheeldoctor.report import deps_text
 
         with _no_cyclic_gc():
             env = load_target(_target(python, path), with_tags=True)
-            policy = _policy(env, config, baseline, write_baseline)
+            policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
             with _progress(chosen != "text") as sink:
                 result = run_doctor(
                     env, jobs=jobs, progress=sink, strict=strict, cache_dir=_cache_dir(no_cache), policy=policy
                 )
         if write_baseline is not None:
-            return _write_baseline(write_baseline, result.check.distributions)
-        _deliver(
-            result,
-            chosen,
-            output,
-            lambda console: deps_text.render_doctor_rich(result, console, show_accepted=show_accepted),
-            show_accepted=show_accepted,
-        )
+            return _wrote(write_baseline, policies.write_baseline(write_baseline, result.check.distributions))
+        rich = partial(deps_text.render_doctor_rich, result, show_accepted=show_accepted)
+        _deliver(result, chosen, output, rich, show_accepted=show_accepted)
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
     _guard(run)
@@ -333,70 +311,28 @@ def fix(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Run the plan without asking.")] = False,
     keep: Annotated[list[str] | None, typer.Option(metavar="NAME", help="Of an unrelated pair, keep NAME.")] = None,
     json: Annotated[bool, typer.Option("--json", help="The JSON document on stdout; the rest on stderr.")] = False,
-    jobs: JobsOption = None,
-    no_cache: NoCacheOption = False,
 ) -> None:
     """Repair what check and doctor report, with the recorded installer; then verify again."""
 
     def run() -> int:
         if bool(names) == all_:
             _fail("name the distributions to repair, or pass --all (not both)")
-        from wheeldoctor.commands.fix import FixResult, fix, own_distributions_at_risk, plan_fix
+        from wheeldoctor.commands.fix import plan_fix, run_fix
         from wheeldoctor.report import fix_text
 
-        target = Target(python=python, paths=tuple(path or ()))
-        cache_dir = _cache_dir(no_cache)
-        with _no_cyclic_gc():
-            env = load_target(target)
-            policy = _policy(env, None, None, None)  # the nearest config's accept rules: never repaired
-            planned = plan_fix(env, names or None, keep=keep or (), jobs=jobs, cache_dir=cache_dir, policy=policy)
-        # With --json, stdout holds the document alone: the plan and installer output go to stderr.
-        out, document = (sys.stderr, sys.stdout) if json else (sys.stdout, None)
-        fix_text.write(out, fix_text.render_plan(planned))
-        steps = planned.plan.steps
-        result = FixResult(planned)
-        if steps and not dry_run:
-            at_risk = own_distributions_at_risk(planned)
-            if at_risk and not python:
-                _fail(
-                    f"the plan reinstalls {', '.join(at_risk)}, which this wheeldoctor runs on; nothing was run",
-                    "run wheeldoctor from another environment, or name this interpreter with --python",
-                )
-            if not yes and not sys.stdin.isatty():
-                _fail("no terminal to ask on, and no --yes: nothing was run", "review the plan, then pass --yes")
-            if not yes and not typer.confirm(f"Run these {len(steps)} step(s)?", default=False, err=True):
-                _fail("not confirmed: nothing was run")
-            sink = fix_text.StreamSink(out, len(steps))
-            result = fix(planned, sink, lambda: load_target(target), jobs=jobs, cache_dir=cache_dir)
-        fix_text.finish(result, out, document, dry_run=dry_run)
+        planned = plan_fix(_target(python, path), names or None, keep=keep or (), cache_dir=_cache_dir(False))
+        out = sys.stderr if json else sys.stdout  # with --json, stdout holds the document alone
+        ask = (lambda n: typer.confirm(f"Run these {n} step(s)?", err=True)) if sys.stdin.isatty() else None
+        sink = fix_text.StreamSink(out)  # a refusal (FixRefused) exits 2 through the guard
+        result = run_fix(planned, sink, dry_run=dry_run, yes=yes, ask=ask, explicit_python=bool(python))
+        fix_text.finish(result, out, sys.stdout if json else None, dry_run=dry_run)
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
     _guard(run)
 
 
-def _policy(env: Environment, config: str | None, baseline: str | None, write_baseline: str | None) -> Policy:
-    """The accept rules and baseline to run under; a file that cannot be used exits 2 naming it."""
-    from wheeldoctor.commands.policy import load_policy
-
-    if baseline is not None and write_baseline is not None:
-        _fail("give --baseline or --write-baseline, not both")
-    try:
-        return load_policy(env, config=config, baseline_file=baseline)
-    except ValueError as e:  # ConfigError, BaselineError: one line naming the file and the key
-        _fail(str(e))
-
-
-def _write_baseline(path: str, reports: Sequence[DistributionReport]) -> int:
-    """Write the baseline of ``reports``; say on stderr how many findings it pins."""
-    from wheeldoctor.checks.policy import baseline_entries
-    from wheeldoctor.formats import baseline
-
-    entries = baseline_entries(reports)
-    try:
-        baseline.write(path, entries)
-    except ValueError as e:
-        _fail(str(e))
-    sys.stderr.write(f"wrote {path}: {len(entries)} finding(s) pinned\n")
+def _wrote(path: str, pinned: int) -> int:
+    sys.stderr.write(f"wrote {path}: {pinned} finding(s) pinned\n")
     return EXIT_HEALTHY
 
 
@@ -429,7 +365,6 @@ def _deliver(
     chosen: str,
     output: str | None,
     rich: Callable[[Console], None] | None = None,
-    *,
     show_accepted: bool = False,
 ) -> None:
     """The report in ``chosen`` format to stdout; with ``output``, to that file and the text report to stdout."""

@@ -120,7 +120,7 @@ def _size_finding(claim: Claim, state: FileState, source: str | None) -> Finding
     if appended is not None:
         message = f"RECORD's {row.size} bytes are intact, with {appended} byte(s) appended"
     else:
-        message = _modified_message(f"size differs: {sizes}", source)
+        message = _modified_message("size differs", source, f": {sizes}")
     expected: str | None
     if digest is None:  # not read: the sizes are the evidence
         expected, found = f"{row.size} bytes", f"{state.size} bytes"
@@ -142,10 +142,10 @@ def _content_from(claim: Claim, state: FileState, others: Sequence[Claim]) -> st
     return None
 
 
-def _modified_message(what: str, source: str | None) -> str:
+def _modified_message(what: str, source: str | None, detail: str = "") -> str:
     if source is not None:
-        return f"holds {source}'s bytes ({what} from RECORD)"
-    return f"altered; no installed distribution ships these bytes ({what} from RECORD)"
+        return f"holds {source}'s bytes ({what} from RECORD{detail})"
+    return f"altered; no installed distribution ships these bytes ({what} from RECORD{detail})"
 
 
 @dataclass(frozen=True, slots=True)

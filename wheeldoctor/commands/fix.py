@@ -34,7 +34,9 @@ from wheeldoctor.checks.plan import FixStep, RepairPlan, plan_repairs
 from wheeldoctor.checks.policy import Policy
 from wheeldoctor.commands.check import run_check
 from wheeldoctor.commands.results import CheckResult
+from wheeldoctor.model.errors import InputError
 from wheeldoctor.where.environment import Environment
+from wheeldoctor.where.target import Target, load_target
 
 #: Lines of an installer's output kept to explain its failure.
 _TAIL = 40
@@ -86,8 +88,11 @@ class FixPlan:
     duplicates: tuple[Duplicate, ...]
     plan: RepairPlan
     before: tuple[Problem, ...]
+    target: Target
+    """Where the environment was read from: it is read again there after the steps."""
     policy: Policy | None = None
     """The accept rules the check ran under: what they accept is not repaired, and not verified again."""
+    cache_dir: str | None = None
 
     @property
     def environment(self) -> Environment:
@@ -123,7 +128,10 @@ class FixResult:
 
 
 class StepSink(Protocol):
-    """Where a running step's progress goes (the CLI prints it; the library never does)."""
+    """Where the plan and each running step's progress go (the CLI prints them; the library never does)."""
+
+    def plan(self, planned: FixPlan) -> None:
+        """The plan, before anything runs (or is refused)."""
 
     def start(self, number: int, step: FixStep) -> None:
         """Step ``number`` (from 1) is about to run."""
@@ -136,28 +144,31 @@ class StepSink(Protocol):
 
 
 def plan_fix(
-    env: Environment,
+    target: Target,
     names: Sequence[str] | None,
     *,
     keep: Collection[str] = (),
-    jobs: int | None = None,
     cache_dir: str | None = None,
-    policy: Policy | None = None,
 ) -> FixPlan:
-    """Verify ``names`` (None: every active distribution) and their duplicates; plan the repairs.
+    """Read ``target``, verify ``names`` (None: every active distribution) and their duplicates; plan the repairs.
 
-    Findings ``policy`` accepts (a CA appended on purpose, say) are not repaired: a
-    reinstall would drop what was accepted.
+    It runs under the nearest config's accept rules, as ``check`` does: an accepted
+    finding (a CA appended on purpose, say) is not repaired, since a reinstall would drop it.
     """
     from packaging.utils import canonicalize_name
 
-    check = run_check(env, names, jobs=jobs, cache_dir=cache_dir, processes=True, policy=policy)
+    from wheeldoctor.commands.policy import load_policy
+
+    env = load_target(target)
+    policy = load_policy(env)
+    check = run_check(env, names, cache_dir=cache_dir, processes=True, policy=policy)
     wanted = None if names is None else {str(canonicalize_name(n)) for n in names}
     duplicates = tuple(d for d in find_duplicates(env) if wanted is None or d.name in wanted)
     plan = plan_repairs(env, check.distributions, check.pairs, duplicates, keep)
     before = file_problems(check.distributions) | pair_problems(check.pairs)
     before |= duplicate_problems(d for d in duplicates if d.failing)
-    return FixPlan(check, duplicates, plan, tuple(sorted(before, key=lambda p: (p.subject, p.key))), policy)
+    ordered = tuple(sorted(before, key=lambda p: (p.subject, p.key)))
+    return FixPlan(check, duplicates, plan, ordered, target, policy, cache_dir)
 
 
 def own_distributions_at_risk(planned: FixPlan) -> list[str]:
@@ -272,7 +283,7 @@ def verify_again(
     present = [n for n in plan.touches if env.find(n) is not None]
     after = expectation_problems(env, plan.expected)
     if present:
-        check = run_check(env, present, jobs=jobs, cache_dir=cache_dir, processes=True, policy=planned.policy)
+        check = run_check(env, present, cache_dir=planned.cache_dir, processes=True, policy=planned.policy)
         after |= file_problems(check.distributions) | pair_problems(check.pairs)
     touched = set(plan.touches)
     after |= duplicate_problems(d for d in find_duplicates(env) if d.failing and d.name in touched)
@@ -282,17 +293,50 @@ def verify_again(
     return compare(plan, planned.before, after, new_only=new_conflicts - old_conflicts)
 
 
-def fix(
+class FixRefused(InputError):
+    """Nothing was run, and why: one line for the user (and a tip); exit 2."""
+
+    def __init__(self, message: str, tip: str | None = None) -> None:
+        """``message`` says why nothing ran; ``tip`` what to do instead."""
+        super().__init__(message)
+        self.tip = tip
+
+
+def run_fix(
     planned: FixPlan,
     sink: StepSink,
-    reload: Callable[[], Environment],
     *,
-    jobs: int | None = None,
-    cache_dir: str | None = None,
+    dry_run: bool = False,
+    yes: bool = False,
+    ask: Callable[[int], bool] | None = None,
+    explicit_python: bool = False,
 ) -> FixResult:
-    """Run the plan's steps, then verify again on the environment as ``reload`` reads it now."""
+    """Show the plan, then run it unless it must not run: a dry run, no consent, or wheeldoctor's own dependencies.
+
+    ``ask`` asks the user about N steps (None: there is no terminal to ask on); ``yes``
+    is consent given in advance. Raises :class:`FixRefused` when nothing may run.
+    """
+    sink.plan(planned)
+    steps = planned.plan.steps
+    if dry_run or not steps:
+        return FixResult(planned)
+    at_risk = own_distributions_at_risk(planned)
+    if at_risk and not explicit_python:
+        raise FixRefused(
+            f"the plan reinstalls {', '.join(at_risk)}, which this wheeldoctor runs on; nothing was run",
+            "run wheeldoctor from another environment, or name this interpreter with --python",
+        )
+    if not yes and ask is None:
+        raise FixRefused("no terminal to ask on, and no --yes: nothing was run", "review the plan, then pass --yes")
+    if not yes and ask is not None and not ask(len(steps)):
+        raise FixRefused("not confirmed: nothing was run")
+    return fix(planned, sink)
+
+
+def fix(planned: FixPlan, sink: StepSink) -> FixResult:
+    """Run the plan's steps, then read the environment again and verify what they touched."""
     if not planned.plan.steps:
         return FixResult(planned)
     results = run_plan(planned, sink)
-    outcome = verify_again(planned, reload(), jobs=jobs, cache_dir=cache_dir)
+    outcome = verify_again(planned, load_target(planned.target))
     return FixResult(planned, results, outcome)

@@ -42,8 +42,14 @@ class CheckResult:
 
     @property
     def unrelated(self) -> tuple[ClashPair, ...]:
-        """Clashing pairs where neither requires the other: a failure whoever holds the paths."""
-        return tuple(p for p in self.pairs if p.relation is Relation.UNRELATED)
+        """Clashing pairs of a reported distribution where neither requires the other: a failure
+        whoever holds the paths (a result narrowed to one distribution keeps only its own)."""
+        names = {d.name for d in self.distributions}
+        return tuple(
+            p
+            for p in self.pairs
+            if p.relation is Relation.UNRELATED and (p.first.name in names or p.second.name in names)
+        )
 
 
 @dataclass(frozen=True, slots=True)

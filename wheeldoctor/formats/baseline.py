@@ -13,12 +13,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from wheeldoctor.model.errors import InputError
+
 FORMAT = "wheeldoctor-baseline"
 VERSION = 1
 _KEYS = ("distribution", "version", "path", "code", "found")
 
 
-class BaselineError(ValueError):
+class BaselineError(InputError):
     """A baseline file that cannot be used; the message is one line naming the file."""
 
 

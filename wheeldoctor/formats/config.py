@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from wheeldoctor.model.errors import InputError
 from wheeldoctor.model.findings import Code
 
 CONFIG_NAME = "wheeldoctor.toml"
@@ -28,7 +29,7 @@ _RULE_KEYS = ("distribution", "path", "code", "found", "reason", "until")
 _DIGEST = re.compile(r"^[a-z0-9_]+=[A-Za-z0-9_-]+$")
 
 
-class ConfigError(ValueError):
+class ConfigError(InputError):
     """A config file that cannot be used; the message is one line naming the file and the key."""
 
 

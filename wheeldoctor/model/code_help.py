@@ -29,7 +29,9 @@ CODE_HELP: dict[Code, CodeHelp] = {
     ),
     Code.SIZE_MISMATCH: CodeHelp(
         "size differs from RECORD",
-        "The file's size is not the one RECORD lists, so its content cannot match (the file is not read).",
+        "The file's size is not the one RECORD lists, so its content cannot match. It is read once for "
+        "evidence: its own digest (to pin it), and, when longer, whether it begins with RECORD's exact bytes "
+        "(then it says how many bytes were appended).",
     ),
     Code.MISSING: CodeHelp(
         "recorded file is missing",
@@ -141,6 +143,11 @@ CODE_HELP: dict[Code, CodeHelp] = {
     Code.SHADOWED: CodeHelp(
         "dist-info shadowed on sys.path",
         "A dist-info of the same project in an earlier directory on sys.path hides this one; it is never imported.",
+    ),
+    Code.REPLACED: CodeHelp(
+        "an overlay's bytes, there on purpose",
+        "The path holds the recorded bytes of an intact distribution that requires this one and lies on top of "
+        "it (an overlay, as rpm's replaced files): the intended state, not a failure unless --strict.",
     ),
 }
 

@@ -33,12 +33,17 @@ def render_plan(planned: FixPlan) -> Iterable[str]:
 
 
 class StreamSink:
-    """Writes each step's header, the installer's output as it comes, and its exit code."""
+    """Writes the plan, then each step's header, the installer's output as it comes, and its exit code."""
 
-    def __init__(self, stream: TextIO, total: int) -> None:
-        """Write to ``stream``; ``total`` is the number of steps."""
+    def __init__(self, stream: TextIO) -> None:
+        """Write to ``stream``."""
         self._stream = stream
-        self._total = total
+        self._total = 0
+
+    def plan(self, planned: FixPlan) -> None:
+        """The numbered plan (:func:`render_plan`)."""
+        self._total = len(planned.plan.steps)
+        write(self._stream, render_plan(planned))
 
     def start(self, number: int, step: FixStep) -> None:
         """``step N/M: command``."""
