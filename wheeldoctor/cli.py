@@ -17,13 +17,15 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from wheeldoctor.model.errors import InputError
+from wheeldoctor.report.progress import progress_bar
 from wheeldoctor.where.target import Target, TargetError, load_target
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from wheeldoctor.report.cases import Result
-    from wheeldoctor.report.progress import RichProgress
+
+    Rich = Callable[[Console], None] | None
 
 EXIT_HEALTHY = 0
 EXIT_PROBLEMS = 1
@@ -63,6 +65,14 @@ PathOption = Annotated[
     list[str] | None,
     typer.Option("--path", metavar="DIR", help="Inspect this site directory (repeatable), in order."),
 ]
+DpkgAdmindirOption = Annotated[
+    str | None,
+    typer.Option(
+        "--dpkg-admindir",
+        metavar="DIR",
+        help="dpkg's database (default /var/lib/dpkg); IMG/var/lib/dpkg reads a mounted image rooted at IMG.",
+    ),
+]
 JsonOption = Annotated[bool, typer.Option("--json", help="The same as --format json.")]
 FormatOption = Annotated[
     str | None,
@@ -84,6 +94,9 @@ WriteBaselineOption = Annotated[
     str | None, typer.Option("--write-baseline", metavar="FILE", help="Pin the current findings in FILE; exit 0.")
 ]
 ShowAcceptedOption = Annotated[bool, typer.Option("--show-accepted", help="List accepted findings too.")]
+StrictOption = Annotated[
+    bool, typer.Option("--strict", help="Fail on overlaid distributions too, and on unverifiable ones with --all.")
+]
 NoCacheOption = Annotated[
     bool, typer.Option("--no-cache", help="Hash every file, trusting no cached digest (none is written).")
 ]
@@ -123,19 +136,6 @@ def _guard(run: Callable[[], int]) -> NoReturn:
 
 
 @contextmanager
-def _progress(quiet: bool) -> Iterator[RichProgress | None]:
-    """A progress bar on stderr while the body runs, when it is a terminal; None when piped."""
-    from wheeldoctor.report.progress import RichProgress
-
-    sink = None if quiet or not sys.stderr.isatty() else RichProgress()
-    try:
-        yield sink
-    finally:
-        if sink is not None:
-            sink.close()
-
-
-@contextmanager
 def _no_cyclic_gc() -> Iterator[None]:
     """Loading and verification allocate a few objects per recorded file, none in a cycle: the
     cyclic collector's passes over them cost about a tenth of a check and would free nothing."""
@@ -167,16 +167,15 @@ def check(
     format_: FormatOption = None,
     output: OutputOption = None,
     jobs: JobsOption = None,
-    strict: Annotated[
-        bool, typer.Option("--strict", help="Fail on overlaid distributions, and unverifiable ones with --all.")
-    ] = False,
+    strict: StrictOption = False,
     no_cache: NoCacheOption = False,
+    dpkg_admindir: DpkgAdmindirOption = None,
     config: ConfigOption = None,
     baseline: BaselineOption = None,
     write_baseline: WriteBaselineOption = None,
     show_accepted: ShowAcceptedOption = False,
 ) -> None:
-    """Verify distributions' files against their RECORD (sha256 and size)."""
+    """Verify distributions' files against their RECORD (sha256 and size), or their package manager's record."""
 
     def run() -> int:
         if bool(names) == all_:
@@ -187,9 +186,9 @@ def check(
         from wheeldoctor.report import text
 
         with _no_cyclic_gc():
-            env = load_target(_target(python, path))
+            env = load_target(_target(python, path, dpkg_admindir))
             policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
-            with _progress(chosen != "text") as sink:
+            with progress_bar(chosen != "text") as sink:
                 result = run_check(
                     env,
                     names or None,
@@ -202,7 +201,9 @@ def check(
                     policy=policy,
                 )
         if write_baseline is not None:
-            return _wrote(write_baseline, policies.write_baseline(write_baseline, result.distributions))
+            pinned = policies.write_baseline(write_baseline, result.distributions)
+            sys.stderr.write(f"wrote {write_baseline}: {pinned} finding(s) pinned\n")
+            return EXIT_HEALTHY
         rich = partial(text.render_rich, result, show_accepted=show_accepted)
         _deliver(result, chosen, output, rich, show_accepted=show_accepted)
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
@@ -245,6 +246,7 @@ def deps(
     json: JsonOption = False,
     format_: FormatOption = None,
     output: OutputOption = None,
+    dpkg_admindir: DpkgAdmindirOption = None,
 ) -> None:
     """Check requirements (as pip check does, and further), duplicate dist-infos and compatibility."""
 
@@ -253,7 +255,8 @@ def deps(
         from wheeldoctor.commands.deps import run_deps
         from wheeldoctor.report import deps_text
 
-        result = run_deps(load_target(_target(python, path), with_tags=True, with_records=False))
+        target = _target(python, path, dpkg_admindir)
+        result = run_deps(load_target(target, with_tags=True, with_records=False))
         _deliver(result, chosen, output, lambda console: deps_text.render_rich(result, console))
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
@@ -268,10 +271,9 @@ def doctor(
     format_: FormatOption = None,
     output: OutputOption = None,
     jobs: JobsOption = None,
-    strict: Annotated[
-        bool, typer.Option("--strict", help="Fail on distributions that cannot be verified, or overlaid, too.")
-    ] = False,
+    strict: StrictOption = False,
     no_cache: NoCacheOption = False,
+    dpkg_admindir: DpkgAdmindirOption = None,
     config: ConfigOption = None,
     baseline: BaselineOption = None,
     write_baseline: WriteBaselineOption = None,
@@ -286,14 +288,16 @@ def doctor(
         from wheeldoctor.report import deps_text
 
         with _no_cyclic_gc():
-            env = load_target(_target(python, path), with_tags=True)
+            env = load_target(_target(python, path, dpkg_admindir), with_tags=True)
             policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
-            with _progress(chosen != "text") as sink:
+            with progress_bar(chosen != "text") as sink:
                 result = run_doctor(
                     env, jobs=jobs, progress=sink, strict=strict, cache_dir=_cache_dir(no_cache), policy=policy
                 )
         if write_baseline is not None:
-            return _wrote(write_baseline, policies.write_baseline(write_baseline, result.check.distributions))
+            pinned = policies.write_baseline(write_baseline, result.check.distributions)
+            sys.stderr.write(f"wrote {write_baseline}: {pinned} finding(s) pinned\n")
+            return EXIT_HEALTHY
         rich = partial(deps_text.render_doctor_rich, result, show_accepted=show_accepted)
         _deliver(result, chosen, output, rich, show_accepted=show_accepted)
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
@@ -331,9 +335,42 @@ def fix(
     _guard(run)
 
 
-def _wrote(path: str, pinned: int) -> int:
-    sys.stderr.write(f"wrote {path}: {pinned} finding(s) pinned\n")
-    return EXIT_HEALTHY
+_FORBID_HELP = "Effects that fail the run: gpu-init, threads, processes, devices, slow:SECONDS."
+
+
+@app.command()
+def imports(
+    modules: Annotated[list[str], typer.Argument(metavar="MODULE...", help="Modules to import, a process each.")],
+    python: PythonOption = None,
+    json: JsonOption = False,
+    forbid: Annotated[str, typer.Option("--forbid", metavar="EFFECT,...", help=_FORBID_HELP)] = "gpu-init",
+    timeout: Annotated[float, typer.Option("--timeout", metavar="S", help="Kill an import that takes longer.")] = 60.0,
+) -> None:
+    """Import modules (this RUNS their code) and report GPU driver initialisation, threads, processes, time."""
+
+    def run() -> int:
+        from wheeldoctor.checks.imports import ImportProbeError
+        from wheeldoctor.commands.imports import Forbid, run_imports
+        from wheeldoctor.report import imports_text
+        from wheeldoctor.report import json as json_report
+
+        try:
+            result = run_imports(tuple(modules), python, forbid=Forbid.parse(forbid), timeout=timeout)
+        except (ImportProbeError, ValueError) as e:
+            _fail(str(e))
+        if json:
+            sys.stdout.write(json_report.render(json_report.imports_document(result)))
+        else:
+            from rich.console import Console
+
+            console = Console(highlight=False)
+            if console.is_terminal:
+                imports_text.render_rich(result, console)
+            else:
+                sys.stdout.writelines(line + "\n" for line in imports_text.render_plain(result))
+        return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
+
+    _guard(run)
 
 
 _FORMATS = ("text", "json", "github", "junit", "sarif")
@@ -348,7 +385,7 @@ def _format(chosen: str | None, json: bool) -> str:
     return "json" if json else chosen or "text"
 
 
-def _target(python: str | None, path: list[str] | None) -> Target:
+def _target(python: str | None, path: list[str] | None, dpkg_admindir: str | None = None) -> Target:
     """The environment to inspect; refused when it could only be a pre-commit hook's own venv."""
     if not python and not path and os.path.basename(sys.prefix).startswith("py_env-"):
         # pre-commit installs a `language: python` hook into ~/.cache/pre-commit/…/py_env-*: checking
@@ -357,16 +394,10 @@ def _target(python: str | None, path: list[str] | None) -> Target:
             f"this would check only the hook's own environment ({sys.prefix}), not your project's",
             "give the hook `args: [--python, .venv/bin/python]`, or use the `wheeldoctor-system` hook",
         )
-    return Target(python=python, paths=tuple(path or ()))
+    return Target(python=python, paths=tuple(path or ()), dpkg_admindir=dpkg_admindir)
 
 
-def _deliver(
-    result: Result,
-    chosen: str,
-    output: str | None,
-    rich: Callable[[Console], None] | None = None,
-    show_accepted: bool = False,
-) -> None:
+def _deliver(result: Result, chosen: str, output: str | None, rich: Rich = None, show_accepted: bool = False) -> None:
     """The report in ``chosen`` format to stdout; with ``output``, to that file and the text report to stdout."""
     from wheeldoctor.report.output import OutputError, append, write_atomic
     from wheeldoctor.report.render import Format, render, step_summary

@@ -15,6 +15,7 @@ from enum import Enum
 
 from wheeldoctor.checks import cached
 from wheeldoctor.checks.claims import Claim, ownership, resolve
+from wheeldoctor.checks.managed import judge_managed, judged_by_manager, resolve_managed
 from wheeldoctor.checks.states import ProgressSink, hash_claims
 from wheeldoctor.disk import cache
 from wheeldoctor.formats.record_fields import encode_digest
@@ -47,6 +48,9 @@ class DistributionReport:
     status: Status
     findings: tuple[Finding, ...]
     dist: InstalledDistribution | None = None
+    verified_by: tuple[tuple[str, int], ...] = ()
+    """For a distribution judged by its package manager's record: files verified per digest
+    (``sha256`` where RECORD and the manager agree, else the manager's own, e.g. ``md5``)."""
 
 
 def status_of(findings: Iterable[Finding]) -> Status:
@@ -177,11 +181,15 @@ def verify_environment(
     started = time.time_ns()
     entries: dict[int, cache.Entry] = {}
     known: Known | None = None
+    # A manager-judged verdict is not RECORD's: it must never be cached as RECORD's.
+    by_record = [d for d in checked if not judged_by_manager(d)]
     if cache_dir is not None:
-        entries = cached.recall(cache_dir, checked)
+        entries = cached.recall(cache_dir, by_record)
         if entries:
             known = cached.cached_states(entries.values()).get
-    resolved = {id(d): resolve(d) for d in _unique_dists([*checked, *everyone])}
+    resolved = {
+        id(d): resolve_managed(d) if judged_by_manager(d) else resolve(d) for d in _unique_dists([*checked, *everyone])
+    }
     owners = ownership(claims for claims, _ in resolved.values())
     # Rival claims travel with the checked ones so their sizes and algorithms are planned.
     if len({id(d) for d in checked}) == len(resolved):  # every distribution is checked
@@ -193,6 +201,10 @@ def verify_environment(
     hashed = FileStatus.HASHED
     for dist in checked:
         claims, outside = resolved[id(dist)]
+        if judged_by_manager(dist):
+            found, verified = judge_managed(dist, claims, states, owners)
+            reports.append(report_for(dist, found, tuple(sorted(verified.items()))))
+            continue
         findings: list[Finding] = [*dist.problems, *(dist.record.problems if dist.record else ()), *outside]
         for claim in claims:
             state, row = states[claim.path], claim.row
@@ -205,6 +217,8 @@ def verify_environment(
         reports.append(report_for(dist, findings))
     if cache_dir is not None:
         for dist, report in zip(checked, reports, strict=True):
+            if judged_by_manager(dist):
+                continue
             intact = report.status is Status.INTACT
             cached.remember(cache_dir, dist, intact, resolved[id(dist)][0], states, entries.get(id(dist)), started)
     return Verification(tuple(reports), owners, states)
@@ -222,10 +236,12 @@ def verify(
     return list(verify_environment(checked, everyone, jobs=jobs, progress=progress, cache_dir=cache_dir).reports)
 
 
-def report_for(dist: InstalledDistribution, findings: Sequence[Finding]) -> DistributionReport:
+def report_for(
+    dist: InstalledDistribution, findings: Sequence[Finding], verified_by: tuple[tuple[str, int], ...] = ()
+) -> DistributionReport:
     """Wrap a distribution's findings with its verdict."""
     return DistributionReport(
-        dist.name, dist.version, dist.location, dist.installer, status_of(findings), tuple(findings), dist
+        dist.name, dist.version, dist.location, dist.installer, status_of(findings), tuple(findings), dist, verified_by
     )
 
 

@@ -25,7 +25,7 @@ from enum import Enum
 from wheeldoctor.checks.clash import ClashPair, Relation
 from wheeldoctor.checks.duplicates import Duplicate, remedy_argvs
 from wheeldoctor.checks.files import DistributionReport, Status
-from wheeldoctor.checks.repair import cache_clean_argv, keep_sequence, refusal, reinstall_argv, reinstall_command
+from wheeldoctor.checks.repair import cache_clean_argv, keep_sequence, refusal, reinstall_command, repair_step
 from wheeldoctor.model.findings import BREAKING_KINDS, Finding, Kind
 from wheeldoctor.where.environment import Environment, InstalledDistribution
 
@@ -211,7 +211,10 @@ class _Planner:
 
 def reinstall(dist: InstalledDistribution, env: Environment, fixes: str) -> FixStep:
     """The step that reinstalls ``dist`` at its exact version: the very command its tip prints."""
-    return FixStep(StepKind.REINSTALL, dist.name, dist.version, reinstall_argv(dist, env), fixes)
+    step = repair_step(dist, env)
+    if step.note:  # a PEP 668 marker overridden, say: said before anything runs
+        fixes = f"{fixes}; note: {step.note}"
+    return FixStep(StepKind.REINSTALL, dist.name, dist.version, step.argv, fixes)
 
 
 def _for_the_user(subject: str, reason: str, dist: InstalledDistribution, env: Environment) -> LeftAlone:

@@ -1,40 +1,155 @@
-"""The exact commands that repair a distribution or a clash, for the installer that installed it.
+"""The exact command that reinstalls a distribution, with the tool that manages its files.
 
-Data only. Each command is built once, as an argument list: tips print it joined
-(``shlex.join``), ``wheeldoctor fix`` runs the same list. A distribution no command can
-safely repair gets a reason (:func:`refusal`) instead of a command.
+A distribution that a system package manager owns (dpkg, rpm, conda) is repaired by that
+manager: pip or uv would overwrite files the manager keeps a record of, and pip refuses an
+``EXTERNALLY-MANAGED`` interpreter anyway (PEP 668). A step is data (:class:`RepairStep`):
+``wheeldoctor fix`` runs the pip and uv steps and lists the others for the user to run.
+A clash is repaired by a sequence of commands (:func:`pair_choices`), also as data.
+
+Each command is built once, as an argument list: tips print it joined (``shlex.join``),
+``fix`` runs the same list. What ``fix`` must not run by itself says why (:func:`refusal`).
 """
 
 from __future__ import annotations
 
+import os
 import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from wheeldoctor.model.managed import Tool
 from wheeldoctor.where.environment import Environment, InstalledDistribution
 
 if TYPE_CHECKING:  # clash imports deps, whose install_command imports this module
     from wheeldoctor.checks.clash import ClashPair
 
-#: Installers that remove exactly what a dist-info's RECORD lists and that wheeldoctor
-#: knows how to drive; anything else (a distro's package manager, conda, an unknown
-#: tool) must repair its own files.
+_BREAK = "--break-system-packages"
+
+#: Installers that remove exactly what a dist-info's RECORD lists: the only ones ``fix`` runs.
 RECORD_INSTALLERS = frozenset({"pip", "uv"})
 
 Argv = tuple[str, ...]
 
 
-def refusal(dist: InstalledDistribution) -> str | None:
-    """Why no pip or uv command may repair ``dist``; None when one may.
+@dataclass(frozen=True, slots=True)
+class RepairStep:
+    """One command that puts back a distribution's bytes, as data.
 
-    Another tool's files (a distro's, conda's) are that tool's to repair: pip would
-    overwrite files it does not own. Without a recorded version nothing can be pinned,
-    and an unpinned reinstall may install something else.
+    ``manager`` owns the files; ``runs_pip`` says whether the command is pip or uv (the
+    only ones ``fix`` runs). ``note`` is what the user must know before running it (a
+    PEP 668 marker overridden, a manager that could not be identified), or None.
     """
+
+    manager: Tool
+    argv: tuple[str, ...]
+    package: str | None = None
+    note: str | None = None
+
+    @property
+    def runs_pip(self) -> bool:
+        """Whether the command runs pip or uv (never true for a system package manager's files)."""
+        return not self.manager.system
+
+    @property
+    def command(self) -> str:
+        """The command as one shell line."""
+        return shlex.join(self.argv)
+
+
+def repair_step(dist: InstalledDistribution, env: Environment) -> RepairStep:
+    """The step that reinstalls ``dist`` with the manager that owns its files, its dependencies untouched."""
+    managed = dist.managed_by
+    if managed is not None and managed.tool.system:
+        return _system_step(dist)
+    tool = managed.tool if managed is not None else Tool.UNKNOWN
+    argv = _installer_words(dist, env)
+    note = None
+    if env.externally_managed is not None and env.python is not None:
+        # pip and uv refuse a PEP 668 interpreter; say so, and what overriding it means.
+        argv = [*argv[:-1], _BREAK, argv[-1]]
+        owner = "pip's" if tool in (Tool.PIP, Tool.UV) else "no package manager's"
+        note = (
+            f"{env.python} is EXTERNALLY-MANAGED (PEP 668: {env.externally_managed}); {dist.name}'s files are "
+            f"{owner}, so this overrides the marker with {_BREAK}"
+        )
+    return RepairStep(tool, tuple(argv), note=note)
+
+
+def _system_step(dist: InstalledDistribution) -> RepairStep:
+    managed = dist.managed_by
+    assert managed is not None
+    if managed.package is None:
+        return _unnamed_step(dist, managed.tool)
+    if managed.tool is Tool.DPKG:
+        return RepairStep(Tool.DPKG, ("apt-get", "install", "--reinstall", managed.package), managed.package)
+    if managed.tool is Tool.RPM:
+        return RepairStep(Tool.RPM, ("dnf", "reinstall", managed.package), managed.package)
+    prefix = os.path.dirname(os.path.dirname(managed.record)) if managed.record else None
+    version = (managed.version or "").rpartition("-")[0] or managed.version
+    spec = f"{managed.package}={version}" if version else managed.package
+    where = ["--prefix", prefix] if prefix else []
+    argv = ("conda", "install", *where, "--force-reinstall", "--no-deps", spec)
+    return RepairStep(Tool.CONDA, argv, managed.package)
+
+
+def _unnamed_step(dist: InstalledDistribution, tool: Tool) -> RepairStep:
+    """A system manager's step when its package could not be named: never pip over its files."""
+    metadata = os.path.join(dist.path, "METADATA") if not dist.legacy else dist.path
+    if tool is Tool.CONDA:
+        spec = f"{dist.name}=={dist.version}"
+        note = "no conda-meta record names the conda package; its name may differ from the distribution's"
+        return RepairStep(
+            tool, ("conda", "install", "--prefix", dist.root, "--force-reinstall", "--no-deps", spec), None, note
+        )
+    if tool is Tool.RPM:
+        note = "rpm could not name the package; dnf finds the package that owns this file"
+        return RepairStep(tool, ("dnf", "reinstall", metadata), None, note)
+    # dpkg always names its package; this is for a manager added later without that.
+    note = "the package could not be named: this asks dpkg for it; then apt-get install --reinstall PACKAGE"
+    return RepairStep(tool, ("dpkg", "-S", metadata), None, note)
+
+
+def _installer_words(dist: InstalledDistribution, env: Environment) -> list[str]:
+    """pip or uv words that reinstall ``dist`` at its exact version; the spec comes last."""
+    spec = f"{dist.name}=={dist.version}"
+    python = env.python
+    uv = (dist.installer or "").lower() == "uv"
+    if python is None:
+        # Site directories without an interpreter: aim at the directory itself, never at
+        # whatever environment happens to be active where the tip is pasted.
+        if uv:
+            return [
+                "uv",
+                "pip",
+                "install",
+                "--target",
+                dist.location,
+                "--reinstall-package",
+                dist.name,
+                "--no-deps",
+                spec,
+            ]
+        return ["pip", "install", "--target", dist.location, "--upgrade", "--force-reinstall", "--no-deps", spec]
+    if uv:
+        return ["uv", "pip", "install", "--python", python, "--reinstall-package", dist.name, "--no-deps", spec]
+    return [*pip_runner(env), "install", "--force-reinstall", "--no-deps", spec]
+
+
+def refusal(dist: InstalledDistribution) -> str | None:
+    """Why ``fix`` must not run pip or uv on ``dist`` by itself; None when it may.
+
+    A system package manager's files are that manager's (its step is listed for the user
+    instead); a tool that is not recorded, or is not pip or uv, may keep records that pip
+    would leave stale; without a version a reinstall cannot be pinned to what is installed.
+    """
+    managed = dist.managed_by
+    if managed is not None and managed.tool.system:
+        package = f" (package {managed.package})" if managed.package else ""
+        return f"its files belong to {managed.tool.value}{package}: repair it with {managed.tool.value}"
     installer = (dist.installer or "").strip()
     if installer.lower() not in RECORD_INSTALLERS:
         if not installer:
-            return "no INSTALLER is recorded, so the tool that owns its files is unknown; repair it with that tool"
+            return "no INSTALLER is recorded, so the tool that owns its files is unknown"
         return f"installed by {installer}, not pip or uv: repair it with {installer}"
     if not dist.version:
         return "no version is recorded, so a reinstall cannot be pinned to what is installed"
@@ -42,50 +157,20 @@ def refusal(dist: InstalledDistribution) -> str | None:
 
 
 def reinstall_argv(dist: InstalledDistribution, env: Environment) -> Argv:
-    """The command that puts back ``dist``'s own bytes, without touching its dependencies.
-
-    uv installs are repaired with uv (its cache holds the wheel); anything else with
-    pip. The exact version is pinned so nothing is upgraded. An environment without
-    pip of its own (a uv venv) is reached with ``pip --python``; site directories given
-    without an interpreter with ``--target``.
-    """
-    spec = f"{dist.name}=={dist.version}"
-    python = env.python
-    uv = _uses_uv(dist)
-    if python is None:
-        # Site directories without an interpreter: aim at the directory itself, never at
-        # whatever environment happens to be active where the tip is pasted.
-        if uv:
-            words = ["uv", "pip", "install", "--target", dist.location, "--reinstall-package", dist.name]
-        else:
-            words = ["pip", "install", "--target", dist.location, "--upgrade", "--force-reinstall"]
-        return (*words, "--no-deps", spec)
-    if uv:
-        return ("uv", "pip", "install", "--python", python, "--reinstall-package", dist.name, "--no-deps", spec)
-    return (*pip_runner(env), "install", "--force-reinstall", "--no-deps", spec)
+    """:func:`repair_step`'s command as an argument list (what ``fix`` runs)."""
+    return repair_step(dist, env).argv
 
 
 def reinstall_command(dist: InstalledDistribution, env: Environment) -> str:
-    """:func:`reinstall_argv`, as a line to paste."""
-    return shlex.join(reinstall_argv(dist, env))
+    """A command that puts back ``dist``'s own bytes, without touching its dependencies.
 
-
-def uninstall_argv(dist: InstalledDistribution, env: Environment) -> Argv:
-    """The command that uninstalls ``dist`` (exactly what its RECORD lists), with the installer that installed it.
-
-    Site directories without an interpreter are aimed at with ``uv pip uninstall --target``
-    (pip has no such option), never at whatever environment is active where it is pasted.
+    A system package manager's distribution is reinstalled by that manager
+    (``apt-get install --reinstall python3-pip``); uv installs with uv (its cache holds
+    the wheel); anything else with pip, the exact version pinned so nothing is upgraded.
+    An environment without pip of its own (a uv venv) is reached with ``pip --python``;
+    site directories given without an interpreter with ``--target``.
     """
-    if env.python is None:
-        return ("uv", "pip", "uninstall", "--target", dist.location, dist.name)
-    if _uses_uv(dist):
-        return ("uv", "pip", "uninstall", "--python", env.python, dist.name)
-    return (*pip_runner(env), "uninstall", "-y", dist.name)
-
-
-def uninstall_command(dist: InstalledDistribution, env: Environment) -> str:
-    """:func:`uninstall_argv`, as a line to paste."""
-    return shlex.join(uninstall_argv(dist, env))
+    return repair_step(dist, env).command
 
 
 def pip_runner(env: Environment) -> list[str]:
@@ -103,7 +188,7 @@ def cache_clean_argv(dist: InstalledDistribution) -> Argv | None:
     uv links installed files to its cache, so bytes altered in place are altered in the
     cache too, and a reinstall would link them back.
     """
-    if not _uses_uv(dist):
+    if (dist.installer or "").strip().lower() != "uv":
         return None
     return ("uv", "cache", "clean", dist.name)
 
@@ -114,8 +199,27 @@ def cache_clean_command(dist: InstalledDistribution) -> str | None:
     return shlex.join(argv) if argv is not None else None
 
 
-def _uses_uv(dist: InstalledDistribution) -> bool:
-    return (dist.installer or "").strip().lower() == "uv"
+def uninstall_argv(dist: InstalledDistribution, env: Environment) -> Argv:
+    """The command that uninstalls ``dist``, with the tool that manages its files.
+
+    A system package manager's distribution is removed by that manager. Site directories
+    without an interpreter are aimed at with ``uv pip uninstall --target`` (pip has no
+    such option), never at whatever environment is active where it is pasted.
+    """
+    managed = dist.managed_by
+    if managed is not None and managed.tool.system and managed.package is not None:
+        remove = {Tool.DPKG: ("apt-get", "remove"), Tool.RPM: ("dnf", "remove")}.get(managed.tool)
+        return (*(remove or ("conda", "remove", "--prefix", dist.root)), managed.package)
+    if env.python is None:
+        return ("uv", "pip", "uninstall", "--target", dist.location, dist.name)
+    if (dist.installer or "").lower() == "uv":
+        return ("uv", "pip", "uninstall", "--python", env.python, dist.name)
+    return (*pip_runner(env), "uninstall", "-y", dist.name)
+
+
+def uninstall_command(dist: InstalledDistribution, env: Environment) -> str:
+    """:func:`uninstall_argv`, as a line to paste."""
+    return shlex.join(uninstall_argv(dist, env))
 
 
 @dataclass(frozen=True, slots=True)

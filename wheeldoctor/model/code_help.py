@@ -144,6 +144,11 @@ CODE_HELP: dict[Code, CodeHelp] = {
         "dist-info shadowed on sys.path",
         "A dist-info of the same project in an earlier directory on sys.path hides this one; it is never imported.",
     ),
+    Code.MANAGER_UNVERIFIABLE: CodeHelp(
+        "package manager's record unavailable",
+        "The package manager that owns this distribution (dpkg, rpm, conda) keeps no usable record of its files "
+        "here: no md5sums, rpm not installed, or no digests in conda-meta.",
+    ),
     Code.REPLACED: CodeHelp(
         "an overlay's bytes, there on purpose",
         "The path holds the recorded bytes of an intact distribution that requires this one and lies on top of "

@@ -1,6 +1,21 @@
-"""The hashing progress bar on stderr, for ``check`` and ``doctor`` on a terminal."""
+"""The hashing progress bar on stderr: shown on a terminal, and only once the work is known to be long."""
 
 from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+@contextmanager
+def progress_bar(quiet: bool) -> Iterator[RichProgress | None]:
+    """A progress bar on stderr while the body runs, when it is a terminal; None when piped."""
+    sink = None if quiet or not sys.stderr.isatty() else RichProgress()
+    try:
+        yield sink
+    finally:
+        if sink is not None:
+            sink.close()
 
 
 class RichProgress:
@@ -10,7 +25,6 @@ class RichProgress:
     LONG_FILES = 20_000
 
     def __init__(self) -> None:
-        """A bar on stderr; nothing is drawn until :meth:`begin` finds the work long."""
         from rich.console import Console
         from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -25,17 +39,14 @@ class RichProgress:
         self._task: object | None = None
 
     def begin(self, files: int, total_bytes: int) -> None:
-        """Show the bar if the work is long."""
         if total_bytes >= self.LONG_BYTES or files >= self.LONG_FILES:
             self._task = self._bar.add_task("hash", total=max(total_bytes, 1))
             self._bar.start()
 
     def advance(self, files: int, done_bytes: int) -> None:
-        """Move the bar on by ``done_bytes``."""
         if self._task is not None:
             self._bar.advance(self._task, done_bytes)  # type: ignore[arg-type]
 
     def close(self) -> None:
-        """Take the bar away."""
         if self._task is not None:
             self._bar.stop()
