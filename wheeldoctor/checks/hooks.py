@@ -86,8 +86,13 @@ class HookAudit:
 
     @property
     def findings(self) -> tuple[StartupHook, ...]:
-        """The hooks that give a WD070 or WD071 finding."""
+        """The hooks that give a WD070 or WD071 finding, accepted or not."""
         return tuple(h for h in self.hooks if h.finding is not None)
+
+    @property
+    def failing(self) -> tuple[StartupHook, ...]:
+        """The hooks whose finding no accept rule or baseline accepted: these fail the run."""
+        return tuple(h for h in self.hooks if h.finding is not None and h.finding.accepted is None)
 
 
 def audit_hooks(env: Environment, owners: Owners, intact: Mapping[str, bool] | None = None) -> HookAudit:

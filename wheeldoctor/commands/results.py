@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from wheeldoctor.checks.clash import Clash, ClashPair
+from wheeldoctor.checks.clash import Clash, ClashPair, Relation
 from wheeldoctor.checks.files import DistributionReport, Status
-from wheeldoctor.checks.hooks import HookAudit
+from wheeldoctor.checks.hooks import HookAudit, StartupHook
+from wheeldoctor.checks.policy import PolicyOutcome
 from wheeldoctor.checks.unowned import UnownedScan
 from wheeldoctor.commands.deps import DepsResult
+from wheeldoctor.model.findings import Finding
 from wheeldoctor.where.environment import Environment
 
 
@@ -21,6 +23,11 @@ class CheckResult:
     clashes: tuple[Clash, ...] = ()
     pairs: tuple[ClashPair, ...] = ()
     strict: bool = False
+    """Distributions that cannot be verified fail the run."""
+    strict_overlays: bool = False
+    """Overlaid distributions (WD060 ``replaced`` only) fail the run too."""
+    policy: PolicyOutcome | None = None
+    """What accept rules and a baseline did; None when there were none."""
     hooks: HookAudit | None = None
     """The start-up hooks of the environment; None when not audited (a check of named distributions)."""
     unowned: UnownedScan | None = None
@@ -32,15 +39,40 @@ class CheckResult:
     def healthy(self) -> bool:
         """Whether the run found nothing that fails it (this decides the exit code).
 
-        Besides failing statuses: a start-up hook that runs code and is neither known nor
-        accepted (WD070, WD071), and an unowned importable module (WD072).
+        Besides failing statuses, a pair of unrelated distributions that write the same
+        paths fails: uninstalling either one would delete the other's files. So does a
+        start-up hook that runs code and is neither known nor accepted (WD070, WD071), and an
+        unowned importable module (WD072) not accepted.
         """
         failing = {Status.BROKEN, Status.NOT_INSTALLED}
         if self.strict:
             failing.add(Status.UNVERIFIABLE)
-        if any(d.status in failing for d in self.distributions):
+        if self.strict_overlays:
+            failing.add(Status.OVERLAID)
+        if any(d.status in failing for d in self.distributions) or self.unrelated:
             return False
-        return not (self.hooks is not None and self.hooks.findings) and not (self.unowned and self.unowned.findings)
+        return not self.failing_hooks and not self.failing_unowned
+
+    @property
+    def failing_hooks(self) -> tuple[StartupHook, ...]:
+        """The hooks whose WD070/WD071 no rule accepted."""
+        return self.hooks.failing if self.hooks is not None else ()
+
+    @property
+    def failing_unowned(self) -> tuple[Finding, ...]:
+        """The WD072 findings no rule accepted."""
+        return tuple(f for f in self.unowned.findings if f.accepted is None) if self.unowned is not None else ()
+
+    @property
+    def unrelated(self) -> tuple[ClashPair, ...]:
+        """Clashing pairs of a reported distribution where neither requires the other: a failure
+        whoever holds the paths (a result narrowed to one distribution keeps only its own)."""
+        names = {d.name for d in self.distributions}
+        return tuple(
+            p
+            for p in self.pairs
+            if p.relation is Relation.UNRELATED and (p.first.name in names or p.second.name in names)
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -128,10 +128,13 @@ def _check_cases(result: CheckResult) -> Iterator[Case]:
     alone = dataclasses.replace(result, hooks=None, unowned=None)  # each distribution judged on its own
     for report in result.distributions:
         fails = not dataclasses.replace(alone, distributions=(report,)).healthy
-        breaking = any(f.kind in BREAKING_KINDS for f in report.findings)
+        breaking = any(f.kind in BREAKING_KINDS and f.accepted is None for f in report.findings)
+        # An accepted finding never fails the run, whatever else its distribution has.
         items = [
             _finding_item(
-                f, "error" if fails and (f.kind in BREAKING_KINDS or not breaking) else "warning", report.location
+                f,
+                "error" if fails and f.accepted is None and (f.kind in BREAKING_KINDS or not breaking) else "warning",
+                report.location,
             )
             for f in report.findings
         ]
@@ -154,13 +157,16 @@ def _startup_cases(result: CheckResult) -> Iterator[Case]:
     unowned: list[Item] = []
     for hook in result.hooks.findings if result.hooks is not None else ():
         assert hook.finding is not None
-        item = _finding_item(hook.finding, "error", hook.site_dir)
+        item = _finding_item(hook.finding, "error" if hook.finding.accepted is None else "warning", hook.site_dir)
         if hook.owner is None:
             unowned.append(item)
         else:
             yield Case("check", hook.owner.name, hook.owner.version, "startup-hook", (item,))
     if result.unowned is not None:
-        unowned.extend(_finding_item(i.finding, "error", i.site_dir) for i in result.unowned.importable)
+        unowned.extend(
+            _finding_item(i.finding, "error" if i.finding.accepted is None else "warning", i.site_dir)
+            for i in result.unowned.importable
+        )
     if unowned:
         yield Case("check", "unowned files", None, "unowned", tuple(unowned))
 

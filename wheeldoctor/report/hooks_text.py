@@ -20,16 +20,19 @@ def hook_lines(hooks: HookAudit | None) -> Iterable[str]:
     """One line per hook that runs code and is not known, then one line counting the rest."""
     if hooks is None:
         return
-    for hook in hooks.findings:
+    for hook in hooks.failing:
         assert hook.finding is not None
         finding = hook.finding
         yield f"{hook.path}: {finding.code.value}: {finding.message}{_evidence(finding)}"
     known = [h for h in hooks.hooks if h.known is not None]
     if hooks.hooks:
         names = ", ".join(f"{h.relative} ({h.known.name})" for h in known if h.known is not None)
+        accepted = len(hooks.findings) - len(hooks.failing)
         yield (
             f"startup hooks: {len(hooks.hooks)} found, {sum(h.executes for h in hooks.hooks)} run code, "
-            f"{len(hooks.findings)} failing" + (f"; known: {names}" if names else "")
+            f"{len(hooks.failing)} failing"
+            + (f", {accepted} accepted" if accepted else "")
+            + (f"; known: {names}" if names else "")
         )
 
 
@@ -38,7 +41,8 @@ def unowned_lines(scan: UnownedScan | None, *, show: bool = False) -> Iterable[s
     if scan is None or not scan.files:
         return
     for finding in scan.findings:
-        yield f"unowned: {finding.code.value}: {finding.message}"
+        if finding.accepted is None:
+            yield f"unowned: {finding.code.value}: {finding.message}"
     if show:
         for item in scan.files:
             yield f"unowned: {item.path}"
@@ -51,7 +55,7 @@ def unowned_lines(scan: UnownedScan | None, *, show: bool = False) -> Iterable[s
 
 def hook_tips(hooks: HookAudit | None) -> Iterable[str]:
     """What to do about failing hooks: look, then remove or accept it pinned to its bytes."""
-    if hooks is None or not hooks.findings:
+    if hooks is None or not hooks.failing:
         return
     yield (
         "Tip: a hook runs in every Python process of this environment; read it before anything else runs. "
