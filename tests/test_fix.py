@@ -477,6 +477,14 @@ def test_an_accepted_alteration_is_not_repaired(tmp_path: Path, uv_bin: Path) ->
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[-2:] == ["plan: nothing to repair", "fix: healthy"]
     assert snapshot(venv.prefix) == before
+    # --config names the same rules from anywhere, as it does for check.
+    config = str(project / "pyproject.toml")
+    done = run_cli(
+        "fix", "--all", "--yes", "--python", venv.python, "--config", config, env=offline(wheels), cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-2:] == ["plan: nothing to repair", "fix: healthy"]
+    assert snapshot(venv.prefix) == before
     # Without the rule, the same alteration is repaired, and what was appended is gone.
     done = run_cli("fix", "--all", "--yes", "--python", venv.python, env=offline(wheels), cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr

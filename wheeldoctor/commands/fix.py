@@ -149,18 +149,21 @@ def plan_fix(
     *,
     keep: Collection[str] = (),
     cache_dir: str | None = None,
+    config: str | None = None,
+    baseline: str | None = None,
 ) -> FixPlan:
     """Read ``target``, verify ``names`` (None: every active distribution) and their duplicates; plan the repairs.
 
-    It runs under the nearest config's accept rules, as ``check`` does: an accepted
-    finding (a CA appended on purpose, say) is not repaired, since a reinstall would drop it.
+    It runs under the accept rules ``check`` would use (``config``, else the nearest one, and
+    ``baseline``): an accepted finding (a CA appended on purpose, say) is not repaired, since
+    a reinstall would drop it.
     """
     from packaging.utils import canonicalize_name
 
     from wheeldoctor.commands.policy import load_policy
 
     env = load_target(target)
-    policy = load_policy(env)
+    policy = load_policy(env, config=config, baseline_file=baseline)
     check = run_check(env, names, cache_dir=cache_dir, processes=True, policy=policy)
     wanted = None if names is None else {str(canonicalize_name(n)) for n in names}
     duplicates = tuple(d for d in find_duplicates(env) if wanted is None or d.name in wanted)

@@ -10,18 +10,16 @@ from wheeldoctor.checks.compat import CompatibilityFinding
 from wheeldoctor.checks.deps import DependencyConflict
 from wheeldoctor.checks.duplicates import Duplicate
 from wheeldoctor.checks.files import DistributionReport, Status
-from wheeldoctor.checks.hooks import StartupHook
 from wheeldoctor.checks.policy import PolicyOutcome
 from wheeldoctor.checks.preflight import PreflightResult
 from wheeldoctor.checks.repair import RepairStep, repair_step
-from wheeldoctor.checks.unowned import UnownedScan
 from wheeldoctor.commands.deps import DepsResult
 from wheeldoctor.commands.results import CheckResult, DoctorResult
 from wheeldoctor.formats.config import AcceptRule
 from wheeldoctor.model.findings import Finding
 from wheeldoctor.model.managed import ManagedBy
+from wheeldoctor.report.startup_json import startup_json, startup_sections
 from wheeldoctor.where.environment import Environment
-from wheeldoctor.where.startup import Startup
 
 if TYPE_CHECKING:  # the imports command's types, without importing its runner for every document
     from wheeldoctor.commands.imports import ImportsResult, ImportVerdict
@@ -128,12 +126,12 @@ def pair_json(pair: ClashPair, env: Environment) -> dict[str, Any]:
 
 
 def check_document(result: CheckResult, command: str = "check") -> dict[str, Any]:
-    """The whole ``check`` document (every unowned file listed only with ``result.show_unowned``)."""
+    """The whole ``check`` document."""
     env = result.environment
     counts = {status.value: 0 for status in Status}
     for report in result.distributions:
         counts[report.status.value] += 1
-    document = {
+    return {
         **_header(command, result.healthy),
         "environment": environment_json(env),
         "summary": {
@@ -146,12 +144,8 @@ def check_document(result: CheckResult, command: str = "check") -> dict[str, Any
         "clashes": [clash_json(c) for c in result.clashes],
         "clash_pairs": [pair_json(p, env) for p in result.pairs],
         "policy": policy_json(result.policy),
+        **startup_sections(result, finding_json),
     }
-    if result.hooks is not None:
-        document["startup_hooks"] = [hook_json(h) for h in result.hooks.hooks]
-    if result.unowned is not None:
-        document["unowned"] = unowned_json(result.unowned, listing=result.show_unowned)
-    return document
 
 
 def policy_json(policy: PolicyOutcome | None) -> dict[str, Any] | None:
@@ -183,60 +177,15 @@ def policy_json(policy: PolicyOutcome | None) -> dict[str, Any] | None:
     }
 
 
-def hook_json(hook: StartupHook) -> dict[str, Any]:
-    """One start-up hook: what it runs, who owns it, whether it is known, its finding."""
-    owner = hook.owner
-    return {
-        "path": hook.path,
-        "kind": hook.kind.value,
-        "executes": hook.executes,
-        "lines": list(hook.lines),
-        "sha256": hook.sha256,
-        "owner": None
-        if owner is None
-        else {"type": "system" if owner.system else "distribution", "name": owner.name, "version": owner.version},
-        "owner_intact": hook.owner_intact,
-        "known": None if hook.known is None else hook.known.name,
-        "finding": None if hook.finding is None else finding_json(hook.finding),
-        "error": hook.error,
-    }
-
-
-def unowned_json(scan: UnownedScan, *, listing: bool) -> dict[str, Any]:
-    """The files nobody recorded: a count, the failing ones, and (``listing``) every one."""
-    return {
-        "count": len(scan.files),
-        "scanned": scan.scanned,
-        "site_dirs": list(scan.site_dirs),
-        "findings": [finding_json(f) for f in scan.findings],
-        "files": [{"path": f.path, "importable": f.importable, "claimed_by": f.claimed_by} for f in scan.files]
-        if listing
-        else None,
-    }
-
-
 def environment_json(env: Environment) -> dict[str, Any]:
-    """Which environment a document is about, and how its search path was found."""
-    document: dict[str, Any] = {
+    """Which environment a document is about, and how its search path was found (``startup``)."""
+    return {
         "label": env.label,
         "python": env.python,
         "paths": list(env.paths),
         "externally_managed": env.externally_managed,
         "managers": list(env.managers),
-    }
-    if env.startup is not None:
-        document["startup"] = startup_json(env.startup)
-    return document
-
-
-def startup_json(startup: Startup) -> dict[str, Any]:
-    """Where each search-path entry came from, and the .pth lines that would run code (not run)."""
-    return {
-        "isolated": startup.isolated,
-        "user_site": startup.user_site,
-        "site_dirs": [{"path": d.path, "user": d.user} for d in startup.site_dirs],
-        "entries": [{"path": e.path, "origin": e.origin.value, "pth": e.pth, "line": e.line} for e in startup.entries],
-        "not_run": [{"pth": pth, "line": line} for pth, line in startup.not_run],
+        **({"startup": startup_json(env.startup)} if env.startup is not None else {}),
     }
 
 
