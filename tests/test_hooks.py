@@ -316,3 +316,49 @@ def test_debian_hooks_are_owned_by_their_packages_also_through_a_system_site_ven
             assert owned["sitecustomize.py"] == ("system", "Debian apport hook")
         # Every file dpkg installed is owned: nothing importable is unowned.
         assert doc["unowned"]["findings"] == []
+
+
+def _accept(path: Path, distribution: str, hook: str, code: str, found: str) -> Path:
+    path.write_text(
+        "[[accept]]\n"
+        f'distribution = "{distribution}"\npath = "{hook}"\ncode = "{code}"\nfound = "{found}"\n'
+        'reason = "reviewed by the team"\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_an_accept_rule_pinned_to_the_hooks_sha256_passes_it_until_it_changes(
+    venv_factory: VenvFactory, wheel_factory: WheelFactory, uv_bin: Path, tmp_path: Path
+) -> None:
+    wheel = wheel_factory("leaky", "1.82.8", {"leaky/__init__.py": b"", "leaky_init.pth": b"import os\n"})
+    venv = venv_factory()
+    uv_install(venv, "--no-deps", wheel, uv_bin=uv_bin)
+    (venv.site_packages / "evil_init.pth").write_text("import sys\n")
+    _, doc = document("check", "--all", "--python", venv.python)
+    hooks = hooks_by_name(doc)
+    config = tmp_path / "rules"
+    config.mkdir()
+    _accept(config / "owned.toml", "leaky", "leaky_init.pth", "WD070", hooks["leaky_init.pth"]["sha256"])
+    rc, doc = document("check", "--all", "--python", venv.python, "--config", config / "owned.toml")
+    assert rc == 1  # the unowned one still fails
+    accepted = hooks_by_name(doc)["leaky_init.pth"]["finding"]["accepted"]
+    assert accepted["by"] == "config" and accepted["reason"] == "reviewed by the team"
+    assert hooks_by_name(doc)["evil_init.pth"]["finding"]["accepted"] is None
+
+    both = config / "both.toml"
+    owned = _accept(config / "a.toml", "leaky", "leaky_init.pth", "WD070", hooks["leaky_init.pth"]["sha256"])
+    nobodys = _accept(config / "b.toml", "(unowned)", "evil_init.pth", "WD071", hooks["evil_init.pth"]["sha256"])
+    both.write_text(owned.read_text() + "\n" + nobodys.read_text(), encoding="utf-8")
+    rc, doc = document("check", "--all", "--python", venv.python, "--config", both)
+    assert rc == 0, [h["finding"] for h in doc["startup_hooks"]]
+    assert doc["policy"]["stale"] == [] and doc["policy"]["accepted"] == 2
+    done = run_cli("check", "--all", "--python", venv.python, "--config", both)
+    assert done.returncode == 0 and "1 accepted" not in done.stdout and "2 accepted" in done.stdout
+
+    # A changed hook is other bytes: the rule no longer matches it, it fails again and the rule is stale.
+    (venv.site_packages / "evil_init.pth").write_text("import sys; print('changed')\n")
+    rc, doc = document("check", "--all", "--python", venv.python, "--config", both)
+    assert rc == 1
+    assert hooks_by_name(doc)["evil_init.pth"]["finding"]["accepted"] is None
+    assert [r["distribution"] for r in doc["policy"]["stale"]] == ["(unowned)"]
