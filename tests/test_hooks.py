@@ -362,3 +362,18 @@ def test_an_accept_rule_pinned_to_the_hooks_sha256_passes_it_until_it_changes(
     assert rc == 1
     assert hooks_by_name(doc)["evil_init.pth"]["finding"]["accepted"] is None
     assert [r["distribution"] for r in doc["policy"]["stale"]] == ["(unowned)"]
+
+
+def test_a_baseline_pins_hooks_and_unowned_modules(venv_factory: VenvFactory, tmp_path: Path) -> None:
+    venv = venv_factory()
+    (venv.site_packages / "evil_init.pth").write_text("import sys\n")
+    (venv.site_packages / "stray.py").write_text("x = 1\n")
+    baseline = tmp_path / "baseline.json"
+    done = run_cli("check", "--all", "--python", venv.python, "--write-baseline", baseline)
+    assert done.returncode == 0, done.stderr
+    assert run_cli("check", "--all", "--python", venv.python, "--baseline", baseline).returncode == 0
+    (venv.site_packages / "evil_init.pth").write_text("import sys; print('changed')\n")
+    rc, doc = document("check", "--all", "--python", venv.python, "--baseline", baseline)
+    assert rc == 1
+    assert [h["finding"]["code"] for h in doc["startup_hooks"] if h["finding"]["accepted"] is None] == ["WD071"]
+    assert doc["unowned"]["findings"][0]["accepted"]["by"] == "baseline"

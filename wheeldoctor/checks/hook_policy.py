@@ -17,6 +17,24 @@ from wheeldoctor.checks.policy import Acceptances, Policy, accept
 from wheeldoctor.checks.unowned import UnownedScan
 
 
+def startup_reports(hooks: HookAudit | None, unowned: UnownedScan | None) -> list[DistributionReport]:
+    """One report per WD070/WD071/WD072 finding, named as accept rules and baselines name it.
+
+    The subject is the hook's owner (its version too), or ``(unowned)``; policy's
+    :func:`~wheeldoctor.checks.policy.accept` and baseline writing take these as they are.
+    """
+    reports = [
+        DistributionReport(h.subject, h.owner.version if h.owner else None, h.site_dir, None, Status.BROKEN, (f,))
+        for h in (hooks.hooks if hooks is not None else ())
+        if (f := h.finding) is not None
+    ]
+    reports += [
+        DistributionReport(i.subject, None, i.site_dir, None, Status.BROKEN, (i.finding,))
+        for i in (unowned.importable if unowned is not None else ())
+    ]
+    return reports
+
+
 def accept_startup(
     hooks: HookAudit, unowned: UnownedScan, policy: Policy
 ) -> tuple[HookAudit, UnownedScan, Acceptances]:
@@ -26,15 +44,7 @@ def accept_startup(
     rules name it), for :func:`~wheeldoctor.checks.policy.outcome` to count and to tell
     stale rules from used ones.
     """
-    judged = [
-        DistributionReport(h.subject, h.owner.version if h.owner else None, h.site_dir, None, Status.BROKEN, (f,))
-        for h in hooks.hooks
-        if (f := h.finding) is not None
-    ]
-    judged += [
-        DistributionReport(i.subject, None, i.site_dir, None, Status.BROKEN, (i.finding,)) for i in unowned.importable
-    ]
-    done = accept(judged, policy)
+    done = accept(startup_reports(hooks, unowned), policy)
     findings = iter(r.findings[0] for r in done.reports)
     new_hooks = tuple(replace(h, finding=next(findings)) if h.finding is not None else h for h in hooks.hooks)
     new_imports = tuple(replace(i, finding=next(findings)) for i in unowned.importable)

@@ -115,7 +115,7 @@ def check(
                 )
         result = replace(result, show_unowned=show_unowned)
         if write_baseline is not None:
-            pinned = policies.write_baseline(write_baseline, result.distributions)
+            pinned = policies.write_baseline(write_baseline, result.baseline_reports)
             sys.stderr.write(f"wrote {write_baseline}: {pinned} finding(s) pinned\n")
             return EXIT_HEALTHY
         rich = partial(text.render_rich, result, show_accepted=show_accepted)
@@ -211,7 +211,7 @@ def doctor(
                 )
         result = replace(result, check=replace(result.check, show_unowned=show_unowned))
         if write_baseline is not None:
-            pinned = policies.write_baseline(write_baseline, result.check.distributions)
+            pinned = policies.write_baseline(write_baseline, result.check.baseline_reports)
             sys.stderr.write(f"wrote {write_baseline}: {pinned} finding(s) pinned\n")
             return EXIT_HEALTHY
         rich = partial(deps_text.render_doctor_rich, result, show_accepted=show_accepted)

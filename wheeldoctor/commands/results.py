@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from wheeldoctor.checks.clash import Clash, ClashPair, Relation
 from wheeldoctor.checks.files import DistributionReport, Status
+from wheeldoctor.checks.hook_policy import startup_reports
 from wheeldoctor.checks.hooks import HookAudit, StartupHook
 from wheeldoctor.checks.policy import PolicyOutcome
 from wheeldoctor.checks.unowned import UnownedScan
@@ -52,6 +53,11 @@ class CheckResult:
         if any(d.status in failing for d in self.distributions) or self.unrelated:
             return False
         return not self.failing_hooks and not self.failing_unowned
+
+    @property
+    def baseline_reports(self) -> tuple[DistributionReport, ...]:
+        """Every report whose findings a baseline written now pins: distributions', then the start-up audit's."""
+        return (*self.distributions, *startup_reports(self.hooks, self.unowned))
 
     @property
     def failing_hooks(self) -> tuple[StartupHook, ...]:
