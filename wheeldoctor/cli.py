@@ -175,7 +175,7 @@ def check(
         from wheeldoctor.report import text
 
         with _no_cyclic_gc():
-            env = load_target(Target(python=python, paths=tuple(path or ())))
+            env = load_target(Target(python=python, paths=tuple(path or ())), defer_records=True)
             with _progress(json) as sink:
                 result = run_check(
                     env,
@@ -263,7 +263,7 @@ def doctor(
         from wheeldoctor.report import json as json_report
 
         with _no_cyclic_gc():
-            env = load_target(Target(python=python, paths=tuple(path or ())), with_tags=True)
+            env = load_target(Target(python=python, paths=tuple(path or ())), with_tags=True, defer_records=True)
             with _progress(json) as sink:
                 result = run_doctor(env, jobs=jobs, progress=sink, strict=strict, cache_dir=_cache_dir(no_cache))
         _emit(

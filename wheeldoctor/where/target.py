@@ -76,23 +76,26 @@ class Target:
     paths: tuple[str, ...] = ()
 
 
-def load_target(target: Target, *, with_tags: bool = False, with_records: bool = True) -> Environment:
+def load_target(
+    target: Target, *, with_tags: bool = False, with_records: bool = True, defer_records: bool = False
+) -> Environment:
     """Read the environment ``target`` names; raise TargetError when it cannot be read.
 
     ``with_tags`` also gathers the interpreter's supported wheel tags (``Environment.tags``);
     it costs an import of ``packaging.tags``, so only the checks that need them ask.
-    ``with_records=False`` skips RECORD files, for checks of metadata alone.
+    ``with_records=False`` skips RECORD files, for checks of metadata alone;
+    ``defer_records`` leaves them for the verification to read, in parallel where it can.
     """
     if target.python and target.paths:
         raise TargetError("give --python or --path, not both")
     if target.paths:
-        return _load_paths(target.paths, with_tags, with_records)
+        return _load_paths(target.paths, with_tags, with_records, defer_records)
     if target.python:
-        return _load_interpreter(target.python, with_tags, with_records)
-    return _load_current(with_tags, with_records)
+        return _load_interpreter(target.python, with_tags, with_records, defer_records)
+    return _load_current(with_tags, with_records, defer_records)
 
 
-def _load_current(with_tags: bool = False, with_records: bool = True) -> Environment:
+def _load_current(with_tags: bool = False, with_records: bool = True, defer_records: bool = False) -> Environment:
     # sys.path[0] is the script's directory (or the cwd): where we were started from,
     # not where anything is installed, unless -P/safe_path already removed it.
     paths = sys.path if getattr(sys.flags, "safe_path", False) else sys.path[1:]
@@ -104,6 +107,7 @@ def _load_current(with_tags: bool = False, with_records: bool = True) -> Environ
         markers=tuple(_current_markers().items()),
         tags=_current_tags() if with_tags else None,
         records=with_records,
+        defer_records=defer_records,
     )
 
 
@@ -119,7 +123,9 @@ def _current_tags() -> list[str]:
     return [str(t) for t in sys_tags()]
 
 
-def _load_paths(paths: Sequence[str], with_tags: bool = False, with_records: bool = True) -> Environment:
+def _load_paths(
+    paths: Sequence[str], with_tags: bool = False, with_records: bool = True, defer_records: bool = False
+) -> Environment:
     for path in paths:
         if not os.path.isdir(path):
             raise TargetError(f"--path {path}: no such directory")
@@ -143,6 +149,7 @@ def _load_paths(paths: Sequence[str], with_tags: bool = False, with_records: boo
         markers=tuple(markers.items()),
         tags=tags,
         records=with_records,
+        defer_records=defer_records,
     )
 
 
@@ -167,7 +174,9 @@ class _Probe:
     tags: list[str] | None
 
 
-def _load_interpreter(python: str, with_tags: bool = False, with_records: bool = True) -> Environment:
+def _load_interpreter(
+    python: str, with_tags: bool = False, with_records: bool = True, defer_records: bool = False
+) -> Environment:
     if not os.path.exists(python) and os.sep not in python:
         import shutil
 
@@ -183,6 +192,7 @@ def _load_interpreter(python: str, with_tags: bool = False, with_records: bool =
         markers=tuple(probe.markers.items()),
         tags=probe.tags,
         records=with_records,
+        defer_records=defer_records,
     )
 
 
