@@ -24,7 +24,7 @@ from wheeldoctor.disk import cache, hashing
 from wheeldoctor.disk.hashing import can_fork, default_jobs
 from wheeldoctor.formats.record import RecordRow
 from wheeldoctor.formats.record_fields import encode_digest
-from wheeldoctor.model.files import FileState, FileStatus, Fingerprint, Known
+from wheeldoctor.model.files import FileState, FileStatus, Known
 from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding, Kind
 from wheeldoctor.where.environment import InstalledDistribution, with_record
 
@@ -226,7 +226,8 @@ def _verify_spread(
     wanted = {id(d) for d in checked}
     flags = [id(d) in wanted for d in everybody]
     sink = (progress.begin, progress.advance) if progress is not None else (None, None)
-    found = spread(everybody, flags, jobs, cache_dir, started, progress=sink[1], begin=sink[0])
+    states: dict[str, FileState] = {}
+    found = spread(everybody, flags, jobs, cache_dir, started, states, progress=sink[1], begin=sink[0])
     parsed: list[Parsed] = []
     for dist, result in zip(everybody, found, strict=True):
         if result is None:  # a worker died before it read this RECORD: read it here
@@ -261,18 +262,12 @@ def _verify_spread(
                     if claim.path in shared:
                         prior = owners.get(claim.path)
                         owners[claim.path] = (claim,) if prior is None else (*prior, claim)
-    states: dict[str, FileState] = {}
-    hashed = FileStatus.HASHED
     exact: dict[str, tuple[Claim, ...]] = {}
     unproven: dict[int, list[int]] = {}
     for i, done in enumerate(parsed):
         if not flags[i]:
             continue
         paths, rows = done.paths, done.rows
-        for k, mtime, ctime, inode, device, links, vouched in done.proofs:
-            size, algorithm, digest = rows[k][3], rows[k][1], rows[k][2]
-            fingerprint = make(Fingerprint, (size, mtime, ctime, inode, device))
-            states[paths[k]] = make(FileState, (hashed, size, ((algorithm, digest),), "", links, fingerprint, vouched))
         if len(done.proofs) < len(rows) or not shared.isdisjoint(paths):
             proven = {proof[0] for proof in done.proofs}
             todo = unproven[i] = [k for k, path in enumerate(paths) if k not in proven or path in shared]

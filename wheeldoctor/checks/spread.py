@@ -34,6 +34,7 @@ from wheeldoctor.disk import cache
 from wheeldoctor.disk.digests import BUFFER_SIZE
 from wheeldoctor.disk.proof_workers import _prove, _regular_files, _unchanged
 from wheeldoctor.disk.workers import send
+from wheeldoctor.model.files import FileState, FileStatus, Fingerprint
 from wheeldoctor.model.findings import Finding
 from wheeldoctor.where.environment import InstalledDistribution, with_record
 
@@ -87,15 +88,20 @@ def spread(
     jobs: int,
     cache_dir: str | None,
     started: int,
+    states: dict[str, FileState],
     progress: Callable[[int, int], None] | None = None,
     begin: Callable[[int, int], None] | None = None,
 ) -> list[Parsed | None]:
     """What ``jobs`` forked workers learnt of each of ``dists`` (None where a worker died first).
 
     Only the distributions marked in ``checked`` have their files proved; the others are
-    parsed and resolved, for attribution. ``begin`` is told the work's size once every
-    RECORD is read; ``progress`` then advances as pieces come back.
+    parsed and resolved, for attribution. Each proven file's state goes into ``states`` as
+    it comes back (while the workers still hash), exactly as :func:`hash_file` would have
+    made it. ``begin`` is told the work's size once every RECORD is read; ``progress`` then
+    advances as pieces come back.
     """
+    hashed = FileStatus.HASHED
+    make = tuple.__new__  # skips the named tuples' Python-level __new__: this runs once per file
     usable = cache_dir is not None and cache.usable(cache_dir)
     results: list[Parsed | None] = [None] * len(dists)
     # Biggest RECORD first: the long parses start first, and the pieces they give come early.
@@ -146,6 +152,13 @@ def spread(
             assert parsed is not None
             parsed.proofs.extend(proofs)
             parsed.files[first] = files
+            paths, rows = parsed.paths, parsed.rows
+            for k, mtime, ctime, inode, device, links, vouched in proofs:
+                _, algorithm, digest, size, _ = rows[k]
+                fingerprint = make(Fingerprint, (size, mtime, ctime, inode, device))
+                states[paths[k]] = make(
+                    FileState, (hashed, size, ((algorithm, digest),), "", links, fingerprint, vouched)
+                )
             if progress is not None:
                 progress(len(proofs), done_bytes)
 

@@ -48,6 +48,14 @@ _SMALL = 1 << 16
 _CHUNK = 1 << 20
 #: The biggest file gets a reader thread of its own from this size; below it the copy is cheap.
 _READ_AHEAD_SIZE = 16 << 20
+#: Its reader's two buffers: each hand-over between the threads takes the GIL twice, so fewer
+#: and larger ones keep the biggest file from queueing for it behind the small files' threads.
+_READ_AHEAD_CHUNK = 4 << 20
+#: Files below this size are mostly system calls and Python (GIL-bound), not hashing.
+_SMALL_FILE = 1 << 20
+#: At most this many threads take small files at once: more only queue for the GIL, and
+#: delay the threads that hash big files (which need it between every two chunks).
+_SMALL_THREADS = 4
 
 
 def check(dist_path: str, location: str, root: str, cache_dir: str | None) -> bool | None:
@@ -151,13 +159,21 @@ def _examine_all(rows: list[Recorded], known: dict[str, tuple[cache.Identity, ca
     read_ahead = [jobs > 1 and bool(order) and rows[order[-1]][3] >= _READ_AHEAD_SIZE]
     failures: list[BaseException] = []
 
+    small_threads = [0]
+
     def work() -> None:
         try:
             scratch: list[memoryview] = []  # this thread's read buffer, made on first need
+            small = False
             while True:
                 with lock:
                     if not order or failures:
                         return
+                    if not small and rows[order[-1]][3] < _SMALL_FILE:  # only small files are left
+                        if small_threads[0] >= _SMALL_THREADS:
+                            return
+                        small_threads[0] += 1
+                        small = True
                     index = order.pop()
                     ahead, read_ahead[0] = read_ahead[0], False
                 results[index] = _examine(rows[index], known, scratch, ahead)
@@ -290,7 +306,7 @@ def _feed_read_ahead(fd: int, size: int, update: Callable[[memoryview], object])
     itself, so that even a reader left behind (this thread interrupted while waiting for
     it) never reads a descriptor the caller has closed and the process reused.
     """
-    buffers = (memoryview(bytearray(_CHUNK)), memoryview(bytearray(_CHUNK)))
+    buffers = (memoryview(bytearray(_READ_AHEAD_CHUNK)), memoryview(bytearray(_READ_AHEAD_CHUNK)))
     # Per buffer, two locks used as semaphores: "free" (the reader may fill it), "full" (hash it).
     free = [_thread.allocate_lock(), _thread.allocate_lock()]
     full = [_thread.allocate_lock(), _thread.allocate_lock()]
