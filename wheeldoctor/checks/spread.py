@@ -146,21 +146,23 @@ def spread(
                 totals[2] += weight - _PER_FILE * (end - first)
             if not parse and not parsing and begin is not None:
                 begin(totals[1], totals[2])
-        else:  # "proved"
-            _, index, first, proofs, files, done_bytes = frame
-            parsed = results[index]
-            assert parsed is not None
-            parsed.proofs.extend(proofs)
-            parsed.files[first] = files
-            paths, rows = parsed.paths, parsed.rows
-            for k, mtime, ctime, inode, device, links, vouched in proofs:
-                _, algorithm, digest, size, _ = rows[k]
-                fingerprint = make(Fingerprint, (size, mtime, ctime, inode, device))
-                states[paths[k]] = make(
-                    FileState, (hashed, size, ((algorithm, digest),), "", links, fingerprint, vouched)
-                )
-            if progress is not None:
-                progress(len(proofs), done_bytes)
+        else:  # "proved": its states are made later, once every waiting worker has its next task
+            backlog.append(frame)
+
+    def absorb(frame: Any) -> None:
+        """Record what one piece proved, as file states."""
+        _, index, first, proofs, files, done_bytes = frame
+        parsed = results[index]
+        assert parsed is not None
+        parsed.proofs.extend(proofs)
+        parsed.files[first] = files
+        paths, rows = parsed.paths, parsed.rows
+        for k, mtime, ctime, inode, device, links, vouched in proofs:
+            _, algorithm, digest, size, _ = rows[k]
+            fingerprint = make(Fingerprint, (size, mtime, ctime, inode, device))
+            states[paths[k]] = make(FileState, (hashed, size, ((algorithm, digest),), "", links, fingerprint, vouched))
+        if progress is not None:
+            progress(len(proofs), done_bytes)
 
     finished = False
     try:
@@ -181,8 +183,14 @@ def spread(
         for fd in workers:
             assign(fd)
         buffers = {fd: bytearray() for fd in workers}
+        backlog: list[Any] = []
         while buffers:
-            ready, _, _ = select.select(list(buffers), [], [])
+            # The parent's own work waits while any worker waits for it: a worker is never idle
+            # while the parent makes states, and they are made while the workers hash.
+            ready, _, _ = select.select(list(buffers), [], [], 0 if backlog else None)
+            if not ready and backlog:
+                absorb(backlog.pop())
+                continue
             for fd in ready:
                 chunk = os.read(fd, 1 << 20)
                 if not chunk:  # the worker is gone: what it held is undone
@@ -203,6 +211,8 @@ def spread(
                     assign(fd)
             while parked and (pieces or not parsing):
                 assign(parked.pop())
+        for frame in backlog:
+            absorb(frame)
         finished = True
     finally:
         for fd, (pid, task_fd) in workers.items():
