@@ -82,7 +82,7 @@ def test_a_worker_that_dies_leaves_its_work_to_the_parent(
     fault: str,
 ) -> None:
     """Workers that die reading a RECORD or proving a piece: the parent does that work, with the same findings."""
-    from wheeldoctor.checks import spread
+    from wheeldoctor.checks import spread_worker as spread
 
     venv = venv_factory()
     uv_install(venv, "--no-deps", wheel_factory("proven", "1.0", {**FILES, **SHARED}))

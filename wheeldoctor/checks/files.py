@@ -29,7 +29,8 @@ from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding, Kind
 from wheeldoctor.where.environment import InstalledDistribution, with_record
 
 if TYPE_CHECKING:
-    from wheeldoctor.checks.spread import Parsed, Row
+    from wheeldoctor.checks.spread import Parsed
+    from wheeldoctor.checks.spread_worker import Row
 
 
 class Status(str, Enum):
@@ -221,13 +222,12 @@ def _verify_spread(
     The parent keeps what needs the whole picture: the paths that several rows claim, and
     whatever the workers could not prove, which it judges exactly as the threads do.
     """
-    from wheeldoctor.checks.spread import Parsed, spread
+    from wheeldoctor.checks.spread import Parsed, ProvenStates, spread
 
     wanted = {id(d) for d in checked}
     flags = [id(d) in wanted for d in everybody]
     sink = (progress.begin, progress.advance) if progress is not None else (None, None)
-    states: dict[str, FileState] = {}
-    found = spread(everybody, flags, jobs, cache_dir, started, states, progress=sink[1], begin=sink[0])
+    found = spread(everybody, flags, jobs, cache_dir, started, progress=sink[1], begin=sink[0])
     parsed: list[Parsed] = []
     for dist, result in zip(everybody, found, strict=True):
         if result is None:  # a worker died before it read this RECORD: read it here
@@ -264,10 +264,13 @@ def _verify_spread(
                         owners[claim.path] = (claim,) if prior is None else (*prior, claim)
     exact: dict[str, tuple[Claim, ...]] = {}
     unproven: dict[int, list[int]] = {}
+    given: dict[str, FileState] = {}
+    states = ProvenStates(given)
     for i, done in enumerate(parsed):
         if not flags[i]:
             continue
         paths, rows = done.paths, done.rows
+        states.add(paths, rows, done.proofs)
         if len(done.proofs) < len(rows) or not shared.isdisjoint(paths):
             proven = {proof[0] for proof in done.proofs}
             todo = unproven[i] = [k for k, path in enumerate(paths) if k not in proven or path in shared]
@@ -284,7 +287,7 @@ def _verify_spread(
                 and (entry := cache.load(cache_dir, everybody[i].path, parsed[i].identity)) is not None  # type: ignore[arg-type]
             ]
             known = cached.cached_states(entries).get if entries else None
-        states.update(hash_claims(exact, jobs=jobs, known=known))
+        given.update(hash_claims(exact, jobs=jobs, known=known))
     index = {id(d): i for i, d in enumerate(everybody)}
     reports = []
     for dist in checked:

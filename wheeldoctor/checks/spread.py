@@ -26,31 +26,17 @@ import os
 import pickle
 import select
 import signal
-from collections.abc import Callable, Sequence
-from typing import Any, cast
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
-from wheeldoctor.checks.claims import resolve
+from wheeldoctor.checks.spread_worker import _PER_FILE, FileRecord, Proof, Row, _run, _serve
 from wheeldoctor.disk import cache
-from wheeldoctor.disk.digests import BUFFER_SIZE
-from wheeldoctor.disk.proof_workers import _prove, _regular_files, _unchanged
 from wheeldoctor.disk.workers import send
 from wheeldoctor.model.files import FileState, FileStatus, Fingerprint
 from wheeldoctor.model.findings import Finding
-from wheeldoctor.where.environment import InstalledDistribution, with_record
+from wheeldoctor.where.environment import InstalledDistribution
 
-#: Files from this size are a piece of their own.
-BIG = 1 << 20
-#: Small files are cut into pieces of about this weight (bytes, plus ``_PER_FILE`` a file).
-_PIECE = 8 << 20
-#: Scheduling weight of one file in bytes: what its system calls cost, in hashing time.
-_PER_FILE = 16 << 10
 _HEADER = 4
-
-Row = tuple[str, "str | None", "bytes | None", "int | None", int]
-"""A RecordRow as a plain tuple: (path as written, algorithm, raw digest, size, line)."""
-Proof = tuple[int, int, int, int, int, int, bool]
-"""(row index, mtime_ns, ctime_ns, inode, device, links, whether the cache's fingerprint proved it)."""
-FileRecord = tuple[str, cache.Identity, cache.Digests]
 
 
 class Parsed:
@@ -88,20 +74,15 @@ def spread(
     jobs: int,
     cache_dir: str | None,
     started: int,
-    states: dict[str, FileState],
     progress: Callable[[int, int], None] | None = None,
     begin: Callable[[int, int], None] | None = None,
 ) -> list[Parsed | None]:
     """What ``jobs`` forked workers learnt of each of ``dists`` (None where a worker died first).
 
     Only the distributions marked in ``checked`` have their files proved; the others are
-    parsed and resolved, for attribution. Each proven file's state goes into ``states`` as
-    it comes back (while the workers still hash), exactly as :func:`hash_file` would have
-    made it. ``begin`` is told the work's size once every RECORD is read; ``progress`` then
-    advances as pieces come back.
+    parsed and resolved, for attribution. ``begin`` is told the work's size once every
+    RECORD is read; ``progress`` then advances as pieces come back.
     """
-    hashed = FileStatus.HASHED
-    make = tuple.__new__  # skips the named tuples' Python-level __new__: this runs once per file
     usable = cache_dir is not None and cache.usable(cache_dir)
     results: list[Parsed | None] = [None] * len(dists)
     # Biggest RECORD first: the long parses start first, and the pieces they give come early.
@@ -137,9 +118,11 @@ def spread(
         kind = frame[0]
         if kind == "parsed":
             parsing.discard(fd)
-            _, index, identity, paths, rows, vouched, cuts, extras, before = frame
+            _, index, identity, paths, rows, vouched, cuts, extras, before, proved = frame
             problems, outside = pickle.loads(extras) if extras is not None else ((), ())
             results[index] = Parsed(identity, paths, rows, vouched, problems, outside, before)
+            if proved is not None:  # the files the cache vouched for, proved while parsing
+                backlog.append(proved)
             for first, end, weight in cuts:
                 heapq.heappush(pieces, (-weight, index, first, end))
                 totals[1] += end - first
@@ -150,17 +133,12 @@ def spread(
             backlog.append(frame)
 
     def absorb(frame: Any) -> None:
-        """Record what one piece proved, as file states."""
+        """Record what one piece proved."""
         _, index, first, proofs, files, done_bytes = frame
         parsed = results[index]
         assert parsed is not None
         parsed.proofs.extend(proofs)
         parsed.files[first] = files
-        paths, rows = parsed.paths, parsed.rows
-        for k, mtime, ctime, inode, device, links, vouched in proofs:
-            _, algorithm, digest, size, _ = rows[k]
-            fingerprint = make(Fingerprint, (size, mtime, ctime, inode, device))
-            states[paths[k]] = make(FileState, (hashed, size, ((algorithm, digest),), "", links, fingerprint, vouched))
         if progress is not None:
             progress(len(proofs), done_bytes)
 
@@ -186,7 +164,7 @@ def spread(
         backlog: list[Any] = []
         while buffers:
             # The parent's own work waits while any worker waits for it: a worker is never idle
-            # while the parent makes states, and they are made while the workers hash.
+            # while the parent records proofs, and they are recorded while the workers hash.
             ready, _, _ = select.select(list(buffers), [], [], 0 if backlog else None)
             if not ready and backlog:
                 absorb(backlog.pop())
@@ -241,148 +219,52 @@ def _write(fd: int, task: tuple[Any, ...]) -> None:
         send(fd, task)  # type: ignore[arg-type]
 
 
-def _run(body: Callable[[], None]) -> None:
-    code = 0
-    try:
-        # Default handlers: a ^C aimed at the command must not print a traceback per worker.
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        body()
-    except BaseException:
-        code = 1
-    finally:
-        os._exit(code)
+class ProvenStates(Mapping[str, FileState]):
+    """File states by path: those the workers proved, made on first use, over those ``given``.
 
+    A proven file's state is exactly what :func:`wheeldoctor.disk.digests.hash_file` would
+    have made of it. Made lazily because most callers look at a few paths (the shared
+    ones, which are ``given``): tens of thousands of named tuples would cost the parent
+    more than the proofs did.
+    """
 
-def _read_task(fd: int) -> Any:
-    """The next frame from the parent, or None once it has closed the pipe."""
-    header = _read_exactly(fd, _HEADER)
-    if header is None:
-        return None
-    payload = _read_exactly(fd, int.from_bytes(header, "big"))
-    return None if payload is None else marshal.loads(payload)
+    def __init__(self, given: dict[str, FileState]) -> None:
+        self._given = given
+        self._proven: list[tuple[list[str], list[Row], list[Proof]]] = []
+        self._index: dict[str, tuple[int, int]] | None = None
 
+    def add(self, paths: list[str], rows: list[Row], proofs: list[Proof]) -> None:
+        """The proofs of one distribution, whose paths and rows are ``paths`` and ``rows``."""
+        self._proven.append((paths, rows, proofs))
+        self._index = None
 
-def _read_exactly(fd: int, size: int) -> bytes | None:
-    data = b""
-    while len(data) < size:
-        chunk = os.read(fd, size - len(data))
-        if not chunk:
-            return None
-        data += chunk
-    return data
+    def _located(self) -> dict[str, tuple[int, int]]:
+        if self._index is None:
+            self._index = {
+                paths[proof[0]]: (source, position)
+                for source, (paths, _, proofs) in enumerate(self._proven)
+                for position, proof in enumerate(proofs)
+            }
+        return self._index
 
+    def __getitem__(self, path: str) -> FileState:
+        state = self._given.get(path)
+        if state is not None:
+            return state
+        source, position = self._located()[path]
+        _, rows, proofs = self._proven[source]
+        k, mtime, ctime, inode, device, links, vouched = proofs[position]
+        _, algorithm, digest, size, _ = rows[k]
+        assert size is not None
+        fingerprint = Fingerprint(size, mtime, ctime, inode, device)
+        return FileState(FileStatus.HASHED, size, ((algorithm or "", digest or b""),), "", links, fingerprint, vouched)
 
-def _serve(
-    dists: Sequence[InstalledDistribution],
-    checked: Sequence[bool],
-    cache_dir: str | None,
-    usable: bool,
-    started: int,
-    tasks: int,
-    out: int,
-) -> None:
-    """The body of a worker: do what the parent asks until it says stop."""
-    view = memoryview(bytearray(BUFFER_SIZE))
-    # Every listing is kept: a RECORD may come back to a directory after listing another.
-    listings: dict[str, dict[str, int]] = {}
-    while True:
-        task = _read_task(tasks)
-        if task is None or task[0] == "stop":
-            return
-        if task[0] == "parse":
-            index = task[1]
-            send(out, _parse(index, dists[index], checked[index], cache_dir if usable else None))  # type: ignore[arg-type]
-        else:
-            _, index, first, paths, rows, vouched = task
-            send(out, _prove_piece(index, first, paths, rows, vouched, cache_dir, started, view, listings))  # type: ignore[arg-type]
+    def __iter__(self) -> Iterator[str]:
+        yield from self._given
+        yield from (path for path in self._located() if path not in self._given)
 
+    def __len__(self) -> int:
+        return len(self._given) + sum(1 for path in self._located() if path not in self._given)
 
-def _parse(index: int, dist: InstalledDistribution, checked: bool, cache_dir: str | None) -> tuple[Any, ...]:
-    """Read, parse and resolve one RECORD; read its cache entry; cut its files into pieces."""
-    read = with_record(dist)
-    claims, outside = resolve(read)
-    problems = (*read.problems[len(dist.problems) :], *(read.record.problems if read.record else ()))
-    extras = pickle.dumps((problems, tuple(outside))) if problems or outside else None
-    paths = [claim.path for claim in claims]
-    rows = cast("list[Row]", [tuple(claim.row) for claim in claims])
-    if not checked:
-        return ("parsed", index, read.record_identity, paths, rows, None, [], extras, None)
-    known: dict[str, tuple[cache.Identity, cache.Digests]] = {}
-    before = None
-    if cache_dir is not None and read.record_identity is not None:
-        entry = cache.load(cache_dir, read.path, read.record_identity)
-        if entry is not None:
-            try:
-                before = hash(entry)
-            except TypeError:  # a malformed entry (lists inside): one that differs from any we write
-                before = -1  # hash() never gives -1
-            if all(map(cache.is_file_record, entry.files)):
-                known = {path: (identity, digests) for path, identity, digests in entry.files}
-    vouched: list[Any] = []
-    cuts: list[tuple[int, int, int]] = []
-    first, weight = 0, 0
-    for k, (path, (_, algorithm, digest, size, _)) in enumerate(zip(paths, rows, strict=True)):
-        prior = known.get(path) if known else None
-        fingerprint: Any = None
-        if prior is not None:
-            # The cache's digest is RECORD's: one lstat proves it. Another: the exact path
-            # decides from the cache's digest, as it would without workers (False: not here).
-            fingerprint = prior[0] if prior[0][0] == size and (algorithm, digest) in prior[1] else False
-        vouched.append(fingerprint)
-        cost = _PER_FILE if fingerprint else (size or 0) + _PER_FILE
-        if cost - _PER_FILE >= BIG:
-            if k > first:
-                cuts.append((first, k, weight))
-            cuts.append((k, k + 1, cost))
-            first, weight = k + 1, 0
-            continue
-        weight += cost
-        if weight >= _PIECE:
-            cuts.append((first, k + 1, weight))
-            first, weight = k + 1, 0
-    if len(rows) > first:
-        cuts.append((first, len(rows), weight))
-    return ("parsed", index, read.record_identity, paths, rows, vouched if known else None, cuts, extras, before)
-
-
-def _prove_piece(
-    index: int,
-    first: int,
-    paths: list[str],
-    rows: list[Row],
-    vouched: list[Any],
-    cache_dir: str | None,
-    started: int,
-    view: memoryview,
-    listings: dict[str, dict[str, int]],
-) -> tuple[Any, ...]:
-    """Prove the files of one piece; ("proved", dist, first row, proofs, cache records, bytes)."""
-    proofs: list[Proof] = []
-    files: list[FileRecord] = []
-    done = 0
-    settled = cache.settled
-    for k, (path, (_, algorithm, digest, size, _), fingerprint) in enumerate(zip(paths, rows, vouched, strict=True)):
-        if digest is None or size is None or not algorithm or fingerprint is False:
-            continue
-        proof = None if fingerprint is None else _unchanged(path, fingerprint)
-        cached = proof is not None
-        if proof is None:
-            directory, _, name = path.rpartition(os.sep)
-            regular = listings.get(directory)
-            if regular is None:
-                regular = listings[directory] = _regular_files(directory)
-            inode = regular.get(name)
-            if inode is None:
-                continue
-            proof = _prove(path, inode, size, algorithm, digest, view)
-            if proof is None:
-                continue
-        mtime, ctime, inode, device, links = proof
-        proofs.append((first + k, mtime, ctime, inode, device, links, cached))
-        done += size
-        if cache_dir is not None:
-            identity = (size, mtime, ctime, inode, device)
-            # A file changed in the tick its hashing started could change again unseen.
-            if cached or settled(identity, started):
-                files.append((path, identity, ((algorithm, digest),)))
-    return ("proved", index, first, proofs, files, done)
+    def __contains__(self, path: object) -> bool:
+        return path in self._given or path in self._located()
