@@ -304,7 +304,9 @@ TOP = {
     "clashes",
     "clash_pairs",
 }
-DIST = {"name", "version", "location", "installer", "status", "findings"}
+DIST = {"name", "version", "location", "installer", "status", "findings", "managed_by", "verified_by", "repair"}
+MANAGED_BY = {"tool", "package", "version", "record", "detail", "unverifiable"}
+REPAIR = {"manager", "package", "argv", "command", "runs_pip", "note"}
 FINDING = {"code", "kind", "path", "expected", "found", "content_from", "message"}
 KINDS = {"modified", "missing", "unreadable", "outside", "unverifiable", "malformed"}
 STATUSES = {"intact", "broken", "unverifiable", "not-installed"}
@@ -312,11 +314,11 @@ STATUSES = {"intact", "broken", "unverifiable", "not-installed"}
 
 def _check_schema(document: dict[str, Any]) -> None:
     assert set(document) == TOP
-    assert document["schema_version"] == "1.0"
+    assert document["schema_version"] == "1.1"
     assert document["command"] == "check"
     assert set(document["tool"]) == {"name", "version"}
     assert document["tool"]["name"] == "wheeldoctor"
-    assert set(document["environment"]) == {"label", "python", "paths"}
+    assert set(document["environment"]) == {"label", "python", "paths", "externally_managed", "managers"}
     assert set(document["summary"]) == {"checked"} | STATUSES
     assert document["summary"]["checked"] == len(document["distributions"])
     for status in STATUSES:
@@ -324,6 +326,13 @@ def _check_schema(document: dict[str, Any]) -> None:
     for dist in document["distributions"]:
         assert set(dist) == DIST
         assert dist["status"] in STATUSES
+        if dist["status"] != "not-installed":
+            assert set(dist["managed_by"]) == MANAGED_BY
+            assert dist["managed_by"]["tool"] in {"dpkg", "rpm", "conda", "pip", "uv", "unknown"}
+        assert (dist["repair"] is not None) == (dist["status"] == "broken")
+        if dist["repair"] is not None:
+            assert set(dist["repair"]) == REPAIR
+            assert dist["repair"]["command"] == shlex.join(dist["repair"]["argv"])
         for finding in dist["findings"]:
             assert set(finding) == FINDING
             assert finding["kind"] in KINDS
@@ -366,6 +375,9 @@ def test_json_document(installed: Installed) -> None:
         "installer": None,
         "status": "not-installed",
         "findings": [],
+        "managed_by": None,
+        "verified_by": {},
+        "repair": None,
     }
     findings = {f["path"]: f for f in alpha["findings"]}
     assert findings["alpha/core.py"] == {

@@ -9,9 +9,9 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -19,6 +19,8 @@ from wheeldoctor.where.target import Target, TargetError, load_target
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from wheeldoctor.report.cases import Result
 
 EXIT_HEALTHY = 0
 EXIT_PROBLEMS = 1
@@ -33,8 +35,21 @@ app = typer.Typer(
 )
 
 
+def _show_version(value: bool) -> None:
+    if value:
+        from wheeldoctor import __version__
+
+        sys.stdout.write(f"wheeldoctor {__version__}\n")
+        raise typer.Exit(EXIT_HEALTHY)
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", "-V", callback=_show_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
     """Verify that an installed Python environment holds the bytes its installers recorded."""
 
 
@@ -45,7 +60,28 @@ PathOption = Annotated[
     list[str] | None,
     typer.Option("--path", metavar="DIR", help="Inspect this site directory (repeatable), in order."),
 ]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print the versioned JSON document on stdout.")]
+DpkgAdmindirOption = Annotated[
+    str | None,
+    typer.Option(
+        "--dpkg-admindir",
+        metavar="DIR",
+        help="dpkg's database (default /var/lib/dpkg); IMG/var/lib/dpkg reads a mounted image rooted at IMG.",
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="The same as --format json.")]
+FormatOption = Annotated[
+    str | None,
+    typer.Option("--format", metavar="FORMAT", help="text (default), json, github (annotations), junit or sarif."),
+]
+OutputOption = Annotated[
+    str | None,
+    typer.Option(
+        "--output",
+        "-o",
+        metavar="FILE",
+        help="Write the report to FILE (atomically); stdout gets the text report.",
+    ),
+]
 JobsOption = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Hashing threads (default: usable CPUs).")]
 NoCacheOption = Annotated[
     bool, typer.Option("--no-cache", help="Hash every file, trusting no cached digest (none is written).")
@@ -159,24 +195,27 @@ def check(
     python: PythonOption = None,
     path: PathOption = None,
     json: JsonOption = False,
+    format_: FormatOption = None,
+    output: OutputOption = None,
     jobs: JobsOption = None,
     strict: Annotated[
         bool, typer.Option("--strict", help="With --all, fail on distributions that cannot be verified too.")
     ] = False,
     no_cache: NoCacheOption = False,
+    dpkg_admindir: DpkgAdmindirOption = None,
 ) -> None:
-    """Verify distributions' files against their RECORD (sha256 and size)."""
+    """Verify distributions' files against their RECORD (sha256 and size), or their package manager's record."""
 
     def run() -> int:
         if bool(names) == all_:
             _fail("name the distributions to check, or pass --all (not both)")
+        chosen = _format(format_, json)
         from wheeldoctor.commands.check import run_check
-        from wheeldoctor.report import json as json_report
         from wheeldoctor.report import text
 
         with _no_cyclic_gc():
-            env = load_target(Target(python=python, paths=tuple(path or ())), defer_records=True)
-            with _progress(json) as sink:
+            env = load_target(_target(python, path, dpkg_admindir), defer_records=True)
+            with _progress(chosen != "text") as sink:
                 result = run_check(
                     env,
                     names or None,
@@ -186,11 +225,7 @@ def check(
                     cache_dir=_cache_dir(no_cache),
                     processes=True,
                 )
-        _emit(
-            json_report.check_document(result) if json else None,
-            lambda: text.render_plain(result),
-            lambda console: text.render_rich(result, console),
-        )
+        _deliver(result, chosen, output, lambda console: text.render_rich(result, console))
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
     _guard(run)
@@ -202,14 +237,15 @@ def wheels(
     python: PythonOption = None,
     path: PathOption = None,
     json: JsonOption = False,
+    format_: FormatOption = None,
+    output: OutputOption = None,
 ) -> None:
     """Check wheel files against their RECORDs, each other, and (optionally) an environment."""
 
     def run() -> int:
+        chosen = _format(format_, json)
         from wheeldoctor.checks.preflight import preflight
         from wheeldoctor.formats.wheelfile import WheelError, read_wheel
-        from wheeldoctor.report import json as json_report
-        from wheeldoctor.report import text
 
         try:
             read = [read_wheel(f) for f in files]
@@ -217,28 +253,31 @@ def wheels(
             _fail(str(e))
         env = load_target(Target(python=python, paths=tuple(path or ()))) if (python or path) else None
         result = preflight(read, env)
-        _emit(json_report.wheels_document(result) if json else None, lambda: text.render_preflight(result))
+        _deliver(result, chosen, output)
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
     _guard(run)
 
 
 @app.command()
-def deps(python: PythonOption = None, path: PathOption = None, json: JsonOption = False) -> None:
+def deps(
+    python: PythonOption = None,
+    path: PathOption = None,
+    json: JsonOption = False,
+    format_: FormatOption = None,
+    output: OutputOption = None,
+    dpkg_admindir: DpkgAdmindirOption = None,
+) -> None:
     """Check requirements (as pip check does, and further), duplicate dist-infos and compatibility."""
 
     def run() -> int:
+        chosen = _format(format_, json)
         from wheeldoctor.commands.deps import run_deps
         from wheeldoctor.report import deps_text
-        from wheeldoctor.report import json as json_report
 
-        target = Target(python=python, paths=tuple(path or ()))
+        target = _target(python, path, dpkg_admindir)
         result = run_deps(load_target(target, with_tags=True, with_records=False))
-        _emit(
-            json_report.deps_document(result) if json else None,
-            lambda: deps_text.render_plain(result),
-            lambda console: deps_text.render_rich(result, console),
-        )
+        _deliver(result, chosen, output, lambda console: deps_text.render_rich(result, console))
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
     _guard(run)
@@ -249,52 +288,120 @@ def doctor(
     python: PythonOption = None,
     path: PathOption = None,
     json: JsonOption = False,
+    format_: FormatOption = None,
+    output: OutputOption = None,
     jobs: JobsOption = None,
     strict: Annotated[
         bool, typer.Option("--strict", help="Fail on distributions that cannot be verified too.")
     ] = False,
     no_cache: NoCacheOption = False,
+    dpkg_admindir: DpkgAdmindirOption = None,
 ) -> None:
     """Everything at once: files, clashes, dependencies, duplicates, compatibility; one exit code."""
 
     def run() -> int:
+        chosen = _format(format_, json)
         from wheeldoctor.commands.doctor import run_doctor
         from wheeldoctor.report import deps_text
-        from wheeldoctor.report import json as json_report
 
         with _no_cyclic_gc():
-            env = load_target(Target(python=python, paths=tuple(path or ())), with_tags=True, defer_records=True)
-            with _progress(json) as sink:
+            env = load_target(_target(python, path, dpkg_admindir), with_tags=True, defer_records=True)
+            with _progress(chosen != "text") as sink:
                 result = run_doctor(env, jobs=jobs, progress=sink, strict=strict, cache_dir=_cache_dir(no_cache))
-        _emit(
-            json_report.doctor_document(result) if json else None,
-            lambda: deps_text.render_doctor_plain(result),
-            lambda console: deps_text.render_doctor_rich(result, console),
-        )
+        _deliver(result, chosen, output, lambda console: deps_text.render_doctor_rich(result, console))
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
     _guard(run)
 
 
-def _emit(
-    document: dict[str, Any] | None,
-    plain: Callable[[], Iterable[str]],
-    rich: Callable[[Console], None] | None = None,
+_FORBID_HELP = "Effects that fail the run: gpu-init, threads, processes, devices, slow:SECONDS."
+
+
+@app.command()
+def imports(
+    modules: Annotated[list[str], typer.Argument(metavar="MODULE...", help="Modules to import, a process each.")],
+    python: PythonOption = None,
+    json: JsonOption = False,
+    forbid: Annotated[str, typer.Option("--forbid", metavar="EFFECT,...", help=_FORBID_HELP)] = "gpu-init",
+    timeout: Annotated[float, typer.Option("--timeout", metavar="S", help="Kill an import that takes longer.")] = 60.0,
 ) -> None:
-    """The JSON document when there is one; else tables on a terminal, plain lines when piped."""
-    if document is not None:
+    """Import modules (this RUNS their code) and report GPU driver initialisation, threads, processes, time."""
+
+    def run() -> int:
+        from wheeldoctor.checks.imports import ImportProbeError
+        from wheeldoctor.commands.imports import Forbid, run_imports
+        from wheeldoctor.report import imports_text
         from wheeldoctor.report import json as json_report
 
-        sys.stdout.write(json_report.render(document))
-        return
-    from rich.console import Console
+        try:
+            result = run_imports(tuple(modules), python, forbid=Forbid.parse(forbid), timeout=timeout)
+        except (ImportProbeError, ValueError) as e:
+            _fail(str(e))
+        if json:
+            sys.stdout.write(json_report.render(json_report.imports_document(result)))
+        else:
+            from rich.console import Console
 
-    console = Console(highlight=False)
-    if console.is_terminal and rich is not None:
-        rich(console)
-    else:
-        for line in plain():
-            sys.stdout.write(line + "\n")
+            console = Console(highlight=False)
+            if console.is_terminal:
+                imports_text.render_rich(result, console)
+            else:
+                sys.stdout.writelines(line + "\n" for line in imports_text.render_plain(result))
+        return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
+
+    _guard(run)
+
+
+_FORMATS = ("text", "json", "github", "junit", "sarif")
+
+
+def _format(chosen: str | None, json: bool) -> str:
+    """``--format``, with ``--json`` as its alias; anything else is one line and exit 2."""
+    if chosen is not None and chosen not in _FORMATS:
+        _fail(f"unknown format {chosen!r}: choose one of {', '.join(_FORMATS)}")
+    if json and chosen not in (None, "json"):
+        _fail(f"--json is --format json: it cannot be combined with --format {chosen}")
+    return "json" if json else chosen or "text"
+
+
+def _target(python: str | None, path: list[str] | None, dpkg_admindir: str | None = None) -> Target:
+    """The environment to inspect; refused when it could only be a pre-commit hook's own venv."""
+    if not python and not path and os.path.basename(sys.prefix).startswith("py_env-"):
+        # pre-commit installs a `language: python` hook into ~/.cache/pre-commit/…/py_env-*: checking
+        # that venv would report on wheeldoctor's own dependencies, never on the project's.
+        _fail(
+            f"this would check only the hook's own environment ({sys.prefix}), not your project's",
+            "give the hook `args: [--python, .venv/bin/python]`, or use the `wheeldoctor-system` hook",
+        )
+    return Target(python=python, paths=tuple(path or ()), dpkg_admindir=dpkg_admindir)
+
+
+def _deliver(result: Result, chosen: str, output: str | None, rich: Callable[[Console], None] | None = None) -> None:
+    """The report in ``chosen`` format to stdout; with ``output``, to that file and the text report to stdout."""
+    from wheeldoctor.report.output import OutputError, append, write_atomic
+    from wheeldoctor.report.render import Format, render, step_summary
+
+    fmt = Format(chosen)
+    if output is not None:
+        try:
+            write_atomic(output, render(result, fmt))
+        except OutputError as e:
+            _fail(str(e))
+    if fmt is Format.GITHUB and os.environ.get("GITHUB_STEP_SUMMARY"):
+        try:
+            append(os.environ["GITHUB_STEP_SUMMARY"], step_summary(result))
+        except OutputError as e:
+            sys.stderr.write(f"warning: {e}\n")  # the annotations still go out
+    if output is None and fmt is not Format.TEXT:
+        sys.stdout.write(render(result, fmt))
+    elif output is None or fmt is not Format.TEXT:
+        from rich.console import Console
+
+        console = Console(highlight=False)
+        if console.is_terminal and rich is not None:
+            rich(console)
+        else:
+            sys.stdout.write(render(result, Format.TEXT))
 
 
 def main() -> None:

@@ -86,7 +86,16 @@ def _where(dist: InstalledDistribution) -> str:
 def find_duplicates(env: Environment) -> list[Duplicate]:
     """Every project with more than one metadata directory on the path, by name."""
     groups: dict[str, list[InstalledDistribution]] = {}
+    packaged: set[tuple[str, str, str]] = set()
     for dist in env.distributions:
+        managed = dist.managed_by
+        if managed is not None and managed.tool.system and managed.package:
+            # Debian ships a dist-info and an egg-info of one project in one package: one
+            # installation that its package manager owns and removes, not a stale duplicate.
+            key = (dist.name, dist.location, f"{managed.tool.value}:{managed.package}")
+            if key in packaged:
+                continue
+            packaged.add(key)
         groups.setdefault(dist.name, []).append(dist)
     duplicates = []
     for name, dists in sorted(groups.items()):
@@ -113,7 +122,8 @@ def remedy(duplicate: Duplicate, env: Environment) -> tuple[str, ...]:
     """
     active = duplicate.active
     count = 1 + sum(1 for d in duplicate.stale if d.location == active.location)
-    if count == 1:
+    if count == 1 or any(_system(d) for d in duplicate.distributions if d.location == active.location):
+        # pip or uv would remove files a system package manager owns: that manager decides.
         return ()
     spec = f"{active.name}=={active.version}"
     python = env.python
@@ -129,6 +139,10 @@ def remedy(duplicate: Duplicate, env: Environment) -> tuple[str, ...]:
     pip = pip_runner(env)
     uninstall = shlex.join([*pip, "uninstall", "-y", active.name])
     return (*([uninstall] * count), shlex.join([*pip, "install", "--no-deps", spec]))
+
+
+def _system(dist: InstalledDistribution) -> bool:
+    return dist.managed_by is not None and dist.managed_by.tool.system
 
 
 def removal_elsewhere(duplicate: Duplicate, env: Environment) -> dict[str, str | None]:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, cast
 
 from wheeldoctor.checks import cached
 from wheeldoctor.checks.claims import Claim, ownership, resolve
+from wheeldoctor.checks.managed import judge_managed, judged_by_manager, resolve_managed
 from wheeldoctor.checks.states import ProgressSink, hash_claims
 from wheeldoctor.disk import cache, hashing
 from wheeldoctor.disk.hashing import can_fork, default_jobs
@@ -53,6 +54,9 @@ class DistributionReport:
     status: Status
     findings: tuple[Finding, ...]
     dist: InstalledDistribution | None = None
+    verified_by: tuple[tuple[str, int], ...] = ()
+    """For a distribution judged by its package manager's record: files verified per digest
+    (``sha256`` where RECORD and the manager agree, else the manager's own, e.g. ``md5``)."""
 
 
 def status_of(findings: Iterable[Finding]) -> Status:
@@ -157,17 +161,25 @@ def verify_environment(
     started = time.time_ns()
     everybody = _unique_dists([*checked, *everyone])
     workers = jobs or default_jobs()
-    if processes and workers > 1 and can_fork() and sum(map(_rows_estimate, everybody)) >= hashing.PROCESS_MIN_FILES:
+    if (
+        processes
+        and workers > 1
+        and can_fork()
+        and not any(map(judged_by_manager, everybody))  # a package manager's record: judged here
+        and sum(map(_rows_estimate, everybody)) >= hashing.PROCESS_MIN_FILES
+    ):
         return _verify_spread(checked, everybody, workers, progress, cache_dir, started)
     read = {id(d): with_record(d) for d in everybody}  # deferred RECORDs are read here, in turn
     checked = [read[id(d)] for d in checked]
     entries: dict[int, cache.Entry] = {}
     known: Known | None = None
+    # A manager-judged verdict is not RECORD's: it must never be cached as RECORD's.
+    by_record = [d for d in checked if not judged_by_manager(d)]
     if cache_dir is not None:
-        entries = cached.recall(cache_dir, checked)
+        entries = cached.recall(cache_dir, by_record)
         if entries:
             known = cached.cached_states(entries.values()).get
-    resolved = {id(d): resolve(d) for d in read.values()}
+    resolved = {id(d): resolve_managed(d) if judged_by_manager(d) else resolve(d) for d in read.values()}
     owners = ownership(claims for claims, _ in resolved.values())
     # Rival claims travel with the checked ones so their sizes and algorithms are planned.
     if len({id(d) for d in checked}) == len(resolved):  # every distribution is checked
@@ -179,6 +191,10 @@ def verify_environment(
     hashed = FileStatus.HASHED
     for dist in checked:
         claims, outside = resolved[id(dist)]
+        if judged_by_manager(dist):
+            found, verified = judge_managed(dist, claims, states, owners)
+            reports.append(report_for(dist, found, tuple(sorted(verified.items()))))
+            continue
         findings: list[Finding] = [*dist.problems, *(dist.record.problems if dist.record else ()), *outside]
         for claim in claims:
             state, row = states[claim.path], claim.row
@@ -191,6 +207,8 @@ def verify_environment(
         reports.append(report_for(dist, findings))
     if cache_dir is not None:
         for dist, report in zip(checked, reports, strict=True):
+            if judged_by_manager(dist):
+                continue
             intact = report.status is Status.INTACT
             cached.remember(cache_dir, dist, intact, resolved[id(dist)][0], states, entries.get(id(dist)), started)
     shared = {path: claims for path, claims in owners.items() if len(claims) > 1}
@@ -355,10 +373,12 @@ def verify(
     return list(verify_environment(checked, everyone, jobs=jobs, progress=progress, cache_dir=cache_dir).reports)
 
 
-def report_for(dist: InstalledDistribution, findings: Sequence[Finding]) -> DistributionReport:
+def report_for(
+    dist: InstalledDistribution, findings: Sequence[Finding], verified_by: tuple[tuple[str, int], ...] = ()
+) -> DistributionReport:
     """Wrap a distribution's findings with its verdict."""
     return DistributionReport(
-        dist.name, dist.version, dist.location, dist.installer, status_of(findings), tuple(findings), dist
+        dist.name, dist.version, dist.location, dist.installer, status_of(findings), tuple(findings), dist, verified_by
     )
 
 

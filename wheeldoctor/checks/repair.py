@@ -1,20 +1,103 @@
-"""The exact command that reinstalls a distribution, for the installer that installed it."""
+"""The exact command that reinstalls a distribution, with the tool that manages its files.
+
+A distribution that a system package manager owns (dpkg, rpm, conda) is repaired by that
+manager: pip or uv would overwrite files the manager keeps a record of, and pip refuses an
+``EXTERNALLY-MANAGED`` interpreter anyway (PEP 668). A step is data (:class:`RepairStep`):
+``wheeldoctor fix`` runs the pip and uv steps and lists the others for the user to run.
+"""
 
 from __future__ import annotations
 
+import os
 import shlex
+from dataclasses import dataclass
 
+from wheeldoctor.model.managed import Tool
 from wheeldoctor.where.environment import Environment, InstalledDistribution
 
+_BREAK = "--break-system-packages"
 
-def reinstall_command(dist: InstalledDistribution, env: Environment) -> str:
-    """A command that puts back ``dist``'s own bytes, without touching its dependencies.
 
-    uv installs are repaired with uv (its cache holds the wheel); anything else with
-    pip. The exact version is pinned so nothing is upgraded. An environment without
-    pip of its own (a uv venv) is reached with ``pip --python``; site directories given
-    without an interpreter with ``--target``.
+@dataclass(frozen=True, slots=True)
+class RepairStep:
+    """One command that puts back a distribution's bytes, as data.
+
+    ``manager`` owns the files; ``runs_pip`` says whether the command is pip or uv (the
+    only ones ``fix`` runs). ``note`` is what the user must know before running it (a
+    PEP 668 marker overridden, a manager that could not be identified), or None.
     """
+
+    manager: Tool
+    argv: tuple[str, ...]
+    package: str | None = None
+    note: str | None = None
+
+    @property
+    def runs_pip(self) -> bool:
+        """Whether the command runs pip or uv (never true for a system package manager's files)."""
+        return not self.manager.system
+
+    @property
+    def command(self) -> str:
+        """The command as one shell line."""
+        return shlex.join(self.argv)
+
+
+def repair_step(dist: InstalledDistribution, env: Environment) -> RepairStep:
+    """The step that reinstalls ``dist`` with the manager that owns its files, its dependencies untouched."""
+    managed = dist.managed_by
+    if managed is not None and managed.tool.system:
+        return _system_step(dist)
+    tool = managed.tool if managed is not None else Tool.UNKNOWN
+    argv = _installer_words(dist, env)
+    note = None
+    if env.externally_managed is not None and env.python is not None:
+        # pip and uv refuse a PEP 668 interpreter; say so, and what overriding it means.
+        argv = [*argv[:-1], _BREAK, argv[-1]]
+        owner = "pip's" if tool in (Tool.PIP, Tool.UV) else "no package manager's"
+        note = (
+            f"{env.python} is EXTERNALLY-MANAGED (PEP 668: {env.externally_managed}); {dist.name}'s files are "
+            f"{owner}, so this overrides the marker with {_BREAK}"
+        )
+    return RepairStep(tool, tuple(argv), note=note)
+
+
+def _system_step(dist: InstalledDistribution) -> RepairStep:
+    managed = dist.managed_by
+    assert managed is not None
+    if managed.package is None:
+        return _unnamed_step(dist, managed.tool)
+    if managed.tool is Tool.DPKG:
+        return RepairStep(Tool.DPKG, ("apt-get", "install", "--reinstall", managed.package), managed.package)
+    if managed.tool is Tool.RPM:
+        return RepairStep(Tool.RPM, ("dnf", "reinstall", managed.package), managed.package)
+    prefix = os.path.dirname(os.path.dirname(managed.record)) if managed.record else None
+    version = (managed.version or "").rpartition("-")[0] or managed.version
+    spec = f"{managed.package}={version}" if version else managed.package
+    where = ["--prefix", prefix] if prefix else []
+    argv = ("conda", "install", *where, "--force-reinstall", "--no-deps", spec)
+    return RepairStep(Tool.CONDA, argv, managed.package)
+
+
+def _unnamed_step(dist: InstalledDistribution, tool: Tool) -> RepairStep:
+    """A system manager's step when its package could not be named: never pip over its files."""
+    metadata = os.path.join(dist.path, "METADATA") if not dist.legacy else dist.path
+    if tool is Tool.CONDA:
+        spec = f"{dist.name}=={dist.version}"
+        note = "no conda-meta record names the conda package; its name may differ from the distribution's"
+        return RepairStep(
+            tool, ("conda", "install", "--prefix", dist.root, "--force-reinstall", "--no-deps", spec), None, note
+        )
+    if tool is Tool.RPM:
+        note = "rpm could not name the package; dnf finds the package that owns this file"
+        return RepairStep(tool, ("dnf", "reinstall", metadata), None, note)
+    # dpkg always names its package; this is for a manager added later without that.
+    note = "the package could not be named: this asks dpkg for it; then apt-get install --reinstall PACKAGE"
+    return RepairStep(tool, ("dpkg", "-S", metadata), None, note)
+
+
+def _installer_words(dist: InstalledDistribution, env: Environment) -> list[str]:
+    """pip or uv words that reinstall ``dist`` at its exact version; the spec comes last."""
     spec = f"{dist.name}=={dist.version}"
     python = env.python
     uv = (dist.installer or "").lower() == "uv"
@@ -22,15 +105,33 @@ def reinstall_command(dist: InstalledDistribution, env: Environment) -> str:
         # Site directories without an interpreter: aim at the directory itself, never at
         # whatever environment happens to be active where the tip is pasted.
         if uv:
-            words = ["uv", "pip", "install", "--target", dist.location, "--reinstall-package", dist.name]
-        else:
-            words = ["pip", "install", "--target", dist.location, "--upgrade", "--force-reinstall"]
-        words += ["--no-deps", spec]
-    elif uv:
-        words = ["uv", "pip", "install", "--python", python, "--reinstall-package", dist.name, "--no-deps", spec]
-    else:
-        words = [*pip_runner(env), "install", "--force-reinstall", "--no-deps", spec]
-    return shlex.join(words)
+            return [
+                "uv",
+                "pip",
+                "install",
+                "--target",
+                dist.location,
+                "--reinstall-package",
+                dist.name,
+                "--no-deps",
+                spec,
+            ]
+        return ["pip", "install", "--target", dist.location, "--upgrade", "--force-reinstall", "--no-deps", spec]
+    if uv:
+        return ["uv", "pip", "install", "--python", python, "--reinstall-package", dist.name, "--no-deps", spec]
+    return [*pip_runner(env), "install", "--force-reinstall", "--no-deps", spec]
+
+
+def reinstall_command(dist: InstalledDistribution, env: Environment) -> str:
+    """A command that puts back ``dist``'s own bytes, without touching its dependencies.
+
+    A system package manager's distribution is reinstalled by that manager
+    (``apt-get install --reinstall python3-pip``); uv installs with uv (its cache holds
+    the wheel); anything else with pip, the exact version pinned so nothing is upgraded.
+    An environment without pip of its own (a uv venv) is reached with ``pip --python``;
+    site directories given without an interpreter with ``--target``.
+    """
+    return repair_step(dist, env).command
 
 
 def pip_runner(env: Environment) -> list[str]:

@@ -10,6 +10,7 @@ import hashlib
 import os
 import stat
 from collections.abc import Callable
+from functools import partial
 
 from wheeldoctor.disk.filesystem import ReadError, open_regular
 from wheeldoctor.model.files import FileState, FileStatus, Fingerprint, HashRequest, Known
@@ -22,6 +23,8 @@ _CONSTRUCTORS: dict[str, Callable[..., hashlib._Hash]] = {
     "sha256": hashlib.sha256,
     "sha384": hashlib.sha384,
     "sha512": hashlib.sha512,
+    # dpkg's md5sums: to compare with what a package manager recorded, never to vouch alone.
+    "md5": partial(hashlib.md5, usedforsecurity=False),
 }
 
 

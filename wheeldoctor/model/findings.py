@@ -39,6 +39,8 @@ class Code(str, Enum):
     NO_HASH = "WD015"
     METADATA_PROBLEM = "WD016"
     DUPLICATE_ROW = "WD017"
+    #: The package manager that owns the distribution keeps no usable record of it (checks/managed.py).
+    MANAGER_UNVERIFIABLE = "WD018"
     WHEEL_MEMBER_MISSING = "WD020"
     WHEEL_MEMBER_UNRECORDED = "WD021"
     WHEEL_UNSAFE_PATH = "WD022"

@@ -15,6 +15,7 @@ from wheeldoctor.checks.deps import DependencyConflict, install_command
 from wheeldoctor.checks.duplicates import Duplicate, remedy, removal_elsewhere
 from wheeldoctor.commands.deps import DepsResult
 from wheeldoctor.model.findings import Code
+from wheeldoctor.where.environment import Environment
 
 if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
     from rich.console import Console
@@ -80,14 +81,29 @@ def tips(result: DepsResult) -> list[str]:
     for name, version in sorted(unfit):
         dist = env.find(name)
         if dist is not None:
-            lines.append(
-                f"Tip: {name} {version} does not fit this interpreter; let the installer pick a build that does: "
-                f"{_fresh_install(dist.name, dist.installer, result)}"
-            )
+            managed = dist.managed_by
+            if managed is not None and managed.tool.system:
+                from wheeldoctor.checks.repair import repair_step
+
+                fresh = repair_step(dist, env).command  # never pip over a system package's files
+            else:
+                fresh = _fresh_install(dist.name, dist.installer, result) + _pep668(env)
+            why = f"{name} {version} does not fit this interpreter"
+            lines.append(f"Tip: {why}; let the installer pick a build that does: {fresh}")
     command = install_command(result.dependencies.conflicts, env)
     if command is not None:
-        lines.append(f"Tip: ask the installer for everything wanted at once: {command}")
+        lines.append(f"Tip: ask the installer for everything wanted at once: {command}{_pep668(env)}")
     return lines
+
+
+def _pep668(env: Environment) -> str:
+    """What a pip or uv tip must say on an interpreter marked EXTERNALLY-MANAGED (empty elsewhere)."""
+    if env.externally_managed is None:
+        return ""
+    return (
+        f"  # {env.python} is EXTERNALLY-MANAGED (PEP 668): pip and uv refuse it without --break-system-packages; "
+        "prefer the system package manager or a venv"
+    )
 
 
 #: Findings a reinstall for the target interpreter fixes (a build or release that fits it).

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wheeldoctor.checks.clash import Clash, ClashPair
 from wheeldoctor.checks.compat import CompatibilityFinding
@@ -11,13 +11,18 @@ from wheeldoctor.checks.deps import DependencyConflict
 from wheeldoctor.checks.duplicates import Duplicate
 from wheeldoctor.checks.files import DistributionReport, Status
 from wheeldoctor.checks.preflight import PreflightResult
+from wheeldoctor.checks.repair import RepairStep, repair_step
 from wheeldoctor.commands.deps import DepsResult
 from wheeldoctor.commands.results import CheckResult, DoctorResult
 from wheeldoctor.model.findings import Finding
+from wheeldoctor.model.managed import ManagedBy
 from wheeldoctor.where.environment import Environment
 
+if TYPE_CHECKING:  # the imports command's types, without importing its runner for every document
+    from wheeldoctor.commands.imports import ImportsResult, ImportVerdict
+
 #: Bump the major part on any change that can break a reader; add fields freely.
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 
 
 def finding_json(finding: Finding) -> dict[str, Any]:
@@ -33,15 +38,47 @@ def finding_json(finding: Finding) -> dict[str, Any]:
     }
 
 
-def distribution_json(report: DistributionReport) -> dict[str, Any]:
-    """One distribution's verdict as a JSON object."""
-    return {
+def distribution_json(report: DistributionReport, env: Environment | None = None) -> dict[str, Any]:
+    """One distribution's verdict as a JSON object (with ``env``, the command that repairs it)."""
+    document = {
         "name": report.name,
         "version": report.version,
         "location": report.location,
         "installer": report.installer,
         "status": report.status.value,
         "findings": [finding_json(f) for f in report.findings],
+        "managed_by": managed_json(report.dist.managed_by) if report.dist is not None else None,
+        "verified_by": dict(report.verified_by),
+    }
+    if env is not None:
+        broken = report.status is Status.BROKEN and report.dist is not None
+        document["repair"] = repair_json(repair_step(report.dist, env)) if broken and report.dist else None
+    return document
+
+
+def managed_json(managed: ManagedBy | None) -> dict[str, Any] | None:
+    """Who manages a distribution: ``{"tool": "dpkg", "package": "python3-yaml", ...}``."""
+    if managed is None:
+        return None
+    return {
+        "tool": managed.tool.value,
+        "package": managed.package,
+        "version": managed.version,
+        "record": managed.record,
+        "detail": managed.detail,
+        "unverifiable": managed.unverifiable,
+    }
+
+
+def repair_json(step: RepairStep) -> dict[str, Any]:
+    """A repair step as data: the manager, the argv, whether it runs pip or uv, what to know first."""
+    return {
+        "manager": step.manager.value,
+        "package": step.package,
+        "argv": list(step.argv),
+        "command": step.command,
+        "runs_pip": step.runs_pip,
+        "note": step.note,
     }
 
 
@@ -58,8 +95,6 @@ def clash_json(clash: Clash) -> dict[str, Any]:
 
 def pair_json(pair: ClashPair, env: Environment) -> dict[str, Any]:
     """One pair of clashing distributions, with the command that makes the winner whole."""
-    from wheeldoctor.checks.repair import reinstall_command
-
     return {
         "distributions": [pair.first.name, pair.second.name],
         "shared": pair.shared,
@@ -70,7 +105,8 @@ def pair_json(pair: ClashPair, env: Environment) -> dict[str, Any]:
         "winner": pair.winner.name,
         "winner_reason": pair.reason,
         "settled": pair.settled,
-        "repair": reinstall_command(pair.winner, env),
+        "repair": repair_step(pair.winner, env).command,
+        "repair_step": repair_json(repair_step(pair.winner, env)),
     }
 
 
@@ -84,7 +120,7 @@ def check_document(result: CheckResult, command: str = "check") -> dict[str, Any
         **_header(command, result.healthy),
         "environment": environment_json(env),
         "summary": {"checked": len(result.distributions), **counts},
-        "distributions": [distribution_json(r) for r in result.distributions],
+        "distributions": [distribution_json(r, env) for r in result.distributions],
         "clashes": [clash_json(c) for c in result.clashes],
         "clash_pairs": [pair_json(p, env) for p in result.pairs],
     }
@@ -92,7 +128,13 @@ def check_document(result: CheckResult, command: str = "check") -> dict[str, Any
 
 def environment_json(env: Environment) -> dict[str, Any]:
     """Which environment a document is about."""
-    return {"label": env.label, "python": env.python, "paths": list(env.paths)}
+    return {
+        "label": env.label,
+        "python": env.python,
+        "paths": list(env.paths),
+        "externally_managed": env.externally_managed,
+        "managers": list(env.managers),
+    }
 
 
 def _header(command: str, healthy: bool) -> dict[str, Any]:
@@ -242,6 +284,45 @@ def doctor_document(result: DoctorResult) -> dict[str, Any]:
 
 
 _DOCTOR_OWN = frozenset({"schema_version", "tool", "command", "healthy", "environment", "summary"})
+
+
+def imports_document(result: ImportsResult) -> dict[str, Any]:
+    """The whole ``imports`` document: one entry per module imported."""
+    return {
+        **_header("imports", result.healthy),
+        "python": result.python,
+        "forbid": list(result.forbid.tokens()),
+        "timeout": result.timeout,
+        "imports": [import_json(v) for v in result.verdicts],
+    }
+
+
+def import_json(verdict: ImportVerdict) -> dict[str, Any]:
+    """What importing one module did, each effect with the module that caused it."""
+    r = verdict.report
+    gpu = r.gpu_initialized_by
+    return {
+        "module": r.module,
+        "seconds": round(r.seconds, 6),
+        "modules_loaded": r.modules_loaded,
+        "heaviest": [{"module": t.module, "seconds": round(t.seconds, 6)} for t in r.heaviest],
+        "device_files": [
+            {"path": d.path, "opened_by": d.opened_by.module, "chain": list(d.opened_by.chain)}
+            for d in r.open_device_files
+        ],
+        "gpu_driver_initialized": gpu is not None,
+        "gpu_initialized_by": gpu.module if gpu is not None else None,
+        "threads_started": r.threads_started,
+        "processes_started": r.processes_started,
+        "threads_by": [{"module": s.by.module, "count": s.count, "chain": list(s.by.chain)} for s in r.threads],
+        "processes_by": [{"module": s.by.module, "count": s.count, "chain": list(s.by.chain)} for s in r.processes],
+        "shared_libraries": [
+            {"path": lib.path, "loaded_by": lib.loaded_by.module, "gpu_runtime": lib.gpu_runtime}
+            for lib in r.shared_libraries
+        ],
+        "error": r.error,
+        "forbidden": [e.value for e in verdict.forbidden],
+    }
 
 
 def render(document: dict[str, Any]) -> str:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from wheeldoctor.checks.clash import ClashPair
 from wheeldoctor.checks.files import DistributionReport, Status
 from wheeldoctor.checks.preflight import PreflightResult
-from wheeldoctor.checks.repair import cache_clean_command, reinstall_command
+from wheeldoctor.checks.repair import RepairStep, cache_clean_command, repair_step
 from wheeldoctor.commands.results import CheckResult
 from wheeldoctor.model.findings import BREAKING_KINDS, Finding, Kind
 from wheeldoctor.where.environment import InstalledDistribution
@@ -29,8 +29,26 @@ _STYLE = {
 
 
 def subject(report: DistributionReport) -> str:
-    """``name version`` as findings are introduced."""
-    return f"{report.name} {report.version}" if report.version else report.name
+    """``name version`` as findings are introduced, with the system package that owns it."""
+    who = f"{report.name} {report.version}" if report.version else report.name
+    managed = report.dist.managed_by if report.dist is not None else None
+    if managed is not None and managed.tool.system and managed.package:
+        who += f" [{managed.tool.value} {managed.package}]"
+    return who
+
+
+def managed_lines(result: CheckResult) -> list[str]:
+    """Which system package manager owns which checked distributions, and the interpreter's PEP 668 marker."""
+    by_tool: dict[str, list[str]] = {}
+    for report in result.distributions:
+        managed = report.dist.managed_by if report.dist is not None else None
+        if managed is not None and managed.tool.system:
+            by_tool.setdefault(managed.tool.value, []).append(f"{report.name} ({managed.package or '?'})")
+    lines = [f"managed by {tool} ({len(names)}): {', '.join(names)}" for tool, names in sorted(by_tool.items())]
+    env = result.environment
+    if env.externally_managed is not None:
+        lines.append(f"note: {env.python or env.label} is EXTERNALLY-MANAGED (PEP 668: {env.externally_managed})")
+    return lines
 
 
 def evidence(finding: Finding) -> str:
@@ -63,8 +81,9 @@ def tips(result: CheckResult) -> list[str]:
         if report.status is Status.NOT_INSTALLED:
             lines.append(f"Tip: {report.name} is not installed in {result.environment.label}")
         if report.status is Status.UNVERIFIABLE and result.strict and report.dist is not None:
-            command = reinstall_command(report.dist, result.environment)
-            lines.append(f"Tip: a reinstall by pip or uv records hashes for every file: {command}")
+            step = repair_step(report.dist, result.environment)
+            if step.runs_pip:
+                lines.append(f"Tip: a reinstall by pip or uv records hashes for every file: {step_text(step)}")
         if report.status is not Status.BROKEN or report.dist is None:
             continue
         if report.name in in_pairs and _explained_by_clash(report):
@@ -73,7 +92,7 @@ def tips(result: CheckResult) -> list[str]:
             clean = cache_clean_command(report.dist)
             if clean:
                 lines.append(f"Tip: altered files are hard links, maybe into uv's cache; first run: {clean}")
-        lines.append(f"Tip: {reinstall_command(report.dist, result.environment)}")
+        lines.append(f"Tip: {step_text(repair_step(report.dist, result.environment))}")
     for pair in result.pairs:
         if pair.settled:
             lines.append(
@@ -82,13 +101,18 @@ def tips(result: CheckResult) -> list[str]:
                 f"{pair.loser.name} would delete them"
             )
             continue
-        winner, loser = (reinstall_command(d, result.environment) for d in (pair.winner, pair.loser))
+        winner, loser = (step_text(repair_step(d, result.environment)) for d in (pair.winner, pair.loser))
         lines.append(
             f"Tip: only one of {pair.first.name} and {pair.second.name} can own the {pair.differing} differing "
             f"path(s); reinstall {pair.winner.name} last ({pair.reason}): {winner}"
         )
         lines.append(f"Tip: or let {pair.loser.name} win instead: {loser}")
     return lines
+
+
+def step_text(step: RepairStep) -> str:
+    """A repair step as a tip: the command, then what to know before running it."""
+    return f"{step.command}  # {step.note}" if step.note else step.command
 
 
 def pair_line(pair: ClashPair) -> str:
@@ -102,7 +126,10 @@ def pair_line(pair: ClashPair) -> str:
 
 
 def subject_of(dist: InstalledDistribution) -> str:
-    """``name version`` of an installed distribution."""
+    """``name version`` of an installed distribution, with the system package that owns it."""
+    managed = dist.managed_by
+    if managed is not None and managed.tool.system and managed.package:
+        return f"{dist.name} {dist.version} [{managed.tool.value} {managed.package}]"
     return f"{dist.name} {dist.version}"
 
 
@@ -119,6 +146,7 @@ def summary(result: CheckResult) -> str:
 def render_plain(result: CheckResult) -> Iterable[str]:
     """Plain lines for pipes and logs: one per finding, then the summary and tips."""
     yield f"environment: {result.environment.label}"
+    yield from managed_lines(result)
     for report in result.distributions:
         if report.status is Status.NOT_INSTALLED:
             yield f"{report.name}: not installed"
@@ -136,6 +164,8 @@ def render_rich(result: CheckResult, console: Console) -> None:
     from rich.table import Table
 
     console.print(f"[bold]environment:[/] {escape(result.environment.label)}")
+    for line in managed_lines(result):
+        console.print(escape(line), soft_wrap=True)
     problems = [r for r in result.distributions if r.findings or r.status is Status.NOT_INSTALLED]
     if problems:
         table = Table(show_lines=False, header_style="bold")

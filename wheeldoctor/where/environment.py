@@ -15,6 +15,7 @@ from wheeldoctor.disk import cache
 from wheeldoctor.disk.filesystem import ReadError, read_regular
 from wheeldoctor.formats.record import Record, decode_record
 from wheeldoctor.model.findings import Code, Finding, Kind
+from wheeldoctor.model.managed import ManagedBy
 from wheeldoctor.where.sitedirs import lookup_key, prefix_forms, root_for
 
 #: RECORD and METADATA above this size are refused rather than read into memory.
@@ -63,6 +64,8 @@ class InstalledDistribution:
     record_identity: tuple[int, int, int, int, int] | None = None
     """RECORD's fingerprint (size, mtime_ns, ctime_ns, inode, device), taken before it was
     read; None if it changed too recently to key the verification cache on."""
+    managed_by: ManagedBy | None = None
+    """Who manages its files (see :mod:`wheeldoctor.where.managers`); None when not asked."""
     record_deferred: bool = False
     """RECORD is read later, where it is verified (see :func:`with_record`): ``record`` and
     ``record_identity`` are still None and no finding about RECORD is in ``problems``."""
@@ -85,6 +88,10 @@ class Environment:
     markers: tuple[tuple[str, str], ...] = field(default=())
     tags: tuple[str, ...] | None = None
     """The target interpreter's supported wheel tags, best first; None when not gathered."""
+    externally_managed: str | None = None
+    """The interpreter's PEP 668 ``EXTERNALLY-MANAGED`` marker, when it has one and is no venv."""
+    managers: tuple[str, ...] = ()
+    """Which package managers' records were read for this environment, for the report."""
 
     def active(self) -> list[InstalledDistribution]:
         """The distributions Python would use: the first of each name."""

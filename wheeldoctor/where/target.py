@@ -53,8 +53,11 @@ if len(sys.argv) > 2 and sys.argv[1] == "--tags":
         tags = [str(t) for t in sys_tags()]
     except Exception:  # too old a Python for our packaging: the tags stay unknown
         tags = None
+import sysconfig
 print(json.dumps({
     "executable": sys.executable,
+    "stdlib": sysconfig.get_path("stdlib"),
+    "venv": sys.prefix != getattr(sys, "base_prefix", sys.prefix),
     "paths": paths,
     "prefixes": [p for p in (sys.prefix, sys.exec_prefix, getattr(sys, "base_prefix", ""),
                  getattr(sys, "base_exec_prefix", ""), getattr(site, "USER_BASE", None)) if p],
@@ -74,6 +77,8 @@ class Target:
 
     python: str | None = None
     paths: tuple[str, ...] = ()
+    dpkg_admindir: str | None = None
+    """dpkg's admin directory (``/var/lib/dpkg`` when None; a mounted image's ``IMG/var/lib/dpkg``)."""
 
 
 def load_target(
@@ -89,17 +94,34 @@ def load_target(
     if target.python and target.paths:
         raise TargetError("give --python or --path, not both")
     if target.paths:
-        return _load_paths(target.paths, with_tags, with_records, defer_records)
-    if target.python:
-        return _load_interpreter(target.python, with_tags, with_records, defer_records)
-    return _load_current(with_tags, with_records, defer_records)
+        env, stdlib = _load_paths(target.paths, with_tags, with_records, defer_records)
+    elif target.python:
+        env, stdlib = _load_interpreter(target.python, with_tags, with_records, defer_records)
+    else:
+        env, stdlib = _load_current(with_tags, with_records, defer_records)
+    from wheeldoctor.where.dpkg_owners import DpkgError
+    from wheeldoctor.where.managers import attach_managers
+
+    try:
+        return attach_managers(env, dpkg_admindir=target.dpkg_admindir, stdlib=stdlib[0], in_venv=stdlib[1])
+    except DpkgError as e:
+        raise TargetError(str(e)) from e
 
 
-def _load_current(with_tags: bool = False, with_records: bool = True, defer_records: bool = False) -> Environment:
+_Stdlib = tuple[str | None, bool]
+"""The interpreter's stdlib directory (where PEP 668's marker lives) and whether it runs a venv."""
+
+
+def _load_current(
+    with_tags: bool = False, with_records: bool = True, defer_records: bool = False
+) -> tuple[Environment, _Stdlib]:
+    import sysconfig
+
     # sys.path[0] is the script's directory (or the cwd): where we were started from,
     # not where anything is installed, unless -P/safe_path already removed it.
     paths = sys.path if getattr(sys.flags, "safe_path", False) else sys.path[1:]
-    return load_environment(
+    stdlib = (sysconfig.get_path("stdlib"), sys.prefix != sys.base_prefix)
+    env = load_environment(
         f"python {sys.executable}",
         paths,
         current_prefixes(),
@@ -109,6 +131,7 @@ def _load_current(with_tags: bool = False, with_records: bool = True, defer_reco
         records=with_records,
         defer_records=defer_records,
     )
+    return env, stdlib
 
 
 def _current_markers() -> dict[str, str]:
@@ -125,7 +148,7 @@ def _current_tags() -> list[str]:
 
 def _load_paths(
     paths: Sequence[str], with_tags: bool = False, with_records: bool = True, defer_records: bool = False
-) -> Environment:
+) -> tuple[Environment, _Stdlib]:
     for path in paths:
         if not os.path.isdir(path):
             raise TargetError(f"--path {path}: no such directory")
@@ -141,7 +164,7 @@ def _load_paths(
         markers, tags = _current_markers(), (_current_tags() if with_tags else None)
     else:
         markers, tags, python = probe.markers, probe.tags, probe.executable
-    return load_environment(
+    env = load_environment(
         label,
         paths,
         [],
@@ -151,6 +174,7 @@ def _load_paths(
         records=with_records,
         defer_records=defer_records,
     )
+    return env, (probe.stdlib, probe.venv) if probe is not None else (None, False)
 
 
 def _python_beside(site_dir: str) -> str | None:
@@ -172,11 +196,13 @@ class _Probe:
     prefixes: list[str]
     markers: dict[str, str]
     tags: list[str] | None
+    stdlib: str | None = None
+    venv: bool = False
 
 
 def _load_interpreter(
     python: str, with_tags: bool = False, with_records: bool = True, defer_records: bool = False
-) -> Environment:
+) -> tuple[Environment, _Stdlib]:
     if not os.path.exists(python) and os.sep not in python:
         import shutil
 
@@ -184,7 +210,7 @@ def _load_interpreter(
     if not os.path.isfile(python) or not os.access(python, os.X_OK):
         raise TargetError(f"--python {python}: no such interpreter")
     probe = _probe(python, with_tags)
-    return load_environment(
+    env = load_environment(
         f"python {probe.executable}",
         probe.paths,
         probe.prefixes,
@@ -194,6 +220,7 @@ def _load_interpreter(
         records=with_records,
         defer_records=defer_records,
     )
+    return env, (probe.stdlib, probe.venv)
 
 
 def _probe(python: str, with_tags: bool) -> _Probe:
@@ -221,6 +248,8 @@ def _probe(python: str, with_tags: bool) -> _Probe:
             prefixes=[str(p) for p in probe["prefixes"]],
             markers={str(k): str(v) for k, v in probe["markers"].items()},
             tags=None if probe.get("tags") is None else [str(t) for t in probe["tags"]],
+            stdlib=str(probe["stdlib"]) if probe.get("stdlib") else None,
+            venv=bool(probe.get("venv")),
         )
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
         raise TargetError(f"--python {python}: did not answer like a Python interpreter") from e

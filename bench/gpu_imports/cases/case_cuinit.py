@@ -1,0 +1,3 @@
+from cuda.bindings import driver
+
+driver.cuInit(0)

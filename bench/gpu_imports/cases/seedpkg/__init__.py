@@ -1,0 +1,1 @@
+from seedpkg.ops import KERNEL as KERNEL

@@ -1,0 +1,155 @@
+"""What each finding code means, as data beside :class:`~wheeldoctor.model.findings.Code`.
+
+Every renderer reads it from here (SARIF rules, summaries); it is a module of its own so
+that the checks, which import ``Code``, do not pay for the text. The README's table of
+codes says the same in short.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from wheeldoctor.model.findings import Code
+
+
+@dataclass(frozen=True, slots=True)
+class CodeHelp:
+    """What a code means, for every renderer: a short line (the README table's) and a fuller one."""
+
+    short: str
+    full: str
+
+
+#: Every code's meaning, as data: SARIF rules, summaries and tables all read it from here.
+CODE_HELP: dict[Code, CodeHelp] = {
+    Code.HASH_MISMATCH: CodeHelp(
+        "content differs from RECORD",
+        "The file's digest is not the one its distribution's RECORD lists: it was altered after install, "
+        "or another distribution's bytes were written over it.",
+    ),
+    Code.SIZE_MISMATCH: CodeHelp(
+        "size differs from RECORD",
+        "The file's size is not the one RECORD lists, so its content cannot match (the file is not read).",
+    ),
+    Code.MISSING: CodeHelp(
+        "recorded file is missing",
+        "RECORD lists a file that is not on disk: it was deleted, or an install or uninstall was interrupted.",
+    ),
+    Code.NOT_REGULAR: CodeHelp(
+        "not a regular file",
+        "RECORD lists a path that is a FIFO, device, directory or socket; it is never opened.",
+    ),
+    Code.UNREADABLE: CodeHelp(
+        "file cannot be read",
+        "The recorded file could not be read (permission denied, symlink loop, I/O error), so it cannot be "
+        "vouched for.",
+    ),
+    Code.CHANGED_WHILE_READ: CodeHelp(
+        "file changed while it was being read",
+        "The file's size or modification time changed while it was hashed; something is writing to it.",
+    ),
+    Code.OUTSIDE: CodeHelp(
+        "recorded path resolves outside the environment",
+        "A RECORD row resolves outside the environment's root; it is never read, and uninstalling the "
+        "distribution could delete it.",
+    ),
+    Code.NO_RECORD: CodeHelp(
+        "no RECORD",
+        "The distribution has no RECORD (an .egg-info install, or one by a tool that writes none), so its "
+        "files cannot be verified.",
+    ),
+    Code.RECORD_UNDECODABLE: CodeHelp(
+        "RECORD cannot be read",
+        "RECORD is binary, not UTF-8, unreadable or too large; none of the distribution's files can be verified.",
+    ),
+    Code.RECORD_ROW_MALFORMED: CodeHelp(
+        "malformed RECORD row",
+        "A RECORD row has the wrong number of fields, a size that is not a number, or a hash that does not parse.",
+    ),
+    Code.WEAK_HASH: CodeHelp(
+        "hash too weak",
+        "RECORD uses md5, sha1 or sha224 for this file: too weak to vouch for its content.",
+    ),
+    Code.UNKNOWN_HASH: CodeHelp(
+        "unknown hash algorithm",
+        "RECORD names a hash algorithm that hashlib does not guarantee, so the file cannot be verified.",
+    ),
+    Code.NO_HASH: CodeHelp(
+        "no hash in RECORD",
+        "RECORD lists the file without a hash where the specification requires one.",
+    ),
+    Code.METADATA_PROBLEM: CodeHelp(
+        "METADATA missing or incomplete",
+        "The dist-info's METADATA is missing or has no Name or Version.",
+    ),
+    Code.DUPLICATE_ROW: CodeHelp(
+        "path listed twice in RECORD",
+        "RECORD lists the same path more than once.",
+    ),
+    Code.WHEEL_MEMBER_MISSING: CodeHelp(
+        "wheel member missing",
+        "The wheel's RECORD lists a file that the wheel archive does not contain.",
+    ),
+    Code.WHEEL_MEMBER_UNRECORDED: CodeHelp(
+        "wheel member not in RECORD",
+        "The wheel archive contains a file that its RECORD does not list.",
+    ),
+    Code.WHEEL_UNSAFE_PATH: CodeHelp(
+        "wheel member would install outside the environment",
+        "A wheel member's path is absolute or climbs out of the install directory.",
+    ),
+    Code.WHEEL_UNREADABLE: CodeHelp(
+        "wheel not readable",
+        "The wheel file is not a readable zip archive.",
+    ),
+    Code.REQUIRES_PYTHON_UNMET: CodeHelp(
+        "Requires-Python excludes the interpreter",
+        "The distribution's Requires-Python does not include the target interpreter's version.",
+    ),
+    Code.TAGS_UNSUPPORTED: CodeHelp(
+        "WHEEL tags unsupported",
+        "None of the tags in the distribution's WHEEL file is supported by the target interpreter.",
+    ),
+    Code.REQUIRES_PYTHON_INVALID: CodeHelp(
+        "Requires-Python does not parse",
+        "The distribution's Requires-Python is not a valid version specifier.",
+    ),
+    Code.REQUIREMENT_INVALID: CodeHelp(
+        "requirement does not parse",
+        "A Requires-Dist line or its marker is not a valid requirement.",
+    ),
+    Code.VERSION_INVALID: CodeHelp(
+        "version does not parse",
+        "The distribution's version is not a valid version.",
+    ),
+    Code.WHEEL_TAG_INVALID: CodeHelp(
+        "WHEEL tag does not parse",
+        "A tag in the distribution's WHEEL file is not a valid tag.",
+    ),
+    Code.DEPENDENCY_MISSING: CodeHelp(
+        "requirement not installed",
+        "A requirement of an installed distribution is not installed.",
+    ),
+    Code.DEPENDENCY_INCOMPATIBLE: CodeHelp(
+        "installed version incompatible",
+        "A requirement of an installed distribution is installed in a version it does not accept.",
+    ),
+    Code.DUPLICATE_DIST_INFO: CodeHelp(
+        "two dist-infos of one project in one directory",
+        "One site directory holds several dist-infos of one project: an interrupted install or upgrade.",
+    ),
+    Code.SHADOWED: CodeHelp(
+        "dist-info shadowed on sys.path",
+        "A dist-info of the same project in an earlier directory on sys.path hides this one; it is never imported.",
+    ),
+    Code.MANAGER_UNVERIFIABLE: CodeHelp(
+        "package manager's record unavailable",
+        "The package manager that owns this distribution (dpkg, rpm, conda) keeps no usable record of its files "
+        "here: no md5sums, rpm not installed, or no digests in conda-meta.",
+    ),
+}
+
+
+def code_help(code: Code) -> CodeHelp:
+    """The meaning of ``code``; a code added without one still renders, under its own name."""
+    return CODE_HELP.get(code) or CodeHelp(code.name.lower().replace("_", " "), code.name.lower().replace("_", " "))

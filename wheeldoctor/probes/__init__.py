@@ -1,0 +1,1 @@
+"""Scripts that run inside a target interpreter (standard library only); wheeldoctor reads them as text."""

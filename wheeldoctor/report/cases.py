@@ -1,0 +1,239 @@
+"""Results -> cases and items: the flat shape every CI format (github, junit, sarif) renders.
+
+A *case* is one thing a command judged (a distribution, a wheel), with the *items* it
+raised: each a finding, a conflict, a duplicate... with a level. Items come from the
+results' generic fields (``status``, ``findings``, ``code``, ``kind``, ``message``), so a
+new kind of finding or status flows through every format without a special case here:
+
+- a distribution's findings are errors when the distribution fails the run (the result's
+  own ``healthy`` judges it alone), else warnings (unverifiable, accepted, ...);
+- of a failing distribution's findings, those of a breaking kind are the errors;
+- a section element of ``deps`` is an error unless it says it is not ``failing``
+  (a shadowed dist-info is a warning).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from wheeldoctor.checks.files import Status
+from wheeldoctor.checks.preflight import PreflightResult
+from wheeldoctor.commands.deps import DepsResult
+from wheeldoctor.commands.results import CheckResult, DoctorResult
+from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding
+from wheeldoctor.where.environment import InstalledDistribution
+
+Level = Literal["error", "warning"]
+Result = CheckResult | DoctorResult | DepsResult | PreflightResult
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One annotation: what is wrong, where, and whether it fails the run."""
+
+    level: Level
+    code: Code | None
+    """None for what has no WD code (not installed, a clash between wheels); ``kind`` names it."""
+    kind: str
+    message: str
+    path: str | None = None
+    """As RECORD writes it: relative to ``base`` when that is set, else absolute."""
+    base: str | None = None
+    """The site directory ``path`` is relative to."""
+    expected: str | None = None
+    found: str | None = None
+
+    @property
+    def rule(self) -> str:
+        """The WD code, or the kind for items without one."""
+        return self.code.value if self.code is not None else self.kind
+
+    def line(self) -> str:
+        """``code: path message (expected …, found …)``, as the text report writes a finding."""
+        where = f"{self.path} " if self.path else ""
+        evidence = [f"{k} {v}" for k, v in (("expected", self.expected), ("found", self.found)) if v is not None]
+        return f"{self.rule}: {where}{self.message}" + (f" ({', '.join(evidence)})" if evidence else "")
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One judged thing: a distribution in an environment, or a wheel file."""
+
+    suite: str
+    """Which check judged it: ``check``, ``deps`` or ``wheels``."""
+    name: str
+    version: str | None
+    status: str
+    items: tuple[Item, ...]
+
+    @property
+    def subject(self) -> str:
+        """``name version``."""
+        return f"{self.name} {self.version}" if self.version else self.name
+
+    @property
+    def failing(self) -> bool:
+        """Whether any item fails the run."""
+        return any(i.level == "error" for i in self.items)
+
+
+@dataclass(frozen=True, slots=True)
+class Cases:
+    """Everything one command run judged, in report order."""
+
+    command: str
+    healthy: bool
+    environment: str | None
+    """The environment's label; None for ``wheels`` without one."""
+    sites: tuple[str, ...]
+    """The site directories looked at, in search order."""
+    cases: tuple[Case, ...]
+
+    def items(self) -> Iterator[tuple[Case, Item]]:
+        """Every item with its case."""
+        for case in self.cases:
+            for item in case.items:
+                yield case, item
+
+
+def cases_of(result: Result) -> Cases:
+    """The cases of any command's result."""
+    if isinstance(result, DoctorResult):
+        check, deps = result.check, result.deps
+        found = (*_check_cases(check), *_deps_cases(deps))
+        return Cases("doctor", result.healthy, check.environment.label, check.environment.paths, found)
+    if isinstance(result, CheckResult):
+        env = result.environment
+        return Cases("check", result.healthy, env.label, env.paths, tuple(_check_cases(result)))
+    if isinstance(result, DepsResult):
+        env = result.environment
+        return Cases("deps", result.healthy, env.label, env.paths, tuple(_deps_cases(result)))
+    env_or_none = result.environment
+    label = env_or_none.label if env_or_none is not None else None
+    paths = env_or_none.paths if env_or_none is not None else ()
+    return Cases("wheels", result.healthy, label, paths, tuple(_wheel_cases(result)))
+
+
+def _finding_item(finding: Finding, level: Level, base: str | None) -> Item:
+    return Item(
+        level, finding.code, finding.kind.value, finding.message, finding.path, base, finding.expected, finding.found
+    )
+
+
+def _check_cases(result: CheckResult) -> Iterator[Case]:
+    for report in result.distributions:
+        fails = not dataclasses.replace(result, distributions=(report,)).healthy
+        breaking = any(f.kind in BREAKING_KINDS for f in report.findings)
+        items = [
+            _finding_item(
+                f, "error" if fails and (f.kind in BREAKING_KINDS or not breaking) else "warning", report.location
+            )
+            for f in report.findings
+        ]
+        if not items and report.status is not Status.INTACT:
+            status = report.status.value
+            items.append(
+                Item(
+                    "error" if fails else "warning",
+                    None,
+                    status,
+                    f"{status.replace('-', ' ')} in {result.environment.label}",
+                )
+            )
+        yield Case("check", report.name, report.version, report.status.value, tuple(items))
+
+
+def _deps_cases(result: DepsResult) -> Iterator[Case]:
+    by_name: dict[str, list[Item]] = {}
+    versions: dict[str, str | None] = {}
+    for dist in result.environment.active():
+        by_name.setdefault(dist.name, [])
+        versions[dist.name] = dist.version
+    for element in _sections(result):
+        name = getattr(element, "dist", None) or getattr(element, "name", None)
+        if not isinstance(name, str):
+            continue
+        by_name.setdefault(name, []).append(_element_item(element, result.environment.find(name)))
+        if name not in versions:
+            versions[name] = getattr(element, "version", None)
+    for name in sorted(by_name):
+        items = tuple(by_name[name])
+        status = "failing" if any(i.level == "error" for i in items) else "warning" if items else "ok"
+        yield Case("deps", name, versions[name], status, items)
+
+
+def _sections(result: DepsResult) -> Iterator[Any]:
+    """The requirement conflicts, then every element of every other section of ``result`` that has
+    a code and a message, in field order (a section added later comes along unchanged).
+
+    ``dependencies.problems`` is not read: ``compatibility`` already holds them, less those
+    that ``doctor`` reports with the files.
+    """
+    yield from result.dependencies.conflicts
+    for field in dataclasses.fields(result):
+        value = getattr(result, field.name)
+        if isinstance(value, tuple):
+            yield from (e for e in value if isinstance(getattr(e, "code", None), Code) and hasattr(e, "message"))
+
+
+def _element_item(element: Any, dist: InstalledDistribution | None) -> Item:
+    """A section element as an item: fails unless it says it is not ``failing``.
+
+    It is located at the dist-info it is about: a duplicate's stale (or shadowed) one, else
+    the active distribution's metadata file, which is where a requirement or a tag is written.
+    """
+    level: Level = "error" if getattr(element, "failing", True) else "warning"
+    kind = getattr(element, "kind", None)
+    path, base = _dist_info_path(element)
+    if path is None and dist is not None:
+        metadata = "PKG-INFO" if dist.legacy else "METADATA"
+        path, base = f"{os.path.basename(dist.path)}/{metadata}", dist.location
+    return Item(
+        level,
+        element.code,
+        str(getattr(kind, "value", kind or "metadata")),
+        str(element.message),
+        path,
+        base,
+        _text(getattr(element, "expected", None) or getattr(element, "wanted", None)),
+        _text(getattr(element, "found", None)),
+    )
+
+
+def _dist_info_path(element: Any) -> tuple[str | None, str | None]:
+    """For a duplicate: the dist-info it is about (stale first), relative to its directory."""
+    for attribute in ("stale", "shadowed"):
+        dists = getattr(element, attribute, ())
+        if dists:
+            path = str(dists[0].path)
+            return os.path.basename(path), os.path.dirname(path)
+    return None, None
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def _wheel_cases(result: PreflightResult) -> Iterator[Case]:
+    for wheel in result.wheels:
+        items = [_finding_item(f, "error" if f.kind in BREAKING_KINDS else "warning", None) for f in wheel.findings]
+        items.extend(
+            Item("error", None, "clash", f"shipped by {', '.join(c.claimants)} with different bytes", c.path)
+            for c in result.clashes
+            if not c.identical and wheel.name in c.claimants
+        )
+        items.extend(
+            Item("error", None, "overwrite", f"would replace a file recorded by {_owners(o.owners)}", o.location)
+            for o in result.overwrites
+            if not o.identical and o.wheel == wheel.name
+        )
+        status = "broken" if any(i.level == "error" for i in items) else "intact"
+        yield Case("wheels", wheel.name, wheel.version, status, tuple(items))
+
+
+def _owners(owners: Iterable[str]) -> str:
+    return ", ".join(owners) or "no installed distribution"

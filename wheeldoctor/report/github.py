@@ -1,0 +1,118 @@
+"""Cases -> GitHub Actions workflow commands (annotations) and a job-summary in Markdown.
+
+RECORD paths come from the packages being scanned, so every value is escaped exactly as
+the Actions toolkit does (``@actions/core``'s ``escapeData``/``escapeProperty``): a path
+cannot end the command early or start another one. site-packages lies outside the
+workspace, so the distribution, code and path go in ``title=``, never ``file=``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from wheeldoctor.report.cases import Cases
+
+#: The job summary is appended to a file GitHub caps at 1 MiB per step; stay well under it.
+SUMMARY_LIMIT = 256 * 1024
+
+
+def escape_data(value: str) -> str:
+    """A message as ``escapeData`` writes it: ``%``, CR and LF percent-encoded."""
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(value: str) -> str:
+    """A property value as ``escapeProperty`` writes it: ``escape_data`` plus ``:`` and ``,``."""
+    return escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def unescape_property(value: str) -> str:
+    """What the runner reads back from a property value (the inverse of :func:`escape_property`)."""
+    for encoded, char in (("%2C", ","), ("%3A", ":"), ("%0A", "\n"), ("%0D", "\r"), ("%25", "%")):
+        value = value.replace(encoded, char)
+    return value
+
+
+def unescape_data(value: str) -> str:
+    """What the runner reads back from a message (the inverse of :func:`escape_data`)."""
+    for encoded, char in (("%0A", "\n"), ("%0D", "\r"), ("%25", "%")):
+        value = value.replace(encoded, char)
+    return value
+
+
+def workflow_command(name: str, properties: dict[str, str | None], message: str) -> str:
+    """``::name key=value,key=value::message``; empty properties are left out, as the toolkit does."""
+    given = ",".join(f"{key}={escape_property(value)}" for key, value in properties.items() if value)
+    return f"::{name}{' ' + given if given else ''}::{escape_data(message)}"
+
+
+def render(cases: Cases) -> Iterator[str]:
+    """One ``::error`` (fails the run) or ``::warning`` per item, then a plain summary line."""
+    errors = warnings = 0
+    for case, item in cases.items():
+        title = f"{case.subject}: {item.rule}" + (f": {item.path}" if item.path else "")
+        yield workflow_command(item.level, {"title": title}, f"{case.subject}: {item.line()}")
+        if item.level == "error":
+            errors += 1
+        else:
+            warnings += 1
+    verdict = "healthy" if cases.healthy else "problems found"
+    where = f" in {cases.environment}" if cases.environment else ""
+    yield f"wheeldoctor {cases.command}{where}: {verdict}: {errors} error(s), {warnings} warning(s)"
+
+
+def _cell(value: str) -> str:
+    """Text safe in a Markdown table cell: no HTML, no column break, no line break."""
+    value = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+    return value.replace("\r", " ").replace("\n", " ").replace("`", "\\`")
+
+
+def summary(runs: Iterable[Cases], limit: int = SUMMARY_LIMIT) -> str:
+    """A Markdown job summary: a table per command (per check for ``doctor``), at most ``limit`` bytes.
+
+    Rows that do not fit are counted, and the count is the last line.
+    """
+    head: list[str] = []
+    tables: list[tuple[str, list[str]]] = []
+    for run in runs:
+        verdict = "healthy" if run.healthy else "**problems found**"
+        where = f" in `{_cell(run.environment)}`" if run.environment else ""
+        head.append(f"### wheeldoctor {run.command}{where}: {verdict}")
+        for suite in dict.fromkeys(c.suite for c in run.cases):
+            cases = [c for c in run.cases if c.suite == suite]
+            failing = sum(c.failing for c in cases)
+            title = f"**{suite}**: {len(cases)} checked, {failing} failing"
+            rows = [
+                f"| {item.level} | {_cell(case.subject)} | {_cell(item.rule)} | {_cell(item.path or '')} "
+                f"| {_cell(item.message)} |"
+                for case in cases
+                for item in case.items
+            ]
+            tables.append((title, rows))
+    out = ["\n".join(head)]
+    size = len(out[0].encode())
+    cut = 0
+    reserve = 200  # the closing count line
+    for title, rows in tables:
+        block = [f"\n{title}\n"]
+        if rows:
+            block.append("| level | distribution | code | path | problem |\n| --- | --- | --- | --- | --- |")
+        cost = sum(len(b.encode()) + 1 for b in block)
+        if cut or size + cost > limit - reserve:
+            cut += len(rows)
+            continue
+        out.extend(block)
+        size += cost
+        for index, row in enumerate(rows):
+            row_size = len(row.encode()) + 1
+            if size + row_size > limit - reserve:
+                cut += len(rows) - index
+                break
+            out.append(row)
+            size += row_size
+    if cut:
+        out.append(
+            f"\n{cut} more row(s) not shown: the summary stays under {limit // 1024} KiB; the step log "
+            "and the report file have them all."
+        )
+    return "\n".join(out) + "\n"

@@ -1,0 +1,80 @@
+"""Cases -> JUnit XML, as GitLab and Jenkins read it.
+
+One ``<testsuite>`` per check (``doctor`` has two: ``check`` and ``deps``), one
+``<testcase>`` per judged distribution or wheel (``classname`` is its name), a
+``<failure>`` listing its findings when it fails and ``<skipped>`` when it has only
+warnings (unverifiable, accepted, shadowed). A healthy run keeps its passing cases.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+from wheeldoctor.report.cases import Case, Cases
+
+#: What XML 1.0 cannot hold at all, escaped or not: most C0 controls, lone surrogates
+#: (undecodable file names arrive as surrogate escapes), U+FFFE and U+FFFF.
+_FORBIDDEN = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def xml_text(value: str) -> str:
+    """``value`` with each character XML forbids written as a visible ``\\xNN``/``\\uNNNN`` escape."""
+    return _FORBIDDEN.sub(lambda m: _escape(m.group()), value)
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def render(cases: Cases) -> str:
+    """The whole JUnit document, UTF-8, with an XML declaration."""
+    suites = list(dict.fromkeys(c.suite for c in cases.cases)) or [cases.command]
+    root = ET.Element("testsuites", {"name": f"wheeldoctor {cases.command}"})
+    totals = {"tests": 0, "failures": 0, "skipped": 0}
+    for suite in suites:
+        members = [c for c in cases.cases if c.suite == suite]
+        element = ET.SubElement(root, "testsuite", {"name": f"wheeldoctor {suite}"})
+        if cases.environment is not None:
+            properties = ET.SubElement(element, "properties")
+            ET.SubElement(properties, "property", {"name": "environment", "value": xml_text(cases.environment)})
+        counts = {"tests": len(members), "failures": 0, "skipped": 0}
+        names: set[str] = set()
+        for case in members:
+            outcome = _testcase(element, case, _unique(case.subject, names))
+            if outcome:
+                counts[outcome] += 1
+        element.attrib.update({k: str(v) for k, v in counts.items()} | {"errors": "0"})
+        for key, value in counts.items():
+            totals[key] += value
+    root.attrib.update({k: str(v) for k, v in totals.items()} | {"errors": "0"})
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    candidate, n = name, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{name} ({n})"
+    taken.add(candidate)
+    return candidate
+
+
+def _testcase(suite: ET.Element, case: Case, name: str) -> str | None:
+    """Add one testcase; returns ``failures``, ``skipped`` or None (passed)."""
+    element = ET.SubElement(suite, "testcase", {"classname": xml_text(case.name), "name": xml_text(name)})
+    if not case.items:
+        return None
+    lines = "\n".join(f"{i.level}: {i.line()}" for i in case.items)
+    codes = ",".join(dict.fromkeys(i.rule for i in case.items))
+    if case.failing:
+        errors = sum(i.level == "error" for i in case.items)
+        message = f"{case.subject}: {case.status}: {errors} problem(s): {codes}"
+        failure = ET.SubElement(element, "failure", {"message": xml_text(message), "type": xml_text(codes)})
+        failure.text = xml_text(lines)
+        return "failures"
+    skipped = ET.SubElement(element, "skipped", {"message": xml_text(f"{case.subject}: {case.status}: {codes}")})
+    skipped.text = xml_text(lines)
+    return "skipped"

@@ -1,0 +1,79 @@
+"""One result -> the text of a chosen format (``--format``): the single place a format is picked."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from enum import Enum
+from typing import Any
+
+from wheeldoctor.checks.preflight import PreflightResult
+from wheeldoctor.commands.deps import DepsResult
+from wheeldoctor.commands.results import CheckResult, DoctorResult
+from wheeldoctor.report.cases import Cases, Result, cases_of
+
+
+class Format(str, Enum):
+    """The ``--format`` choices."""
+
+    TEXT = "text"
+    JSON = "json"
+    GITHUB = "github"
+    JUNIT = "junit"
+    SARIF = "sarif"
+
+
+def plain_lines(result: Result) -> Iterable[str]:
+    """The plain text report of any command's result (what a pipe gets)."""
+    from wheeldoctor.report import deps_text, text
+
+    if isinstance(result, DoctorResult):
+        return deps_text.render_doctor_plain(result)
+    if isinstance(result, CheckResult):
+        return text.render_plain(result)
+    if isinstance(result, DepsResult):
+        return deps_text.render_plain(result)
+    return text.render_preflight(result)
+
+
+def json_document(result: Result) -> dict[str, Any]:
+    """The versioned JSON document of any command's result."""
+    from wheeldoctor.report import json as json_report
+
+    if isinstance(result, DoctorResult):
+        return json_report.doctor_document(result)
+    if isinstance(result, CheckResult):
+        return json_report.check_document(result)
+    if isinstance(result, DepsResult):
+        return json_report.deps_document(result)
+    assert isinstance(result, PreflightResult)
+    return json_report.wheels_document(result)
+
+
+def render(result: Result, chosen: Format) -> str:
+    """The whole report of ``result`` in format ``chosen``."""
+    if chosen is Format.TEXT:
+        return "".join(line + "\n" for line in plain_lines(result))
+    if chosen is Format.JSON:
+        from wheeldoctor.report import json as json_report
+
+        return json_report.render(json_document(result))
+    cases = cases_of(result)
+    if chosen is Format.GITHUB:
+        from wheeldoctor.report import github
+
+        return "".join(line + "\n" for line in github.render(cases))
+    if chosen is Format.JUNIT:
+        from wheeldoctor.report import junit
+
+        return junit.render(cases)
+    from wheeldoctor.report import sarif
+
+    return sarif.render(cases)
+
+
+def step_summary(result: Result) -> str:
+    """The Markdown job summary GitHub shows for the step (``--format github``)."""
+    from wheeldoctor.report import github
+
+    summary_cases: Cases = cases_of(result)
+    return github.summary([summary_cases])

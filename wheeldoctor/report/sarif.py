@@ -1,0 +1,133 @@
+"""Cases -> a SARIF 2.1.0 log, for GitHub code scanning and other security dashboards.
+
+One run; ``tool.driver.rules`` has one rule per code used (short and full descriptions
+from :data:`~wheeldoctor.model.code_help.CODE_HELP`, help linking to the README's table). Each
+item is a result whose location is the RECORD path relative to a ``uriBaseId`` naming
+its site directory (``SITE0``, ``SITE1``... declared in ``originalUriBaseIds``), and whose
+``partialFingerprints`` hash distribution, version, path, code and found digest, so the
+same problem keeps its identity from run to run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from typing import Any
+from urllib.parse import quote
+
+from wheeldoctor.model.code_help import code_help
+from wheeldoctor.model.findings import Code
+from wheeldoctor.report.cases import Case, Cases, Item
+
+SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+INFORMATION_URI = "https://pypi.org/project/wheeldoctor/"
+#: The README's table of codes; every rule's help links here.
+CODES_URI = INFORMATION_URI + "#what-a-finding-says"
+FINGERPRINT = "wheeldoctorFinding/v1"
+
+#: What items without a WD code are, by their kind.
+_OTHER_RULES = {
+    "not-installed": ("distribution not installed", "A distribution named on the command line is not installed."),
+    "clash": ("wheels ship one path with different bytes", "Two wheels install the same path with different bytes."),
+    "overwrite": (
+        "wheel would replace another distribution's file",
+        "Installing the wheel would overwrite a file that another installed distribution records.",
+    ),
+}
+
+
+def document(cases: Cases) -> dict[str, Any]:
+    """The SARIF log as a JSON-ready dict."""
+    from wheeldoctor import __version__
+
+    bases = {site: f"SITE{i}" for i, site in enumerate(dict.fromkeys(cases.sites))}
+    for _, item in cases.items():
+        if item.base is not None and item.base not in bases:
+            bases[item.base] = f"SITE{len(bases)}"
+    rule_ids = list(dict.fromkeys(item.rule for _, item in cases.items()))
+    results = [_result(case, item, bases, rule_ids.index(item.rule)) for case, item in cases.items()]
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "wheeldoctor",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "informationUri": INFORMATION_URI,
+                "rules": [_rule(rule_id) for rule_id in rule_ids],
+            }
+        },
+        "originalUriBaseIds": {
+            base_id: {"uri": _directory_uri(site), "description": {"text": f"site directory {site}"}}
+            for site, base_id in bases.items()
+        },
+        "invocations": [{"executionSuccessful": True, "properties": {"command": cases.command}}],
+        "results": results,
+        "properties": {"healthy": cases.healthy, "environment": cases.environment},
+    }
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def render(cases: Cases) -> str:
+    """The SARIF log, serialised."""
+    return json.dumps(document(cases), indent=2, ensure_ascii=False) + "\n"
+
+
+def _rule(rule_id: str) -> dict[str, Any]:
+    try:
+        meaning = code_help(Code(rule_id))
+        short, full, name = meaning.short, meaning.full, Code(rule_id).name.title().replace("_", "")
+    except ValueError:
+        short, full = _OTHER_RULES.get(rule_id, (rule_id.replace("-", " "), rule_id.replace("-", " ")))
+        name = rule_id.title().replace("-", "")
+    return {
+        "id": rule_id,
+        "name": name,
+        "shortDescription": {"text": short},
+        "fullDescription": {"text": full},
+        "helpUri": CODES_URI,
+        "help": {
+            "text": f"{rule_id}: {full} See {CODES_URI}",
+            "markdown": f"**{rule_id}**: {full} See [the table of codes]({CODES_URI}).",
+        },
+    }
+
+
+def _result(case: Case, item: Item, bases: dict[str, str], rule_index: int) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "ruleId": item.rule,
+        "ruleIndex": rule_index,
+        "level": item.level,
+        "message": {"text": f"{case.subject}: {item.line()}"},
+        "partialFingerprints": {FINGERPRINT: fingerprint(case, item)},
+        "properties": {"distribution": case.name, "version": case.version, "check": case.suite, "kind": item.kind},
+    }
+    location: dict[str, Any] = {"logicalLocations": [{"name": case.name, "kind": "package"}]}
+    if item.path is not None:
+        if item.base is not None:
+            artifact = {"uri": quote(_bytes(item.path)), "uriBaseId": bases[item.base]}
+        else:
+            artifact = {"uri": _file_uri(item.path)}
+        location["physicalLocation"] = {"artifactLocation": artifact}
+    result["locations"] = [location]
+    return result
+
+
+def fingerprint(case: Case, item: Item) -> str:
+    """A digest of what identifies a problem across runs: distribution, version, path, code, found."""
+    fields = (case.suite, case.name, case.version or "", item.path or "", item.rule, item.found or "")
+    return hashlib.sha256("\0".join(fields).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _file_uri(path: str) -> str:
+    return "file://" + quote(_bytes(os.path.abspath(path)))
+
+
+def _bytes(path: str) -> bytes:
+    """A path's bytes: undecodable names (surrogate escapes) percent-encode as the bytes they were."""
+    return path.encode("utf-8", "surrogateescape")
+
+
+def _directory_uri(path: str) -> str:
+    uri = _file_uri(path)
+    return uri if uri.endswith("/") else uri + "/"

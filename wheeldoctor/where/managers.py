@@ -1,0 +1,167 @@
+"""Who manages each distribution of an environment, read once: dpkg, rpm, conda, pip, uv or unknown.
+
+Three signals, strongest first: a system package manager's file list naming the
+distribution's metadata (dpkg's ``info/*.list``; conda's ``conda-meta/*.json``), the
+dist-info's ``INSTALLER``, and, for the interpreter as a whole, PEP 668's
+``EXTERNALLY-MANAGED`` marker. rpm is asked (``rpm -qf``, ``rpm -V``, once each for all
+its distributions) only when ``INSTALLER`` says rpm and rpm is installed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from wheeldoctor.disk.filesystem import ReadError, read_regular
+from wheeldoctor.formats.conda import CondaFormatError, CondaPackage, parse_conda_meta
+from wheeldoctor.formats.rpm import parse_query_owners, parse_verify
+from wheeldoctor.model.managed import DistroFile, ManagedBy, Tool
+from wheeldoctor.where.dpkg_owners import DEFAULT_ADMINDIR, DpkgOwners, read_owners
+from wheeldoctor.where.environment import Environment, InstalledDistribution
+
+_INSTALLERS = {"pip": Tool.PIP, "uv": Tool.UV, "conda": Tool.CONDA, "rpm": Tool.RPM, "dpkg": Tool.DPKG}
+_RPM_TIMEOUT = 120
+
+
+def attach_managers(
+    env: Environment,
+    *,
+    dpkg_admindir: str | None = None,
+    stdlib: str | None = None,
+    in_venv: bool = False,
+    rpm: str | None = "rpm",
+) -> Environment:
+    """``env`` with every distribution's ``managed_by`` filled in, and the interpreter's PEP 668 marker.
+
+    ``dpkg_admindir`` None reads ``/var/lib/dpkg`` when it exists and the interpreter is no
+    venv (``in_venv``: its stdlib's marker does not apply either); a directory given
+    explicitly that cannot be read raises :class:`~wheeldoctor.where.dpkg_owners.DpkgError`.
+    ``rpm`` is the rpm executable to ask, None never to run it.
+    """
+    # Only directories holding distributions: a file apt put elsewhere (the stdlib) is no one's here.
+    locations = list(dict.fromkeys(d.location for d in env.distributions))
+    # apt never installs into a virtual environment: unless asked, its lists are not scanned for one.
+    dpkg = None
+    if dpkg_admindir is not None or not in_venv:
+        dpkg = read_owners(dpkg_admindir or DEFAULT_ADMINDIR, locations, explicit=dpkg_admindir is not None)
+    # Each site directory's root too: site directories given without an interpreter have no prefixes.
+    conda = _conda_owners([*env.prefixes, *(d.root for d in env.distributions)])
+    dists = [_managed(d, dpkg, conda) for d in env.distributions]
+    rpm_path = shutil.which(rpm) if rpm else None
+    dists = _ask_rpm(dists, rpm_path)
+    notes = []
+    if dpkg is not None and dpkg.packages:
+        notes.append(f"dpkg {dpkg.admindir}: {len(dpkg.packages)} package(s) own files here")
+    if conda:
+        notes.append(f"conda-meta: {len({id(p) for p, _ in conda.values()})} records")
+    marker = None
+    if stdlib and not in_venv:
+        candidate = os.path.join(stdlib, "EXTERNALLY-MANAGED")
+        marker = candidate if os.path.isfile(candidate) else None
+    return replace(env, distributions=tuple(dists), externally_managed=marker, managers=tuple(notes))
+
+
+def _metadata_files(dist: InstalledDistribution) -> list[str]:
+    """The paths a file list would name for ``dist``'s metadata, most specific first."""
+    if os.path.isdir(dist.path):
+        name = "PKG-INFO" if dist.legacy else "METADATA"
+        return [os.path.join(dist.path, name), dist.path]
+    return [dist.path]
+
+
+def _managed(
+    dist: InstalledDistribution, dpkg: DpkgOwners | None, conda: Mapping[str, tuple[CondaPackage, str]]
+) -> InstalledDistribution:
+    installer = (dist.installer or "").strip().lower()
+    tool = _INSTALLERS.get(installer, Tool.UNKNOWN)
+    installer_file = os.path.join(dist.path, "INSTALLER")
+    if dpkg is not None:
+        for path in _metadata_files(dist):
+            package = dpkg.owners.get(path) or dpkg.owners.get(os.path.realpath(path))
+            # A dist-info whose INSTALLER dpkg did not ship was written over by that installer.
+            if package is not None and (not installer or installer_file in dpkg.owners):
+                return replace(dist, managed_by=dpkg.packages[package])
+    for path in _metadata_files(dist):
+        found = conda.get(path) or conda.get(os.path.realpath(path))
+        if found is not None and tool in (Tool.CONDA, Tool.UNKNOWN):
+            return replace(dist, managed_by=_conda_record(*found))
+    detail = f"INSTALLER says {dist.installer}" if installer else "no INSTALLER, and no package manager lists it"
+    # INSTALLER says conda but no conda-meta record lists it: RECORD still judges it.
+    return replace(dist, managed_by=ManagedBy(tool, detail=detail))
+
+
+def _conda_owners(prefixes: Sequence[str]) -> dict[str, tuple[CondaPackage, str]]:
+    """Every path that a ``conda-meta/*.json`` of the environment's prefixes lists -> (package, prefix)."""
+    owners: dict[str, tuple[CondaPackage, str]] = {}
+    for prefix in dict.fromkeys(prefixes):
+        meta = os.path.join(prefix, "conda-meta")
+        try:
+            names = sorted(n for n in os.listdir(meta) if n.endswith(".json"))
+        except OSError:
+            continue
+        for name in names:
+            data = read_regular(os.path.join(meta, name), 64 << 20)
+            if isinstance(data, ReadError):
+                continue
+            try:
+                package = parse_conda_meta(data)
+            except CondaFormatError:
+                continue
+            for path in package.files:
+                owners.setdefault(os.path.join(prefix, path), (package, os.path.join(meta, name)))
+    return owners
+
+
+def _conda_record(package: CondaPackage, record: str) -> ManagedBy:
+    prefix = os.path.dirname(os.path.dirname(record))
+    files = tuple(
+        DistroFile(os.path.join(prefix, p.path), "sha256", p.sha256, p.size) for p in package.paths if p.sha256
+    )
+    why = None if files else f"{record} records no file digests (paths_data)"
+    return ManagedBy(
+        Tool.CONDA, package.name, f"{package.version}-{package.build}", record, files, unverifiable=why, detail=record
+    )
+
+
+def _ask_rpm(dists: list[InstalledDistribution], rpm: str | None) -> list[InstalledDistribution]:
+    """Fill in rpm's verdicts for the distributions whose INSTALLER says rpm: one ``-qf``, one ``-V``."""
+    wanted = [i for i, d in enumerate(dists) if d.managed_by is not None and d.managed_by.tool is Tool.RPM]
+    if not wanted:
+        return dists
+    if rpm is None:
+        for i in wanted:
+            why = "rpm is not installed here, so its record of the package cannot be read"
+            dists[i] = replace(dists[i], managed_by=replace(_rpm_of(dists[i]), unverifiable=why))
+        return dists
+    paths = [dists[i].path for i in wanted]
+    owners = parse_query_owners(_run([rpm, "-qf", "--qf", "%{NAME}\t%{EVR}\n", *paths]) or "")
+    by_package = {
+        name: parse_verify(_run([rpm, "-V", name]) or "") for name in sorted({o[0] for o in owners if o is not None})
+    }
+    for i, owner in zip(wanted, (owners + [None] * len(wanted))[: len(wanted)], strict=True):
+        base = _rpm_of(dists[i])
+        if owner is None:
+            managed = replace(base, unverifiable="rpm -qf names no package that owns it")
+        else:
+            name, version = owner
+            managed = replace(base, package=name, version=version, record=f"rpm -V {name}", verdicts=by_package[name])
+        dists[i] = replace(dists[i], managed_by=managed)
+    return dists
+
+
+def _rpm_of(dist: InstalledDistribution) -> ManagedBy:
+    return dist.managed_by or ManagedBy(Tool.RPM, detail="INSTALLER says rpm")
+
+
+def _run(argv: list[str]) -> str | None:
+    """Run rpm; its stdout (rpm -V exits 1 when it finds changes), None when it cannot run."""
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=_RPM_TIMEOUT, stdin=subprocess.DEVNULL, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout
