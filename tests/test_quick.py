@@ -290,3 +290,27 @@ def test_a_reader_that_fails_stops_the_hash(tmp_path: Path) -> None:
 def _settle_now() -> None:
     """Let just-installed files age past the cache's settle window (see cache.SETTLE_NS)."""
     time.sleep(2 * cache.SETTLE_NS / 1e9)
+
+
+@pytest.mark.parametrize("small_threads", [1, 2, 3])
+def test_threads_past_the_small_file_limit_leave_no_file_unchecked(
+    installed: Venv, monkeypatch: pytest.MonkeyPatch, small_threads: int
+) -> None:
+    """More threads than may take small files: those that stop early (the caller's too) leave them to the rest."""
+    monkeypatch.setattr(quick, "_cpus", lambda: 6)
+    monkeypatch.setattr(quick, "_SMALL_THREADS", small_threads)
+    monkeypatch.setattr(quick, "_SMALL_FILE", 64)  # data.bin and the dist-info's bigger files are "big"
+    real = quick._examine
+
+    def slow_on_small_files(row: tuple[str, str, bytes, int], *rest: object) -> object:
+        if row[3] < 64:  # the small files' threads are still busy when the others run out of big ones
+            time.sleep(0.02)
+        return real(row, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(quick, "_examine", slow_on_small_files)
+    for attempt in range(5):
+        assert _quick_says(installed) is True, attempt
+    victim = installed.site_packages / "qdemo/sub/leaf.txt"  # small: the last to be taken
+    victim.write_bytes(b"LEAF\n")
+    assert _quick_says(installed) is False
+    assert _verifier_says(installed) is False

@@ -48,15 +48,13 @@ _SMALL = 1 << 16
 _CHUNK = 1 << 20
 #: The biggest file gets a reader thread of its own from this size; below it the copy is cheap.
 _READ_AHEAD_SIZE = 16 << 20
-#: Its reader's two buffers: each hand-over between the threads takes the GIL twice, so fewer
-#: and larger ones keep the biggest file from queueing for it behind the small files' threads.
+#: Its reader's buffers: few, large hand-overs (each takes the GIL twice) queue for it less.
 _READ_AHEAD_CHUNK = 4 << 20
 #: Files below this size are mostly system calls and Python (GIL-bound), not hashing.
 _SMALL_FILE = 1 << 20
-#: At most this many threads take small files at once: more only queue for the GIL, and
-#: delay the threads that hash big files (which need it between every two chunks). On 16
-#: cores, torch's gate: 2 threads 688 ms, 4 817 ms, 8 887 ms, 16 1488 ms (medians).
-_SMALL_THREADS = 2
+#: At most this many threads take small files at once: more only queue for the GIL, and delay
+#: the big files' threads, which need it between chunks (torch, 16 cores: 1 or 2 best, 16 2x).
+_SMALL_THREADS = 1
 
 
 def check(dist_path: str, location: str, root: str, cache_dir: str | None) -> bool | None:
@@ -188,10 +186,12 @@ def _examine_all(rows: list[Recorded], known: dict[str, tuple[cache.Identity, ca
                 finished.append(_spawn(work))
             except RuntimeError:  # no more threads to be had: fewer do the work
                 break
-        work()
-    finally:
+        work()  # returns once nothing is left for it (not every file is done: small ones may be)
+    except BaseException:
         with lock:
-            order.clear()  # however this thread stopped, the others start nothing new
+            order.clear()  # stopped by an exception here: the others start nothing new
+        raise
+    finally:
         for done in finished:
             with done:
                 pass
