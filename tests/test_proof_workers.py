@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -132,3 +133,46 @@ def test_owners_hold_the_shared_paths_with_every_claimant(
         assert list(verification.owners) == [shared]
         assert sorted(c.dist.name for c in verification.owners[shared]) == ["proven", "rival"]
         assert set(verification.states) == recorded  # every recorded path has its state
+
+
+@pytest.mark.parametrize("warm", [False, True])
+def test_progress_ends_where_it_said_it_would(
+    venv_factory: VenvFactory,
+    wheel_factory: WheelFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    forks: list[int],
+    warm: bool,
+) -> None:
+    """The work announced once the RECORDs are read is the work the pieces (and the cache's lstats) report."""
+    venv = venv_factory()
+    uv_install(venv, "--no-deps", wheel_factory("proven", "1.0", FILES))
+    monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)
+    time.sleep(0.1)  # past the settle window: files (and RECORDs) changed just now are never cached
+    env = load_environment("test", [str(venv.site_packages)], [str(venv.prefix)])
+    cache_dir = str(tmp_path / "cache")
+    if warm:
+        verify_environment(env.active(), env.active(), jobs=2, cache_dir=cache_dir, processes=True)
+
+    class Sink:
+        def __init__(self) -> None:
+            self.begun: list[tuple[int, int]] = []
+            self.done = [0, 0]
+
+        def begin(self, files: int, total_bytes: int) -> None:
+            self.begun.append((files, total_bytes))
+
+        def advance(self, files: int, done_bytes: int) -> None:
+            self.done[0] += files
+            self.done[1] += done_bytes
+
+    sink = Sink()
+    verification = verify_environment(
+        env.active(), env.active(), jobs=2, cache_dir=cache_dir, processes=True, progress=sink
+    )
+    assert all(r.status.value == "intact" for r in verification.reports)
+    assert forks
+    assert len(sink.begun) == 1
+    assert tuple(sink.done) == sink.begun[0]
+    assert sink.begun[0][0] >= len(FILES)
+    assert any(s.cached for s in verification.states.values()) is warm

@@ -29,7 +29,7 @@ import signal
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from wheeldoctor.checks.spread_worker import _PER_FILE, FileRecord, Proof, Row, _run, _serve
+from wheeldoctor.checks.spread_worker import FileRecord, Proof, Row, _run, _serve
 from wheeldoctor.disk import cache
 from wheeldoctor.disk.workers import send
 from wheeldoctor.model.files import FileState, FileStatus, Fingerprint
@@ -92,7 +92,15 @@ def spread(
     parsing: set[int] = set()
     parked: list[int] = []
     workers: dict[int, tuple[int, int]] = {}  # result fd -> (pid, task fd)
-    totals = [0, 0, 0]  # RECORDs still to read, files, bytes
+    backlog: list[Any] = []  # "proved" frames not yet recorded
+    totals = [0, 0]  # files and bytes to prove, known once every RECORD is read
+    begun = [begin is None]
+
+    def begin_once() -> None:
+        if not begun[0] and not parse and not parsing:
+            begun[0] = True
+            assert begin is not None
+            begin(totals[0], totals[1])
 
     def worker_body(tasks: int, out: int) -> Callable[[], None]:
         return lambda: _serve(dists, checked, cache_dir, usable, started, tasks, out)
@@ -118,18 +126,17 @@ def spread(
         kind = frame[0]
         if kind == "parsed":
             parsing.discard(fd)
-            _, index, identity, paths, rows, vouched, cuts, extras, before, proved = frame
+            _, index, identity, paths, rows, vouched, cuts, extras, before, proved, (files, size) = frame
             problems, outside = pickle.loads(extras) if extras is not None else ((), ())
             results[index] = Parsed(identity, paths, rows, vouched, problems, outside, before)
             if proved is not None:  # the files the cache vouched for, proved while parsing
                 backlog.append(proved)
             for first, end, weight in cuts:
                 heapq.heappush(pieces, (-weight, index, first, end))
-                totals[1] += end - first
-                totals[2] += weight - _PER_FILE * (end - first)
-            if not parse and not parsing and begin is not None:
-                begin(totals[1], totals[2])
-        else:  # "proved": its states are made later, once every waiting worker has its next task
+            totals[0] += files
+            totals[1] += size
+            begin_once()
+        else:  # "proved": recorded later, once every waiting worker has its next task
             backlog.append(frame)
 
     def absorb(frame: Any) -> None:
@@ -161,7 +168,6 @@ def spread(
         for fd in workers:
             assign(fd)
         buffers = {fd: bytearray() for fd in workers}
-        backlog: list[Any] = []
         while buffers:
             # The parent's own work waits while any worker waits for it: a worker is never idle
             # while the parent records proofs, and they are recorded while the workers hash.
@@ -176,6 +182,7 @@ def spread(
                     parsing.discard(fd)
                     if fd in parked:
                         parked.remove(fd)
+                    begin_once()
                     continue
                 buffer = buffers[fd]
                 buffer += chunk

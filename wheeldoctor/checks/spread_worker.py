@@ -101,7 +101,7 @@ def _parse(index: int, dist: InstalledDistribution, checked: bool, cache_dir: st
     paths = [claim.path for claim in claims]
     rows = cast("list[Row]", [tuple(claim.row) for claim in claims])
     if not checked:
-        return ("parsed", index, read.record_identity, paths, rows, None, [], extras, None, None)
+        return ("parsed", index, read.record_identity, paths, rows, None, [], extras, None, None, (0, 0))
     known: dict[str, tuple[cache.Identity, cache.Digests]] = {}
     before = None
     if cache_dir is not None and read.record_identity is not None:
@@ -119,6 +119,7 @@ def _parse(index: int, dist: InstalledDistribution, checked: bool, cache_dir: st
     done = 0
     cuts: list[tuple[int, int, int]] = []
     first, weight, pending = 0, 0, 0
+    work = [0, 0]  # files and bytes to prove, in pieces or here
     for k, (path, (_, algorithm, digest, size, _)) in enumerate(zip(paths, rows, strict=True)):
         prior = known.get(path) if known else None
         fingerprint: Any = None
@@ -139,6 +140,8 @@ def _parse(index: int, dist: InstalledDistribution, checked: bool, cache_dir: st
         vouched.append(fingerprint)
         if fingerprint is not None:  # proved already, or left to the exact path
             continue
+        work[0] += 1
+        work[1] += size or 0
         cost = (size or 0) + _PER_FILE
         if cost - _PER_FILE >= BIG:
             if pending:
@@ -164,6 +167,7 @@ def _parse(index: int, dist: InstalledDistribution, checked: bool, cache_dir: st
         extras,
         before,
         ("proved", index, -1, proofs, files, done),
+        (work[0] + len(proofs), work[1] + done),
     )
 
 
