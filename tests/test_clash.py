@@ -36,7 +36,11 @@ def _whose_bytes(venv: Venv, path: str) -> str | None:
 
 
 def _assert_attribution(venv: Venv, document: Mapping[str, Any]) -> dict[str, str | None]:
-    """Every clash's on_disk and every finding's content_from agree with the real bytes."""
+    """Every clash's on_disk and every finding's content_from agree with the real bytes.
+
+    Where every differing path holds the overlay's bytes (it requires the base and is
+    intact), the base's findings are the overlay's ``replaced`` bytes and it is ``overlaid``.
+    """
     truth = {path: _whose_bytes(venv, path) for path in DIFFERING}
     clashes = {c["path"]: c for c in document["clashes"]}
     assert set(clashes) == set(DIFFERING) | set(IDENTICAL)
@@ -46,14 +50,18 @@ def _assert_attribution(venv: Venv, document: Mapping[str, Any]) -> dict[str, st
         assert clashes[path]["identical"] is False
         assert sorted(clashes[path]["claimants"]) == [BASE, OVERLAY]
         assert clashes[path]["on_disk"] == truth[path], path
+    overlay_on_top = set(truth.values()) == {OVERLAY}
     for dist in document["distributions"]:
         findings = {f["path"]: f for f in dist["findings"]}
         expected_broken = {p for p, owner in truth.items() if owner != dist["name"]}
         assert set(findings) == expected_broken, dist["name"]
+        replaced = overlay_on_top and dist["name"] == BASE
         for path, finding in findings.items():
-            assert finding["kind"] == "modified"
+            assert (finding["kind"], finding["code"]) == (
+                ("replaced", "WD060") if replaced else ("modified", finding["code"])
+            )
             assert finding["content_from"] == truth[path]
-        assert dist["status"] == ("broken" if expected_broken else "intact")
+        assert dist["status"] == ("overlaid" if replaced else "broken" if expected_broken else "intact")
     return truth
 
 
@@ -71,12 +79,14 @@ def test_pip_sequential_last_one_wins(venv_factory: Any, wheels: Wheels, order: 
     truth = _assert_attribution(venv, document)
     winner = OVERLAY if order == "base-first" else BASE
     assert set(truth.values()) == {winner}
-    assert rc == 1
+    # The overlay on top is the intended state (the base is overlaid); the base on top is not.
+    assert rc == (0 if winner == OVERLAY else 1)
     (pair,) = document["clash_pairs"]
     assert pair["shared"] == len(DIFFERING) + len(IDENTICAL)
     assert pair["differing"] == len(DIFFERING)
     assert pair["on_disk"][winner] == len(DIFFERING)
     assert pair["broken"] == [BASE if winner == OVERLAY else OVERLAY]
+    assert pair["relation"] == "overlay"
     # The overlay requires the base, so it is the one to reinstall last whatever is on disk.
     assert pair["winner"] == OVERLAY
     # Overlay installed last: the best state two such wheels allow, and nothing to repair.
@@ -124,11 +134,22 @@ def test_settled_pair_gets_a_note_not_a_repair(venv_factory: Any, wheels: Wheels
     venv = venv_factory()
     _install_pip(venv, wheels.base, wheels.overlay)
     done = run_cli("check", "--all", "--python", venv.python)
-    assert done.returncode == 1  # the base's RECORD still cannot match what is on disk
+    # The base's RECORD cannot match, but every difference is its overlay's bytes: intended.
+    assert done.returncode == 0, done.stdout
     lines = done.stdout.splitlines()
     assert not [line for line in lines if line.startswith("Tip:")]
-    assert any(line.startswith(f"Note: {OVERLAY} already owns all {len(DIFFERING)} differing") for line in lines)
+    assert not [line for line in lines if "WD001" in line or "WD002" in line]
+    assert [line for line in lines if line.startswith("overlay: ")] == [
+        f"overlay: {OVERLAY} {VERSION} lies on top of {BASE} {VERSION}: {len(DIFFERING)} of "
+        f"{len(DIFFERING) + len(IDENTICAL)} shared path(s) hold {OVERLAY}'s bytes (WD060 replaced; {BASE} is overlaid)"
+    ]
+    shared = len(DIFFERING) + len(IDENTICAL)
+    assert any(
+        line.startswith(f"Note: {OVERLAY} lies on top of {BASE}") and f"all {shared} shared" in line for line in lines
+    )
     assert run_cli("check", OVERLAY, "--python", venv.python).returncode == 0
+    assert run_cli("check", BASE, "--python", venv.python).returncode == 0
+    assert run_cli("check", "--all", "--strict", "--python", venv.python).returncode == 1
 
 
 def _run_tip(command: str, uv_dir: Path) -> None:

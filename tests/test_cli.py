@@ -303,13 +303,25 @@ TOP = {
     "distributions",
     "clashes",
     "clash_pairs",
+    "policy",
 }
 DIST = {"name", "version", "location", "installer", "status", "findings", "managed_by", "verified_by", "repair"}
 MANAGED_BY = {"tool", "package", "version", "record", "detail", "unverifiable"}
 REPAIR = {"manager", "package", "argv", "command", "runs_pip", "note"}
-FINDING = {"code", "kind", "path", "expected", "found", "content_from", "message"}
-KINDS = {"modified", "missing", "unreadable", "outside", "unverifiable", "malformed"}
-STATUSES = {"intact", "broken", "unverifiable", "not-installed"}
+FINDING = {
+    "code",
+    "kind",
+    "path",
+    "expected",
+    "found",
+    "content_from",
+    "message",
+    "evidence",
+    "appended_bytes",
+    "accepted",
+}
+KINDS = {"modified", "missing", "unreadable", "outside", "unverifiable", "malformed", "replaced"}
+STATUSES = {"intact", "broken", "unverifiable", "not-installed", "overlaid", "accepted"}
 
 
 def _check_schema(document: dict[str, Any]) -> None:
@@ -319,7 +331,7 @@ def _check_schema(document: dict[str, Any]) -> None:
     assert set(document["tool"]) == {"name", "version"}
     assert document["tool"]["name"] == "wheeldoctor"
     assert set(document["environment"]) == {"label", "python", "paths", "externally_managed", "managers"}
-    assert set(document["summary"]) == {"checked"} | STATUSES
+    assert set(document["summary"]) == {"checked", "unrelated_clashes", "accepted_findings"} | STATUSES
     assert document["summary"]["checked"] == len(document["distributions"])
     for status in STATUSES:
         assert document["summary"][status] == sum(d["status"] == status for d in document["distributions"])
@@ -388,6 +400,9 @@ def test_json_document(installed: Installed) -> None:
         "found": record_hash(b"ANSWER = 41\n"),
         "content_from": None,
         "message": findings["alpha/core.py"]["message"],
+        "evidence": None,
+        "appended_bytes": None,
+        "accepted": None,
     }
     assert (findings["alpha/__init__.py"]["code"], findings["alpha/__init__.py"]["kind"]) == ("WD003", "missing")
     assert [(f["code"], f["kind"], f["path"]) for f in by_name["beta"]["findings"]] == [
@@ -399,7 +414,12 @@ def test_json_document(installed: Installed) -> None:
         "broken": 1,
         "unverifiable": 1,
         "not-installed": 1,
+        "overlaid": 0,
+        "accepted": 0,
+        "unrelated_clashes": 0,
+        "accepted_findings": 0,
     }
+    assert document["policy"] is None
 
 
 def test_json_healthy(installed: Installed) -> None:

@@ -479,5 +479,14 @@ def test_named_tuples_built_without_their_new_keep_their_fields() -> None:
     arity: a field added here must be added at those call sites too, and then here."""
     assert RecordRow._fields == ("path", "algorithm", "digest", "size", "line")
     assert Claim._fields == ("dist", "row", "path")
-    assert FileState._fields == ("status", "size", "digests", "detail", "links", "fingerprint", "cached")
+    assert FileState._fields == (
+        "status",
+        "size",
+        "digests",
+        "detail",
+        "links",
+        "fingerprint",
+        "cached",
+        "prefixes",
+    )
     assert Fingerprint._fields == ("size", "mtime_ns", "ctime_ns", "inode", "device")

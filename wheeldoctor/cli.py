@@ -11,16 +11,21 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
+from wheeldoctor.model.errors import InputError
+from wheeldoctor.report.progress import progress_bar
 from wheeldoctor.where.target import Target, TargetError, load_target
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from wheeldoctor.report.cases import Result
+
+    Rich = Callable[[Console], None] | None
 
 EXIT_HEALTHY = 0
 EXIT_PROBLEMS = 1
@@ -83,6 +88,15 @@ OutputOption = Annotated[
     ),
 ]
 JobsOption = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Hashing threads (default: usable CPUs).")]
+ConfigOption = Annotated[str | None, typer.Option("--config", metavar="FILE", help="Accept rules from FILE.")]
+BaselineOption = Annotated[str | None, typer.Option("--baseline", metavar="FILE", help="Accept what FILE pins.")]
+WriteBaselineOption = Annotated[
+    str | None, typer.Option("--write-baseline", metavar="FILE", help="Pin the current findings in FILE; exit 0.")
+]
+ShowAcceptedOption = Annotated[bool, typer.Option("--show-accepted", help="List accepted findings too.")]
+StrictOption = Annotated[
+    bool, typer.Option("--strict", help="Fail on overlaid distributions too, and on unverifiable ones with --all.")
+]
 NoCacheOption = Annotated[
     bool, typer.Option("--no-cache", help="Hash every file, trusting no cached digest (none is written).")
 ]
@@ -102,7 +116,7 @@ def _guard(run: Callable[[], int]) -> NoReturn:
     """Run a command body: expected errors become one line and exit 2, never a traceback."""
     try:
         code = run()
-    except TargetError as e:
+    except (TargetError, InputError) as e:
         _fail(str(e))
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
@@ -119,17 +133,6 @@ def _guard(run: Callable[[], int]) -> NoReturn:
             raise
         _fail(f"internal error: {type(e).__name__}: {e}", "set WHEELDOCTOR_DEBUG=1 for the traceback")
     raise typer.Exit(code)
-
-
-@contextmanager
-def _progress(quiet: bool) -> Iterator[_RichProgress | None]:
-    """A progress bar on stderr while the body runs, when it is a terminal; None when piped."""
-    sink = None if quiet or not sys.stderr.isatty() else _RichProgress()
-    try:
-        yield sink
-    finally:
-        if sink is not None:
-            sink.close()
 
 
 @contextmanager
@@ -154,40 +157,6 @@ def _cache_dir(disabled: bool) -> str | None:
     return cache.directory()
 
 
-class _RichProgress:
-    """A progress bar shown only once the work is known to be long."""
-
-    LONG_BYTES = 256 << 20
-    LONG_FILES = 20_000
-
-    def __init__(self) -> None:
-        from rich.console import Console
-        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
-
-        self._bar = Progress(
-            TextColumn("hashing"),
-            BarColumn(),
-            DownloadColumn(),
-            TimeRemainingColumn(),
-            console=Console(stderr=True),
-            transient=True,
-        )
-        self._task: object | None = None
-
-    def begin(self, files: int, total_bytes: int) -> None:
-        if total_bytes >= self.LONG_BYTES or files >= self.LONG_FILES:
-            self._task = self._bar.add_task("hash", total=max(total_bytes, 1))
-            self._bar.start()
-
-    def advance(self, files: int, done_bytes: int) -> None:
-        if self._task is not None:
-            self._bar.advance(self._task, done_bytes)  # type: ignore[arg-type]
-
-    def close(self) -> None:
-        if self._task is not None:
-            self._bar.stop()
-
-
 @app.command()
 def check(
     names: Annotated[list[str] | None, typer.Argument(metavar="NAME...", help="Distributions to verify.")] = None,
@@ -198,11 +167,13 @@ def check(
     format_: FormatOption = None,
     output: OutputOption = None,
     jobs: JobsOption = None,
-    strict: Annotated[
-        bool, typer.Option("--strict", help="With --all, fail on distributions that cannot be verified too.")
-    ] = False,
+    strict: StrictOption = False,
     no_cache: NoCacheOption = False,
     dpkg_admindir: DpkgAdmindirOption = None,
+    config: ConfigOption = None,
+    baseline: BaselineOption = None,
+    write_baseline: WriteBaselineOption = None,
+    show_accepted: ShowAcceptedOption = False,
 ) -> None:
     """Verify distributions' files against their RECORD (sha256 and size), or their package manager's record."""
 
@@ -210,12 +181,14 @@ def check(
         if bool(names) == all_:
             _fail("name the distributions to check, or pass --all (not both)")
         chosen = _format(format_, json)
+        from wheeldoctor.commands import policy as policies
         from wheeldoctor.commands.check import run_check
         from wheeldoctor.report import text
 
         with _no_cyclic_gc():
             env = load_target(_target(python, path, dpkg_admindir), defer_records=True)
-            with _progress(chosen != "text") as sink:
+            policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
+            with progress_bar(chosen != "text") as sink:
                 result = run_check(
                     env,
                     names or None,
@@ -224,8 +197,15 @@ def check(
                     strict=strict or not all_,
                     cache_dir=_cache_dir(no_cache),
                     processes=True,
+                    strict_overlays=strict,
+                    policy=policy,
                 )
-        _deliver(result, chosen, output, lambda console: text.render_rich(result, console))
+        if write_baseline is not None:
+            pinned = policies.write_baseline(write_baseline, result.distributions)
+            sys.stderr.write(f"wrote {write_baseline}: {pinned} finding(s) pinned\n")
+            return EXIT_HEALTHY
+        rich = partial(text.render_rich, result, show_accepted=show_accepted)
+        _deliver(result, chosen, output, rich, show_accepted=show_accepted)
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
     _guard(run)
@@ -291,24 +271,35 @@ def doctor(
     format_: FormatOption = None,
     output: OutputOption = None,
     jobs: JobsOption = None,
-    strict: Annotated[
-        bool, typer.Option("--strict", help="Fail on distributions that cannot be verified too.")
-    ] = False,
+    strict: StrictOption = False,
     no_cache: NoCacheOption = False,
     dpkg_admindir: DpkgAdmindirOption = None,
+    config: ConfigOption = None,
+    baseline: BaselineOption = None,
+    write_baseline: WriteBaselineOption = None,
+    show_accepted: ShowAcceptedOption = False,
 ) -> None:
     """Everything at once: files, clashes, dependencies, duplicates, compatibility; one exit code."""
 
     def run() -> int:
         chosen = _format(format_, json)
+        from wheeldoctor.commands import policy as policies
         from wheeldoctor.commands.doctor import run_doctor
         from wheeldoctor.report import deps_text
 
         with _no_cyclic_gc():
             env = load_target(_target(python, path, dpkg_admindir), with_tags=True, defer_records=True)
-            with _progress(chosen != "text") as sink:
-                result = run_doctor(env, jobs=jobs, progress=sink, strict=strict, cache_dir=_cache_dir(no_cache))
-        _deliver(result, chosen, output, lambda console: deps_text.render_doctor_rich(result, console))
+            policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
+            with progress_bar(chosen != "text") as sink:
+                result = run_doctor(
+                    env, jobs=jobs, progress=sink, strict=strict, cache_dir=_cache_dir(no_cache), policy=policy
+                )
+        if write_baseline is not None:
+            pinned = policies.write_baseline(write_baseline, result.check.distributions)
+            sys.stderr.write(f"wrote {write_baseline}: {pinned} finding(s) pinned\n")
+            return EXIT_HEALTHY
+        rich = partial(deps_text.render_doctor_rich, result, show_accepted=show_accepted)
+        _deliver(result, chosen, output, rich, show_accepted=show_accepted)
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
     _guard(run)
@@ -376,7 +367,7 @@ def _target(python: str | None, path: list[str] | None, dpkg_admindir: str | Non
     return Target(python=python, paths=tuple(path or ()), dpkg_admindir=dpkg_admindir)
 
 
-def _deliver(result: Result, chosen: str, output: str | None, rich: Callable[[Console], None] | None = None) -> None:
+def _deliver(result: Result, chosen: str, output: str | None, rich: Rich = None, show_accepted: bool = False) -> None:
     """The report in ``chosen`` format to stdout; with ``output``, to that file and the text report to stdout."""
     from wheeldoctor.report.output import OutputError, append, write_atomic
     from wheeldoctor.report.render import Format, render, step_summary
@@ -384,7 +375,7 @@ def _deliver(result: Result, chosen: str, output: str | None, rich: Callable[[Co
     fmt = Format(chosen)
     if output is not None:
         try:
-            write_atomic(output, render(result, fmt))
+            write_atomic(output, render(result, fmt, show_accepted=show_accepted))
         except OutputError as e:
             _fail(str(e))
     if fmt is Format.GITHUB and os.environ.get("GITHUB_STEP_SUMMARY"):
@@ -393,7 +384,7 @@ def _deliver(result: Result, chosen: str, output: str | None, rich: Callable[[Co
         except OutputError as e:
             sys.stderr.write(f"warning: {e}\n")  # the annotations still go out
     if output is None and fmt is not Format.TEXT:
-        sys.stdout.write(render(result, fmt))
+        sys.stdout.write(render(result, fmt, show_accepted=show_accepted))
     elif output is None or fmt is not Format.TEXT:
         from rich.console import Console
 
@@ -401,7 +392,7 @@ def _deliver(result: Result, chosen: str, output: str | None, rich: Callable[[Co
         if console.is_terminal and rich is not None:
             rich(console)
         else:
-            sys.stdout.write(render(result, Format.TEXT))
+            sys.stdout.write(render(result, Format.TEXT, show_accepted=show_accepted))
 
 
 def main() -> None:

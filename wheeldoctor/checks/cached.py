@@ -37,7 +37,9 @@ def cached_states(entries: Iterable[cache.Entry]) -> dict[str, FileState]:
             continue  # a malformed entry: none of it is used
         for path, identity, digests in entry.files:
             if path not in states:
-                states[path] = make(FileState, (hashed, identity[0], digests, "", 1, make(Fingerprint, identity), True))
+                states[path] = make(
+                    FileState, (hashed, identity[0], digests, "", 1, make(Fingerprint, identity), True, ())
+                )
     return states
 
 

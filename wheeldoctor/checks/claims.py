@@ -84,7 +84,8 @@ def plan(claims: Iterable[Claim]) -> dict[str, HashRequest]:
                 if any(row.size is None for row in rows)
                 else frozenset(row.size for row in rows if row.size is not None)
             )
-        requests[path] = HashRequest(path, algorithms, sizes)
+        # A file of another size is a finding: read it anyway, for its digest and any recorded prefix.
+        requests[path] = HashRequest(path, algorithms, sizes, True)
     return requests
 
 

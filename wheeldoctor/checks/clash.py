@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from itertools import combinations
+from typing import Protocol
 
 from wheeldoctor.checks.claims import Claim, matches
 from wheeldoctor.model.files import FileState
@@ -31,6 +33,22 @@ class Clash:
     """The first claimant whose recorded bytes are on disk; None when nobody's are."""
 
 
+class Requires(Protocol):
+    """Who requires whom (:class:`wheeldoctor.checks.deps.RequirementGraph` is one)."""
+
+    def requires(self, dist: str, other: str) -> bool:
+        """Whether ``dist`` requires ``other``, directly or through other requirements."""
+
+
+class Relation(str, Enum):
+    """How two clashing distributions are related; the JSON ``relation`` field."""
+
+    OVERLAY = "overlay"
+    """One requires the other (directly or not) and is meant to lie on top of it."""
+    UNRELATED = "unrelated"
+    """Neither requires the other (or each requires the other): they are alternatives."""
+
+
 @dataclass(frozen=True, slots=True)
 class ClashPair:
     """Two distributions that record different bytes for some of the same paths."""
@@ -45,6 +63,13 @@ class ClashPair:
     winner: InstalledDistribution
     """The one to reinstall last: the dependent of the two, else the one most on disk."""
     reason: str
+    relation: Relation = Relation.UNRELATED
+    """``overlay`` when exactly one of the two requires the other: then that one is ``winner``."""
+
+    @property
+    def overlay(self) -> InstalledDistribution | None:
+        """The distribution on top (it requires the other) when the pair is an overlay, else None."""
+        return self.winner if self.relation is Relation.OVERLAY else None
 
     @property
     def loser(self) -> InstalledDistribution:
@@ -94,8 +119,14 @@ def find_clashes(
     return clashes
 
 
-def pair_up(clashes: Iterable[Clash], distributions: Iterable[InstalledDistribution]) -> list[ClashPair]:
-    """Summarise clashes per pair of distributions that record different bytes."""
+def pair_up(
+    clashes: Iterable[Clash], distributions: Iterable[InstalledDistribution], requirements: Requires
+) -> list[ClashPair]:
+    """Summarise clashes per pair of distributions that record different bytes.
+
+    ``requirements`` says who requires whom (markers evaluated for the target), which
+    makes a pair an overlay or unrelated.
+    """
     by_name = {d.name: d for d in distributions if d.active}
     counts: dict[tuple[str, str], list[int]] = {}
     for clash in clashes:
@@ -110,38 +141,32 @@ def pair_up(clashes: Iterable[Clash], distributions: Iterable[InstalledDistribut
         if differing == 0 or a not in by_name or b not in by_name:
             continue
         first, second = by_name[a], by_name[b]
-        winner, reason = _winner(first, second, from_a, from_b)
-        pairs.append(ClashPair(first, second, shared, differing, from_a, from_b, neither, winner, reason))
+        winner, reason, relation = _winner(first, second, from_a, from_b, requirements)
+        pairs.append(ClashPair(first, second, shared, differing, from_a, from_b, neither, winner, reason, relation))
     return pairs
 
 
 def _winner(
-    first: InstalledDistribution, second: InstalledDistribution, from_first: int, from_second: int
-) -> tuple[InstalledDistribution, str]:
-    """Which of two clashing distributions should be reinstalled last.
+    first: InstalledDistribution,
+    second: InstalledDistribution,
+    from_first: int,
+    from_second: int,
+    requirements: Requires,
+) -> tuple[InstalledDistribution, str, Relation]:
+    """Which of two clashing distributions should be reinstalled last, and how they are related.
 
-    A distribution that requires the other is the layer on top (an overlay such as a
-    CUDA variant over its base), so it wins. Otherwise the one already most on disk
-    wins, which changes the fewest files.
+    A distribution that requires the other, directly or through others, is the layer on
+    top (an overlay such as a CUDA variant over its base), so it wins. Otherwise the one
+    already most on disk wins, which changes the fewest files.
     """
-    if _requires(first, second.name) and not _requires(second, first.name):
-        return first, f"it requires {second.name}"
-    if _requires(second, first.name) and not _requires(first, second.name):
-        return second, f"it requires {first.name}"
+    first_needs = requirements.requires(first.name, second.name)
+    second_needs = requirements.requires(second.name, first.name)
+    if first_needs and not second_needs:
+        return first, f"it requires {second.name}", Relation.OVERLAY
+    if second_needs and not first_needs:
+        return second, f"it requires {first.name}", Relation.OVERLAY
     majority = "most of the differing paths already hold its bytes"
     if from_second > from_first:
-        return second, majority
-    return first, majority if from_first > from_second else "as many paths hold either's bytes; first by name"
-
-
-def _requires(dist: InstalledDistribution, name: str) -> bool:
-    from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.utils import canonicalize_name
-
-    for text in dist.metadata.requires_dist if dist.metadata else ():
-        try:
-            if canonicalize_name(Requirement(text).name) == name:
-                return True
-        except InvalidRequirement:
-            continue
-    return False
+        return second, majority, Relation.UNRELATED
+    tie = "as many paths hold either's bytes; first by name"
+    return first, majority if from_first > from_second else tie, Relation.UNRELATED

@@ -15,7 +15,7 @@ A requirement that does not parse, or a marker that cannot be evaluated, is a fi
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
@@ -276,3 +276,83 @@ def install_command(conflicts: tuple[DependencyConflict, ...], env: Environment)
         target = ["--python", env.python] if env.python else []
         return shlex.join(["uv", "pip", "install", *target, *wanted])
     return shlex.join([*pip_runner(env), "install", *wanted])
+
+
+class RequirementGraph:
+    """Who requires whom, directly or through others, by canonical name; built from Requires-Dist.
+
+    The walk is the one :func:`check_dependencies` makes: a requirement counts when its
+    marker holds for the target (``extra == ""``), and ``b[x]`` brings in ``b``'s
+    ``extra == "x"`` requirements too, transitively. Names only: whether versions fit
+    is ``deps``'s question. A requirement or marker that cannot be judged is left out
+    (``deps`` reports it). Closures are computed on first use, per name.
+    """
+
+    def __init__(self, requires_dist: Mapping[str, Sequence[str]], markers: Mapping[str, str]) -> None:
+        self._texts = requires_dist
+        self._markers = dict(markers)
+        self._parsed: dict[str, tuple[Requirement, ...]] = {}
+        self._closures: dict[str, frozenset[str]] = {}
+
+    @classmethod
+    def of(cls, env: Environment) -> RequirementGraph:
+        """The graph of an environment's active distributions, markers as its interpreter sees them."""
+        texts = {d.name: d.metadata.requires_dist for d in env.active() if d.metadata is not None}
+        return cls(texts, dict(env.markers))
+
+    def requires(self, dist: str, other: str) -> bool:
+        """Whether ``dist`` requires ``other``, directly or through other requirements."""
+        return other in self.closure(dist)
+
+    def closure(self, name: str) -> frozenset[str]:
+        """Every name ``name`` requires, directly or not (itself only through a cycle)."""
+        done = self._closures.get(name)
+        if done is None:
+            done = self._closures[name] = self._walk(name)
+        return done
+
+    def _walk(self, name: str) -> frozenset[str]:
+        from packaging.utils import canonicalize_name
+
+        seen: set[tuple[str, str]] = set()
+        queue = [(name, "")]
+        names: set[str] = set()
+        while queue:
+            node, extra = queue.pop()
+            for req in self._requirements(node):
+                if not self._holds(req, extra):
+                    continue
+                wanted = str(canonicalize_name(req.name))
+                names.add(wanted)
+                for key in ((wanted, ""), *((wanted, str(canonicalize_name(e))) for e in req.extras)):
+                    if key not in seen:
+                        seen.add(key)
+                        queue.append(key)
+        return frozenset(names)
+
+    def _holds(self, req: Requirement, extra: str) -> bool:
+        """Base requirements for ``extra == ""``; for an extra, those that hold only with it."""
+        if req.marker is None:
+            return extra == ""
+        try:
+            if extra == "":
+                return bool(req.marker.evaluate({**self._markers, "extra": ""}))
+            return not req.marker.evaluate({**self._markers, "extra": ""}) and bool(
+                req.marker.evaluate({**self._markers, "extra": extra})
+            )
+        except ValueError:  # unevaluable: deps reports it
+            return False
+
+    def _requirements(self, name: str) -> tuple[Requirement, ...]:
+        parsed = self._parsed.get(name)
+        if parsed is None:
+            from packaging.requirements import InvalidRequirement, Requirement
+
+            found = []
+            for text in self._texts.get(name, ()):
+                try:
+                    found.append(Requirement(text))
+                except InvalidRequirement:
+                    continue  # deps reports it
+            parsed = self._parsed[name] = tuple(found)
+        return parsed

@@ -41,6 +41,10 @@ class Status(str, Enum):
     BROKEN = "broken"
     UNVERIFIABLE = "unverifiable"
     NOT_INSTALLED = "not-installed"
+    #: Every difference is an overlay's bytes (WD060 ``replaced``); fails only with ``--strict``.
+    OVERLAID = "overlaid"
+    #: Every finding was accepted by a rule or a baseline.
+    ACCEPTED = "accepted"
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,13 +64,21 @@ class DistributionReport:
 
 
 def status_of(findings: Iterable[Finding]) -> Status:
-    """Broken if any finding breaks trust in the bytes; unverifiable if some could not be checked."""
-    kinds = {f.kind for f in findings}
+    """Broken if any finding breaks trust in the bytes; unverifiable if some could not be checked.
+
+    Accepted findings do not count, except that a distribution with nothing but accepted
+    findings is ``accepted``, not ``intact``; one whose only other findings are an
+    overlay's bytes (``replaced``) is ``overlaid``.
+    """
+    seen = list(findings)
+    kinds = {f.kind for f in seen if f.accepted is None}
     if kinds & BREAKING_KINDS:
         return Status.BROKEN
+    if Kind.REPLACED in kinds:
+        return Status.OVERLAID
     if kinds:
         return Status.UNVERIFIABLE
-    return Status.INTACT
+    return Status.ACCEPTED if seen else Status.INTACT
 
 
 def judge(claim: Claim, state: FileState, others: Sequence[Claim] = ()) -> Finding | None:
@@ -86,16 +98,7 @@ def judge(claim: Claim, state: FileState, others: Sequence[Claim] = ()) -> Findi
         return None  # the common case, decided before looking for whose bytes these are
     source = _content_from(claim, state, others)
     if row.size is not None and state.size != row.size:
-        return Finding(
-            Code.SIZE_MISMATCH,
-            Kind.MODIFIED,
-            row.path,
-            _modified_message("size differs", source),
-            f"{row.size} bytes",
-            f"{state.size} bytes",
-            source,
-            state.links,
-        )
+        return _size_finding(claim, state, source)
     assert row.algorithm is not None and row.digest is not None  # rows without a hash never reach here
     digest = state.digest(row.algorithm)
     if digest != row.digest:
@@ -113,6 +116,33 @@ def judge(claim: Claim, state: FileState, others: Sequence[Claim] = ()) -> Findi
     return None
 
 
+def _size_finding(claim: Claim, state: FileState, source: str | None) -> Finding:
+    """WD002, with the file's own digest as ``found`` when it was read (so it can be pinned).
+
+    A file longer than recorded whose first ``size`` bytes are RECORD's is RECORD's bytes
+    with more appended (a CA bundle with a corporate root, say): ``appended_bytes`` says
+    how many.
+    """
+    row = claim.row
+    sizes = f"{row.size} bytes recorded, {state.size} on disk"
+    digest = state.digest(row.algorithm) if row.algorithm is not None else None
+    appended = None
+    if row.algorithm is not None and row.size is not None and state.size is not None and row.size < state.size:
+        head = state.prefix_digest(row.size, row.algorithm)
+        if head is not None and head == row.digest:
+            appended = state.size - row.size
+    if appended is not None:
+        message = f"RECORD's {row.size} bytes are intact, with {appended} byte(s) appended"
+    else:
+        message = _modified_message("size differs", source, f": {sizes}")
+    expected: str | None
+    if digest is None:  # not read: the sizes are the evidence
+        expected, found = f"{row.size} bytes", f"{state.size} bytes"
+    else:
+        expected, found = row.hash_text, f"{row.algorithm}={encode_digest(digest)}"
+    return Finding(Code.SIZE_MISMATCH, Kind.MODIFIED, row.path, message, expected, found, source, state.links, appended)
+
+
 def _content_from(claim: Claim, state: FileState, others: Sequence[Claim]) -> str | None:
     """The rival claimant whose recorded bytes are the ones on disk, if any."""
     if state.status is not FileStatus.HASHED:
@@ -126,10 +156,10 @@ def _content_from(claim: Claim, state: FileState, others: Sequence[Claim]) -> st
     return None
 
 
-def _modified_message(what: str, source: str | None) -> str:
+def _modified_message(what: str, source: str | None, detail: str = "") -> str:
     if source is not None:
-        return f"holds {source}'s bytes ({what} from RECORD)"
-    return f"altered; no installed distribution ships these bytes ({what} from RECORD)"
+        return f"holds {source}'s bytes ({what} from RECORD{detail})"
+    return f"altered; no installed distribution ships these bytes ({what} from RECORD{detail})"
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from wheeldoctor.checks.claims import Claim, resolve
-from wheeldoctor.checks.clash import Clash
+from wheeldoctor.checks.clash import Clash, Relation
+from wheeldoctor.checks.deps import RequirementGraph
 from wheeldoctor.formats.wheelfile import Member, WheelFile
 from wheeldoctor.model.findings import BREAKING_KINDS
 from wheeldoctor.where.environment import Environment
@@ -32,6 +33,18 @@ class Overwrite:
 
 
 @dataclass(frozen=True, slots=True)
+class WheelPair:
+    """Two wheels that ship some of the same paths with different bytes, and how they are related."""
+
+    first: str
+    second: str
+    differing: int
+    relation: Relation
+    overlay: str | None
+    """The one that requires the other (install it last); None for unrelated wheels."""
+
+
+@dataclass(frozen=True, slots=True)
 class PreflightResult:
     """What installing these wheels together (into that environment) would do."""
 
@@ -39,6 +52,7 @@ class PreflightResult:
     clashes: tuple[Clash, ...]
     overwrites: tuple[Overwrite, ...]
     environment: Environment | None
+    pairs: tuple[WheelPair, ...] = ()
 
     @property
     def healthy(self) -> bool:
@@ -113,11 +127,56 @@ def _location(target: str, site: str, scripts: str) -> str | None:
     return os.path.normpath(os.path.join(site, target))
 
 
+def wheel_pairs(wheels: Sequence[WheelFile], clashes: Sequence[Clash], env: Environment | None) -> list[WheelPair]:
+    """Each pair of wheels with differing shared paths, judged overlay or unrelated from Requires-Dist.
+
+    The wheels' own Requires-Dist decide, with the environment's installed distributions
+    filling in the chain (W requires M, installed, which requires L); markers are the
+    environment's interpreter's, else this one's.
+    """
+    from itertools import combinations
+
+    counts: dict[tuple[str, str], int] = {}
+    for clash in clashes:
+        if not clash.identical:
+            for a, b in combinations(sorted(clash.claimants), 2):
+                counts[(a, b)] = counts.get((a, b), 0) + 1
+    if not counts:
+        return []
+    texts: dict[str, Sequence[str]] = {}
+    if env is not None:
+        texts.update((d.name, d.metadata.requires_dist) for d in env.active() if d.metadata is not None)
+    texts.update((_canonical(w.name), w.requires_dist) for w in wheels)
+    graph = RequirementGraph(texts, dict(env.markers) if env is not None else _markers())
+    pairs = []
+    for (a, b), differing in sorted(counts.items()):
+        ca, cb = _canonical(a), _canonical(b)
+        a_needs, b_needs = graph.requires(ca, cb), graph.requires(cb, ca)
+        overlay = a if a_needs and not b_needs else b if b_needs and not a_needs else None
+        relation = Relation.OVERLAY if overlay is not None else Relation.UNRELATED
+        pairs.append(WheelPair(a, b, differing, relation, overlay))
+    return pairs
+
+
+def _canonical(name: str) -> str:
+    from packaging.utils import canonicalize_name
+
+    return str(canonicalize_name(name))
+
+
+def _markers() -> dict[str, str]:
+    from packaging.markers import default_environment
+
+    return {key: str(value) for key, value in default_environment().items()}
+
+
 def preflight(wheels: Sequence[WheelFile], env: Environment | None) -> PreflightResult:
     """Check wheels against each other and, if given, against an environment."""
+    clashes = wheel_clashes(wheels)
     return PreflightResult(
         tuple(wheels),
-        tuple(wheel_clashes(wheels)),
+        tuple(clashes),
         tuple(overwrites(wheels, env)) if env is not None else (),
         env,
+        tuple(wheel_pairs(wheels, clashes, env)),
     )

@@ -4,6 +4,7 @@ A distribution that a system package manager owns (dpkg, rpm, conda) is repaired
 manager: pip or uv would overwrite files the manager keeps a record of, and pip refuses an
 ``EXTERNALLY-MANAGED`` interpreter anyway (PEP 668). A step is data (:class:`RepairStep`):
 ``wheeldoctor fix`` runs the pip and uv steps and lists the others for the user to run.
+A clash is repaired by a sequence of commands (:func:`pair_choices`), also as data.
 """
 
 from __future__ import annotations
@@ -11,9 +12,13 @@ from __future__ import annotations
 import os
 import shlex
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from wheeldoctor.model.managed import Tool
 from wheeldoctor.where.environment import Environment, InstalledDistribution
+
+if TYPE_CHECKING:  # clash imports deps, whose install_command imports this module
+    from wheeldoctor.checks.clash import ClashPair
 
 _BREAK = "--break-system-packages"
 
@@ -152,3 +157,49 @@ def cache_clean_command(dist: InstalledDistribution) -> str | None:
     if (dist.installer or "").lower() != "uv":
         return None
     return shlex.join(["uv", "cache", "clean", dist.name])
+
+
+def uninstall_command(dist: InstalledDistribution, env: Environment) -> str:
+    """A command that uninstalls ``dist``, with the tool that manages its files.
+
+    A system package manager's distribution is removed by that manager. Site directories
+    without an interpreter are aimed at with ``uv pip uninstall --target`` (pip has no
+    such option), never at whatever environment is active where it is pasted.
+    """
+    managed = dist.managed_by
+    if managed is not None and managed.tool.system and managed.package is not None:
+        remove = {Tool.DPKG: ["apt-get", "remove"], Tool.RPM: ["dnf", "remove"]}.get(managed.tool)
+        return shlex.join([*(remove or ["conda", "remove", "--prefix", dist.root]), managed.package])
+    if env.python is None:
+        words = ["uv", "pip", "uninstall", "--target", dist.location, dist.name]
+    elif (dist.installer or "").lower() == "uv":
+        words = ["uv", "pip", "uninstall", "--python", env.python, dist.name]
+    else:
+        words = [*pip_runner(env), "uninstall", "-y", dist.name]
+    return shlex.join(words)
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """One way to end a clash: keep ``keep``, remove ``remove`` (None: keep both), run ``commands`` in order."""
+
+    keep: str
+    remove: str | None
+    commands: tuple[str, ...]
+
+
+def keep_sequence(keep: InstalledDistribution, drop: InstalledDistribution, env: Environment) -> Choice:
+    """Uninstall ``drop``, then reinstall ``keep``: uninstalling deletes every shared path, ``keep``'s too."""
+    return Choice(keep.name, drop.name, (uninstall_command(drop, env), reinstall_command(keep, env)))
+
+
+def pair_choices(pair: ClashPair, env: Environment) -> tuple[Choice, ...]:
+    """The ways to repair a clashing pair, best first.
+
+    An overlay has one: reinstall the overlay last, keeping both (letting the base win
+    would overwrite the package that requires it). Unrelated distributions are
+    alternatives: keep the winner (uninstall the other, then reinstall it), or the other.
+    """
+    if pair.overlay is not None:
+        return (Choice(pair.winner.name, None, (reinstall_command(pair.winner, env),)),)
+    return (keep_sequence(pair.winner, pair.loser, env), keep_sequence(pair.loser, pair.winner, env))

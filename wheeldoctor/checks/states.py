@@ -110,5 +110,5 @@ def _prove(candidates: Sequence[Candidate], jobs: int | None, progress: Progress
         path, size, algorithm, digest, vouched = candidates[index]
         fingerprint = make(Fingerprint, (size, mtime, ctime, inode, device))
         cached = fingerprint == vouched  # proven by the cache's fingerprint, not by reading
-        states[path] = make(FileState, (hashed, size, ((algorithm, digest),), "", links, fingerprint, cached))
+        states[path] = make(FileState, (hashed, size, ((algorithm, digest),), "", links, fingerprint, cached, ()))
     return states

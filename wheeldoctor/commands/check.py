@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Sequence
+from dataclasses import replace
 
 from wheeldoctor.checks.clash import find_clashes, pair_up
-from wheeldoctor.checks.files import DistributionReport, not_installed, verify_environment
+from wheeldoctor.checks.deps import RequirementGraph
+from wheeldoctor.checks.files import DistributionReport, not_installed, status_of, verify_environment
+from wheeldoctor.checks.overlay import resolve_overlays
+from wheeldoctor.checks.policy import Policy, accept, outcome
 from wheeldoctor.checks.states import ProgressSink
 from wheeldoctor.commands.results import CheckResult
 from wheeldoctor.where.environment import Environment
@@ -20,6 +25,8 @@ def run_check(
     strict: bool = False,
     cache_dir: str | None = None,
     processes: bool = False,
+    strict_overlays: bool = False,
+    policy: Policy | None = None,
 ) -> CheckResult:
     """Verify ``names`` (canonicalised; None for every active distribution) in ``env``.
 
@@ -27,6 +34,10 @@ def run_check(
     named distribution's clashes with any other are found and attributed. With
     ``cache_dir``, files unchanged since a cached hash are not read again; ``processes``
     lets a command hash many small files in forked workers.
+
+    Findings an intact overlay explains become WD060 ``replaced`` (see
+    :mod:`wheeldoctor.checks.overlay`); ``policy`` accepts findings by rule or baseline.
+    ``strict`` fails unverifiable distributions, ``strict_overlays`` overlaid ones.
     """
     from packaging.utils import canonicalize_name
 
@@ -41,8 +52,59 @@ def run_check(
     verification = verify_environment(
         checked, active, jobs=jobs, progress=progress, cache_dir=cache_dir, processes=processes
     )
-    reports: list[DistributionReport] = list(verification.reports)
+    graph = RequirementGraph.of(env)
+    clashes = find_clashes(verification.owners, verification.states, involving=[d.name for d in checked])
+    pairs = pair_up(clashes, active, graph)
+    # Read, judge files, judge shared paths, then build the result: statuses once, at the end.
+    judged = list(verification.reports)
+    helpers = _overlays_to_verify(env, judged, graph, jobs=jobs, cache_dir=cache_dir)
+    policy = policy or Policy(datetime.date.today())
+    first = accept([*judged, *helpers], policy)
+    resolved = resolve_overlays(first.reports, clashes, graph)
+    second = accept(resolved, policy)
+    shown = {d.name for d in checked}
+    reports = [replace(r, status=status_of(r.findings)) for r in second.reports if r.name in shown]
     reports.extend(not_installed(n) for n in missing)
     reports.sort(key=lambda r: r.name)
-    clashes = find_clashes(verification.owners, verification.states, involving=[d.name for d in checked])
-    return CheckResult(env, tuple(reports), tuple(clashes), tuple(pair_up(clashes, active)), strict=strict)
+    return CheckResult(
+        env,
+        tuple(reports),
+        tuple(clashes),
+        tuple(pairs),
+        strict=strict,
+        strict_overlays=strict_overlays,
+        policy=None if policy.empty else outcome(policy, reports, first, second),
+    )
+
+
+def _overlays_to_verify(
+    env: Environment,
+    reports: list[DistributionReport],
+    graph: RequirementGraph,
+    *,
+    jobs: int | None,
+    cache_dir: str | None,
+) -> list[DistributionReport]:
+    """Reports of unchecked distributions whose bytes lie on top of checked ones'.
+
+    Whether an overlay explains a finding depends on the overlay being intact, so a
+    named check verifies the overlays too (and theirs, up a chain); they are judged,
+    not shown. Nothing is read when no finding holds a requiring distribution's bytes.
+    """
+    known = {r.name for r in reports}
+    found: list[DistributionReport] = []
+    pending = reports
+    while pending:
+        wanted = {
+            f.content_from
+            for r in pending
+            for f in r.findings
+            if f.content_from is not None and f.content_from not in known and graph.requires(f.content_from, r.name)
+        }
+        dists = [d for name in sorted(wanted) if (d := env.find(name)) is not None]
+        if not dists:
+            break
+        known.update(wanted)
+        pending = list(verify_environment(dists, env.active(), jobs=jobs, cache_dir=cache_dir).reports)
+        found.extend(pending)
+    return found

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from wheeldoctor.checks.policy import Policy
 from wheeldoctor.checks.states import ProgressSink
 from wheeldoctor.commands.check import run_check
 from wheeldoctor.commands.deps import run_deps
@@ -18,13 +19,24 @@ def run_doctor(
     progress: ProgressSink | None = None,
     strict: bool = False,
     cache_dir: str | None = None,
+    policy: Policy | None = None,
 ) -> DoctorResult:
     """Verify every active distribution (with clashes, as ``check --all``), then run ``deps``.
 
     Clashes come with the check result (``CheckResult.clashes``); anything new that ``check``
     learns appears in ``doctor`` without a change here.
     """
-    check = run_check(env, None, jobs=jobs, progress=progress, strict=strict, cache_dir=cache_dir, processes=True)
+    check = run_check(
+        env,
+        None,
+        jobs=jobs,
+        progress=progress,
+        strict=strict,
+        cache_dir=cache_dir,
+        processes=True,
+        strict_overlays=strict,
+        policy=policy,
+    )
     deps = run_deps(env)
     # Unreadable metadata is already a file-level finding of the check: say it once.
     reported = {(r.name, f.code) for r in check.distributions for f in r.findings}

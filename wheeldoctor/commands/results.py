@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from wheeldoctor.checks.clash import Clash, ClashPair
+from wheeldoctor.checks.clash import Clash, ClashPair, Relation
 from wheeldoctor.checks.files import DistributionReport, Status
+from wheeldoctor.checks.policy import PolicyOutcome
 from wheeldoctor.commands.deps import DepsResult
 from wheeldoctor.where.environment import Environment
 
@@ -19,14 +20,36 @@ class CheckResult:
     clashes: tuple[Clash, ...] = ()
     pairs: tuple[ClashPair, ...] = ()
     strict: bool = False
+    """Distributions that cannot be verified fail the run."""
+    strict_overlays: bool = False
+    """Overlaid distributions (WD060 ``replaced`` only) fail the run too."""
+    policy: PolicyOutcome | None = None
+    """What accept rules and a baseline did; None when there were none."""
 
     @property
     def healthy(self) -> bool:
-        """Whether the run found nothing that fails it (this decides the exit code)."""
+        """Whether the run found nothing that fails it (this decides the exit code).
+
+        Besides failing statuses, a pair of unrelated distributions that write the same
+        paths fails: uninstalling either one would delete the other's files.
+        """
         failing = {Status.BROKEN, Status.NOT_INSTALLED}
         if self.strict:
             failing.add(Status.UNVERIFIABLE)
-        return not any(d.status in failing for d in self.distributions)
+        if self.strict_overlays:
+            failing.add(Status.OVERLAID)
+        return not any(d.status in failing for d in self.distributions) and not self.unrelated
+
+    @property
+    def unrelated(self) -> tuple[ClashPair, ...]:
+        """Clashing pairs of a reported distribution where neither requires the other: a failure
+        whoever holds the paths (a result narrowed to one distribution keeps only its own)."""
+        names = {d.name for d in self.distributions}
+        return tuple(
+            p
+            for p in self.pairs
+            if p.relation is Relation.UNRELATED and (p.first.name in names or p.second.name in names)
+        )
 
 
 @dataclass(frozen=True, slots=True)

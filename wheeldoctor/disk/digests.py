@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 
 from wheeldoctor.disk.filesystem import ReadError, open_regular
@@ -67,11 +67,17 @@ def hash_file(request: HashRequest, view: memoryview) -> FileState:
         return FileState(status, detail=opened.message)
     fd, before = opened
     size = before.st_size
+    cuts: list[int] = []
+    prefixes: tuple[tuple[int, tuple[tuple[str, bytes], ...]], ...] = ()
     try:
         if request.sizes is not None and size not in request.sizes:
-            return FileState(FileStatus.SIZE_ONLY, size, links=before.st_nlink, fingerprint=Fingerprint.of(before))
+            if not request.evidence:
+                return FileState(FileStatus.SIZE_ONLY, size, links=before.st_nlink, fingerprint=Fingerprint.of(before))
+            cuts = sorted(s for s in request.sizes if s < size)
         names = sorted(request.algorithms) if len(request.algorithms) > 1 else request.algorithms
-        if size < _SMALL:
+        if cuts:
+            total, digests, prefixes = _feed_with_prefixes(fd, view, names, size, cuts)
+        elif size < _SMALL:
             # A short read of a regular file only happens at its end, so one read of one
             # byte more than expected both fetches the file and proves where it ends.
             data = os.read(fd, size + 1)
@@ -88,7 +94,9 @@ def hash_file(request: HashRequest, view: memoryview) -> FileState:
         os.close(fd)
     if total != size or Fingerprint.of(after) != Fingerprint.of(before):
         return FileState(FileStatus.CHANGED, after.st_size, detail="changed while it was being read")
-    return FileState(FileStatus.HASHED, total, digests, links=before.st_nlink, fingerprint=Fingerprint.of(before))
+    return FileState(
+        FileStatus.HASHED, total, digests, links=before.st_nlink, fingerprint=Fingerprint.of(before), prefixes=prefixes
+    )
 
 
 def _new(name: str, data: bytes = b"") -> hashlib._Hash:
@@ -112,3 +120,36 @@ def _feed(fd: int, view: memoryview, hashers: list[hashlib._Hash], expected: int
             h.update(chunk)
         total += n
     return total
+
+
+def _feed_with_prefixes(
+    fd: int, view: memoryview, names: Iterable[str], expected: int, cuts: Sequence[int]
+) -> tuple[int, tuple[tuple[str, bytes], ...], tuple[tuple[int, tuple[tuple[str, bytes], ...]], ...]]:
+    """As :func:`_feed`, and also the digests of the first ``cut`` bytes for each of ``cuts``.
+
+    Only for a file whose size matches nothing recorded: one pass gives both its own
+    digest (what is there now) and whether it begins with a recorded file (appended to).
+    """
+    names = list(names)
+    whole = [_new(name) for name in names]
+    heads = [[_new(name) for name in names] for _ in cuts]
+    total = 0
+    while total <= expected:
+        n = os.readv(fd, [view])
+        if not n:
+            break
+        chunk = view[:n]
+        for h in whole:
+            h.update(chunk)
+        for cut, hashers in zip(cuts, heads, strict=True):
+            if total < cut:
+                part = chunk[: cut - total]
+                for h in hashers:
+                    h.update(part)
+        total += n
+    digests = tuple((name, h.digest()) for name, h in zip(names, whole, strict=True))
+    prefixes = tuple(
+        (cut, tuple((name, h.digest()) for name, h in zip(names, hashers, strict=True)))
+        for cut, hashers in zip(cuts, heads, strict=True)
+    )
+    return total, digests, prefixes

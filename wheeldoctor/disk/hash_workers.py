@@ -23,7 +23,8 @@ from wheeldoctor.model.files import FileState, FileStatus, Fingerprint, HashRequ
 _BATCH = 256
 _STATUSES = {status.value: status for status in FileStatus}  # faster than calling the enum
 
-Encoded = tuple[str, int | None, tuple[tuple[str, bytes], ...], str, int, tuple[int, ...] | None, bool]
+Digests = tuple[tuple[str, bytes], ...]
+Encoded = tuple[str, int | None, Digests, str, int, tuple[int, ...] | None, bool, tuple[tuple[int, Digests], ...]]
 
 
 def hash_in_processes(
@@ -56,13 +57,14 @@ def hash_in_processes(
 
 
 def _encode(state: FileState) -> Encoded:
-    status, size, digests, detail, links, fingerprint, cached = state
+    status, size, digests, detail, links, fingerprint, cached, prefixes = state
     # marshal takes only exact tuples: the named ones go as plain tuples.
-    return (status.value, size, digests, detail, links, None if fingerprint is None else tuple(fingerprint), cached)
+    identity = None if fingerprint is None else tuple(fingerprint)
+    return (status.value, size, digests, detail, links, identity, cached, prefixes)
 
 
 def _decode(encoded: Encoded) -> FileState:
-    status, size, digests, detail, links, fingerprint, cached = encoded
+    status, size, digests, detail, links, fingerprint, cached, prefixes = encoded
     return FileState(
         _STATUSES[status],
         size,
@@ -71,4 +73,5 @@ def _decode(encoded: Encoded) -> FileState:
         links,
         None if fingerprint is None else Fingerprint._make(fingerprint),
         cached,
+        prefixes,
     )

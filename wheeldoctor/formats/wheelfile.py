@@ -39,6 +39,8 @@ class WheelFile:
     version: str
     members: tuple[Member, ...]
     findings: tuple[Finding, ...]
+    requires_dist: tuple[str, ...] = ()
+    """Its METADATA's Requires-Dist lines, as written (packaging parses them)."""
 
 
 class WheelError(ValueError):
@@ -106,7 +108,20 @@ def _read_archive(path: str, name: str, version: str, archive: zipfile.ZipFile) 
                     Code.WHEEL_MEMBER_UNRECORDED, Kind.UNVERIFIABLE, member_name, "is in the wheel but not in RECORD"
                 )
             )
-    return WheelFile(path, name, version, tuple(members), tuple(findings))
+    requires = _requires_dist(archive, infos.get(f"{dist_info}/METADATA"))
+    return WheelFile(path, name, version, tuple(members), tuple(findings), requires)
+
+
+def _requires_dist(archive: zipfile.ZipFile, info: zipfile.ZipInfo | None) -> tuple[str, ...]:
+    """Requires-Dist from the wheel's METADATA headers; none when it is missing or too large."""
+    if info is None or info.file_size > _RECORD_LIMIT:
+        return ()
+    from email.parser import HeaderParser
+
+    data = archive.read(info)
+    end = data.find(b"\n\n")  # the headers end at the first blank line
+    headers = HeaderParser().parsestr((data if end < 0 else data[: end + 2]).decode("utf-8", "surrogateescape"))
+    return tuple(str(v).strip() for v in headers.get_all("Requires-Dist") or ())
 
 
 def install_target(member: str, dist_info: str) -> str | None:

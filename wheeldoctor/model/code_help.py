@@ -29,7 +29,9 @@ CODE_HELP: dict[Code, CodeHelp] = {
     ),
     Code.SIZE_MISMATCH: CodeHelp(
         "size differs from RECORD",
-        "The file's size is not the one RECORD lists, so its content cannot match (the file is not read).",
+        "The file's size is not the one RECORD lists, so its content cannot match. It is read once for "
+        "evidence: its own digest (to pin it), and, when longer, whether it begins with RECORD's exact bytes "
+        "(then it says how many bytes were appended).",
     ),
     Code.MISSING: CodeHelp(
         "recorded file is missing",
@@ -146,6 +148,11 @@ CODE_HELP: dict[Code, CodeHelp] = {
         "package manager's record unavailable",
         "The package manager that owns this distribution (dpkg, rpm, conda) keeps no usable record of its files "
         "here: no md5sums, rpm not installed, or no digests in conda-meta.",
+    ),
+    Code.REPLACED: CodeHelp(
+        "an overlay's bytes, there on purpose",
+        "The path holds the recorded bytes of an intact distribution that requires this one and lies on top of "
+        "it (an overlay, as rpm's replaced files): the intended state, not a failure unless --strict.",
     ),
 }
 

@@ -35,12 +35,16 @@ class HashRequest(NamedTuple):
     """A file to digest with ``algorithms``.
 
     ``sizes``, when given, are the sizes at which the bytes could match anything
-    recorded: a file of another size is stat'ed but never read.
+    recorded: a file of another size is stat'ed but never read, unless ``evidence``
+    asks for it to be read anyway (it is a finding already): then its whole digest is
+    taken, and, for each of ``sizes`` below its size, the digest of that many first
+    bytes (``FileState.prefixes``), in the same pass.
     """
 
     path: str
     algorithms: frozenset[str]
     sizes: frozenset[int] | None = None
+    evidence: bool = False
 
     @property
     def size_hint(self) -> int:
@@ -74,6 +78,15 @@ class FileState(NamedTuple):
     fingerprint: Fingerprint | None = None
     #: The digests came from the cache: they were not computed by this process.
     cached: bool = False
+    #: For a file read as evidence: (recorded size below its own, digests of that many first bytes).
+    prefixes: tuple[tuple[int, tuple[tuple[str, bytes], ...]], ...] = ()
+
+    def prefix_digest(self, size: int, algorithm: str) -> bytes | None:
+        """The raw digest of the first ``size`` bytes with ``algorithm``, if it was computed."""
+        for cut, digests in self.prefixes:
+            if cut == size:
+                return next((value for name, value in digests if name == algorithm), None)
+        return None
 
     def digest(self, algorithm: str) -> bytes | None:
         """The raw digest for ``algorithm``, if it was computed."""

@@ -19,6 +19,8 @@ class Kind(str, Enum):
     OUTSIDE = "outside"
     UNVERIFIABLE = "unverifiable"
     MALFORMED = "malformed"
+    #: Another distribution's recorded bytes, put there by one that requires this one (an overlay).
+    REPLACED = "replaced"
 
 
 class Code(str, Enum):
@@ -58,10 +60,21 @@ class Code(str, Enum):
     # Several dist-infos of one project (duplicates.py).
     DUPLICATE_DIST_INFO = "WD050"
     SHADOWED = "WD051"
+    # Paths an overlay (a distribution that requires this one) holds with its own bytes.
+    REPLACED = "WD060"
 
 
 #: Kinds that mean the bytes on disk are wrong or cannot be trusted.
 BREAKING_KINDS = frozenset({Kind.MODIFIED, Kind.MISSING, Kind.UNREADABLE, Kind.OUTSIDE, Kind.MALFORMED})
+
+
+@dataclass(frozen=True, slots=True)
+class Acceptance:
+    """Why a finding does not fail the run: who accepted it (``config`` or ``baseline``), and where."""
+
+    by: str
+    reason: str
+    source: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,3 +96,12 @@ class Finding:
     content_from: str | None = None
     links: int = 1
     """Hard links to the file on disk; above 1 its bytes may be shared with an installer's cache."""
+    appended_bytes: int | None = None
+    """Set when the file begins with RECORD's exact bytes and this many more follow them."""
+    accepted: Acceptance | None = None
+    """Set when an accept rule or a baseline accepts this finding: it does not fail the run."""
+
+    @property
+    def evidence(self) -> str | None:
+        """``appended`` when RECORD's bytes are intact with more appended; else None."""
+        return "appended" if self.appended_bytes is not None else None

@@ -127,10 +127,13 @@ def _finding_item(finding: Finding, level: Level, base: str | None) -> Item:
 def _check_cases(result: CheckResult) -> Iterator[Case]:
     for report in result.distributions:
         fails = not dataclasses.replace(result, distributions=(report,)).healthy
-        breaking = any(f.kind in BREAKING_KINDS for f in report.findings)
+        breaking = any(f.kind in BREAKING_KINDS and f.accepted is None for f in report.findings)
+        # An accepted finding never fails the run, whatever else its distribution has.
         items = [
             _finding_item(
-                f, "error" if fails and (f.kind in BREAKING_KINDS or not breaking) else "warning", report.location
+                f,
+                "error" if fails and f.accepted is None and (f.kind in BREAKING_KINDS or not breaking) else "warning",
+                report.location,
             )
             for f in report.findings
         ]

@@ -197,21 +197,21 @@ def doctor_verdict(result: DoctorResult) -> str:
     return f"doctor: problems in {', '.join(failed)}"
 
 
-def render_doctor_plain(result: DoctorResult) -> Iterable[str]:
+def render_doctor_plain(result: DoctorResult, show_accepted: bool = False) -> Iterable[str]:
     """The check report, then the deps report, then one verdict."""
     from wheeldoctor.report import text
 
-    yield from text.render_plain(result.check)
+    yield from text.render_plain(result.check, show_accepted=show_accepted)
     yield from render_plain(result.deps, header=False)
     yield doctor_verdict(result)
 
 
-def render_doctor_rich(result: DoctorResult, console: Console) -> None:
+def render_doctor_rich(result: DoctorResult, console: Console, show_accepted: bool = False) -> None:
     """The check tables, then the deps tables, then one verdict."""
     from rich.markup import escape
 
     from wheeldoctor.report import text
 
-    text.render_rich(result.check, console)
+    text.render_rich(result.check, console, show_accepted=show_accepted)
     render_rich(result.deps, console, header=False)
     console.print(f"[{'green' if result.healthy else 'bold red'}]{escape(doctor_verdict(result))}[/]")

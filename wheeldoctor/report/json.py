@@ -10,10 +10,12 @@ from wheeldoctor.checks.compat import CompatibilityFinding
 from wheeldoctor.checks.deps import DependencyConflict
 from wheeldoctor.checks.duplicates import Duplicate
 from wheeldoctor.checks.files import DistributionReport, Status
+from wheeldoctor.checks.policy import PolicyOutcome
 from wheeldoctor.checks.preflight import PreflightResult
 from wheeldoctor.checks.repair import RepairStep, repair_step
 from wheeldoctor.commands.deps import DepsResult
 from wheeldoctor.commands.results import CheckResult, DoctorResult
+from wheeldoctor.formats.config import AcceptRule
 from wheeldoctor.model.findings import Finding
 from wheeldoctor.model.managed import ManagedBy
 from wheeldoctor.where.environment import Environment
@@ -35,6 +37,11 @@ def finding_json(finding: Finding) -> dict[str, Any]:
         "found": finding.found,
         "content_from": finding.content_from,
         "message": finding.message,
+        "evidence": finding.evidence,
+        "appended_bytes": finding.appended_bytes,
+        "accepted": None
+        if finding.accepted is None
+        else {"by": finding.accepted.by, "reason": finding.accepted.reason, "source": finding.accepted.source},
     }
 
 
@@ -94,7 +101,10 @@ def clash_json(clash: Clash) -> dict[str, Any]:
 
 
 def pair_json(pair: ClashPair, env: Environment) -> dict[str, Any]:
-    """One pair of clashing distributions, with the command that makes the winner whole."""
+    """One pair of clashing distributions, how they are related, and the ways to repair them."""
+    from wheeldoctor.checks.repair import pair_choices
+
+    choices = pair_choices(pair, env)
     return {
         "distributions": [pair.first.name, pair.second.name],
         "shared": pair.shared,
@@ -104,8 +114,12 @@ def pair_json(pair: ClashPair, env: Environment) -> dict[str, Any]:
         "broken": list(pair.broken),
         "winner": pair.winner.name,
         "winner_reason": pair.reason,
+        "relation": pair.relation.value,
         "settled": pair.settled,
-        "repair": repair_step(pair.winner, env).command,
+        # The best choice as one command line; every choice in ``repair_choices``; ``repair_step``
+        # reinstalls the winner (the whole repair of an overlay, the last step of keeping one).
+        "repair": " && ".join(choices[0].commands),
+        "repair_choices": [{"keep": c.keep, "remove": c.remove, "commands": list(c.commands)} for c in choices],
         "repair_step": repair_json(repair_step(pair.winner, env)),
     }
 
@@ -119,10 +133,45 @@ def check_document(result: CheckResult, command: str = "check") -> dict[str, Any
     return {
         **_header(command, result.healthy),
         "environment": environment_json(env),
-        "summary": {"checked": len(result.distributions), **counts},
+        "summary": {
+            "checked": len(result.distributions),
+            **counts,
+            "unrelated_clashes": len(result.unrelated),
+            "accepted_findings": sum(1 for r in result.distributions for f in r.findings if f.accepted is not None),
+        },
         "distributions": [distribution_json(r, env) for r in result.distributions],
         "clashes": [clash_json(c) for c in result.clashes],
         "clash_pairs": [pair_json(p, env) for p in result.pairs],
+        "policy": policy_json(result.policy),
+    }
+
+
+def policy_json(policy: PolicyOutcome | None) -> dict[str, Any] | None:
+    """What accept rules and a baseline did; null when there were none."""
+    if policy is None:
+        return None
+
+    def rule(r: AcceptRule) -> dict[str, Any]:
+        return {
+            "source": r.source,
+            "key": r.key,
+            "distribution": r.distribution,
+            "path": r.path,
+            "code": r.code,
+            "found": r.found,
+            "until": r.until.isoformat() if r.until else None,
+        }
+
+    return {
+        "config": policy.config,
+        "baseline": policy.baseline,
+        "accepted": policy.accepted,
+        "stale": [rule(r) for r in policy.stale],
+        "expired": [rule(r) for r in policy.expired],
+        "fixed": [
+            {"distribution": e.distribution, "version": e.version, "path": e.path, "code": e.code, "found": e.found}
+            for e in policy.fixed
+        ],
     }
 
 
@@ -174,6 +223,15 @@ def wheels_document(result: PreflightResult) -> dict[str, Any]:
                 "identical": o.identical,
             }
             for o in result.overwrites
+        ],
+        "clash_pairs": [
+            {
+                "wheels": [p.first, p.second],
+                "differing": p.differing,
+                "relation": p.relation.value,
+                "install_last": p.overlay,
+            }
+            for p in result.pairs
         ],
     }
 

@@ -22,14 +22,14 @@ class Format(str, Enum):
     SARIF = "sarif"
 
 
-def plain_lines(result: Result) -> Iterable[str]:
-    """The plain text report of any command's result (what a pipe gets)."""
+def plain_lines(result: Result, show_accepted: bool = False) -> Iterable[str]:
+    """The plain text report of any command's result (what a pipe gets); accepted findings listed on request."""
     from wheeldoctor.report import deps_text, text
 
     if isinstance(result, DoctorResult):
-        return deps_text.render_doctor_plain(result)
+        return deps_text.render_doctor_plain(result, show_accepted=show_accepted)
     if isinstance(result, CheckResult):
-        return text.render_plain(result)
+        return text.render_plain(result, show_accepted=show_accepted)
     if isinstance(result, DepsResult):
         return deps_text.render_plain(result)
     return text.render_preflight(result)
@@ -49,10 +49,10 @@ def json_document(result: Result) -> dict[str, Any]:
     return json_report.wheels_document(result)
 
 
-def render(result: Result, chosen: Format) -> str:
-    """The whole report of ``result`` in format ``chosen``."""
+def render(result: Result, chosen: Format, show_accepted: bool = False) -> str:
+    """The whole report of ``result`` in format ``chosen`` (``show_accepted``: text lists accepted findings)."""
     if chosen is Format.TEXT:
-        return "".join(line + "\n" for line in plain_lines(result))
+        return "".join(line + "\n" for line in plain_lines(result, show_accepted))
     if chosen is Format.JSON:
         from wheeldoctor.report import json as json_report
 

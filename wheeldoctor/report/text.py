@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from wheeldoctor.checks.clash import ClashPair
+from wheeldoctor.checks.clash import ClashPair, Relation
 from wheeldoctor.checks.files import DistributionReport, Status
 from wheeldoctor.checks.preflight import PreflightResult
-from wheeldoctor.checks.repair import RepairStep, cache_clean_command, repair_step
+from wheeldoctor.checks.repair import RepairStep, cache_clean_command, pair_choices, repair_step
 from wheeldoctor.commands.results import CheckResult
-from wheeldoctor.model.findings import BREAKING_KINDS, Finding, Kind
+from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding, Kind
 from wheeldoctor.where.environment import InstalledDistribution
 
 if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
@@ -25,6 +25,8 @@ _STYLE = {
     Status.BROKEN: "bold red",
     Status.UNVERIFIABLE: "yellow",
     Status.NOT_INSTALLED: "red",
+    Status.OVERLAID: "cyan",
+    Status.ACCEPTED: "green",
 }
 
 
@@ -74,7 +76,7 @@ def _explained_by_clash(report: DistributionReport) -> bool:
 
 
 def tips(result: CheckResult) -> list[str]:
-    """Repair commands, in the order to run them: each broken distribution, then clash winners last."""
+    """Repair commands, in the order to run them: each broken distribution, then clash repairs last."""
     lines = []
     in_pairs = {d.name for p in result.pairs for d in (p.first, p.second)}
     for report in result.distributions:
@@ -92,22 +94,52 @@ def tips(result: CheckResult) -> list[str]:
             clean = cache_clean_command(report.dist)
             if clean:
                 lines.append(f"Tip: altered files are hard links, maybe into uv's cache; first run: {clean}")
+        lines.extend(_appended_tips(report))
         lines.append(f"Tip: {step_text(repair_step(report.dist, result.environment))}")
     for pair in result.pairs:
-        if pair.settled:
-            lines.append(
-                f"Note: {pair.winner.name} already owns all {pair.differing} differing path(s) ({pair.reason}); "
-                f"{pair.loser.name}'s RECORD cannot match them while both are installed, and uninstalling "
-                f"{pair.loser.name} would delete them"
-            )
-            continue
-        winner, loser = (step_text(repair_step(d, result.environment)) for d in (pair.winner, pair.loser))
-        lines.append(
-            f"Tip: only one of {pair.first.name} and {pair.second.name} can own the {pair.differing} differing "
-            f"path(s); reinstall {pair.winner.name} last ({pair.reason}): {winner}"
-        )
-        lines.append(f"Tip: or let {pair.loser.name} win instead: {loser}")
+        lines.extend(pair_tips(pair, result))
     return lines
+
+
+def _appended_tips(report: DistributionReport) -> list[str]:
+    """For files that are RECORD's bytes with more appended: reinstalling drops what was added."""
+    return [
+        f"Tip: {f.path} is RECORD's bytes with {f.appended_bytes} byte(s) appended (a CA bundle, say); "
+        f"reinstalling drops them. To keep them, accept exactly these bytes in pyproject.toml: "
+        f'[[tool.wheeldoctor.accept]] distribution = "{report.name}", path = "{f.path}", '
+        f'found = "{f.found}", reason = "..."'
+        for f in report.findings
+        if f.appended_bytes is not None and f.accepted is None
+    ]
+
+
+def pair_tips(pair: ClashPair, result: CheckResult) -> list[str]:
+    """What to do about one clashing pair, and what an uninstall of either side would delete."""
+    env = result.environment
+    first, second = pair.first.name, pair.second.name
+    deletes = (
+        f"uninstalling either deletes all {pair.shared} shared path(s), the other's files among them"
+        if pair.relation is Relation.UNRELATED
+        else f"uninstalling {pair.winner.name} deletes all {pair.shared} shared path(s), "
+        f"{pair.loser.name}'s among them: reinstall {pair.loser.name} after"
+    )
+    if pair.relation is Relation.OVERLAY:
+        if pair.settled:
+            return [f"Note: {pair.winner.name} lies on top of {pair.loser.name} ({pair.reason}); {deletes}"]
+        # No "let the base win instead": that would overwrite the package that requires it.
+        return [
+            f"Tip: only one of {first} and {second} can own the {pair.differing} differing path(s); "
+            f"reinstall {pair.winner.name} last ({pair.reason}): {step_text(repair_step(pair.winner, env))}",
+            f"Note: {deletes}",
+        ]
+    keep_winner, keep_loser = pair_choices(pair, env)
+    return [
+        f"Tip: {first} and {second} are unrelated (neither requires the other) yet write {pair.shared} of the "
+        f"same path(s); they are alternatives: keep one.",
+        f"Tip: keep {keep_winner.keep}: {' && '.join(keep_winner.commands)}",
+        f"Tip: or keep {keep_loser.keep}: {' && '.join(keep_loser.commands)}",
+        f"Note: {deletes}",
+    ]
 
 
 def step_text(step: RepairStep) -> str:
@@ -115,13 +147,24 @@ def step_text(step: RepairStep) -> str:
     return f"{step.command}  # {step.note}" if step.note else step.command
 
 
-def pair_line(pair: ClashPair) -> str:
-    """One line that says what two clashing distributions did to each other."""
+def pair_line(pair: ClashPair, overlaid: frozenset[str] = frozenset()) -> str:
+    """One line that says what two clashing distributions did to each other.
+
+    An overlay whose base is ``overlaid`` (every difference is the overlay's bytes) is
+    one line for all its paths: ``overlay: W lies on top of L ...``.
+    """
+    if pair.relation is Relation.OVERLAY and pair.loser.name in overlaid and pair.settled:
+        return (
+            f"overlay: {subject_of(pair.winner)} lies on top of {subject_of(pair.loser)}: "
+            f"{pair.differing} of {pair.shared} shared path(s) hold {pair.winner.name}'s bytes "
+            f"({Code.REPLACED.value} replaced; {pair.loser.name} is overlaid)"
+        )
     broken = ", ".join(pair.broken) or "neither"
     return (
         f"clash: {subject_of(pair.first)} and {subject_of(pair.second)} share {pair.shared} path(s), "
         f"{pair.differing} with different bytes; on disk: {pair.from_first} from {pair.first.name}, "
-        f"{pair.from_second} from {pair.second.name}, {pair.from_neither} from neither; broken: {broken}"
+        f"{pair.from_second} from {pair.second.name}, {pair.from_neither} from neither; broken: {broken}; "
+        f"relation: {pair.relation.value}"
     )
 
 
@@ -139,11 +182,49 @@ def summary(result: CheckResult) -> str:
     for report in result.distributions:
         counts[report.status] = counts.get(report.status, 0) + 1
     parts = [f"{n} {status.value}" for status, n in sorted(counts.items(), key=lambda kv: list(Status).index(kv[0]))]
-    findings = sum(len(r.findings) for r in result.distributions)
-    return f"{len(result.distributions)} checked: {', '.join(parts) or 'nothing'}; {findings} finding(s)"
+    every = [f for r in result.distributions for f in r.findings]
+    accepted = sum(1 for f in every if f.accepted is not None)
+    replaced = sum(1 for f in every if f.kind is Kind.REPLACED and f.accepted is None)
+    extra = "".join(f", {n} {what}" for n, what in ((replaced, "replaced by an overlay"), (accepted, "accepted")) if n)
+    unrelated = f"; {len(result.unrelated)} unrelated clash(es)" if result.unrelated else ""
+    return (
+        f"{len(result.distributions)} checked: {', '.join(parts) or 'nothing'}; "
+        f"{len(every) - accepted - replaced} finding(s){extra}{unrelated}"
+    )
 
 
-def render_plain(result: CheckResult) -> Iterable[str]:
+def shown(finding: Finding, show_accepted: bool) -> bool:
+    """Whether a finding gets its own line: not an overlay's bytes (one line per pair says it), not accepted."""
+    return finding.kind is not Kind.REPLACED and (finding.accepted is None or show_accepted)
+
+
+def accepted_note(finding: Finding) -> str:
+    """`` [accepted by config: reason]`` for an accepted finding, else empty."""
+    if finding.accepted is None:
+        return ""
+    return f" [accepted by {finding.accepted.by}: {finding.accepted.reason}]"
+
+
+def policy_lines(result: CheckResult) -> list[str]:
+    """Stale and expired accept rules, fixed baseline entries: said, never failing."""
+    policy = result.policy
+    if policy is None:
+        return []
+    lines = []
+    for rule in policy.expired:
+        lines.append(f"Note: {rule.source}: {rule.key} expired on {rule.until}; it no longer accepts anything")
+    for rule in policy.stale:
+        lines.append(f"Note: {rule.source}: {rule.key} ({rule.distribution}) matched nothing: stale, remove it")
+    if policy.fixed:
+        fixed = ", ".join(f"{e.distribution} {e.path or ''} {e.code}".replace("  ", " ") for e in policy.fixed)
+        lines.append(
+            f"Note: {len(policy.fixed)} baseline entr(ies) no longer occur (fixed: {fixed}); "
+            f"write the baseline again to drop them"
+        )
+    return lines
+
+
+def render_plain(result: CheckResult, show_accepted: bool = False) -> Iterable[str]:
     """Plain lines for pipes and logs: one per finding, then the summary and tips."""
     yield f"environment: {result.environment.label}"
     yield from managed_lines(result)
@@ -151,14 +232,21 @@ def render_plain(result: CheckResult) -> Iterable[str]:
         if report.status is Status.NOT_INSTALLED:
             yield f"{report.name}: not installed"
         for finding in report.findings:
-            yield finding_line(subject(report), finding)
+            if shown(finding, show_accepted):
+                yield finding_line(subject(report), finding) + accepted_note(finding)
+    overlaid = _overlaid(result)
     for pair in result.pairs:
-        yield pair_line(pair)
+        yield pair_line(pair, overlaid)
     yield summary(result)
+    yield from policy_lines(result)
     yield from tips(result)
 
 
-def render_rich(result: CheckResult, console: Console) -> None:
+def _overlaid(result: CheckResult) -> frozenset[str]:
+    return frozenset(r.name for r in result.distributions if r.status is Status.OVERLAID)
+
+
+def render_rich(result: CheckResult, console: Console, show_accepted: bool = False) -> None:
     """A table of findings per environment, then the summary and tips."""
     from rich.markup import escape
     from rich.table import Table
@@ -166,7 +254,11 @@ def render_rich(result: CheckResult, console: Console) -> None:
     console.print(f"[bold]environment:[/] {escape(result.environment.label)}")
     for line in managed_lines(result):
         console.print(escape(line), soft_wrap=True)
-    problems = [r for r in result.distributions if r.findings or r.status is Status.NOT_INSTALLED]
+    problems = [
+        r
+        for r in result.distributions
+        if any(shown(f, show_accepted) for f in r.findings) or r.status is Status.NOT_INSTALLED
+    ]
     if problems:
         table = Table(show_lines=False, header_style="bold")
         for column in ("distribution", "code", "path", "problem", "expected", "found"):
@@ -176,19 +268,24 @@ def render_rich(result: CheckResult, console: Console) -> None:
             if report.status is Status.NOT_INSTALLED:
                 table.add_row(f"[{style}]{escape(report.name)}[/]", "", "", "not installed", "", "")
             for f in report.findings:
+                if not shown(f, show_accepted):
+                    continue
                 table.add_row(
                     f"[{style}]{escape(subject(report))}[/]",
                     f.code.value,
                     escape(f.path or ""),
-                    escape(f.message),
+                    escape(f.message + accepted_note(f)),
                     escape(f.expected or ""),
                     escape(f.found or ""),
                 )
         console.print(table)
+    overlaid = _overlaid(result)
     for pair in result.pairs:
-        console.print(f"[bold yellow]{escape(pair_line(pair))}[/]", soft_wrap=True)
+        console.print(f"[bold yellow]{escape(pair_line(pair, overlaid))}[/]", soft_wrap=True)
     style = "green" if result.healthy else "bold red"
     console.print(f"[{style}]{escape(summary(result))}[/]")
+    for line in policy_lines(result):
+        console.print(escape(line), soft_wrap=True)
     for tip in tips(result):
         console.print(f"[cyan]{escape(tip)}[/]", soft_wrap=True)
 
@@ -213,5 +310,16 @@ def render_preflight(result: PreflightResult) -> Iterable[str]:
         f"{len(result.wheels)} wheel(s): {shared} shared path(s), {len(differing)} with different bytes; "
         f"{sum(not o.identical for o in result.overwrites)} installed file(s) of others would be replaced"
     )
-    if differing:
-        yield "Tip: these wheels overwrite each other; install them one at a time, the one that must win last"
+    for pair in result.pairs:
+        if pair.overlay is not None:
+            base = pair.second if pair.overlay == pair.first else pair.first
+            yield (
+                f"Tip: {pair.overlay} requires {base} and lies on top of it ({pair.differing} differing path(s)): "
+                f"install {pair.overlay} last"
+            )
+        else:
+            yield (
+                f"Tip: {pair.first} and {pair.second} are alternatives (neither requires the other) yet ship "
+                f"{pair.differing} of the same path(s) with different bytes: install one, not both; "
+                f"uninstalling either later would delete the other's files"
+            )

@@ -1,0 +1,100 @@
+"""Accept rules as read from TOML, and matched over (distribution, path, code, found)."""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+import pytest
+
+from wheeldoctor.checks.files import DistributionReport, Status, status_of
+from wheeldoctor.checks.policy import Policy, accept, outcome
+from wheeldoctor.formats.config import ConfigError, find_config, load_config
+from wheeldoctor.model.findings import Code, Finding, Kind
+
+RULES = """
+[[tool.wheeldoctor.accept]]
+distribution = "Cert_Ifi"
+path = "certifi/cacert.pem"
+found = "sha256=AAAA"
+reason = "corporate CA"
+
+[[tool.wheeldoctor.accept]]
+distribution = "hooked"
+code = "WD015"
+reason = "no hash, known"
+until = 2020-01-01
+"""
+
+
+def _write(folder: Path, name: str, text: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(text, encoding="utf-8")
+    return folder / name
+
+
+def test_rules_are_read_and_match_generically(tmp_path: Path) -> None:
+    config = load_config(str(_write(tmp_path, "pyproject.toml", RULES)))
+    pinned, dated = config.rules
+    assert pinned.distribution == "cert-ifi"
+    assert pinned.matches("cert-ifi", "certifi/cacert.pem", "WD002", "sha256=AAAA")
+    assert pinned.matches("cert-ifi", "certifi/cacert.pem", "WD001", "sha256=AAAA")  # no code: any code
+    assert not pinned.matches("cert-ifi", "certifi/cacert.pem", "WD002", "sha256=AAAB")
+    assert not pinned.matches("other", "certifi/cacert.pem", "WD002", "sha256=AAAA")
+    assert dated.until == datetime.date(2020, 1, 1)
+    assert dated.expired(datetime.date(2020, 1, 2)) and not dated.expired(datetime.date(2020, 1, 1))
+    assert (pinned.key, dated.key) == ("tool.wheeldoctor.accept[0]", "tool.wheeldoctor.accept[1]")
+
+
+def test_policy_accepts_counts_and_reports_stale_and_expired(tmp_path: Path) -> None:
+    config = load_config(str(_write(tmp_path, "pyproject.toml", RULES)))
+    appended = Finding(Code.SIZE_MISMATCH, Kind.MODIFIED, "certifi/cacert.pem", "x", found="sha256=AAAA")
+    other = Finding(Code.HASH_MISMATCH, Kind.MODIFIED, "certifi/core.py", "x", found="sha256=BBBB")
+    bare = Finding(Code.NO_HASH, Kind.UNVERIFIABLE, "hooked/x.py", "x")
+    reports = [
+        DistributionReport("cert-ifi", "1", None, None, Status.BROKEN, (appended,)),
+        DistributionReport("hooked", "1", None, None, Status.UNVERIFIABLE, (bare,)),
+        DistributionReport("more", "1", None, None, Status.BROKEN, (other,)),
+    ]
+    policy = Policy(datetime.date(2026, 1, 1), config)
+    done = accept(reports, policy)
+    certifi, hooked, more = done.reports
+    assert certifi.findings[0].accepted is not None and certifi.findings[0].accepted.by == "config"
+    assert status_of(certifi.findings) is Status.ACCEPTED
+    assert hooked.findings[0].accepted is None  # expired
+    assert status_of(more.findings) is Status.BROKEN
+    summary = outcome(policy, done.reports, done)
+    assert summary.accepted == 1
+    assert [r.distribution for r in summary.expired] == ["hooked"]
+    assert summary.stale == ()
+
+
+def test_the_search_prefers_wheeldoctor_toml_and_skips_pyprojects_without_the_table(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    _write(repo, "pyproject.toml", RULES)
+    _write(repo / "pkg", "pyproject.toml", "[project]\nname = 'pkg'\n")  # no [tool.wheeldoctor]: skipped
+    assert find_config(str(repo / "pkg")) == str((repo / "pyproject.toml").resolve())
+    _write(repo, "wheeldoctor.toml", "")
+    assert find_config(str(repo / "pkg")) == str((repo / "wheeldoctor.toml").resolve())
+    assert find_config(str(repo / "pkg"), outside=[str(repo)]) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[[accept]]\ndistribution = "x"\npath = "p"\nreason = 3\n', "accept[0].reason must be a non-empty string"),
+        ('[[accept]]\ndistribution = "x"\npath = "p"\n', "lacks the required key 'reason'"),
+        ('[[accept]]\ndistribution = "x"\npath = "p"\nreason = "r"\nuntil = 2026-01-01T10:00:00\n', "until"),
+        ('[[accept]]\ndistribution = "x"\npath = "p"\nreason = "r"\nfound = "abc"\n', "accept[0].found"),
+        ("accept = 1\n", "must be an array of tables"),
+        ("other = 1\n", "unknown key 'other'"),
+    ],
+)
+def test_bad_entries_name_file_and_key(tmp_path: Path, text: str, message: str) -> None:
+    path = _write(tmp_path, "wheeldoctor.toml", text)
+    with pytest.raises(ConfigError) as raised:
+        load_config(str(path))
+    assert str(raised.value).startswith(f"{path}: ")
+    assert message in str(raised.value)
+    assert "\n" not in str(raised.value)

@@ -1,0 +1,46 @@
+"""The policy a command runs under: accept rules from the nearest config, and a baseline."""
+
+from __future__ import annotations
+
+import datetime
+import os
+from collections.abc import Sequence
+
+from wheeldoctor.checks.files import DistributionReport
+from wheeldoctor.checks.policy import Policy, baseline_entries
+from wheeldoctor.formats import baseline
+from wheeldoctor.formats.config import Config, find_config, load_config
+from wheeldoctor.model.errors import InputError
+from wheeldoctor.where.environment import Environment
+
+
+def load_policy(
+    env: Environment,
+    *,
+    config: str | None = None,
+    baseline_file: str | None = None,
+    writing: str | None = None,
+    start: str | None = None,
+    today: datetime.date | None = None,
+) -> Policy:
+    """Read the config (``config``, else the nearest one above ``start``) and ``baseline_file``.
+
+    Raises :class:`~wheeldoctor.formats.config.ConfigError` or
+    :class:`~wheeldoctor.formats.baseline.BaselineError` (both ValueError) with one line
+    naming the file. Nothing inside ``env`` is ever read as a config. ``writing`` is the
+    baseline about to be written, which cannot also be read.
+    """
+    if baseline_file is not None and writing is not None:
+        raise InputError("give --baseline or --write-baseline, not both")
+    fence = [*env.prefixes[:1], *env.paths]  # its own prefix, not a base interpreter's (/usr)
+    path = config if config is not None else find_config(start or os.getcwd(), outside=fence)
+    rules = load_config(path, outside=fence) if path is not None else Config()
+    entries = baseline.load(baseline_file) if baseline_file is not None else ()
+    return Policy(today or datetime.date.today(), rules, entries, baseline_file)
+
+
+def write_baseline(path: str, reports: Sequence[DistributionReport]) -> int:
+    """Write the baseline of ``reports`` to ``path``; return how many findings it pins."""
+    entries = baseline_entries(reports)
+    baseline.write(path, entries)
+    return len(entries)

@@ -1,0 +1,195 @@
+"""Accept rules from TOML: ``[tool.wheeldoctor]`` in pyproject.toml, or a wheeldoctor.toml.
+
+The search starts in the working directory and climbs to the repository root (a folder
+holding ``.git`` or ``.hg``) or the filesystem root, whichever comes first. In each
+folder a ``wheeldoctor.toml`` (keys at its top level) wins over a ``pyproject.toml``,
+which counts only when it has a ``[tool.wheeldoctor]`` table. Validation is strict:
+any unknown key, wrong type or bad value is a :class:`ConfigError` naming the file,
+the key and what is allowed.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import re
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from wheeldoctor.model.errors import InputError
+from wheeldoctor.model.findings import Code
+
+CONFIG_NAME = "wheeldoctor.toml"
+PYPROJECT = "pyproject.toml"
+_REPOSITORY_MARKERS = (".git", ".hg")
+_TOP_KEYS = ("accept",)
+_RULE_KEYS = ("distribution", "path", "code", "found", "reason", "until")
+_DIGEST = re.compile(r"^[a-z0-9_]+=[A-Za-z0-9_-]+$")
+
+
+class ConfigError(InputError):
+    """A config file that cannot be used; the message is one line naming the file and the key."""
+
+
+@dataclass(frozen=True, slots=True)
+class AcceptRule:
+    """One ``[[accept]]`` entry: which findings it accepts, why, until when, and from where.
+
+    Matching is over ``(distribution, path, code, found)`` only, so any kind of finding
+    (files, startup hooks, ...) can be accepted by the same rules.
+    """
+
+    distribution: str
+    """Canonical name."""
+    reason: str
+    source: str
+    """The file it came from."""
+    index: int
+    """Its position among the file's entries, from 0."""
+    path: str | None = None
+    code: str | None = None
+    found: str | None = None
+    """The finding's ``found`` exactly (``sha256=…``): only those bytes are accepted."""
+    until: datetime.date | None = None
+
+    @property
+    def key(self) -> str:
+        """Where it is written, for messages: ``tool.wheeldoctor.accept[2]``."""
+        prefix = "accept" if os.path.basename(self.source) == CONFIG_NAME else "tool.wheeldoctor.accept"
+        return f"{prefix}[{self.index}]"
+
+    def expired(self, today: datetime.date) -> bool:
+        """Whether ``until`` has passed: the rule no longer applies."""
+        return self.until is not None and today > self.until
+
+    def matches(self, distribution: str, path: str | None, code: str, found: str | None) -> bool:
+        """Whether this rule names that finding (expiry aside)."""
+        return (
+            self.distribution == distribution
+            and (self.path is None or self.path == path)
+            and (self.code is None or self.code == code)
+            and (self.found is None or self.found == found)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """What a config file says; ``source`` is None when no file was found."""
+
+    source: str | None = None
+    rules: tuple[AcceptRule, ...] = ()
+
+
+def find_config(start: str, outside: Iterable[str] = ()) -> str | None:
+    """The config file that applies in ``start``: the nearest one up to the repository root.
+
+    Folders under any of ``outside`` (the inspected environment's prefixes and site
+    directories) are never read from.
+    """
+    fences = [os.path.realpath(p) for p in outside]
+    here = os.path.realpath(start)
+    while True:
+        if not any(_within(here, fence) for fence in fences):
+            own = os.path.join(here, CONFIG_NAME)
+            if os.path.isfile(own):
+                return own
+            project = os.path.join(here, PYPROJECT)
+            if os.path.isfile(project) and _has_tool_table(project):
+                return project
+        if any(os.path.exists(os.path.join(here, marker)) for marker in _REPOSITORY_MARKERS):
+            return None
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def load_config(path: str, outside: Iterable[str] = ()) -> Config:
+    """Read and validate one config file; :class:`ConfigError` when it cannot be used."""
+    real = os.path.realpath(path)
+    if any(_within(real, os.path.realpath(fence)) for fence in outside):
+        raise ConfigError(f"{path}: is inside the environment being checked; a config is never read from there")
+    document = _read_toml(path)
+    if os.path.basename(path) == PYPROJECT:
+        table = document.get("tool", {}).get("wheeldoctor", {}) if isinstance(document.get("tool"), dict) else {}
+        prefix = "tool.wheeldoctor"
+    else:
+        table, prefix = document, ""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: {prefix} must be a table")
+    return Config(path, tuple(_rules(path, prefix, table)))
+
+
+def _rules(path: str, prefix: str, table: Mapping[str, Any]) -> Iterable[AcceptRule]:
+    from packaging.utils import canonicalize_name
+
+    def where(key: str) -> str:
+        return f"{prefix}.{key}" if prefix else key
+
+    for key in table:
+        if key not in _TOP_KEYS:
+            raise ConfigError(f"{path}: unknown key {where(key)!r} (allowed: {', '.join(_TOP_KEYS)})")
+    entries = table.get("accept", [])
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise ConfigError(f"{path}: {where('accept')} must be an array of tables ([[{where('accept')}]])")
+    codes = {c.value for c in Code}
+    for index, entry in enumerate(entries):
+        name = where(f"accept[{index}]")
+        for key in entry:
+            if key not in _RULE_KEYS:
+                raise ConfigError(f"{path}: unknown key {name}.{key!r} (allowed: {', '.join(_RULE_KEYS)})")
+        for key in ("distribution", "reason"):
+            if key not in entry:
+                raise ConfigError(f"{path}: {name} lacks the required key {key!r}")
+        for key in ("distribution", "path", "code", "found", "reason"):
+            if key in entry and (not isinstance(entry[key], str) or not entry[key].strip()):
+                raise ConfigError(f"{path}: {name}.{key} must be a non-empty string")
+        if "path" not in entry and "code" not in entry:
+            raise ConfigError(f"{path}: {name} must name a 'path', a 'code' or both")
+        if "code" in entry and entry["code"] not in codes:
+            raise ConfigError(f"{path}: {name}.code {entry['code']!r} is not a wheeldoctor code (WD001, WD002, ...)")
+        if "found" in entry and not _DIGEST.match(entry["found"]):
+            raise ConfigError(f"{path}: {name}.found must be a digest as the JSON 'found' spells it (sha256=...)")
+        until = entry.get("until")
+        if until is not None and (not isinstance(until, datetime.date) or isinstance(until, datetime.datetime)):
+            raise ConfigError(f"{path}: {name}.until must be a TOML date (until = 2026-12-31)")
+        yield AcceptRule(
+            distribution=str(canonicalize_name(entry["distribution"])),
+            reason=entry["reason"],
+            source=path,
+            index=index,
+            path=entry.get("path"),
+            code=entry.get("code"),
+            found=entry.get("found"),
+            until=until,
+        )
+
+
+def _read_toml(path: str) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+    try:
+        with open(path, "rb") as f:
+            document: dict[str, Any] = tomllib.load(f)
+            return document
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot be read: {e.strerror or e}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: not valid TOML: {e}") from None
+
+
+def _has_tool_table(path: str) -> bool:
+    try:
+        document = _read_toml(path)
+    except ConfigError:
+        return True  # a broken pyproject.toml is reported, not skipped
+    tool = document.get("tool")
+    return isinstance(tool, dict) and "wheeldoctor" in tool
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
