@@ -8,7 +8,6 @@ attributed to the distribution whose bytes it holds.
 
 from __future__ import annotations
 
-import os
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING, cast
 from wheeldoctor.checks import cached
 from wheeldoctor.checks.claims import Claim, ownership, resolve
 from wheeldoctor.checks.managed import judge_managed, judged_by_manager, resolve_managed
+from wheeldoctor.checks.spread import rows_estimate
 from wheeldoctor.checks.states import ProgressSink, hash_claims
 from wheeldoctor.disk import cache, hashing
 from wheeldoctor.disk.hashing import can_fork, default_jobs
@@ -196,7 +196,7 @@ def verify_environment(
         and workers > 1
         and can_fork()
         and not any(map(judged_by_manager, everybody))  # a package manager's record: judged here
-        and sum(map(_rows_estimate, everybody)) >= hashing.PROCESS_MIN_FILES
+        and sum(map(rows_estimate, everybody)) >= hashing.PROCESS_MIN_FILES
     ):
         return _verify_spread(checked, everybody, workers, progress, cache_dir, started)
     read = {id(d): with_record(d) for d in everybody}  # deferred RECORDs are read here, in turn
@@ -243,18 +243,6 @@ def verify_environment(
             cached.remember(cache_dir, dist, intact, resolved[id(dist)][0], states, entries.get(id(dist)), started)
     shared = {path: claims for path, claims in owners.items() if len(claims) > 1}
     return Verification(tuple(reports), shared, states)
-
-
-def _rows_estimate(dist: InstalledDistribution) -> int:
-    """About how many files ``dist`` records, without parsing a deferred RECORD."""
-    if dist.record is not None:
-        return len(dist.record.rows)
-    if not dist.record_deferred:
-        return 0
-    try:
-        return os.stat(os.path.join(dist.path, "RECORD")).st_size // 100
-    except (OSError, ValueError):
-        return 0
 
 
 def _verify_spread(
@@ -328,12 +316,8 @@ def _verify_spread(
     if exact:
         known: Known | None = None
         if cache_dir is not None and cache.usable(cache_dir):
-            entries = [
-                entry
-                for i in unproven
-                if parsed[i].identity is not None
-                and (entry := cache.load(cache_dir, everybody[i].path, parsed[i].identity)) is not None  # type: ignore[arg-type]
-            ]
+            keys = [(everybody[i].path, identity) for i in unproven if (identity := parsed[i].identity) is not None]
+            entries = [entry for path, identity in keys if (entry := cache.load(cache_dir, path, identity)) is not None]
             known = cached.cached_states(entries).get if entries else None
         given.update(hash_claims(exact, jobs=jobs, known=known))
     index = {id(d): i for i, d in enumerate(everybody)}
@@ -350,45 +334,19 @@ def _verify_spread(
                 if finding is not None:
                     findings.append(finding)
         reports.append(report_for(dist, findings))
-    if cache_dir is not None:
-        for dist, report in zip(checked, reports, strict=True):
-            i = index[id(dist)]
-            _remember_spread(
-                cache_dir,
-                dist,
-                parsed[i],
-                report.status is Status.INTACT,
-                i in unproven,
-                claims_of(i) if i in unproven else [],
-                states,
-                started,
-            )
+    for dist, report in zip(checked, reports, strict=True):
+        i, intact = index[id(dist)], report.status is Status.INTACT
+        identity = parsed[i].identity
+        if cache_dir is None or identity is None:
+            continue
+        if i in unproven:  # some files were judged here: the general rule, with the claims
+            before = cache.load(cache_dir, dist.path, identity)
+            keyed = replace(dist, record_identity=identity)
+            cached.remember(cache_dir, keyed, intact, claims_of(i), states, before, started)
+        else:  # every file proved in the workers, which made its cache record
+            files = tuple(chain.from_iterable(parsed[i].files[first] for first in sorted(parsed[i].files)))
+            cached.remember_proven(cache_dir, dist, identity, intact, files, len(parsed[i].rows), parsed[i].before)
     return Verification(tuple(reports), owners, states)
-
-
-def _remember_spread(
-    cache_dir: str,
-    dist: InstalledDistribution,
-    done: Parsed,
-    intact: bool,
-    judged_here: bool,
-    claims: Sequence[Claim],
-    states: Mapping[str, FileState],
-    started: int,
-) -> None:
-    """Write back what the workers proved of ``dist`` (the same entry :func:`cached.remember` writes)."""
-    if done.identity is None:
-        return
-    if judged_here:  # some files were judged here: the general rule, with the claims
-        before = cache.load(cache_dir, dist.path, done.identity)
-        dist = replace(dist, record_identity=done.identity)
-        cached.remember(cache_dir, dist, intact, claims, states, before, started)
-        return
-    files = tuple(chain.from_iterable(done.files[first] for first in sorted(done.files)))
-    intact = intact and len(files) == len(done.rows)
-    entry = cache.Entry(dist.path, done.identity, dist.root if intact else None, files)
-    if hash(entry) != done.before and (files or done.before is not None):
-        cache.store(cache_dir, entry)
 
 
 def verify(

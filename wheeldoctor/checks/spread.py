@@ -211,6 +211,18 @@ def spread(
     return results
 
 
+def rows_estimate(dist: InstalledDistribution) -> int:
+    """About how many files ``dist`` records, without parsing a deferred RECORD."""
+    if dist.record is not None:
+        return len(dist.record.rows)
+    if not dist.record_deferred:
+        return 0
+    try:
+        return os.stat(os.path.join(dist.path, "RECORD")).st_size // 100
+    except (OSError, ValueError):
+        return 0
+
+
 def _record_size(dist: InstalledDistribution) -> int:
     if dist.record is not None:
         return len(dist.record.rows) * 100
