@@ -112,6 +112,11 @@ def find_duplicates(env: Environment) -> list[Duplicate]:
 
 
 def remedy(duplicate: Duplicate, env: Environment) -> tuple[str, ...]:
+    """:func:`remedy_argvs`, as lines to paste, in order."""
+    return tuple(shlex.join(argv) for argv in remedy_argvs(duplicate, env))
+
+
+def remedy_argvs(duplicate: Duplicate, env: Environment) -> tuple[tuple[str, ...], ...]:
     """The commands that leave one clean install where Python looks first; empty when none is stale there.
 
     Each uninstall removes one dist-info and exactly the files its RECORD lists, so a stale
@@ -137,8 +142,8 @@ def remedy(duplicate: Duplicate, env: Environment) -> tuple[str, ...]:
     from wheeldoctor.checks.repair import pip_runner
 
     pip = pip_runner(env)
-    uninstall = shlex.join([*pip, "uninstall", "-y", active.name])
-    return (*([uninstall] * count), shlex.join([*pip, "install", "--no-deps", spec]))
+    uninstall = (*pip, "uninstall", "-y", active.name)
+    return (*([uninstall] * count), (*pip, "install", "--no-deps", spec))
 
 
 def _system(dist: InstalledDistribution) -> bool:
@@ -157,12 +162,13 @@ def removal_elsewhere(duplicate: Duplicate, env: Environment) -> dict[str, str |
         if dist.location == active.location:
             continue
         known = (dist.installer or "").lower() in _RECORD_INSTALLERS
-        command = _uv("uninstall", env.python, "--target", dist.location, duplicate.name) if known else None
+        argv = _uv("uninstall", env.python, "--target", dist.location, duplicate.name) if known else None
+        command = shlex.join(argv) if argv is not None else None
         if dist.location not in commands or command is None:
             commands[dist.location] = command
     return commands
 
 
-def _uv(verb: str, python: str | None, *rest: str) -> str:
-    target = ["--python", python] if python else []
-    return shlex.join(["uv", "pip", verb, *target, *rest])
+def _uv(verb: str, python: str | None, *rest: str) -> tuple[str, ...]:
+    target = ("--python", python) if python else ()
+    return ("uv", "pip", verb, *target, *rest)

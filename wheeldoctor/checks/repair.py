@@ -5,6 +5,9 @@ manager: pip or uv would overwrite files the manager keeps a record of, and pip 
 ``EXTERNALLY-MANAGED`` interpreter anyway (PEP 668). A step is data (:class:`RepairStep`):
 ``wheeldoctor fix`` runs the pip and uv steps and lists the others for the user to run.
 A clash is repaired by a sequence of commands (:func:`pair_choices`), also as data.
+
+Each command is built once, as an argument list: tips print it joined (``shlex.join``),
+``fix`` runs the same list. What ``fix`` must not run by itself says why (:func:`refusal`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,11 @@ if TYPE_CHECKING:  # clash imports deps, whose install_command imports this modu
     from wheeldoctor.checks.clash import ClashPair
 
 _BREAK = "--break-system-packages"
+
+#: Installers that remove exactly what a dist-info's RECORD lists: the only ones ``fix`` runs.
+RECORD_INSTALLERS = frozenset({"pip", "uv"})
+
+Argv = tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +135,32 @@ def _installer_words(dist: InstalledDistribution, env: Environment) -> list[str]
     return [*pip_runner(env), "install", "--force-reinstall", "--no-deps", spec]
 
 
+def refusal(dist: InstalledDistribution) -> str | None:
+    """Why ``fix`` must not run pip or uv on ``dist`` by itself; None when it may.
+
+    A system package manager's files are that manager's (its step is listed for the user
+    instead); a tool that is not recorded, or is not pip or uv, may keep records that pip
+    would leave stale; without a version a reinstall cannot be pinned to what is installed.
+    """
+    managed = dist.managed_by
+    if managed is not None and managed.tool.system:
+        package = f" (package {managed.package})" if managed.package else ""
+        return f"its files belong to {managed.tool.value}{package}: repair it with {managed.tool.value}"
+    installer = (dist.installer or "").strip()
+    if installer.lower() not in RECORD_INSTALLERS:
+        if not installer:
+            return "no INSTALLER is recorded, so the tool that owns its files is unknown"
+        return f"installed by {installer}, not pip or uv: repair it with {installer}"
+    if not dist.version:
+        return "no version is recorded, so a reinstall cannot be pinned to what is installed"
+    return None
+
+
+def reinstall_argv(dist: InstalledDistribution, env: Environment) -> Argv:
+    """:func:`repair_step`'s command as an argument list (what ``fix`` runs)."""
+    return repair_step(dist, env).argv
+
+
 def reinstall_command(dist: InstalledDistribution, env: Environment) -> str:
     """A command that puts back ``dist``'s own bytes, without touching its dependencies.
 
@@ -148,19 +182,25 @@ def pip_runner(env: Environment) -> list[str]:
     return ["pip", "--python", env.python]
 
 
-def cache_clean_command(dist: InstalledDistribution) -> str | None:
+def cache_clean_argv(dist: InstalledDistribution) -> Argv | None:
     """For a uv install whose altered files are hard links, the command that drops uv's copy.
 
     uv links installed files to its cache, so bytes altered in place are altered in the
     cache too, and a reinstall would link them back.
     """
-    if (dist.installer or "").lower() != "uv":
+    if (dist.installer or "").strip().lower() != "uv":
         return None
-    return shlex.join(["uv", "cache", "clean", dist.name])
+    return ("uv", "cache", "clean", dist.name)
 
 
-def uninstall_command(dist: InstalledDistribution, env: Environment) -> str:
-    """A command that uninstalls ``dist``, with the tool that manages its files.
+def cache_clean_command(dist: InstalledDistribution) -> str | None:
+    """:func:`cache_clean_argv`, as a line to paste."""
+    argv = cache_clean_argv(dist)
+    return shlex.join(argv) if argv is not None else None
+
+
+def uninstall_argv(dist: InstalledDistribution, env: Environment) -> Argv:
+    """The command that uninstalls ``dist``, with the tool that manages its files.
 
     A system package manager's distribution is removed by that manager. Site directories
     without an interpreter are aimed at with ``uv pip uninstall --target`` (pip has no
@@ -168,29 +208,37 @@ def uninstall_command(dist: InstalledDistribution, env: Environment) -> str:
     """
     managed = dist.managed_by
     if managed is not None and managed.tool.system and managed.package is not None:
-        remove = {Tool.DPKG: ["apt-get", "remove"], Tool.RPM: ["dnf", "remove"]}.get(managed.tool)
-        return shlex.join([*(remove or ["conda", "remove", "--prefix", dist.root]), managed.package])
+        remove = {Tool.DPKG: ("apt-get", "remove"), Tool.RPM: ("dnf", "remove")}.get(managed.tool)
+        return (*(remove or ("conda", "remove", "--prefix", dist.root)), managed.package)
     if env.python is None:
-        words = ["uv", "pip", "uninstall", "--target", dist.location, dist.name]
-    elif (dist.installer or "").lower() == "uv":
-        words = ["uv", "pip", "uninstall", "--python", env.python, dist.name]
-    else:
-        words = [*pip_runner(env), "uninstall", "-y", dist.name]
-    return shlex.join(words)
+        return ("uv", "pip", "uninstall", "--target", dist.location, dist.name)
+    if (dist.installer or "").lower() == "uv":
+        return ("uv", "pip", "uninstall", "--python", env.python, dist.name)
+    return (*pip_runner(env), "uninstall", "-y", dist.name)
+
+
+def uninstall_command(dist: InstalledDistribution, env: Environment) -> str:
+    """:func:`uninstall_argv`, as a line to paste."""
+    return shlex.join(uninstall_argv(dist, env))
 
 
 @dataclass(frozen=True, slots=True)
 class Choice:
-    """One way to end a clash: keep ``keep``, remove ``remove`` (None: keep both), run ``commands`` in order."""
+    """One way to end a clash: keep ``keep``, remove ``remove`` (None: keep both), run ``argvs`` in order."""
 
     keep: str
     remove: str | None
-    commands: tuple[str, ...]
+    argvs: tuple[Argv, ...]
+
+    @property
+    def commands(self) -> tuple[str, ...]:
+        """The commands as lines to paste, in order."""
+        return tuple(shlex.join(argv) for argv in self.argvs)
 
 
 def keep_sequence(keep: InstalledDistribution, drop: InstalledDistribution, env: Environment) -> Choice:
     """Uninstall ``drop``, then reinstall ``keep``: uninstalling deletes every shared path, ``keep``'s too."""
-    return Choice(keep.name, drop.name, (uninstall_command(drop, env), reinstall_command(keep, env)))
+    return Choice(keep.name, drop.name, (uninstall_argv(drop, env), reinstall_argv(keep, env)))
 
 
 def pair_choices(pair: ClashPair, env: Environment) -> tuple[Choice, ...]:
@@ -201,5 +249,5 @@ def pair_choices(pair: ClashPair, env: Environment) -> tuple[Choice, ...]:
     alternatives: keep the winner (uninstall the other, then reinstall it), or the other.
     """
     if pair.overlay is not None:
-        return (Choice(pair.winner.name, None, (reinstall_command(pair.winner, env),)),)
+        return (Choice(pair.winner.name, None, (reinstall_argv(pair.winner, env),)),)
     return (keep_sequence(pair.winner, pair.loser, env), keep_sequence(pair.loser, pair.winner, env))

@@ -386,3 +386,8 @@ def import_json(verdict: ImportVerdict) -> dict[str, Any]:
 def render(document: dict[str, Any]) -> str:
     """Serialise a document: stable key order, UTF-8 left readable."""
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def header(command: str, healthy: bool) -> dict[str, Any]:
+    """The keys every document starts with: schema version, tool, command and verdict."""
+    return _header(command, healthy)

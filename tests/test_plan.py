@@ -1,0 +1,51 @@
+"""The plan alone (checks/plan.py): what a system package manager's distribution gets, on a real dist-info.
+
+The installs and runs are in tests/test_fix.py; here the manager is attached by hand,
+as wheeldoctor/where/managers.py attaches it when dpkg lists the files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from wheeldoctor.checks.files import DistributionReport, Status
+from wheeldoctor.checks.plan import plan_repairs
+from wheeldoctor.model.findings import Code, Finding, Kind
+from wheeldoctor.model.managed import ManagedBy, Tool
+from wheeldoctor.where.environment import load_environment
+
+
+def broken(site: Path, installer: str) -> DistributionReport:
+    """A dist-info of ``yaml-demo`` 6.0 with one modified file, as check reports it."""
+    path = site / "yaml_demo-6.0.dist-info"
+    path.mkdir(parents=True)
+    (path / "METADATA").write_text("Metadata-Version: 2.1\nName: yaml-demo\nVersion: 6.0\n")
+    (path / "INSTALLER").write_text(installer + "\n")
+    (path / "RECORD").write_text("")
+    env = load_environment("test", [str(site)], [], python="/usr/bin/python3")
+    [dist] = env.distributions
+    finding = Finding(Code.HASH_MISMATCH, Kind.MODIFIED, "yaml/_yaml.so", "altered", "sha256=a", "sha256=b")
+    return DistributionReport(dist.name, dist.version, dist.location, dist.installer, Status.BROKEN, (finding,), dist)
+
+
+def test_a_dpkg_distribution_gets_apt_for_the_user_and_no_step(tmp_path: Path) -> None:
+    report = broken(tmp_path / "dist-packages", "debian")
+    assert report.dist is not None
+    dist = replace(report.dist, managed_by=ManagedBy(Tool.DPKG, package="python3-yaml-demo"))
+    env = load_environment("test", [str(tmp_path / "dist-packages")], [], python="/usr/bin/python3")
+    plan = plan_repairs(env, [replace(report, dist=dist)], [], [])
+    assert plan.steps == ()
+    [left] = plan.left_alone
+    assert left.reason == "its files belong to dpkg (package python3-yaml-demo): repair it with dpkg"
+    assert left.commands == ("apt-get install --reinstall python3-yaml-demo",)
+
+
+def test_a_pip_distribution_gets_its_pinned_reinstall(tmp_path: Path) -> None:
+    report = broken(tmp_path / "site-packages", "pip")
+    env = load_environment("test", [str(tmp_path / "site-packages")], [], python="/venv/bin/python")
+    plan = plan_repairs(env, [report], [], [])
+    assert [s.command for s in plan.steps] == [
+        "pip --python /venv/bin/python install --force-reinstall --no-deps yaml-demo==6.0"
+    ]
+    assert plan.left_alone == ()

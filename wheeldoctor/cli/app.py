@@ -1,0 +1,299 @@
+"""The typer app: thin commands that pick an environment, run checks, render, exit.
+
+Reports go to stdout, errors and progress to stderr (see :mod:`wheeldoctor.cli.runner`).
+"""
+
+from __future__ import annotations
+
+import sys
+from functools import partial
+from typing import Annotated
+
+import typer
+
+from wheeldoctor.cli.options import (
+    BaselineOption,
+    ConfigOption,
+    DpkgAdmindirOption,
+    FormatOption,
+    JobsOption,
+    JsonOption,
+    NoCacheOption,
+    OutputOption,
+    PathOption,
+    PythonOption,
+    ShowAcceptedOption,
+    StrictOption,
+    WriteBaselineOption,
+)
+from wheeldoctor.cli.runner import (
+    EXIT_HEALTHY,
+    EXIT_PROBLEMS,
+    cache_dir,
+    choose_format,
+    deliver,
+    fail,
+    guard,
+    no_cyclic_gc,
+    target_of,
+)
+from wheeldoctor.report.progress import progress_bar
+from wheeldoctor.where.target import Target, load_target
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    help="Verify that an installed Python environment holds the bytes its installers recorded.",
+)
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from wheeldoctor import __version__
+
+        sys.stdout.write(f"wheeldoctor {__version__}\n")
+        raise typer.Exit(EXIT_HEALTHY)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", "-V", callback=_show_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    """Verify that an installed Python environment holds the bytes its installers recorded."""
+
+
+@app.command()
+def check(
+    names: Annotated[list[str] | None, typer.Argument(metavar="NAME...", help="Distributions to verify.")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Verify every installed distribution.")] = False,
+    python: PythonOption = None,
+    path: PathOption = None,
+    json: JsonOption = False,
+    format_: FormatOption = None,
+    output: OutputOption = None,
+    jobs: JobsOption = None,
+    strict: StrictOption = False,
+    no_cache: NoCacheOption = False,
+    dpkg_admindir: DpkgAdmindirOption = None,
+    config: ConfigOption = None,
+    baseline: BaselineOption = None,
+    write_baseline: WriteBaselineOption = None,
+    show_accepted: ShowAcceptedOption = False,
+) -> None:
+    """Verify distributions' files against their RECORD (sha256 and size), or their package manager's record."""
+
+    def run() -> int:
+        if bool(names) == all_:
+            fail("name the distributions to check, or pass --all (not both)")
+        chosen = choose_format(format_, json)
+        from wheeldoctor.commands import policy as policies
+        from wheeldoctor.commands.check import run_check
+        from wheeldoctor.report import text
+
+        with no_cyclic_gc():
+            env = load_target(target_of(python, path, dpkg_admindir), defer_records=True)
+            policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
+            with progress_bar(chosen != "text") as sink:
+                result = run_check(
+                    env,
+                    names or None,
+                    jobs=jobs,
+                    progress=sink,
+                    strict=strict or not all_,
+                    cache_dir=cache_dir(no_cache),
+                    processes=True,
+                    strict_overlays=strict,
+                    policy=policy,
+                )
+        if write_baseline is not None:
+            pinned = policies.write_baseline(write_baseline, result.distributions)
+            sys.stderr.write(f"wrote {write_baseline}: {pinned} finding(s) pinned\n")
+            return EXIT_HEALTHY
+        rich = partial(text.render_rich, result, show_accepted=show_accepted)
+        deliver(result, chosen, output, rich, show_accepted=show_accepted)
+        return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
+
+    guard(run)
+
+
+@app.command()
+def wheels(
+    files: Annotated[list[str], typer.Argument(metavar="WHEEL...", help="Wheel files to check before install.")],
+    python: PythonOption = None,
+    path: PathOption = None,
+    json: JsonOption = False,
+    format_: FormatOption = None,
+    output: OutputOption = None,
+) -> None:
+    """Check wheel files against their RECORDs, each other, and (optionally) an environment."""
+
+    def run() -> int:
+        chosen = choose_format(format_, json)
+        from wheeldoctor.checks.preflight import preflight
+        from wheeldoctor.formats.wheelfile import WheelError, read_wheel
+
+        try:
+            read = [read_wheel(f) for f in files]
+        except WheelError as e:
+            fail(str(e))
+        env = load_target(Target(python=python, paths=tuple(path or ()))) if (python or path) else None
+        result = preflight(read, env)
+        deliver(result, chosen, output)
+        return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
+
+    guard(run)
+
+
+@app.command()
+def deps(
+    python: PythonOption = None,
+    path: PathOption = None,
+    json: JsonOption = False,
+    format_: FormatOption = None,
+    output: OutputOption = None,
+    dpkg_admindir: DpkgAdmindirOption = None,
+) -> None:
+    """Check requirements (as pip check does, and further), duplicate dist-infos and compatibility."""
+
+    def run() -> int:
+        chosen = choose_format(format_, json)
+        from wheeldoctor.commands.deps import run_deps
+        from wheeldoctor.report import deps_text
+
+        target = target_of(python, path, dpkg_admindir)
+        result = run_deps(load_target(target, with_tags=True, with_records=False))
+        deliver(result, chosen, output, lambda console: deps_text.render_rich(result, console))
+        return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
+
+    guard(run)
+
+
+@app.command()
+def doctor(
+    python: PythonOption = None,
+    path: PathOption = None,
+    json: JsonOption = False,
+    format_: FormatOption = None,
+    output: OutputOption = None,
+    jobs: JobsOption = None,
+    strict: StrictOption = False,
+    no_cache: NoCacheOption = False,
+    dpkg_admindir: DpkgAdmindirOption = None,
+    config: ConfigOption = None,
+    baseline: BaselineOption = None,
+    write_baseline: WriteBaselineOption = None,
+    show_accepted: ShowAcceptedOption = False,
+) -> None:
+    """Everything at once: files, clashes, dependencies, duplicates, compatibility; one exit code."""
+
+    def run() -> int:
+        chosen = choose_format(format_, json)
+        from wheeldoctor.commands import policy as policies
+        from wheeldoctor.commands.doctor import run_doctor
+        from wheeldoctor.report import deps_text
+
+        with no_cyclic_gc():
+            env = load_target(target_of(python, path, dpkg_admindir), with_tags=True, defer_records=True)
+            policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
+            with progress_bar(chosen != "text") as sink:
+                result = run_doctor(
+                    env, jobs=jobs, progress=sink, strict=strict, cache_dir=cache_dir(no_cache), policy=policy
+                )
+        if write_baseline is not None:
+            pinned = policies.write_baseline(write_baseline, result.check.distributions)
+            sys.stderr.write(f"wrote {write_baseline}: {pinned} finding(s) pinned\n")
+            return EXIT_HEALTHY
+        rich = partial(deps_text.render_doctor_rich, result, show_accepted=show_accepted)
+        deliver(result, chosen, output, rich, show_accepted=show_accepted)
+        return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
+
+    guard(run)
+
+
+@app.command()
+def fix(
+    names: Annotated[list[str] | None, typer.Argument(metavar="NAME...", help="Distributions to repair.")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Repair every installed distribution.")] = False,
+    python: PythonOption = None,
+    path: PathOption = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; run nothing.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Run the plan without asking.")] = False,
+    keep: Annotated[list[str] | None, typer.Option(metavar="NAME", help="Of an unrelated pair, keep NAME.")] = None,
+    json: Annotated[bool, typer.Option("--json", help="The JSON document on stdout; the rest on stderr.")] = False,
+    no_cache: NoCacheOption = False,
+    dpkg_admindir: DpkgAdmindirOption = None,
+    config: ConfigOption = None,
+    baseline: BaselineOption = None,
+) -> None:
+    """Repair what check and doctor report, with the recorded installer; then verify again."""
+
+    def run() -> int:
+        if bool(names) == all_:
+            fail("name the distributions to repair, or pass --all (not both)")
+        from wheeldoctor.commands.fix import plan_fix, run_fix
+        from wheeldoctor.report import fix_text
+
+        planned = plan_fix(
+            target_of(python, path, dpkg_admindir),
+            names or None,
+            keep=keep or (),
+            cache_dir=cache_dir(no_cache),
+            config=config,
+            baseline=baseline,
+        )
+        out = sys.stderr if json else sys.stdout  # with --json, stdout holds the document alone
+        ask = (lambda n: typer.confirm(f"Run these {n} step(s)?", err=True)) if sys.stdin.isatty() else None
+        sink = fix_text.StreamSink(out)  # a refusal (FixRefused) exits 2 through the guard
+        result = run_fix(planned, sink, dry_run=dry_run, yes=yes, ask=ask, explicit_python=bool(python))
+        fix_text.finish(result, out, sys.stdout if json else None, dry_run=dry_run)
+        return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
+
+    guard(run)
+
+
+_FORBID_HELP = "Effects that fail the run: gpu-init, threads, processes, devices, slow:SECONDS."
+
+
+@app.command()
+def imports(
+    modules: Annotated[list[str], typer.Argument(metavar="MODULE...", help="Modules to import, a process each.")],
+    python: PythonOption = None,
+    json: JsonOption = False,
+    forbid: Annotated[str, typer.Option("--forbid", metavar="EFFECT,...", help=_FORBID_HELP)] = "gpu-init",
+    timeout: Annotated[float, typer.Option("--timeout", metavar="S", help="Kill an import that takes longer.")] = 60.0,
+) -> None:
+    """Import modules (this RUNS their code) and report GPU driver initialisation, threads, processes, time."""
+
+    def run() -> int:
+        from wheeldoctor.checks.imports import ImportProbeError
+        from wheeldoctor.commands.imports import Forbid, run_imports
+        from wheeldoctor.report import imports_text
+        from wheeldoctor.report import json as json_report
+
+        try:
+            result = run_imports(tuple(modules), python, forbid=Forbid.parse(forbid), timeout=timeout)
+        except (ImportProbeError, ValueError) as e:
+            fail(str(e))
+        if json:
+            sys.stdout.write(json_report.render(json_report.imports_document(result)))
+        else:
+            from rich.console import Console
+
+            console = Console(highlight=False)
+            if console.is_terminal:
+                imports_text.render_rich(result, console)
+            else:
+                sys.stdout.writelines(line + "\n" for line in imports_text.render_plain(result))
+        return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
+
+    guard(run)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app(prog_name="wheeldoctor")

@@ -1,0 +1,50 @@
+"""The options several commands share, declared once."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+PythonOption = Annotated[
+    str | None, typer.Option("--python", metavar="PATH", help="Inspect this interpreter's environment.")
+]
+PathOption = Annotated[
+    list[str] | None,
+    typer.Option("--path", metavar="DIR", help="Inspect this site directory (repeatable), in order."),
+]
+DpkgAdmindirOption = Annotated[
+    str | None,
+    typer.Option(
+        "--dpkg-admindir",
+        metavar="DIR",
+        help="dpkg's database (default /var/lib/dpkg); IMG/var/lib/dpkg reads a mounted image rooted at IMG.",
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="The same as --format json.")]
+FormatOption = Annotated[
+    str | None,
+    typer.Option("--format", metavar="FORMAT", help="text (default), json, github (annotations), junit or sarif."),
+]
+OutputOption = Annotated[
+    str | None,
+    typer.Option(
+        "--output",
+        "-o",
+        metavar="FILE",
+        help="Write the report to FILE (atomically); stdout gets the text report.",
+    ),
+]
+JobsOption = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Hashing threads (default: usable CPUs).")]
+ConfigOption = Annotated[str | None, typer.Option("--config", metavar="FILE", help="Accept rules from FILE.")]
+BaselineOption = Annotated[str | None, typer.Option("--baseline", metavar="FILE", help="Accept what FILE pins.")]
+WriteBaselineOption = Annotated[
+    str | None, typer.Option("--write-baseline", metavar="FILE", help="Pin the current findings in FILE; exit 0.")
+]
+ShowAcceptedOption = Annotated[bool, typer.Option("--show-accepted", help="List accepted findings too.")]
+StrictOption = Annotated[
+    bool, typer.Option("--strict", help="Fail on overlaid distributions too, and on unverifiable ones with --all.")
+]
+NoCacheOption = Annotated[
+    bool, typer.Option("--no-cache", help="Hash every file, trusting no cached digest (none is written).")
+]

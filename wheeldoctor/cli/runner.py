@@ -1,0 +1,136 @@
+"""How a command body runs: expected errors as one line and exit 2, reports delivered in the chosen format.
+
+Exit codes: 0 healthy, 1 problems found, 2 could not run, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, NoReturn
+
+import typer
+
+from wheeldoctor.model.errors import InputError
+from wheeldoctor.where.target import Target, TargetError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from wheeldoctor.report.cases import Result
+
+    Rich = Callable[[Console], None] | None
+
+EXIT_HEALTHY = 0
+EXIT_PROBLEMS = 1
+EXIT_ERROR = 2
+
+
+def fail(message: str, tip: str | None = None) -> NoReturn:
+    from rich.console import Console  # not at start-up: rich takes tens of milliseconds to import
+
+    err = Console(stderr=True, highlight=False)
+    err.print(f"[bold red]error:[/] {message}", markup=True, soft_wrap=True)
+    if tip:
+        err.print(f"Tip: {tip}", soft_wrap=True, markup=False)
+    raise typer.Exit(EXIT_ERROR)
+
+
+def guard(run: Callable[[], int]) -> NoReturn:
+    """Run a command body: expected errors become one line and exit 2, never a traceback."""
+    try:
+        code = run()
+    except (TargetError, InputError) as e:
+        fail(str(e), getattr(e, "tip", None))  # fix's refusals say what to do instead
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+    except BrokenPipeError:
+        # The reader went away (`| head`): say nothing more, and keep the interpreter's
+        # final flush from raising again on the closed pipe.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise typer.Exit(EXIT_PROBLEMS) from None
+    except (typer.Exit, typer.Abort):
+        raise
+    except Exception as e:
+        if os.environ.get("WHEELDOCTOR_DEBUG"):
+            raise
+        fail(f"internal error: {type(e).__name__}: {e}", "set WHEELDOCTOR_DEBUG=1 for the traceback")
+    raise typer.Exit(code)
+
+
+@contextmanager
+def no_cyclic_gc() -> Iterator[None]:
+    """Loading and verification allocate a few objects per recorded file, none in a cycle: the
+    cyclic collector's passes over them cost about a tenth of a check and would free nothing."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def cache_dir(disabled: bool) -> str | None:
+    """Where cached digests live, unless ``--no-cache`` or the environment turned them off."""
+    if disabled:
+        return None
+    from wheeldoctor.disk import cache
+
+    return cache.directory()
+
+
+_FORMATS = ("text", "json", "github", "junit", "sarif")
+
+
+def choose_format(chosen: str | None, json: bool) -> str:
+    """``--format``, with ``--json`` as its alias; anything else is one line and exit 2."""
+    if chosen is not None and chosen not in _FORMATS:
+        fail(f"unknown format {chosen!r}: choose one of {', '.join(_FORMATS)}")
+    if json and chosen not in (None, "json"):
+        fail(f"--json is --format json: it cannot be combined with --format {chosen}")
+    return "json" if json else chosen or "text"
+
+
+def target_of(python: str | None, path: list[str] | None, dpkg_admindir: str | None = None) -> Target:
+    """The environment to inspect; refused when it could only be a pre-commit hook's own venv."""
+    if not python and not path and os.path.basename(sys.prefix).startswith("py_env-"):
+        # pre-commit installs a `language: python` hook into ~/.cache/pre-commit/…/py_env-*: checking
+        # that venv would report on wheeldoctor's own dependencies, never on the project's.
+        fail(
+            f"this would check only the hook's own environment ({sys.prefix}), not your project's",
+            "give the hook `args: [--python, .venv/bin/python]`, or use the `wheeldoctor-system` hook",
+        )
+    return Target(python=python, paths=tuple(path or ()), dpkg_admindir=dpkg_admindir)
+
+
+def deliver(result: Result, chosen: str, output: str | None, rich: Rich = None, show_accepted: bool = False) -> None:
+    """The report in ``chosen`` format to stdout; with ``output``, to that file and the text report to stdout."""
+    from wheeldoctor.report.output import OutputError, append, write_atomic
+    from wheeldoctor.report.render import Format, render, step_summary
+
+    fmt = Format(chosen)
+    if output is not None:
+        try:
+            write_atomic(output, render(result, fmt, show_accepted=show_accepted))
+        except OutputError as e:
+            fail(str(e))
+    if fmt is Format.GITHUB and os.environ.get("GITHUB_STEP_SUMMARY"):
+        try:
+            append(os.environ["GITHUB_STEP_SUMMARY"], step_summary(result))
+        except OutputError as e:
+            sys.stderr.write(f"warning: {e}\n")  # the annotations still go out
+    if output is None and fmt is not Format.TEXT:
+        sys.stdout.write(render(result, fmt, show_accepted=show_accepted))
+    elif output is None or fmt is not Format.TEXT:
+        from rich.console import Console
+
+        console = Console(highlight=False)
+        if console.is_terminal and rich is not None:
+            rich(console)
+        else:
+            sys.stdout.write(render(result, Format.TEXT, show_accepted=show_accepted))

@@ -1,0 +1,345 @@
+"""``fix``: plan the repairs ``check`` and ``doctor`` report, run them with the recorded installer, verify again.
+
+This command's whole job is to run installers: each step is one subprocess, an argument
+list (never a shell line), its output handed line by line to the caller's sink. Nothing
+here deletes or writes a file; every change goes through pip or uv. It stops at the first
+failing step, then verifies again what the plan touched.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections import deque
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Protocol
+
+from wheeldoctor.checks.deps import check_dependencies
+from wheeldoctor.checks.duplicates import Duplicate, find_duplicates
+from wheeldoctor.checks.outcome import (
+    Outcome,
+    Problem,
+    compare,
+    dependency_problems,
+    duplicate_problems,
+    expectation_problems,
+    file_problems,
+    pair_problems,
+)
+from wheeldoctor.checks.plan import FixStep, RepairPlan, plan_repairs
+from wheeldoctor.checks.policy import Policy
+from wheeldoctor.commands.check import run_check
+from wheeldoctor.commands.results import CheckResult
+from wheeldoctor.model.errors import InputError
+from wheeldoctor.where.environment import Environment
+from wheeldoctor.where.target import Target, load_target
+
+#: Lines of an installer's output kept to explain its failure.
+_TAIL = 40
+
+#: What pip and uv print when the index cannot be reached (pip via urllib3, uv via reqwest).
+_NETWORK_SIGNS = (
+    "Failed to establish a new connection",
+    "NewConnectionError",
+    "Connection refused",
+    "ConnectTimeout",
+    "Max retries exceeded",
+    "Temporary failure in name resolution",
+    "Name or service not known",
+    "Network is unreachable",
+    "No route to host",
+    "ProxyError",
+    "SSLError",
+    "error sending request",
+    "dns error",
+    "tcp connect error",
+    "Failed to fetch",
+)
+
+
+class StepStatus(str, Enum):
+    """What became of a step; the JSON ``status`` field."""
+
+    OK = "ok"
+    FAILED = "failed"
+    NOT_RUN = "not-run"
+
+
+@dataclass(frozen=True, slots=True)
+class StepResult:
+    """One step after the run."""
+
+    step: FixStep
+    status: StepStatus
+    returncode: int | None = None
+    error: str | None = None
+    """One line: why it failed (the index could not be reached, the installer was not found, ...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FixPlan:
+    """What was found, and the plan for it: everything ``fix --dry-run`` shows."""
+
+    check: CheckResult
+    duplicates: tuple[Duplicate, ...]
+    plan: RepairPlan
+    before: tuple[Problem, ...]
+    target: Target
+    """Where the environment was read from: it is read again there after the steps."""
+    policy: Policy | None = None
+    """The accept rules the check ran under: what they accept is not repaired, and not verified again."""
+    cache_dir: str | None = None
+
+    @property
+    def environment(self) -> Environment:
+        """The environment the plan is for."""
+        return self.check.environment
+
+
+@dataclass(frozen=True, slots=True)
+class FixResult:
+    """A plan, what ran of it, and the verdict of verifying again."""
+
+    planned: FixPlan
+    results: tuple[StepResult, ...] = ()
+    outcome: Outcome | None = None
+    """None when nothing ran (a dry run, or nothing to run)."""
+
+    @property
+    def ran(self) -> bool:
+        """Whether any step was started."""
+        return any(r.status is not StepStatus.NOT_RUN for r in self.results)
+
+    @property
+    def failed(self) -> StepResult | None:
+        """The step that failed, if one did."""
+        return next((r for r in self.results if r.status is StepStatus.FAILED), None)
+
+    @property
+    def healthy(self) -> bool:
+        """Every step succeeded and everything found is healthy now (or nothing was found)."""
+        if self.outcome is None:
+            return not self.planned.before and not self.planned.plan.needed
+        return self.failed is None and self.outcome.healthy
+
+
+class StepSink(Protocol):
+    """Where the plan and each running step's progress go (the CLI prints them; the library never does)."""
+
+    def plan(self, planned: FixPlan) -> None:
+        """The plan, before anything runs (or is refused)."""
+
+    def start(self, number: int, step: FixStep) -> None:
+        """Step ``number`` (from 1) is about to run."""
+
+    def line(self, text: str) -> None:
+        """One line of the installer's output, as it comes."""
+
+    def end(self, number: int, result: StepResult) -> None:
+        """Step ``number`` finished."""
+
+
+def plan_fix(
+    target: Target,
+    names: Sequence[str] | None,
+    *,
+    keep: Collection[str] = (),
+    cache_dir: str | None = None,
+    config: str | None = None,
+    baseline: str | None = None,
+) -> FixPlan:
+    """Read ``target``, verify ``names`` (None: every active distribution) and their duplicates; plan the repairs.
+
+    It runs under the accept rules ``check`` would use (``config``, else the nearest one, and
+    ``baseline``): an accepted finding (a CA appended on purpose, say) is not repaired, since
+    a reinstall would drop it.
+    """
+    from packaging.utils import canonicalize_name
+
+    from wheeldoctor.commands.policy import load_policy
+
+    env = load_target(target)
+    policy = load_policy(env, config=config, baseline_file=baseline)
+    check = run_check(env, names, cache_dir=cache_dir, processes=True, policy=policy)
+    wanted = None if names is None else {str(canonicalize_name(n)) for n in names}
+    duplicates = tuple(d for d in find_duplicates(env) if wanted is None or d.name in wanted)
+    plan = plan_repairs(env, check.distributions, check.pairs, duplicates, keep)
+    before = file_problems(check.distributions) | pair_problems(check.pairs)
+    before |= duplicate_problems(d for d in duplicates if d.failing)
+    ordered = tuple(sorted(before, key=lambda p: (p.subject, p.key)))
+    return FixPlan(check, duplicates, plan, ordered, target, policy, cache_dir)
+
+
+def own_distributions_at_risk(planned: FixPlan) -> list[str]:
+    """The steps' distributions that are the very copies this process runs with (rich, typer, ...).
+
+    Reinstalling them under a running wheeldoctor can leave it half old, half new, or
+    without a module it still has to import.
+    """
+    own = _own_locations()
+    env = planned.environment
+    at_risk = []
+    for name in dict.fromkeys(s.name for s in planned.plan.steps):
+        dist = next((d for d in env.distributions if d.name == name), None)
+        if dist is not None and own.get(name) == os.path.realpath(dist.location):
+            at_risk.append(name)
+    return at_risk
+
+
+def _own_locations() -> dict[str, str]:
+    """wheeldoctor's own distribution and everything it requires, here: name -> real site directory."""
+    from importlib import metadata
+
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    found: dict[str, str] = {}
+    queue = ["wheeldoctor", "packaging", "pybase64", "rich", "typer"]
+    while queue:
+        name = str(canonicalize_name(queue.pop()))
+        if name in found:
+            continue
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            continue
+        found[name] = os.path.realpath(str(dist.locate_file("")))
+        for text in dist.requires or ():
+            try:
+                requirement = Requirement(text)
+            except InvalidRequirement:
+                continue
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                queue.append(requirement.name)
+    return found
+
+
+def run_plan(planned: FixPlan, sink: StepSink) -> tuple[StepResult, ...]:
+    """Run the steps in order; stop at the first that fails (the rest are ``not-run``)."""
+    results: list[StepResult] = []
+    steps = planned.plan.steps
+    for number, step in enumerate(steps, 1):
+        sink.start(number, step)
+        result = _run_step(step, sink)
+        sink.end(number, result)
+        results.append(result)
+        if result.status is StepStatus.FAILED:
+            results.extend(StepResult(s, StepStatus.NOT_RUN) for s in steps[number:])
+            break
+    return tuple(results)
+
+
+def _run_step(step: FixStep, sink: StepSink) -> StepResult:
+    argv = [_program(step.argv[0]), *step.argv[1:]]
+    try:
+        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    except OSError as e:
+        return StepResult(step, StepStatus.FAILED, None, f"{step.argv[0]} could not be started: {e.strerror or e}")
+    assert process.stdout is not None
+    tail: deque[str] = deque(maxlen=_TAIL)
+    with process.stdout:
+        for raw in process.stdout:
+            text = raw.decode("utf-8", "replace").rstrip("\r\n")
+            tail.append(text)
+            sink.line(text)
+    code = process.wait()
+    if code == 0:
+        return StepResult(step, StepStatus.OK, 0)
+    return StepResult(step, StepStatus.FAILED, code, _diagnose(step, code, tail))
+
+
+def _program(name: str) -> str:
+    """The program to start: from PATH, else beside this interpreter (pip and uv in its venv)."""
+    if os.sep in name or shutil.which(name) is not None:
+        return name
+    beside = os.path.join(os.path.dirname(sys.executable), name)
+    return beside if os.access(beside, os.X_OK) else name
+
+
+def _diagnose(step: FixStep, code: int, tail: Sequence[str]) -> str:
+    """One line for a failed step: the network when the output says so, else the installer's last error."""
+    import re
+
+    installer = "uv" if os.path.basename(step.argv[0]) == "uv" else "pip"
+    if any(sign.lower() in text.lower() for text in tail for sign in _NETWORK_SIGNS):
+        # The most specific cause: the OS error pip quotes, else uv's last "cause:" line.
+        errno = next((m.group(0) for t in tail if (m := re.search(r"\[Errno -?\d+\] [^'\")\]]+", t))), None)
+        causes = [t.strip().removeprefix("cause:").strip() for t in tail if t.strip().startswith("cause:")]
+        detail = errno or (causes[-1] if causes else "connection failed")
+        return f"{installer} could not reach the package index ({detail})"
+    errors = [
+        t.strip() for t in tail if t.strip().lower().startswith(("error", "\u00d7"))
+    ]  # uv marks errors with a cross
+    last = errors[-1] if errors else next((t.strip() for t in reversed(tail) if t.strip()), "")
+    return f"{installer} exited with code {code}" + (f": {last}" if last else "")
+
+
+def verify_again(
+    planned: FixPlan, env: Environment, *, jobs: int | None = None, cache_dir: str | None = None
+) -> Outcome:
+    """Verify what the plan touched in ``env`` (read again after the steps) and compare with before."""
+    plan = planned.plan
+    present = [n for n in plan.touches if env.find(n) is not None]
+    after = expectation_problems(env, plan.expected)
+    if present:
+        check = run_check(env, present, cache_dir=planned.cache_dir, processes=True, policy=planned.policy)
+        after |= file_problems(check.distributions) | pair_problems(check.pairs)
+    touched = set(plan.touches)
+    after |= duplicate_problems(d for d in find_duplicates(env) if d.failing and d.name in touched)
+    # A requirement the repair broke (an uninstall, a version change) is new; older ones are not its doing.
+    new_conflicts = dependency_problems(check_dependencies(env).conflicts)
+    old_conflicts = dependency_problems(check_dependencies(planned.environment).conflicts)
+    return compare(plan, planned.before, after, new_only=new_conflicts - old_conflicts)
+
+
+class FixRefused(InputError):
+    """Nothing was run, and why: one line for the user (and a tip); exit 2."""
+
+    def __init__(self, message: str, tip: str | None = None) -> None:
+        """``message`` says why nothing ran; ``tip`` what to do instead."""
+        super().__init__(message)
+        self.tip = tip
+
+
+def run_fix(
+    planned: FixPlan,
+    sink: StepSink,
+    *,
+    dry_run: bool = False,
+    yes: bool = False,
+    ask: Callable[[int], bool] | None = None,
+    explicit_python: bool = False,
+) -> FixResult:
+    """Show the plan, then run it unless it must not run: a dry run, no consent, or wheeldoctor's own dependencies.
+
+    ``ask`` asks the user about N steps (None: there is no terminal to ask on); ``yes``
+    is consent given in advance. Raises :class:`FixRefused` when nothing may run.
+    """
+    sink.plan(planned)
+    steps = planned.plan.steps
+    if dry_run or not steps:
+        return FixResult(planned)
+    at_risk = own_distributions_at_risk(planned)
+    if at_risk and not explicit_python:
+        raise FixRefused(
+            f"the plan reinstalls {', '.join(at_risk)}, which this wheeldoctor runs on; nothing was run",
+            "run wheeldoctor from another environment, or name this interpreter with --python",
+        )
+    if not yes and ask is None:
+        raise FixRefused("no terminal to ask on, and no --yes: nothing was run", "review the plan, then pass --yes")
+    if not yes and ask is not None and not ask(len(steps)):
+        raise FixRefused("not confirmed: nothing was run")
+    return fix(planned, sink)
+
+
+def fix(planned: FixPlan, sink: StepSink) -> FixResult:
+    """Run the plan's steps, then read the environment again and verify what they touched."""
+    if not planned.plan.steps:
+        return FixResult(planned)
+    results = run_plan(planned, sink)
+    outcome = verify_again(planned, load_target(planned.target))
+    return FixResult(planned, results, outcome)
