@@ -56,7 +56,7 @@ def main() -> None:
     print(f"walk: {scan.scanned} files in {len(scan.site_dirs)} site dir(s); {len(scan.files)} unowned")
     parts: dict[str, Callable[[], object]] = {
         "ownership map": lambda: Owners(env, system_owners(env)),
-        "hook audit": lambda: audit_hooks(env, owners),
+        "hook audit": lambda: audit_hooks(env, owners.owner),
         "unowned walk": lambda: scan_unowned(env, owners),
         "check --all --no-cache, no audit": lambda: run_check(env, None, processes=True, audit=False),
         "check --all --no-cache, with audit": lambda: run_check(env, None, processes=True, audit=True),

@@ -99,16 +99,27 @@ _atexit.register(_peak)
 _CLOCK = "import time\n_t0 = time.perf_counter()\n"
 _REPORT = "_t = time.perf_counter() - _t0\nimport json\nprint(json.dumps({'seconds': _t, 'answer': _answer}))\n"
 CHILD_BARE = _PEAK + _CLOCK + "_answer = None\n" + _REPORT
-CHILD_SEED = _PEAK + _CLOCK + SEED + f"_answer = _is_intact({CU13!r})\n" + _REPORT
-CHILD_OURS = _PEAK + _CLOCK + f"import wheeldoctor\n_answer = wheeldoctor.is_intact({CU13!r})\n" + _REPORT
-#: The same call with wheeldoctor's modules imported before the clock starts: the check alone.
-CHILD_OURS_IMPORTED = (
-    _PEAK
-    + "import wheeldoctor.disk.cache, wheeldoctor.gate.quick\n"
-    + _CLOCK
-    + f"import wheeldoctor\n_answer = wheeldoctor.is_intact({CU13!r})\n"
-    + _REPORT
-)
+
+
+def child_seed(name: str) -> str:
+    return _PEAK + _CLOCK + SEED + f"_answer = _is_intact({name!r})\n" + _REPORT
+
+
+def child_ours(name: str) -> str:
+    return _PEAK + _CLOCK + f"import wheeldoctor\n_answer = wheeldoctor.is_intact({name!r})\n" + _REPORT
+
+
+def child_ours_imported(name: str) -> str:
+    """The same call with wheeldoctor's modules imported before the clock starts: the check alone."""
+    return (
+        _PEAK
+        + "import wheeldoctor.disk.cache, wheeldoctor.gate.quick\n"
+        + _CLOCK
+        + f"import wheeldoctor\n_answer = wheeldoctor.is_intact({name!r})\n"
+        + _REPORT
+    )
+
+
 SEED_LOOP = (
     _PEAK
     + SEED
@@ -238,13 +249,16 @@ def sha256_rates(jobs: int) -> tuple[float, float]:
 
 def recorded_files(python: Path, names: Sequence[str] | None = None) -> list[tuple[str, int]]:
     """(absolute path, size) of every regular file the active distributions record."""
+    from packaging.utils import canonicalize_name
+
     from wheeldoctor.checks.claims import resolve
     from wheeldoctor.where.target import Target, load_target
 
     env = load_target(Target(python=str(python)))
+    wanted = None if names is None else {str(canonicalize_name(n)) for n in names}
     files: dict[str, int] = {}
     for dist in env.active():
-        if names is None or dist.name in names:
+        if wanted is None or dist.name in wanted:
             for claim in resolve(dist)[0]:
                 with contextlib.suppress(OSError):
                     files[claim.path] = os.stat(claim.path).st_size
@@ -302,77 +316,116 @@ def table(
     print(f"{'floor':{width}}{ms(floor_s)}")
 
 
-def bench_gate(cu13: Path, repeat: int, one: float, together: float) -> None:
-    print(f"\n== gate: is_intact({CU13!r}), {cu13.parent.parent} ==")
-    files = recorded_files(cu13)
+def bench_gate(python: Path, name: str, repeat: int, one: float, together: float) -> None:
+    print(f"\n== gate: is_intact({name!r}), {python} ==")
+    files = recorded_files(python, [name])
+    if not files:
+        print(f"{name} is not installed there (or records no file): skipped")
+        return
     sizes = [s for _, s in files]
-    gate_floor = floor(sizes, one, together)
     biggest = max(files, key=lambda item: item[1])[0]
     alone = file_hash_time(biggest)
     print(f"{len(files)} files, {sum(sizes) / 1e6:.1f} MB, biggest {max(sizes) / 1e6:.1f} MB")
+    floors(sizes, one, together)
     warm_dir = Path(tempfile.mkdtemp(prefix="wd-warm-"))
-    child([cu13, "-c", CHILD_OURS], {"WHEELDOCTOR_CACHE_DIR": str(warm_dir)})  # fill it
+    ours = child_ours(name)
+    child([python, "-c", ours], {"WHEELDOCTOR_CACHE_DIR": str(warm_dir)})  # fill it
 
     def cold(code: str) -> Sample:
         empty = tempfile.mkdtemp(prefix="wd-cold-")
         try:
-            return child([cu13, "-c", code], {"WHEELDOCTOR_CACHE_DIR": empty})
+            return child([python, "-c", code], {"WHEELDOCTOR_CACHE_DIR": empty})
         finally:
             shutil.rmtree(empty)
 
-    bare = [child([cu13, "-c", CHILD_BARE]) for _ in range(3)]
+    seed = "seed (vLLM, pybase64 -> base64)"
     samples = interleave(
         {
-            "seed (vLLM, pybase64 -> base64)": lambda: child([cu13, "-c", CHILD_SEED]),
-            "ours, cold (empty cache)": lambda: cold(CHILD_OURS),
-            "ours, no cache": lambda: child([cu13, "-c", CHILD_OURS], {"WHEELDOCTOR_NO_CACHE": "1"}),
-            "ours, cold, imports not timed": lambda: cold(CHILD_OURS_IMPORTED),
-            "ours, warm (new process)": lambda: child(
-                [cu13, "-c", CHILD_OURS], {"WHEELDOCTOR_CACHE_DIR": str(warm_dir)}
-            ),
+            seed: lambda: child([python, "-c", child_seed(name)]),
+            "ours, cold (empty cache)": lambda: cold(ours),
+            "ours, no cache": lambda: child([python, "-c", ours], {"WHEELDOCTOR_NO_CACHE": "1"}),
+            "ours, cold, imports not timed": lambda: cold(child_ours_imported(name)),
+            "ours, warm (new process)": lambda: child([python, "-c", ours], {"WHEELDOCTOR_CACHE_DIR": str(warm_dir)}),
+            "bare interpreter (python -c pass)": lambda: child([python, "-c", CHILD_BARE]),
         },
         repeat,
     )
     shutil.rmtree(warm_dir)
-    base = min(s.rss_kb for s in bare)
-    table(samples, "seed (vLLM, pybase64 -> base64)", gate_floor, base, inner=True)
+    base = min(s.rss_kb for s in samples["bare interpreter (python -c pass)"])
+    table(samples, seed, floor(sizes, one, together), base, inner=True)
     print(f"(new processes; time inside each, from before its first import; bare interpreter {base / 1024:.1f} MB)")
     cold_median = summary(samples["ours, cold (empty cache)"])[1]
     print(
         f"the biggest file alone, read from the page cache and hashed (as sha256sum would): {ms(alone)}; "
         f"ours cold is {cold_median / alone:.2f}x that"
     )
+    bare_wall = statistics.median(s.wall for s in samples["bare interpreter (python -c pass)"])
+    warm_wall = statistics.median(s.wall for s in samples["ours, warm (new process)"])
+    print(f"warm, whole process above a bare `python -c pass`: {ms(warm_wall - bare_wall)} (wall, medians)")
 
 
-def bench_environment(big: Path, repeat: int, one: float, together: float, jobs: int) -> None:
-    print(f"\n== whole environment, {big.parent.parent} ==")
-    files = recorded_files(big)
+def floors(sizes: Sequence[int], one: float, together: float) -> None:
+    """Print both floors: the biggest file on one core, and every byte over every core."""
+    print(
+        f"floors: the biggest file at the one-core rate {ms(max(sizes, default=0) / one)}; "
+        f"total bytes over all cores {ms(sum(sizes) / together)}"
+    )
+
+
+def bench_environment(
+    python: Path, repeat: int, one: float, together: float, sweep: Sequence[int], details: bool
+) -> None:
+    print(f"\n== whole environment, {python} ==")
+    files = recorded_files(python)
     sizes = [s for _, s in files]
     env_floor = floor(sizes, one, together)
     small = sum(1 for s in sizes if s < 1 << 16)
-    dists = len(list(Path(site_packages(big)).glob("*.dist-info")))
+    dists = count_distributions(python)
     print(
         f"{dists} distributions, {len(files)} recorded files ({small} under 64 KiB), "
         f"{sum(sizes) / 1e6:.1f} MB, biggest {max(sizes) / 1e6:.1f} MB"
     )
-    ours: list[str | Path] = [sys.executable, "-c", CLI, "check", "--all", "--json", "--python", big]
+    floors(sizes, one, together)
+    ours: list[str | Path] = [sys.executable, "-c", CLI, "check", "--all", "--json", "--python", python]
     warm_dir = Path(tempfile.mkdtemp(prefix="wd-warm-"))
     child(ours, {"WHEELDOCTOR_CACHE_DIR": str(warm_dir)})  # fill it
     bare = [child([sys.executable, "-c", CHILD_BARE]) for _ in range(3)]
-    samples = interleave(
-        {
-            "seed loop over every distribution": lambda: child([big, "-c", SEED_LOOP]),
-            "ours: check --all --no-cache": lambda: child([*ours, "--no-cache"]),
-            "ours: check --all, warm cache": lambda: child(ours, {"WHEELDOCTOR_CACHE_DIR": str(warm_dir)}),
-            "ours: --help (start-up alone)": lambda: child([sys.executable, "-c", CLI, "--help"]),
-        },
-        repeat,
-    )
+    seed = "seed loop over every distribution"
+    runs: dict[str, object] = {
+        seed: lambda: child([python, "-c", SEED_LOOP]),
+        "ours: check --all --no-cache": lambda: child([*ours, "--no-cache"]),
+    }
+    for jobs in sweep:
+        command = [*ours, "--no-cache", "--jobs", str(jobs)]
+        runs[f"ours: ... --no-cache --jobs {jobs}"] = lambda command=command: child(command)
+    runs["ours: check --all, warm cache"] = lambda: child(ours, {"WHEELDOCTOR_CACHE_DIR": str(warm_dir)})
+    runs["ours: --help (start-up alone)"] = lambda: child([sys.executable, "-c", CLI, "--help"])
+    samples = interleave(runs, repeat)
     shutil.rmtree(warm_dir)
-    table(samples, "seed loop over every distribution", env_floor, min(s.rss_kb for s in bare), inner=False)
+    table(samples, seed, env_floor, min(s.rss_kb for s in bare), inner=False)
     print("(whole processes, wall time from spawn to exit; cpu: user + system of the whole process tree;")
-    print(" the answer column is the exit code)")
-    breakdown(big, files, jobs)
+    print(" the answer column is the exit code; peak RSS is the parent's own)")
+    if len(sweep) > 1:
+        first = statistics.median(s.wall for s in samples[f"ours: ... --no-cache --jobs {sweep[0]}"])
+        for jobs in sweep[1:]:
+            median = statistics.median(s.wall for s in samples[f"ours: ... --no-cache --jobs {jobs}"])
+            print(f"--jobs {sweep[0]} -> --jobs {jobs}: {first / median:.1f}x")
+    peak = max(s.rss_kb for s in samples["ours: check --all --no-cache"])
+    start = max(s.rss_kb for s in samples["ours: --help (start-up alone)"])
+    print(
+        f"peak RSS of check --all --no-cache: {peak / 1024:.1f} MB, {(peak - start) / 1024:.1f} MB above start-up "
+        f"({(peak - start) * 1024 / max(len(files), 1):.0f} bytes per recorded file)"
+    )
+    if details:
+        from wheeldoctor.disk.hashing import default_jobs
+
+        breakdown(python, files, default_jobs())
+
+
+def count_distributions(python: Path) -> int:
+    from wheeldoctor.where.target import Target, load_target
+
+    return len(load_target(Target(python=str(python)), with_records=False).active())
 
 
 def breakdown(big: Path, files: list[tuple[str, int]], jobs: int) -> None:
@@ -436,21 +489,37 @@ def _syscalls_only(paths: Sequence[str]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--skip-environment", action="store_true", help="only the gate on the cu13 wheel")
+    parser.add_argument("--skip-environment", action="store_true", help="only the gate")
+    parser.add_argument("--skip-gate", action="store_true", help="only the whole environment")
+    parser.add_argument(
+        "--python", type=Path, help="bench this interpreter's own environment instead of building one (no network)"
+    )
+    parser.add_argument("--gate", metavar="NAME", help=f"the distribution the gate checks (default {CU13}, built)")
+    parser.add_argument(
+        "--jobs", default="", metavar="N,N,...", help="also time check --all --no-cache --jobs N for each N"
+    )
+    parser.add_argument("--details", action="store_true", help="where the time goes, measured in this process")
     args = parser.parse_args()
     from wheeldoctor.disk.hashing import default_jobs
 
-    print("building environments under", WORK)
-    cu13, big = build()
     jobs = default_jobs()
+    sweep = [int(n) for n in args.jobs.split(",") if n.strip()]
+    if args.python is not None:
+        gate_python = env_python = args.python
+        gate_name = args.gate
+    else:
+        print("building environments under", WORK)
+        gate_python, env_python = build()
+        gate_name = args.gate or CU13
     one, together = sha256_rates(jobs)
     print(
         f"\nSHA-256: {one / 1e9:.2f} GB/s on one core, {together / 1e9:.2f} GB/s on {jobs} threads together "
         f"(effective cores {together / one:.2f}); load average {os.getloadavg()[0]:.2f}"
     )
-    bench_gate(cu13, args.repeat, one, together)
+    if not args.skip_gate and gate_name:
+        bench_gate(gate_python, gate_name, args.repeat, one, together)
     if not args.skip_environment:
-        bench_environment(big, args.repeat, one, together, jobs)
+        bench_environment(env_python, args.repeat, one, together, sweep, args.details)
 
 
 if __name__ == "__main__":

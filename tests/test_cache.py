@@ -358,6 +358,27 @@ def test_gate_answers_follow_the_cache_verdict(shared: Venv, cache_dir: Path, mo
     assert cache.verdict_holds(str(cache_dir), dist.path, dist.root)
 
 
+def test_the_warm_verdict_sees_any_one_changed_or_missing_file(shared: Venv, cache_dir: Path) -> None:
+    dist, _ = check(shared, cache_dir)
+    assert cache.verdict_holds(str(cache_dir), dist.path, dist.root)
+    entry = read_entry(cache_dir, dist)
+    for index in (0, len(entry.files) // 2, len(entry.files) - 1):
+        files = list(entry.files)
+        path, fingerprint, digests = files[index]
+        files[index] = (path, (*fingerprint[:2], fingerprint[2] + 1, *fingerprint[3:]), digests)  # another ctime
+        entry_file(cache_dir, dist).write_bytes(
+            cache.encode(cache.Entry(entry.dist_path, entry.record, entry.verdict_root, tuple(files)))
+        )
+        assert not cache.verdict_holds(str(cache_dir), dist.path, dist.root)
+        files[index] = ("/no/such/file", fingerprint, digests)
+        entry_file(cache_dir, dist).write_bytes(
+            cache.encode(cache.Entry(entry.dist_path, entry.record, entry.verdict_root, tuple(files)))
+        )
+        assert not cache.verdict_holds(str(cache_dir), dist.path, dist.root)
+    entry_file(cache_dir, dist).write_bytes(cache.encode(entry))
+    assert cache.verdict_holds(str(cache_dir), dist.path, dist.root)
+
+
 def test_gate_never_writes_a_false_verdict(own: Venv, cache_dir: Path) -> None:
     victim = own.site_packages / "cachedemo/data.bin"
     victim.write_bytes(b"x" * len(BIG))

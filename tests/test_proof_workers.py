@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from helpers import VenvFactory, WheelFactory, uv_install
 
+from wheeldoctor.checks.claims import resolve
 from wheeldoctor.checks.files import Verification, verify_environment
 from wheeldoctor.disk import hashing
 from wheeldoctor.where.environment import load_environment
@@ -70,3 +72,107 @@ def test_proofs_give_the_verification_the_exact_path_gives(
         ("WD005", "proven/m08.py", None),
         ("WD002", "proven/shared.txt", "rival"),
     }
+
+
+@pytest.mark.parametrize("fault", ["parse", "prove", "both"])
+def test_a_worker_that_dies_leaves_its_work_to_the_parent(
+    venv_factory: VenvFactory,
+    wheel_factory: WheelFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    forks: list[int],
+    fault: str,
+) -> None:
+    """Workers that die reading a RECORD or proving a piece: the parent does that work, with the same findings."""
+    from wheeldoctor.checks import spread_worker as spread
+
+    venv = venv_factory()
+    uv_install(venv, "--no-deps", wheel_factory("proven", "1.0", {**FILES, **SHARED}))
+    uv_install(venv, "--no-deps", wheel_factory("rival", "1.0", {"proven/shared.txt": b"second\n"}))
+    site = venv.site_packages
+    (site / "proven/m01.py").write_bytes(b"X" * len(FILES["proven/m01.py"]))
+    (site / "proven/m03.py").unlink()
+    exact = _verify(site, venv.prefix, processes=False)
+
+    real_parse = spread._parse
+
+    def dying_parse(index: int, dist: object, *args: object) -> object:
+        if getattr(dist, "name", "") == "proven":
+            os._exit(3)  # the worker dies, as a crash or the OOM killer would end it
+        return real_parse(index, dist, *args)  # type: ignore[arg-type]
+
+    def dying_prove(*args: object) -> object:
+        os._exit(3)
+
+    if fault in ("parse", "both"):
+        monkeypatch.setattr(spread, "_parse", dying_parse)
+    if fault in ("prove", "both"):
+        monkeypatch.setattr(spread, "_prove_piece", dying_prove)
+    monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)
+    proven = _verify(site, venv.prefix, processes=True)
+    assert forks  # the workers ran (and died)
+    assert _comparable(proven) == _comparable(exact)
+    assert {(f.code.value, f.path) for r in proven.reports for f in r.findings} == {
+        ("WD001", "proven/m01.py"),
+        ("WD003", "proven/m03.py"),
+        ("WD002", "proven/shared.txt"),
+    }
+
+
+def test_owners_hold_the_shared_paths_with_every_claimant(
+    venv_factory: VenvFactory, wheel_factory: WheelFactory, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+) -> None:
+    venv = venv_factory()
+    uv_install(venv, "--no-deps", wheel_factory("proven", "1.0", {**FILES, **SHARED}))
+    uv_install(venv, "--no-deps", wheel_factory("rival", "1.0", {"proven/shared.txt": b"second\n"}))
+    monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)
+    env = load_environment("test", [str(venv.site_packages)], [str(venv.prefix)])
+    recorded = {claim.path for dist in env.active() for claim in resolve(dist)[0]}
+    for processes in (False, True):
+        verification = _verify(venv.site_packages, venv.prefix, processes=processes)
+        shared = str(venv.site_packages / "proven/shared.txt")
+        assert list(verification.owners) == [shared]
+        assert sorted(c.dist.name for c in verification.owners[shared]) == ["proven", "rival"]
+        assert set(verification.states) == recorded  # every recorded path has its state
+
+
+@pytest.mark.parametrize("warm", [False, True])
+def test_progress_ends_where_it_said_it_would(
+    venv_factory: VenvFactory,
+    wheel_factory: WheelFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    forks: list[int],
+    warm: bool,
+) -> None:
+    """The work announced once the RECORDs are read is the work the pieces (and the cache's lstats) report."""
+    venv = venv_factory()
+    uv_install(venv, "--no-deps", wheel_factory("proven", "1.0", FILES))
+    monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)
+    time.sleep(0.1)  # past the settle window: files (and RECORDs) changed just now are never cached
+    env = load_environment("test", [str(venv.site_packages)], [str(venv.prefix)])
+    cache_dir = str(tmp_path / "cache")
+    if warm:
+        verify_environment(env.active(), env.active(), jobs=2, cache_dir=cache_dir, processes=True)
+
+    class Sink:
+        def __init__(self) -> None:
+            self.begun: list[tuple[int, int]] = []
+            self.done = [0, 0]
+
+        def begin(self, files: int, total_bytes: int) -> None:
+            self.begun.append((files, total_bytes))
+
+        def advance(self, files: int, done_bytes: int) -> None:
+            self.done[0] += files
+            self.done[1] += done_bytes
+
+    sink = Sink()
+    verification = verify_environment(
+        env.active(), env.active(), jobs=2, cache_dir=cache_dir, processes=True, progress=sink
+    )
+    assert all(r.status.value == "intact" for r in verification.reports)
+    assert forks
+    assert len(sink.begun) == 1
+    assert tuple(sink.done) == sink.begun[0]
+    assert sink.begun[0][0] >= len(FILES)
+    assert any(s.cached for s in verification.states.values()) is warm

@@ -22,7 +22,7 @@ from helpers import Venv, build_wheel, make_venv, os_threads, pip_install, read_
 from wheeldoctor.checks.files import Status, verify
 from wheeldoctor.disk import cache
 from wheeldoctor.formats.record_fields import encode_digest
-from wheeldoctor.gate import quick
+from wheeldoctor.gate import quick, reading
 from wheeldoctor.where.environment import MetadataDir, load_distribution
 from wheeldoctor.where.sitedirs import lookup_key
 
@@ -258,12 +258,12 @@ def test_hash_with_and_without_a_reader_thread(tmp_path: Path, read_ahead: bool)
     path = tmp_path / "big.bin"
     path.write_bytes(BIG)
     st = os.stat(path)
-    hashed = quick._hash(str(path), st, "sha256", [], read_ahead)
+    hashed = reading._hash(str(path), st, "sha256", [], read_ahead)
     assert hashed == (cache.identity(st), hashlib.sha256(BIG).digest())
     # Another file at the path since the stat (a new inode) is refused, not hashed.
     path.rename(tmp_path / "old.bin")
     path.write_bytes(BIG)
-    assert quick._hash(str(path), st, "sha256", [], read_ahead) is None
+    assert reading._hash(str(path), st, "sha256", [], read_ahead) is None
 
 
 def test_a_touch_between_stat_and_open_is_no_change(tmp_path: Path) -> None:
@@ -272,7 +272,7 @@ def test_a_touch_between_stat_and_open_is_no_change(tmp_path: Path) -> None:
     path.write_bytes(BIG)
     st = os.stat(path)
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
-    hashed = quick._hash(str(path), st, "sha256", [], False)
+    hashed = reading._hash(str(path), st, "sha256", [], False)
     assert hashed == (cache.identity(os.stat(path)), hashlib.sha256(BIG).digest())
 
 
@@ -282,7 +282,7 @@ def test_a_reader_that_fails_stops_the_hash(tmp_path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
         with pytest.raises(OSError):
-            quick._feed_read_ahead(fd, 1 << 20, lambda _: None)  # reading a directory fails: EISDIR
+            reading._feed_read_ahead(fd, 1 << 20, lambda _: None)  # reading a directory fails: EISDIR
     finally:
         os.close(fd)
 
@@ -290,3 +290,68 @@ def test_a_reader_that_fails_stops_the_hash(tmp_path: Path) -> None:
 def _settle_now() -> None:
     """Let just-installed files age past the cache's settle window (see cache.SETTLE_NS)."""
     time.sleep(2 * cache.SETTLE_NS / 1e9)
+
+
+@pytest.mark.parametrize("small_threads", [1, 2, 3])
+def test_threads_past_the_small_file_limit_leave_no_file_unchecked(
+    installed: Venv, monkeypatch: pytest.MonkeyPatch, small_threads: int
+) -> None:
+    """More threads than may take small files: those that stop early (the caller's too) leave them to the rest."""
+    monkeypatch.setattr(quick, "_cpus", lambda: 6)
+    monkeypatch.setattr(quick, "_SMALL_THREADS", small_threads)
+    monkeypatch.setattr(quick, "_SMALL_FILE", 64)  # data.bin and the dist-info's bigger files are "big"
+    real = quick._examine
+
+    def slow_on_small_files(row: tuple[str, str, bytes, int], *rest: object) -> object:
+        if row[3] < 64:  # the small files' threads are still busy when the others run out of big ones
+            time.sleep(0.02)
+        return real(row, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(quick, "_examine", slow_on_small_files)
+    for attempt in range(5):
+        assert _quick_says(installed) is True, attempt
+    victim = installed.site_packages / "qdemo/sub/leaf.txt"  # small: the last to be taken
+    victim.write_bytes(b"LEAF\n")
+    assert _quick_says(installed) is False
+    assert _verifier_says(installed) is False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts the kernel's threads through /proc")
+@pytest.mark.parametrize(
+    "damage",
+    ["intact", "flipped byte in the biggest", "biggest truncated", "biggest gone", "record not plain", "cached"],
+)
+def test_the_biggest_file_started_early_agrees_with_the_verifier(
+    templates: dict[str, Venv], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
+) -> None:
+    """The biggest file is examined while RECORD is parsed: the same answers, and no thread left behind."""
+    monkeypatch.setattr(quick, "_cpus", lambda: 4)
+    venv = _copy(templates["big"], tmp_path / "venv")
+    big = venv.site_packages / "qdemo/big.bin"
+    cache_dir = None
+    if damage == "flipped byte in the biggest":
+        data = bytearray(big.read_bytes())
+        data[len(data) // 2] ^= 1
+        big.write_bytes(bytes(data))
+    elif damage == "biggest truncated":
+        big.write_bytes(big.read_bytes()[:-1])
+    elif damage == "biggest gone":
+        big.unlink()
+    elif damage == "record not plain":
+        _record(venv).write_text(_record(venv).read_text().replace("qdemo/sub/leaf.txt", '"qdemo/sub/leaf.txt"'))
+    elif damage == "cached":
+        cache_dir = str(tmp_path / "cache")
+        _settle_now()
+        assert _quick_says(venv, cache_dir=cache_dir) is True  # fills the cache: big.bin is known next time
+    before = settled_threads(1)  # earlier threads (the cache fill's) have exited
+    started: list[object] = []
+    real = quick._head_start
+    monkeypatch.setattr(quick, "_head_start", lambda *args: started.append(real(*args)) or started[-1])
+    answer = _quick_says(venv, cache_dir=cache_dir)
+    assert settled_threads(before) == before
+    if damage == "record not plain":
+        assert answer is None  # the verifier decides
+    else:
+        assert answer is _verifier_says(venv, cache_dir=cache_dir) is (damage in ("intact", "cached"))
+    # The biggest file starts early, unless the cache knows it (or it is gone: it still starts).
+    assert (started[0] is not None) is (damage != "cached")

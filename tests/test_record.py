@@ -291,3 +291,20 @@ def test_any_byte_anywhere_never_raises(byte: int) -> None:
         record = decode_record(data)
         assert isinstance(record, Record)
         assert all(f.code.value.startswith("WD") for f in record.problems)
+
+
+@pytest.mark.parametrize("pybase64", ["present", "absent"])
+def test_encode_digest_spells_digests_as_record_does(pybase64: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With pybase64 or without it (the standard library), every digest is RECORD's urlsafe, unpadded text."""
+    import os
+    import sys
+
+    from wheeldoctor.formats import record_fields
+
+    if pybase64 == "absent":
+        monkeypatch.setitem(sys.modules, "pybase64", None)  # import pybase64 then fails
+    monkeypatch.setattr(record_fields, "_ENCODER", [None])
+    for size in (0, 1, 2, 3, 31, 32, 48, 64):
+        for _ in range(50):
+            raw = os.urandom(size)
+            assert encode_digest(raw) == base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")

@@ -69,3 +69,23 @@ def remember(
     entry = cache.Entry(dist.path, dist.record_identity, dist.root if intact else None, tuple(files))
     if entry != before and (files or before is not None):
         cache.store(cache_dir, entry)
+
+
+def remember_proven(
+    cache_dir: str,
+    dist: InstalledDistribution,
+    record: cache.Identity,
+    intact: bool,
+    files: tuple[cache.FileRecord, ...],
+    rows: int,
+    before: int | None,
+) -> None:
+    """:func:`remember` for a distribution whose every file forked workers proved.
+
+    ``files`` are the records of the proven files that may be cached (settled or cached
+    already), in row order; ``before`` is ``hash()`` of the entry found (None: none).
+    """
+    intact = intact and len(files) == rows
+    entry = cache.Entry(dist.path, record, dist.root if intact else None, files)
+    if hash(entry) != before and (files or before is not None):
+        cache.store(cache_dir, entry)

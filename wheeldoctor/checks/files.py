@@ -9,19 +9,29 @@ attributed to the distribution whose bytes it holds.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
+from itertools import chain
+from typing import TYPE_CHECKING, cast
 
 from wheeldoctor.checks import cached
 from wheeldoctor.checks.claims import Claim, ownership, resolve
 from wheeldoctor.checks.managed import judge_managed, judged_by_manager, resolve_managed
+from wheeldoctor.checks.spread import rows_estimate
 from wheeldoctor.checks.states import ProgressSink, hash_claims
-from wheeldoctor.disk import cache
+from wheeldoctor.disk import cache, hashing
+from wheeldoctor.disk.hashing import can_fork, default_jobs
+from wheeldoctor.formats.record import RecordRow
 from wheeldoctor.formats.record_fields import encode_digest
 from wheeldoctor.model.files import FileState, FileStatus, Known
 from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding, Kind
-from wheeldoctor.where.environment import InstalledDistribution
+from wheeldoctor.where.environment import InstalledDistribution, with_record
+
+if TYPE_CHECKING:
+    from wheeldoctor.checks.spread import Parsed
+    from wheeldoctor.checks.spread_worker import Row
 
 
 class Status(str, Enum):
@@ -158,7 +168,7 @@ class Verification:
 
     reports: tuple[DistributionReport, ...]
     owners: Mapping[str, tuple[Claim, ...]]
-    """Every real path that any distribution records, with all its claimants."""
+    """Every real path that two or more RECORD rows claim (the clashes' raw material), with all its claimants."""
     states: Mapping[str, FileState]
     """What was found on disk, for every path a checked distribution records."""
 
@@ -179,6 +189,18 @@ def verify_environment(
     commands only (see :func:`wheeldoctor.disk.hashing.hash_files`).
     """
     started = time.time_ns()
+    everybody = _unique_dists([*checked, *everyone])
+    workers = jobs or default_jobs()
+    if (
+        processes
+        and workers > 1
+        and can_fork()
+        and not any(map(judged_by_manager, everybody))  # a package manager's record: judged here
+        and sum(map(rows_estimate, everybody)) >= hashing.PROCESS_MIN_FILES
+    ):
+        return _verify_spread(checked, everybody, workers, progress, cache_dir, started)
+    read = {id(d): with_record(d) for d in everybody}  # deferred RECORDs are read here, in turn
+    checked = [read[id(d)] for d in checked]
     entries: dict[int, cache.Entry] = {}
     known: Known | None = None
     # A manager-judged verdict is not RECORD's: it must never be cached as RECORD's.
@@ -187,9 +209,7 @@ def verify_environment(
         entries = cached.recall(cache_dir, by_record)
         if entries:
             known = cached.cached_states(entries.values()).get
-    resolved = {
-        id(d): resolve_managed(d) if judged_by_manager(d) else resolve(d) for d in _unique_dists([*checked, *everyone])
-    }
+    resolved = {id(d): resolve_managed(d) if judged_by_manager(d) else resolve(d) for d in read.values()}
     owners = ownership(claims for claims, _ in resolved.values())
     # Rival claims travel with the checked ones so their sizes and algorithms are planned.
     if len({id(d) for d in checked}) == len(resolved):  # every distribution is checked
@@ -221,6 +241,111 @@ def verify_environment(
                 continue
             intact = report.status is Status.INTACT
             cached.remember(cache_dir, dist, intact, resolved[id(dist)][0], states, entries.get(id(dist)), started)
+    shared = {path: claims for path, claims in owners.items() if len(claims) > 1}
+    return Verification(tuple(reports), shared, states)
+
+
+def _verify_spread(
+    checked: Sequence[InstalledDistribution],
+    everybody: list[InstalledDistribution],
+    jobs: int,
+    progress: ProgressSink | None,
+    cache_dir: str | None,
+    started: int,
+) -> Verification:
+    """:func:`verify_environment`, with RECORDs read and files proved in forked workers.
+
+    The parent keeps what needs the whole picture: the paths that several rows claim, and
+    whatever the workers could not prove, which it judges exactly as the threads do.
+    """
+    from wheeldoctor.checks.spread import Parsed, ProvenStates, spread
+
+    wanted = {id(d) for d in checked}
+    flags = [id(d) in wanted for d in everybody]
+    sink = (progress.begin, progress.advance) if progress is not None else (None, None)
+    found = spread(everybody, flags, jobs, cache_dir, started, progress=sink[1], begin=sink[0])
+    parsed: list[Parsed] = []
+    for dist, result in zip(everybody, found, strict=True):
+        if result is None:  # a worker died before it read this RECORD: read it here
+            read = with_record(dist)
+            claims, outside = resolve(read)
+            problems = (*read.problems[len(dist.problems) :], *(read.record.problems if read.record else ()))
+            rows = cast("list[Row]", [tuple(c.row) for c in claims])
+            parsed.append(Parsed(read.record_identity, [c.path for c in claims], rows, None, problems, tuple(outside)))
+        else:
+            parsed.append(result)
+    counts: Counter[str] = Counter()
+    for done in parsed:
+        counts.update(done.paths)
+    shared = {path for path, n in counts.items() if n > 1}
+    make = tuple.__new__  # skips the named tuples' Python-level __new__
+    built: dict[int, list[Claim]] = {}
+
+    def claims_of(i: int) -> list[Claim]:
+        claims = built.get(i)
+        if claims is None:
+            dist, done = everybody[i], parsed[i]
+            claims = built[i] = [
+                make(Claim, (dist, make(RecordRow, row), path)) for path, row in zip(done.paths, done.rows, strict=True)
+            ]
+        return claims
+
+    owners: dict[str, tuple[Claim, ...]] = {}
+    if shared:
+        for i, done in enumerate(parsed):
+            if not shared.isdisjoint(done.paths):
+                for claim in claims_of(i):
+                    if claim.path in shared:
+                        prior = owners.get(claim.path)
+                        owners[claim.path] = (claim,) if prior is None else (*prior, claim)
+    exact: dict[str, tuple[Claim, ...]] = {}
+    unproven: dict[int, list[int]] = {}
+    given: dict[str, FileState] = {}
+    states = ProvenStates(given)
+    for i, done in enumerate(parsed):
+        if not flags[i]:
+            continue
+        paths, rows = done.paths, done.rows
+        states.add(paths, rows, done.proofs)
+        if len(done.proofs) < len(rows) or not shared.isdisjoint(paths):
+            proven = {proof[0] for proof in done.proofs}
+            todo = unproven[i] = [k for k, path in enumerate(paths) if k not in proven or path in shared]
+            claims = claims_of(i)
+            for k in todo:
+                exact[paths[k]] = owners.get(paths[k]) or (claims[k],)
+    if exact:
+        known: Known | None = None
+        if cache_dir is not None and cache.usable(cache_dir):
+            keys = [(everybody[i].path, identity) for i in unproven if (identity := parsed[i].identity) is not None]
+            entries = [entry for path, identity in keys if (entry := cache.load(cache_dir, path, identity)) is not None]
+            known = cached.cached_states(entries).get if entries else None
+        given.update(hash_claims(exact, jobs=jobs, known=known))
+    index = {id(d): i for i, d in enumerate(everybody)}
+    reports = []
+    for dist in checked:
+        i = index[id(dist)]
+        done = parsed[i]
+        findings: list[Finding] = [*dist.problems, *done.problems, *done.outside]
+        if i in unproven:
+            claims = claims_of(i)
+            for k in unproven[i]:
+                claim = claims[k]
+                finding = judge(claim, states[claim.path], owners.get(claim.path) or (claim,))
+                if finding is not None:
+                    findings.append(finding)
+        reports.append(report_for(dist, findings))
+    for dist, report in zip(checked, reports, strict=True):
+        i, intact = index[id(dist)], report.status is Status.INTACT
+        identity = parsed[i].identity
+        if cache_dir is None or identity is None:
+            continue
+        if i in unproven:  # some files were judged here: the general rule, with the claims
+            before = cache.load(cache_dir, dist.path, identity)
+            keyed = replace(dist, record_identity=identity)
+            cached.remember(cache_dir, keyed, intact, claims_of(i), states, before, started)
+        else:  # every file proved in the workers, which made its cache record
+            files = tuple(chain.from_iterable(parsed[i].files[first] for first in sorted(parsed[i].files)))
+            cached.remember_proven(cache_dir, dist, identity, intact, files, len(parsed[i].rows), parsed[i].before)
     return Verification(tuple(reports), owners, states)
 
 

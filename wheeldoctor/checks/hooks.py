@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from enum import Enum
 
 from wheeldoctor.checks.known_hooks import KnownHook, known_module, known_pth
-from wheeldoctor.checks.ownership import Owner, Owners
+from wheeldoctor.checks.ownership import Owner
 from wheeldoctor.disk.filesystem import ReadError, read_regular
 from wheeldoctor.formats.record_fields import encode_digest
 from wheeldoctor.model.findings import Code, Finding, Kind
@@ -95,20 +95,33 @@ class HookAudit:
         return tuple(h for h in self.hooks if h.finding is not None and h.finding.accepted is None)
 
 
-def audit_hooks(env: Environment, owners: Owners, intact: Mapping[str, bool] | None = None) -> HookAudit:
-    """Find and judge every start-up hook of ``env``; ``intact`` maps checked distributions to their verdict."""
+def hook_paths(env: Environment) -> list[str]:
+    """Every start-up hook file of ``env``, for its owners to be looked up where RECORDs are read."""
+    if env.startup is None:
+        return []
+    return [pth.path for pth in env.startup.pth_files] + [path for path, _ in _modules(env.startup)]
+
+
+def audit_hooks(
+    env: Environment, owner_of: Callable[[str], Owner | None], intact: Mapping[str, bool] | None = None
+) -> HookAudit:
+    """Find and judge every start-up hook of ``env``.
+
+    ``owner_of`` says who installed a file (``Owners.owner``, or its answers brought back
+    from where the RECORDs were read); ``intact`` maps checked distributions to their verdict.
+    """
     startup = env.startup
     if startup is None:
         return HookAudit(())
-    hooks = [_pth_hook(pth, owners, intact or {}) for pth in startup.pth_files]
+    hooks = [_pth_hook(pth, owner_of, intact or {}) for pth in startup.pth_files]
     hooks.extend(
-        _module_hook(path, directory, owners, intact or {}, startup.user_site is not False)
+        _module_hook(path, directory, owner_of, intact or {}, startup.user_site is not False)
         for path, directory in _modules(startup)
     )
     return HookAudit(tuple(hooks))
 
 
-def _pth_hook(pth: PthRead, owners: Owners, intact: Mapping[str, bool]) -> StartupHook:
+def _pth_hook(pth: PthRead, owner_of: Callable[[str], Owner | None], intact: Mapping[str, bool]) -> StartupHook:
     lines = () if pth.parsed is None else pth.parsed.executing
     known = known_pth(os.path.basename(pth.path), tuple(line.text for line in lines))
     hook = StartupHook(
@@ -118,7 +131,7 @@ def _pth_hook(pth: PthRead, owners: Owners, intact: Mapping[str, bool]) -> Start
         executes=bool(lines),
         lines=tuple(line.number for line in lines),
         sha256=pth.sha256,  # of the very bytes whose lines were classified
-        owner=owners.owner(pth.path),
+        owner=owner_of(pth.path),
         owner_intact=None,
         known=known,
         error=pth.error,
@@ -126,7 +139,9 @@ def _pth_hook(pth: PthRead, owners: Owners, intact: Mapping[str, bool]) -> Start
     return _judged(hook, intact)
 
 
-def _module_hook(path: str, directory: str, owners: Owners, intact: Mapping[str, bool], user_site: bool) -> StartupHook:
+def _module_hook(
+    path: str, directory: str, owner_of: Callable[[str], Owner | None], intact: Mapping[str, bool], user_site: bool
+) -> StartupHook:
     name = os.path.basename(path if os.path.basename(path) != "__init__.py" else os.path.dirname(path))
     kind = HookKind.USERCUSTOMIZE if name.startswith("usercustomize") else HookKind.SITECUSTOMIZE
     digest, text = _digest(path)
@@ -139,7 +154,7 @@ def _module_hook(path: str, directory: str, owners: Owners, intact: Mapping[str,
         executes=kind is HookKind.SITECUSTOMIZE or user_site,
         lines=(),
         sha256=digest,
-        owner=owners.owner(path),
+        owner=owner_of(path),
         owner_intact=None,
         known=known,
     )
@@ -178,19 +193,10 @@ def _digest(path: str) -> tuple[str | None, str | None]:
     return "sha256=" + encode_digest(hashlib.sha256(data).digest()), text
 
 
-def _recorded_digest(hook: StartupHook) -> str | None:
-    """The hash the owning distribution's RECORD gives for the hook, as RECORD writes it."""
-    owner = hook.owner
-    if owner is None or owner.dist is None or owner.dist.record is None:
-        return None
-    relative = os.path.relpath(hook.path, owner.dist.location)
-    return next((row.hash_text for row in owner.dist.record.rows if row.path == relative), None)
-
-
 def _judged(hook: StartupHook, intact: Mapping[str, bool]) -> StartupHook:
-    recorded = _recorded_digest(hook)
+    recorded = hook.owner.recorded if hook.owner is not None else None
     owner_intact: bool | None = None
-    if hook.owner is not None and hook.owner.dist is not None:
+    if hook.owner is not None and not hook.owner.system:
         owner_intact = intact.get(hook.owner.name)
         if owner_intact is None and recorded is not None:
             owner_intact = recorded == hook.sha256

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from wheeldoctor.disk.filesystem import ReadError, read_regular
 from wheeldoctor.model.managed import Tool
-from wheeldoctor.where.environment import Environment, InstalledDistribution
+from wheeldoctor.where.environment import Environment, InstalledDistribution, with_record
 from wheeldoctor.where.sitedirs import is_plain, plain_prefix
 from wheeldoctor.where.system_files import SystemOwners
 
@@ -23,12 +23,16 @@ _INSTALLED_FILES_LIMIT = 64 << 20
 
 @dataclass(frozen=True, slots=True)
 class Owner:
-    """Who installed a file: a distribution (``dist`` set) or a system package."""
+    """Who installed a file: a distribution or (``system``) a system package.
+
+    ``recorded`` is the hash the distribution's RECORD gives for the file (``sha256=…``),
+    when it gives one.
+    """
 
     name: str
     version: str | None
     system: bool = False
-    dist: InstalledDistribution | None = None
+    recorded: str | None = None
 
     @property
     def label(self) -> str:
@@ -50,7 +54,8 @@ class Owners:
         """Per site directory, top-level names that distributions with no record of their files
         probably installed (from ``top_level.txt``, else the name), to the distribution's name."""
         # Active distributions first: where two record a path, the one Python uses owns it.
-        for dist in sorted(env.distributions, key=lambda d: not d.active):
+        # A RECORD left for the verification to read (deferred) is read here.
+        for dist in sorted(map(with_record, env.distributions), key=lambda d: not d.active):
             paths = listed_paths(dist)
             for path in paths:
                 self.recorded.setdefault(path, dist)
@@ -71,9 +76,10 @@ class Owners:
         dist = self.recorded.get(path)
         if dist is None:
             head, tail = os.path.split(path)
-            dist = self.recorded.get(os.path.join(self.spelled(head), tail))
+            path = os.path.join(self.spelled(head), tail)
+            dist = self.recorded.get(path)
         if dist is not None:
-            return Owner(dist.name, dist.version, dist=dist)
+            return Owner(dist.name, dist.version, recorded=_recorded(dist, path))
         if self._system is not None:
             package = self._system.owner(path)
             if package is not None:
@@ -106,6 +112,14 @@ def listed_paths(dist: InstalledDistribution) -> list[str]:
     if dist.record is not None:
         paths.append(os.path.join(dist.path, "RECORD"))
     return paths
+
+
+def _recorded(dist: InstalledDistribution, path: str) -> str | None:
+    """The hash ``dist``'s RECORD gives for absolute ``path``, as RECORD writes it."""
+    if dist.record is None:
+        return None
+    relative = os.path.relpath(path, dist.location)
+    return next((row.hash_text for row in dist.record.rows if row.path == relative), None)
 
 
 def _top_level_names(dist: InstalledDistribution) -> list[str]:

@@ -21,14 +21,15 @@ be its), but all are still reported.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from wheeldoctor.checks.hooks import UNOWNED
-from wheeldoctor.checks.ownership import Owners
+from wheeldoctor.checks.ownership import Owner, Owners
 from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.where.environment import Environment
+from wheeldoctor.where.system_files import system_owners
 
 #: Files other tools put at the top of a site directory without recording them, by design.
 BYPRODUCTS = {
@@ -87,10 +88,17 @@ class UnownedScan:
         return tuple(i.finding for i in self.importable)
 
 
-def scan_data(env: Environment, owners: Owners) -> list[Any]:
-    """:func:`scan_unowned` as plain data (tuples, strings, ints), to cross a pipe: see :func:`from_data`."""
+def audit_data(env: Environment, hooks: Sequence[str]) -> list[Any]:
+    """Who owns each of ``hooks``, and the unowned files, as plain data to cross a pipe (see :func:`from_data`).
+
+    All that needs every RECORD is done here: the ownership map reads the RECORDs the
+    verification deferred, so a forked child can do it while the workers hash.
+    """
+    owners = Owners(env, system_owners(env))
     scan = scan_unowned(env, owners)
+    found = {path: owners.owner(path) for path in hooks}
     return [
+        [(p, o.name, o.version, o.system, o.recorded) for p, o in found.items() if o is not None],
         [(f.path, f.site_dir, f.importable, f.claimed_by) for f in scan.files],
         [(i.site_dir, i.finding.path, i.finding.message) for i in scan.importable],
         scan.scanned,
@@ -98,15 +106,16 @@ def scan_data(env: Environment, owners: Owners) -> list[Any]:
     ]
 
 
-def from_data(data: list[Any]) -> UnownedScan:
-    """The :class:`UnownedScan` that :func:`scan_data` turned into plain data."""
-    files, importable, scanned, site_dirs = data
-    return UnownedScan(
+def from_data(data: list[Any]) -> tuple[dict[str, Owner], UnownedScan]:
+    """The hooks' owners and the :class:`UnownedScan` that :func:`audit_data` turned into plain data."""
+    hook_owners, files, importable, scanned, site_dirs = data
+    scan = UnownedScan(
         tuple(UnownedFile(*f) for f in files),
         tuple(UnownedImport(d, Finding(Code.UNOWNED_MODULE, Kind.UNOWNED, p, m)) for d, p, m in importable),
         scanned,
         tuple(site_dirs),
     )
+    return {path: Owner(*owner) for path, *owner in hook_owners}, scan
 
 
 def scan_unowned(env: Environment, owners: Owners) -> UnownedScan:

@@ -99,7 +99,7 @@ def check(
         from wheeldoctor.report import text
 
         with no_cyclic_gc():
-            env = load_target(target_of(python, path, dpkg_admindir))
+            env = load_target(target_of(python, path, dpkg_admindir), defer_records=True)
             policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
             with progress_bar(chosen != "text") as sink:
                 result = run_check(
@@ -203,7 +203,7 @@ def doctor(
         from wheeldoctor.report import deps_text
 
         with no_cyclic_gc():
-            env = load_target(target_of(python, path, dpkg_admindir), with_tags=True)
+            env = load_target(target_of(python, path, dpkg_admindir), with_tags=True, defer_records=True)
             policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
             with progress_bar(chosen != "text") as sink:
                 result = run_doctor(

@@ -10,16 +10,14 @@ from wheeldoctor.checks.clash import find_clashes, pair_up
 from wheeldoctor.checks.deps import RequirementGraph
 from wheeldoctor.checks.files import DistributionReport, Status, not_installed, status_of, verify_environment
 from wheeldoctor.checks.hook_policy import accept_startup
-from wheeldoctor.checks.hooks import audit_hooks
+from wheeldoctor.checks.hooks import audit_hooks, hook_paths
 from wheeldoctor.checks.overlay import resolve_overlays
-from wheeldoctor.checks.ownership import Owners
 from wheeldoctor.checks.policy import Policy, accept, outcome
 from wheeldoctor.checks.states import ProgressSink
-from wheeldoctor.checks.unowned import from_data, scan_data
+from wheeldoctor.checks.unowned import audit_data, from_data
 from wheeldoctor.commands.results import CheckResult
 from wheeldoctor.disk.beside import Beside
 from wheeldoctor.where.environment import Environment
-from wheeldoctor.where.system_files import system_owners
 
 
 def run_check(
@@ -59,10 +57,10 @@ def run_check(
         checked = [d for n in wanted if (d := env.find(n)) is not None]
         missing = [n for n in wanted if env.find(n) is None]
     auditing = names is None if audit is None else audit
-    owners = Owners(env, system_owners(env)) if auditing else None
-    # The walk for unowned files needs nothing from the hashing: with processes, a child
-    # does it while the workers hash.
-    walk = Beside(lambda: scan_data(env, owners), fork=processes) if owners is not None else None
+    hooks_at = hook_paths(env) if auditing else []
+    # Who owns the hooks and which files nobody owns needs every RECORD but nothing from the
+    # hashing: with processes, a child reads them and walks while the workers hash.
+    walk = Beside(lambda: audit_data(env, hooks_at), fork=processes) if auditing else None
     try:
         verification = verify_environment(
             checked, active, jobs=jobs, progress=progress, cache_dir=cache_dir, processes=processes
@@ -83,9 +81,10 @@ def run_check(
         reports.sort(key=lambda r: r.name)
         hooks = unowned = None
         passes, judged_too = [first, second], list(reports)
-        if owners is not None and walk is not None:
+        if walk is not None:
             intact = {r.name: r.status is Status.INTACT for r in reports if r.dist is not None}
-            hooks, unowned, third = accept_startup(audit_hooks(env, owners, intact), from_data(walk.result()), policy)
+            owner_of, scan = from_data(walk.result())
+            hooks, unowned, third = accept_startup(audit_hooks(env, owner_of.get, intact), scan, policy)
             passes.append(third)
             judged_too += third.reports  # rules naming hooks are used, counted or stale like any other
     except BaseException:

@@ -21,18 +21,20 @@ then happens on another core while it is hashed.
 from __future__ import annotations
 
 import _thread
-import hashlib
 import os
 import stat
 import time
 
 from wheeldoctor.disk import cache
-from wheeldoctor.formats.record_fields import ACCEPTED_ALGORITHMS, decode_digest, parse_size, unhashed_allowed
+from wheeldoctor.formats.record_fields import (
+    ACCEPTED_ALGORITHMS,
+    MAX_SIZE_DIGITS,
+    decode_digest,
+    parse_size,
+    unhashed_allowed,
+)
+from wheeldoctor.gate.reading import _hash, _spawn
 from wheeldoctor.where.sitedirs import is_plain, is_within, plain_prefix
-
-TYPE_CHECKING = False  # typing and collections.abc cost milliseconds before the first byte is hashed
-if TYPE_CHECKING:
-    from collections.abc import Callable
 
 Recorded = tuple[str, str, bytes, int]
 """One hashed RECORD row, resolved: (absolute path, algorithm, raw digest, size)."""
@@ -42,12 +44,13 @@ Found = tuple[cache.Identity, cache.Digests, bool]
 #: RECORD above this size is left to the verifier, which refuses it with a finding.
 _RECORD_LIMIT = 64 << 20
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-#: Files below this size are read with one call.
-_SMALL = 1 << 16
-#: Buffers small enough to stay in a core's cache between the copy and the hash.
-_CHUNK = 1 << 20
 #: The biggest file gets a reader thread of its own from this size; below it the copy is cheap.
 _READ_AHEAD_SIZE = 16 << 20
+#: Files below this size are mostly system calls and Python (GIL-bound), not hashing.
+_SMALL_FILE = 1 << 20
+#: At most this many threads take small files at once: more only queue for the GIL, and delay
+#: the big files' threads, which need it between chunks (torch, 16 cores: 1 or 2 best, 16 2x).
+_SMALL_THREADS = 1
 
 
 def check(dist_path: str, location: str, root: str, cache_dir: str | None) -> bool | None:
@@ -60,8 +63,7 @@ def check(dist_path: str, location: str, root: str, cache_dir: str | None) -> bo
     started = time.time_ns()
     record = cache.settled_record_identity(dist_path)
     text = _read_record(os.path.join(dist_path, "RECORD"))
-    rows = None if text is None else plain_rows(text, location, root)
-    if rows is None:
+    if text is None:
         return None
     before: cache.Entry | None = None
     known: dict[str, tuple[cache.Identity, cache.Digests]] = {}
@@ -69,10 +71,20 @@ def check(dist_path: str, location: str, root: str, cache_dir: str | None) -> bo
         before = cache.load(cache_dir, dist_path, record)
         if before is not None and all(map(cache.is_file_record, before.files)):
             known = {path: (identity, digests) for path, identity, digests in before.files}
+    head = _head_start(text, location, root, known)
+    try:
+        rows = plain_rows(text, location, root)
+        if rows is None:
+            return None
+        found_all = _examine_all(rows, known, head)
+    finally:
+        if head is not None:
+            with head[1]:  # never leave its thread behind
+                pass
     # Each row's file where it holds the recorded bytes, else None.
     good = [
         found if found is not None and _matches(row, found) else None
-        for row, found in zip(rows, _examine_all(rows, known), strict=True)
+        for row, found in zip(rows, found_all, strict=True)
     ]
     intact = all(found is not None for found in good)
     if cache_dir is not None and record is not None:
@@ -141,23 +153,79 @@ def plain_rows(text: str, location: str, root: str) -> list[Recorded] | None:
     return rows
 
 
-def _examine_all(rows: list[Recorded], known: dict[str, tuple[cache.Identity, cache.Digests]]) -> list[Found | None]:
+Head = tuple[Recorded, _thread.LockType, list[object]]
+"""The biggest file, already being examined: its row, a lock released once done, the outcome."""
+
+
+def _head_start(
+    text: str, location: str, root: str, known: dict[str, tuple[cache.Identity, cache.Digests]]
+) -> Head | None:
+    """Start examining the biggest file (one of 16 MiB or more) before the rest of RECORD is parsed.
+
+    The biggest file bounds the whole check, and parsing a RECORD of ten thousand rows
+    takes tens of milliseconds: they overlap. Only its own line is read first (the full
+    parse still decides whether RECORD is plain); a file the cache knows is left as is.
+    """
+    if _cpus() < 2 or "\r" in text:
+        return None
+    lines = text.split("\n")
+    sizes = [line[line.rfind(",") + 1 :] for line in lines]
+    widest = max(map(len, sizes), default=0)
+    if not len(str(_READ_AHEAD_SIZE)) <= widest <= MAX_SIZE_DIGITS:  # too small to matter, or no size
+        return None
+    candidates = [i for i, size in enumerate(sizes) if len(size) == widest and size.isdigit() and size.isascii()]
+    if not candidates:
+        return None
+    line = lines[max(candidates, key=lambda i: int(sizes[i]))]
+    parsed = plain_rows(line, location, root)
+    if not parsed or parsed[0][3] < _READ_AHEAD_SIZE or parsed[0][0] in known:
+        return None
+    row = parsed[0]
+    outcome: list[object] = []
+
+    def examine() -> None:
+        try:
+            outcome.append(_examine(row, known, [], True))
+        except BaseException as e:  # re-raised by the caller, never lost in a thread
+            outcome.append(e)
+
+    try:
+        return row, _spawn(examine), outcome
+    except RuntimeError:  # no thread to be had: the biggest file waits its turn
+        return None
+
+
+def _examine_all(
+    rows: list[Recorded], known: dict[str, tuple[cache.Identity, cache.Digests]], head: Head | None = None
+) -> list[Found | None]:
     """What each row's file is (see :data:`Found`), by threads, biggest first; None where it is not."""
     results: list[Found | None] = [None] * len(rows)
     order = sorted(range(len(rows)), key=lambda i: rows[i][3])  # pop() takes the biggest
+    started = -1
+    if head is not None and head[0] in rows:
+        started = rows.index(head[0])
+        order.remove(started)
     lock = _thread.allocate_lock()
     jobs = min(_cpus(), len(rows))
     # With more than one core, the biggest file's copies overlap its hashing on another.
     read_ahead = [jobs > 1 and bool(order) and rows[order[-1]][3] >= _READ_AHEAD_SIZE]
     failures: list[BaseException] = []
 
+    small_threads = [0]
+
     def work() -> None:
         try:
             scratch: list[memoryview] = []  # this thread's read buffer, made on first need
+            small = False
             while True:
                 with lock:
                     if not order or failures:
                         return
+                    if not small and rows[order[-1]][3] < _SMALL_FILE:  # only small files are left
+                        if small_threads[0] >= _SMALL_THREADS:
+                            return
+                        small_threads[0] += 1
+                        small = True
                     index = order.pop()
                     ahead, read_ahead[0] = read_ahead[0], False
                 results[index] = _examine(rows[index], known, scratch, ahead)
@@ -171,31 +239,25 @@ def _examine_all(rows: list[Recorded], known: dict[str, tuple[cache.Identity, ca
                 finished.append(_spawn(work))
             except RuntimeError:  # no more threads to be had: fewer do the work
                 break
-        work()
-    finally:
+        work()  # returns once nothing is left for it (not every file is done: small ones may be)
+    except BaseException:
         with lock:
-            order.clear()  # however this thread stopped, the others start nothing new
+            order.clear()  # stopped by an exception here: the others start nothing new
+        raise
+    finally:
         for done in finished:
             with done:
                 pass
+    if started >= 0:
+        assert head is not None
+        with head[1]:
+            (outcome,) = head[2]
+        if isinstance(outcome, BaseException):
+            raise outcome
+        results[started] = outcome  # type: ignore[call-overload]  # a Found or None, from _examine
     if failures:
         raise failures[0]
     return results
-
-
-def _spawn(target: Callable[[], None]) -> _thread.LockType:
-    """Start ``target`` in a thread; the lock returned is released when it has finished."""
-    done = _thread.allocate_lock()
-    done.acquire()
-
-    def run() -> None:
-        try:
-            target()
-        finally:
-            done.release()
-
-    _thread.start_new_thread(run, ())
-    return done
 
 
 def _matches(row: Recorded, found: Found) -> bool:
@@ -229,128 +291,6 @@ def _examine(
         return None
     identity, digest = hashed
     return identity, ((algorithm, digest),), False
-
-
-def _hash(
-    path: str, st: os.stat_result, algorithm: str, scratch: list[memoryview], read_ahead: bool
-) -> tuple[cache.Identity, bytes] | None:
-    """The fingerprint and digest of the regular file ``st`` describes; None if it changed while read.
-
-    As :func:`wheeldoctor.disk.filesystem.open_regular`: what is opened must be the file that was
-    stat'ed (same inode), and its fingerprint is taken once it is open.
-    """
-    try:
-        fd = os.open(path, _OPEN_FLAGS)
-    except (OSError, ValueError):
-        return None
-    try:
-        opened = os.fstat(fd)
-        if (opened.st_ino, opened.st_dev) != (st.st_ino, st.st_dev) or not stat.S_ISREG(opened.st_mode):
-            return None
-        identity = cache.identity(opened)
-        size = identity[0]
-        hasher = hashlib.new(algorithm)
-        if size < _SMALL:
-            # One byte more than expected both fetches the file and proves where it ends.
-            data = os.read(fd, size + 1)
-            total = len(data)
-            hasher.update(data)
-        elif read_ahead:
-            total = _feed_read_ahead(fd, size, hasher.update)
-        else:
-            if not scratch:
-                scratch.append(memoryview(bytearray(_CHUNK)))
-            total = _feed(fd, size, hasher.update, scratch[0])
-        after = cache.identity(os.fstat(fd))
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    if total != size or after != identity:
-        return None
-    return identity, hasher.digest()
-
-
-def _feed(fd: int, size: int, update: Callable[[memoryview], object], buffer: memoryview) -> int:
-    """Read ``fd`` through ``buffer`` into ``update``; stop past ``size`` (a growing file is never read forever)."""
-    total = 0
-    while total <= size:
-        n = os.readv(fd, [buffer])
-        if not n:
-            break
-        update(buffer[:n])
-        total += n
-    return total
-
-
-def _feed_read_ahead(fd: int, size: int, update: Callable[[memoryview], object]) -> int:
-    """:func:`_feed`, with a reader thread filling one buffer while this thread hashes the other.
-
-    Raises what a read raises. The reader reads a duplicate of ``fd`` that it closes
-    itself, so that even a reader left behind (this thread interrupted while waiting for
-    it) never reads a descriptor the caller has closed and the process reused.
-    """
-    buffers = (memoryview(bytearray(_CHUNK)), memoryview(bytearray(_CHUNK)))
-    # Per buffer, two locks used as semaphores: "free" (the reader may fill it), "full" (hash it).
-    free = [_thread.allocate_lock(), _thread.allocate_lock()]
-    full = [_thread.allocate_lock(), _thread.allocate_lock()]
-    for lock in full:
-        lock.acquire()
-    lengths = [0, 0]
-    failure: list[BaseException] = []
-    stop = [False]
-    own = os.dup(fd)
-
-    def read() -> None:
-        index, total = 0, 0
-        try:
-            while True:
-                free[index].acquire()
-                n = 0
-                if not stop[0] and total <= size:  # past the size it has changed: stop reading
-                    n = os.readv(own, [buffers[index]])
-                lengths[index] = n
-                full[index].release()
-                if not n:
-                    return
-                total += n
-                index ^= 1
-        except BaseException as e:  # raised in the hashing thread, which must not wait forever
-            failure.append(e)
-            lengths[index] = 0
-            if full[index].locked():
-                full[index].release()
-        finally:
-            os.close(own)
-
-    reader = None
-    try:
-        try:
-            reader = _spawn(read)
-        except RuntimeError:  # no thread to be had: this one reads too
-            os.close(own)
-            return _feed(fd, size, update, buffers[0])
-        total, index = 0, 0
-        while True:
-            full[index].acquire()
-            n = lengths[index]
-            if not n:
-                break
-            update(buffers[index][:n])
-            total += n
-            free[index].release()
-            index ^= 1
-    finally:
-        stop[0] = True
-        for lock in free:  # wake the reader wherever it waits; it then sees ``stop``
-            if lock.locked():
-                lock.release()
-        if reader is not None:
-            with reader:
-                pass
-    if failure:
-        raise failure[0]
-    return total
 
 
 def _read_record(path: str) -> str | None:

@@ -70,6 +70,9 @@ class InstalledDistribution:
     read; None if it changed too recently to key the verification cache on."""
     managed_by: ManagedBy | None = None
     """Who manages its files (see :mod:`wheeldoctor.where.managers`); None when not asked."""
+    record_deferred: bool = False
+    """RECORD is read later, where it is verified (see :func:`with_record`): ``record`` and
+    ``record_identity`` are still None and no finding about RECORD is in ``problems``."""
 
     @property
     def legacy(self) -> bool:
@@ -127,12 +130,20 @@ def scan_location(location: str) -> Iterator[MetadataDir]:
 
 
 def load_distribution(
-    found: MetadataDir, root: str, *, read_metadata: bool = True, active: bool = True, read_record: bool = True
+    found: MetadataDir,
+    root: str,
+    *,
+    read_metadata: bool = True,
+    active: bool = True,
+    read_record: bool = True,
+    defer_record: bool = False,
 ) -> InstalledDistribution:
     """Read one metadata directory; every problem becomes a finding, nothing raises.
 
     ``read_record=False`` leaves RECORD unread (``record`` None, no finding about it): for
     checks of metadata alone, which must not pay for parsing thousands of rows.
+    ``defer_record`` leaves it for :func:`with_record`, so that verification can read and
+    parse many RECORDs in parallel.
     """
     problems: list[Finding] = []
     name, _, version = os.path.basename(found.path).rpartition(".")[0].partition("-")
@@ -156,11 +167,12 @@ def load_distribution(
     installer: str | None = None
     tags: tuple[str, ...] = ()
     record_identity: tuple[int, int, int, int, int] | None = None
+    deferred = False
     if os.path.isdir(found.path):
-        if read_record:
-            record_path = os.path.join(found.path, "RECORD")
-            record_identity = cache.settled_record_identity(found.path)
-            record, problem = _read_record(record_path, legacy)
+        if read_record and defer_record:
+            deferred = True
+        elif read_record:
+            record_identity, record, problem = read_record_of(found.path, legacy)
             if problem is not None:
                 problems.append(problem)
         installer = _read_line(os.path.join(found.path, "INSTALLER"))
@@ -181,7 +193,26 @@ def load_distribution(
         active=active,
         wheel_tags=tags,
         record_identity=record_identity,
+        record_deferred=deferred,
     )
+
+
+def read_record_of(
+    path: str, legacy: bool
+) -> tuple[tuple[int, int, int, int, int] | None, Record | None, Finding | None]:
+    """(identity, record, problem) of the RECORD in metadata directory ``path``; the identity first."""
+    identity = cache.settled_record_identity(path)
+    record, problem = _read_record(os.path.join(path, "RECORD"), legacy)
+    return identity, record, problem
+
+
+def with_record(dist: InstalledDistribution) -> InstalledDistribution:
+    """``dist`` with its deferred RECORD read, exactly as :func:`load_distribution` reads it."""
+    if not dist.record_deferred:
+        return dist
+    identity, record, problem = read_record_of(dist.path, dist.legacy)
+    problems = dist.problems if problem is None else (*dist.problems, problem)
+    return replace(dist, record=record, record_identity=identity, problems=problems, record_deferred=False)
 
 
 def _canonical(name: str) -> str:
@@ -258,10 +289,12 @@ def load_environment(
     tags: Sequence[str] | None = None,
     records: bool = True,
     startup: Startup | None = None,
+    defer_records: bool = False,
 ) -> Environment:
     """Read every distribution on ``paths``; the first of each name is the active one.
 
-    ``records=False`` reads metadata only (see :func:`load_distribution`).
+    ``records=False`` reads metadata only; ``defer_records`` leaves RECORDs for the
+    verification to read (see :func:`load_distribution`).
     """
     # Site dirs are used as given, not resolved: installers write RECORD's "../../../bin"
     # paths from the name Python uses, and through a symlinked site-packages the two differ.
@@ -277,7 +310,7 @@ def load_environment(
     for location in locations:
         root = root_for(location, all_prefixes)
         for found in scan_location(location):
-            dist = load_distribution(found, root, active=True, read_record=records)
+            dist = load_distribution(found, root, active=True, read_record=records, defer_record=defer_records)
             if dist.name in seen:
                 dist = replace(dist, active=False)
             seen.add(dist.name)

@@ -131,21 +131,24 @@ class Target:
     """dpkg's admin directory (``/var/lib/dpkg`` when None; a mounted image's ``IMG/var/lib/dpkg``)."""
 
 
-def load_target(target: Target, *, with_tags: bool = False, with_records: bool = True) -> Environment:
+def load_target(
+    target: Target, *, with_tags: bool = False, with_records: bool = True, defer_records: bool = False
+) -> Environment:
     """Read the environment ``target`` names; raise TargetError when it cannot be read.
 
     ``with_tags`` also gathers the interpreter's supported wheel tags (``Environment.tags``);
     it costs an import of ``packaging.tags``, so only the checks that need them ask.
-    ``with_records=False`` skips RECORD files, for checks of metadata alone.
+    ``with_records=False`` skips RECORD files, for checks of metadata alone;
+    ``defer_records`` leaves them for the verification to read, in parallel where it can.
     """
     if target.python and target.paths:
         raise TargetError("give --python or --path, not both")
     if target.paths:
-        env, stdlib = _load_paths(target.paths, with_tags, with_records)
+        env, stdlib = _load_paths(target.paths, with_tags, with_records, defer_records)
     elif target.python:
-        env, stdlib = _load_interpreter(target.python, with_tags, with_records)
+        env, stdlib = _load_interpreter(target.python, with_tags, with_records, defer_records)
     else:
-        env, stdlib = _load_current(with_tags, with_records)
+        env, stdlib = _load_current(with_tags, with_records, defer_records)
     from wheeldoctor.where.dpkg_owners import DpkgError
     from wheeldoctor.where.managers import attach_managers
 
@@ -159,7 +162,9 @@ _Stdlib = tuple[str | None, bool]
 """The interpreter's stdlib directory (where PEP 668's marker lives) and whether it runs a venv."""
 
 
-def _load_current(with_tags: bool = False, with_records: bool = True) -> tuple[Environment, _Stdlib]:
+def _load_current(
+    with_tags: bool = False, with_records: bool = True, defer_records: bool = False
+) -> tuple[Environment, _Stdlib]:
     import sysconfig
 
     # sys.path[0] is the script's directory (or the cwd): where we were started from,
@@ -175,6 +180,7 @@ def _load_current(with_tags: bool = False, with_records: bool = True) -> tuple[E
         tags=_current_tags() if with_tags else None,
         records=with_records,
         startup=running(tuple(paths)),
+        defer_records=defer_records,
     )
     return env, stdlib
 
@@ -192,7 +198,7 @@ def _current_tags() -> list[str]:
 
 
 def _load_paths(
-    paths: Sequence[str], with_tags: bool = False, with_records: bool = True
+    paths: Sequence[str], with_tags: bool = False, with_records: bool = True, defer_records: bool = False
 ) -> tuple[Environment, _Stdlib]:
     for path in paths:
         if not os.path.isdir(path):
@@ -219,6 +225,7 @@ def _load_paths(
         tags=tags,
         records=with_records,
         startup=given(tuple(paths), version),
+        defer_records=defer_records,
     )
     return env, (probe.stdlib, probe.venv) if probe is not None else (None, False)
 
@@ -258,7 +265,9 @@ class _Probe:
         )
 
 
-def _load_interpreter(python: str, with_tags: bool = False, with_records: bool = True) -> tuple[Environment, _Stdlib]:
+def _load_interpreter(
+    python: str, with_tags: bool = False, with_records: bool = True, defer_records: bool = False
+) -> tuple[Environment, _Stdlib]:
     if not os.path.exists(python) and os.sep not in python:
         import shutil
 
@@ -276,6 +285,7 @@ def _load_interpreter(python: str, with_tags: bool = False, with_records: bool =
         tags=probe.tags,
         records=with_records,
         startup=startup,
+        defer_records=defer_records,
     )
     return env, (probe.stdlib, probe.venv)
 

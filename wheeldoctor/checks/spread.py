@@ -1,0 +1,289 @@
+"""Verification spread over forked workers, distribution by distribution (the command line only).
+
+The parent forks the workers first, then only schedules. A worker reads and parses a
+distribution's RECORD, resolves its rows, reads its cache entry and sends back what the
+parent needs to know (the resolved paths, the rows as plain tuples, the fingerprints the
+cache vouches for, and the work cut into pieces). The parent then hands out the pieces,
+the heaviest first: every file of 1 MiB or more alone, the small files of a distribution
+in runs of about 8 MiB of work. A piece goes to whichever worker is free, so the biggest
+file starts as soon as RECORDs are read and nothing waits on a worker that drew a heavy
+share. A worker proves a piece's files as :mod:`wheeldoctor.disk.proof_workers` does (one
+``lstat`` for a file the cache vouches for, else one listing per directory and one open,
+read and close per file) and returns, per proven file, a few integers and its cache
+record. Whatever is not proven comes back as not proven, for the exact path to judge.
+
+Frames are marshal data (plain tuples of ints, strings and bytes); the rare findings that
+parsing gives travel pickled. A worker that dies only leaves its work undone: the parent
+does it itself. No worker outlives the parent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import marshal
+import os
+import pickle
+import select
+import signal
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from wheeldoctor.checks.spread_worker import FileRecord, Proof, Row, _run, _serve
+from wheeldoctor.disk import cache
+from wheeldoctor.disk.workers import send
+from wheeldoctor.model.files import FileState, FileStatus, Fingerprint
+from wheeldoctor.model.findings import Finding
+from wheeldoctor.where.environment import InstalledDistribution
+
+_HEADER = 4
+
+
+class Parsed:
+    """What a worker learnt of one distribution, and what the pieces proved of it."""
+
+    __slots__ = ("before", "files", "identity", "outside", "paths", "problems", "proofs", "rows", "vouched")
+
+    def __init__(
+        self,
+        identity: cache.Identity | None,
+        paths: list[str],
+        rows: list[Row],
+        vouched: list[Any] | None,
+        problems: tuple[Finding, ...],
+        outside: tuple[Finding, ...],
+        before: int | None = None,
+    ) -> None:
+        self.identity = identity
+        self.paths = paths
+        self.rows = rows
+        self.vouched = vouched
+        #: Findings of reading RECORD: the one that ``with_record`` adds, then RECORD's own.
+        self.problems = problems
+        self.outside = outside
+        self.proofs: list[Proof] = []
+        #: Cache records of the proven files, by the index of their piece's first row.
+        self.files: dict[int, list[FileRecord]] = {}
+        #: ``hash()`` of the cache entry the worker found (forked workers hash as the parent does).
+        self.before = before
+
+
+def spread(
+    dists: Sequence[InstalledDistribution],
+    checked: Sequence[bool],
+    jobs: int,
+    cache_dir: str | None,
+    started: int,
+    progress: Callable[[int, int], None] | None = None,
+    begin: Callable[[int, int], None] | None = None,
+) -> list[Parsed | None]:
+    """What ``jobs`` forked workers learnt of each of ``dists`` (None where a worker died first).
+
+    Only the distributions marked in ``checked`` have their files proved; the others are
+    parsed and resolved, for attribution. ``begin`` is told the work's size once every
+    RECORD is read; ``progress`` then advances as pieces come back.
+    """
+    usable = cache_dir is not None and cache.usable(cache_dir)
+    results: list[Parsed | None] = [None] * len(dists)
+    # Biggest RECORD first: the long parses start first, and the pieces they give come early.
+    parse = sorted(range(len(dists)), key=lambda i: -_record_size(dists[i]))
+    parse.reverse()  # pop() takes from the end
+    pieces: list[tuple[int, int, int, int]] = []  # heap of (-weight, dist, first row, end row)
+    parsing: set[int] = set()
+    parked: list[int] = []
+    workers: dict[int, tuple[int, int]] = {}  # result fd -> (pid, task fd)
+    backlog: list[Any] = []  # "proved" frames not yet recorded
+    totals = [0, 0]  # files and bytes to prove, known once every RECORD is read
+    begun = [begin is None]
+
+    def begin_once() -> None:
+        if not begun[0] and not parse and not parsing:
+            begun[0] = True
+            assert begin is not None
+            begin(totals[0], totals[1])
+
+    def worker_body(tasks: int, out: int) -> Callable[[], None]:
+        return lambda: _serve(dists, checked, cache_dir, usable, started, tasks, out)
+
+    def assign(fd: int) -> None:
+        task_fd = workers[fd][1]
+        if parse:
+            index = parse.pop()
+            parsing.add(fd)
+            _write(task_fd, ("parse", index))
+        elif pieces:
+            _, index, first, end = heapq.heappop(pieces)
+            parsed = results[index]
+            assert parsed is not None
+            vouched = parsed.vouched[first:end] if parsed.vouched is not None else [None] * (end - first)
+            _write(task_fd, ("prove", index, first, parsed.paths[first:end], parsed.rows[first:end], vouched))
+        elif parsing:
+            parked.append(fd)  # a RECORD still being read may give more pieces
+        else:
+            _write(task_fd, ("stop",))
+
+    def handle(fd: int, frame: Any) -> None:
+        kind = frame[0]
+        if kind == "parsed":
+            parsing.discard(fd)
+            _, index, identity, paths, rows, vouched, cuts, extras, before, proved, (files, size) = frame
+            problems, outside = pickle.loads(extras) if extras is not None else ((), ())
+            results[index] = Parsed(identity, paths, rows, vouched, problems, outside, before)
+            if proved is not None:  # the files the cache vouched for, proved while parsing
+                backlog.append(proved)
+            for first, end, weight in cuts:
+                heapq.heappush(pieces, (-weight, index, first, end))
+            totals[0] += files
+            totals[1] += size
+            begin_once()
+        else:  # "proved": recorded later, once every waiting worker has its next task
+            backlog.append(frame)
+
+    def absorb(frame: Any) -> None:
+        """Record what one piece proved."""
+        _, index, first, proofs, files, done_bytes = frame
+        parsed = results[index]
+        assert parsed is not None
+        parsed.proofs.extend(proofs)
+        parsed.files[first] = files
+        if progress is not None:
+            progress(len(proofs), done_bytes)
+
+    finished = False
+    try:
+        for _ in range(max(1, min(jobs, len(dists)))):
+            tasks_read, tasks_write = os.pipe()
+            results_read, results_write = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the worker: never returns
+                for fd, (_, task_fd) in workers.items():  # the other workers' ends: theirs alone
+                    os.close(fd)
+                    os.close(task_fd)
+                os.close(tasks_write)
+                os.close(results_read)
+                _run(worker_body(tasks_read, results_write))
+            os.close(tasks_read)
+            os.close(results_write)
+            workers[results_read] = (pid, tasks_write)
+        for fd in workers:
+            assign(fd)
+        buffers = {fd: bytearray() for fd in workers}
+        while buffers:
+            # The parent's own work waits while any worker waits for it: a worker is never idle
+            # while the parent records proofs, and they are recorded while the workers hash.
+            ready, _, _ = select.select(list(buffers), [], [], 0 if backlog else None)
+            if not ready and backlog:
+                absorb(backlog.pop())
+                continue
+            for fd in ready:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:  # the worker is gone: what it held is undone
+                    del buffers[fd]
+                    parsing.discard(fd)
+                    if fd in parked:
+                        parked.remove(fd)
+                    begin_once()
+                    continue
+                buffer = buffers[fd]
+                buffer += chunk
+                while len(buffer) >= _HEADER:
+                    size = int.from_bytes(buffer[:_HEADER], "big")
+                    if len(buffer) < _HEADER + size:
+                        break
+                    frame = marshal.loads(bytes(buffer[_HEADER : _HEADER + size]))
+                    del buffer[: _HEADER + size]
+                    handle(fd, frame)
+                    assign(fd)
+            while parked and (pieces or not parsing):
+                assign(parked.pop())
+        for frame in backlog:
+            absorb(frame)
+        finished = True
+    finally:
+        for fd, (pid, task_fd) in workers.items():
+            for end in (fd, task_fd):
+                with contextlib.suppress(OSError):
+                    os.close(end)
+            if not finished:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGTERM)
+            os.waitpid(pid, 0)
+    return results
+
+
+def rows_estimate(dist: InstalledDistribution) -> int:
+    """About how many files ``dist`` records, without parsing a deferred RECORD."""
+    if dist.record is not None:
+        return len(dist.record.rows)
+    if not dist.record_deferred:
+        return 0
+    try:
+        return os.stat(os.path.join(dist.path, "RECORD")).st_size // 100
+    except (OSError, ValueError):
+        return 0
+
+
+def _record_size(dist: InstalledDistribution) -> int:
+    if dist.record is not None:
+        return len(dist.record.rows) * 100
+    try:
+        return os.stat(os.path.join(dist.path, "RECORD")).st_size
+    except (OSError, ValueError):
+        return 0
+
+
+def _write(fd: int, task: tuple[Any, ...]) -> None:
+    # A worker that died cannot take it: its work is then left undone, for the parent.
+    with contextlib.suppress(OSError):
+        send(fd, task)  # type: ignore[arg-type]
+
+
+class ProvenStates(Mapping[str, FileState]):
+    """File states by path: those the workers proved, made on first use, over those ``given``.
+
+    A proven file's state is exactly what :func:`wheeldoctor.disk.digests.hash_file` would
+    have made of it. Made lazily because most callers look at a few paths (the shared
+    ones, which are ``given``): tens of thousands of named tuples would cost the parent
+    more than the proofs did.
+    """
+
+    def __init__(self, given: dict[str, FileState]) -> None:
+        self._given = given
+        self._proven: list[tuple[list[str], list[Row], list[Proof]]] = []
+        self._index: dict[str, tuple[int, int]] | None = None
+
+    def add(self, paths: list[str], rows: list[Row], proofs: list[Proof]) -> None:
+        """The proofs of one distribution, whose paths and rows are ``paths`` and ``rows``."""
+        self._proven.append((paths, rows, proofs))
+        self._index = None
+
+    def _located(self) -> dict[str, tuple[int, int]]:
+        if self._index is None:
+            self._index = {
+                paths[proof[0]]: (source, position)
+                for source, (paths, _, proofs) in enumerate(self._proven)
+                for position, proof in enumerate(proofs)
+            }
+        return self._index
+
+    def __getitem__(self, path: str) -> FileState:
+        state = self._given.get(path)
+        if state is not None:
+            return state
+        source, position = self._located()[path]
+        _, rows, proofs = self._proven[source]
+        k, mtime, ctime, inode, device, links, vouched = proofs[position]
+        _, algorithm, digest, size, _ = rows[k]
+        assert size is not None
+        fingerprint = Fingerprint(size, mtime, ctime, inode, device)
+        return FileState(FileStatus.HASHED, size, ((algorithm or "", digest or b""),), "", links, fingerprint, vouched)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._given
+        yield from (path for path in self._located() if path not in self._given)
+
+    def __len__(self) -> int:
+        return len(self._given) + sum(1 for path in self._located() if path not in self._given)
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._given or path in self._located()

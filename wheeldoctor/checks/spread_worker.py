@@ -1,0 +1,214 @@
+"""The worker's side of :mod:`wheeldoctor.checks.spread`: read and cut RECORDs, prove pieces.
+
+A worker does what the parent asks, one task at a time, until it says stop: read, parse and
+resolve one RECORD (and read its cache entry, proving by one ``lstat`` each file the cache
+vouches for), or prove one piece of files, as :mod:`wheeldoctor.disk.proof_workers` does.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import pickle
+import signal
+from collections.abc import Callable, Sequence
+from typing import Any, cast
+
+from wheeldoctor.checks.claims import resolve
+from wheeldoctor.disk import cache
+from wheeldoctor.disk.digests import BUFFER_SIZE
+from wheeldoctor.disk.proof_workers import _prove, _regular_files, _unchanged
+from wheeldoctor.disk.workers import send
+from wheeldoctor.where.environment import InstalledDistribution, with_record
+
+#: Files from this size are a piece of their own.
+BIG = 1 << 20
+#: Small files are cut into pieces of about this weight (bytes, plus ``_PER_FILE`` a file).
+_PIECE = 8 << 20
+#: Scheduling weight of one file in bytes: what its system calls cost, in hashing time.
+_PER_FILE = 16 << 10
+_HEADER = 4
+
+Row = tuple[str, "str | None", "bytes | None", "int | None", int]
+"""A RecordRow as a plain tuple: (path as written, algorithm, raw digest, size, line)."""
+Proof = tuple[int, int, int, int, int, int, bool]
+"""(row index, mtime_ns, ctime_ns, inode, device, links, whether the cache's fingerprint proved it)."""
+FileRecord = tuple[str, cache.Identity, cache.Digests]
+
+
+def _run(body: Callable[[], None]) -> None:
+    code = 0
+    try:
+        # Default handlers: a ^C aimed at the command must not print a traceback per worker.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        body()
+    except BaseException:
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def _read_task(fd: int) -> Any:
+    """The next frame from the parent, or None once it has closed the pipe."""
+    header = _read_exactly(fd, _HEADER)
+    if header is None:
+        return None
+    payload = _read_exactly(fd, int.from_bytes(header, "big"))
+    return None if payload is None else marshal.loads(payload)
+
+
+def _read_exactly(fd: int, size: int) -> bytes | None:
+    data = b""
+    while len(data) < size:
+        chunk = os.read(fd, size - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return data
+
+
+def _serve(
+    dists: Sequence[InstalledDistribution],
+    checked: Sequence[bool],
+    cache_dir: str | None,
+    usable: bool,
+    started: int,
+    tasks: int,
+    out: int,
+) -> None:
+    """The body of a worker: do what the parent asks until it says stop."""
+    view = memoryview(bytearray(BUFFER_SIZE))
+    # Every listing is kept: a RECORD may come back to a directory after listing another.
+    listings: dict[str, dict[str, int]] = {}
+    while True:
+        task = _read_task(tasks)
+        if task is None or task[0] == "stop":
+            return
+        if task[0] == "parse":
+            index = task[1]
+            send(out, _parse(index, dists[index], checked[index], cache_dir if usable else None))  # type: ignore[arg-type]
+        else:
+            _, index, first, paths, rows, vouched = task
+            send(out, _prove_piece(index, first, paths, rows, vouched, cache_dir, started, view, listings))  # type: ignore[arg-type]
+
+
+def _parse(index: int, dist: InstalledDistribution, checked: bool, cache_dir: str | None) -> tuple[Any, ...]:
+    """Read, parse and resolve one RECORD; read its cache entry; cut its files into pieces."""
+    read = with_record(dist)
+    claims, outside = resolve(read)
+    problems = (*read.problems[len(dist.problems) :], *(read.record.problems if read.record else ()))
+    extras = pickle.dumps((problems, tuple(outside))) if problems or outside else None
+    paths = [claim.path for claim in claims]
+    rows = cast("list[Row]", [tuple(claim.row) for claim in claims])
+    if not checked:
+        return ("parsed", index, read.record_identity, paths, rows, None, [], extras, None, None, (0, 0))
+    known: dict[str, tuple[cache.Identity, cache.Digests]] = {}
+    before = None
+    if cache_dir is not None and read.record_identity is not None:
+        entry = cache.load(cache_dir, read.path, read.record_identity)
+        if entry is not None:
+            try:
+                before = hash(entry)
+            except TypeError:  # a malformed entry (lists inside): one that differs from any we write
+                before = -1  # hash() never gives -1
+            if all(map(cache.is_file_record, entry.files)):
+                known = {path: (identity, digests) for path, identity, digests in entry.files}
+    vouched: list[Any] = []
+    proofs: list[Proof] = []
+    files: list[FileRecord] = []
+    done = 0
+    cuts: list[tuple[int, int, int]] = []
+    first, weight, pending = 0, 0, 0
+    work = [0, 0]  # files and bytes to prove, in pieces or here
+    for k, (path, (_, algorithm, digest, size, _)) in enumerate(zip(paths, rows, strict=True)):
+        prior = known.get(path) if known else None
+        fingerprint: Any = None
+        if prior is not None:
+            # The cache's digest is RECORD's: one lstat proves it, here and now (a piece would
+            # cost more to send). Another digest: the exact path decides from the cache's, as
+            # it would without workers (False: not proved here).
+            fingerprint = prior[0] if prior[0][0] == size and (algorithm, digest) in prior[1] else False
+            if fingerprint:
+                proof = _unchanged(path, fingerprint)
+                if proof is None:
+                    fingerprint = None  # changed since: a piece reads it
+                else:
+                    proofs.append((k, *proof, True))
+                    files.append((path, fingerprint, cast("cache.Digests", ((algorithm, digest),))))
+                    done += size or 0
+                    fingerprint = True
+        vouched.append(fingerprint)
+        if fingerprint is not None:  # proved already, or left to the exact path
+            continue
+        work[0] += 1
+        work[1] += size or 0
+        cost = (size or 0) + _PER_FILE
+        if cost - _PER_FILE >= BIG:
+            if pending:
+                cuts.append((first, k, weight))
+            cuts.append((k, k + 1, cost))
+            first, weight, pending = k + 1, 0, 0
+            continue
+        weight += cost
+        pending += 1
+        if weight >= _PIECE:
+            cuts.append((first, k + 1, weight))
+            first, weight, pending = k + 1, 0, 0
+    if pending:
+        cuts.append((first, len(rows), weight))
+    return (
+        "parsed",
+        index,
+        read.record_identity,
+        paths,
+        rows,
+        vouched if known else None,
+        cuts,
+        extras,
+        before,
+        ("proved", index, -1, proofs, files, done),
+        (work[0] + len(proofs), work[1] + done),
+    )
+
+
+def _prove_piece(
+    index: int,
+    first: int,
+    paths: list[str],
+    rows: list[Row],
+    vouched: list[Any],
+    cache_dir: str | None,
+    started: int,
+    view: memoryview,
+    listings: dict[str, dict[str, int]],
+) -> tuple[Any, ...]:
+    """Prove the files of one piece; ("proved", dist, first row, proofs, cache records, bytes)."""
+    proofs: list[Proof] = []
+    files: list[FileRecord] = []
+    done = 0
+    settled = cache.settled
+    for k, (path, (_, algorithm, digest, size, _), fingerprint) in enumerate(zip(paths, rows, vouched, strict=True)):
+        if digest is None or size is None or not algorithm or isinstance(fingerprint, bool):
+            continue  # unprovable here, left to the exact path (False), or proved already (True)
+        proof = None if fingerprint is None else _unchanged(path, fingerprint)
+        cached = proof is not None
+        if proof is None:
+            directory, _, name = path.rpartition(os.sep)
+            regular = listings.get(directory)
+            if regular is None:
+                regular = listings[directory] = _regular_files(directory)
+            inode = regular.get(name)
+            if inode is None:
+                continue
+            proof = _prove(path, inode, size, algorithm, digest, view)
+            if proof is None:
+                continue
+        mtime, ctime, inode, device, links = proof
+        proofs.append((first + k, mtime, ctime, inode, device, links, cached))
+        done += size
+        if cache_dir is not None:
+            identity = (size, mtime, ctime, inode, device)
+            # A file changed in the tick its hashing started could change again unseen.
+            if cached or settled(identity, started):
+                files.append((path, identity, ((algorithm, digest),)))
+    return ("proved", index, first, proofs, files, done)
