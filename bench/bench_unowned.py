@@ -4,9 +4,12 @@ Uses the big environment of ``bench/bench_verify.py`` (``bench/.work/big``; run 
 once first, or pass ``--python`` for any other interpreter). Measures in this process,
 interleaved, medians of ``--repeat`` runs:
 
-1. the ownership map (every path every RECORD lists), the hook audit, and the walk over
-   every site directory that finds unowned files: wall and CPU time;
-2. ``check --all --no-cache`` without and with that audit (``run_check(audit=...)``).
+1. the ownership map (every path every RECORD lists; also when it must read the RECORDs
+   the commands defer), the hook audit, and the walk over every site directory that finds
+   unowned files: wall and CPU time;
+2. ``check --all --no-cache`` without and with that audit (``run_check(audit=...)``), on
+   the environment loaded as the commands load it (RECORDs deferred); with the audit, a
+   forked child reads the RECORDs and walks while the workers hash.
 
 Run from the repository root: ``.venv/bin/python bench/bench_unowned.py --repeat 7``.
 """
@@ -49,6 +52,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     env = load_target(Target(python=args.python))
+    # As the commands load it: RECORDs left for the verification (and the audit) to read.
+    deferred = load_target(Target(python=args.python), defer_records=True)
     owners = Owners(env, system_owners(env))
     scan = scan_unowned(env, owners)
     recorded = sum(len(d.record.listed) for d in env.distributions if d.record is not None)
@@ -56,10 +61,11 @@ def main() -> None:
     print(f"walk: {scan.scanned} files in {len(scan.site_dirs)} site dir(s); {len(scan.files)} unowned")
     parts: dict[str, Callable[[], object]] = {
         "ownership map": lambda: Owners(env, system_owners(env)),
+        "ownership map, reading the deferred RECORDs": lambda: Owners(deferred, system_owners(deferred)),
         "hook audit": lambda: audit_hooks(env, owners.owner),
         "unowned walk": lambda: scan_unowned(env, owners),
-        "check --all --no-cache, no audit": lambda: run_check(env, None, processes=True, audit=False),
-        "check --all --no-cache, with audit": lambda: run_check(env, None, processes=True, audit=True),
+        "check --all --no-cache, no audit": lambda: run_check(deferred, None, processes=True, audit=False),
+        "check --all --no-cache, with audit": lambda: run_check(deferred, None, processes=True, audit=True),
     }
     samples: dict[str, list[tuple[float, float]]] = {name: [] for name in parts}
     for _ in range(args.repeat):

@@ -8,13 +8,15 @@ installed was still put there by an installer. A legacy ``.egg-info`` install's
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from wheeldoctor.disk.filesystem import ReadError, read_regular
 from wheeldoctor.model.managed import Tool
-from wheeldoctor.where.environment import Environment, InstalledDistribution, with_record
+from wheeldoctor.where.environment import METADATA_LIMIT, Environment, InstalledDistribution, with_record
 from wheeldoctor.where.sitedirs import is_plain, plain_prefix
 from wheeldoctor.where.system_files import SystemOwners
 
@@ -54,8 +56,7 @@ class Owners:
         """Per site directory, top-level names that distributions with no record of their files
         probably installed (from ``top_level.txt``, else the name), to the distribution's name."""
         # Active distributions first: where two record a path, the one Python uses owns it.
-        # A RECORD left for the verification to read (deferred) is read here.
-        for dist in sorted(map(with_record, env.distributions), key=lambda d: not d.active):
+        for dist in sorted(env.distributions, key=lambda d: not d.active):
             paths = listed_paths(dist)
             for path in paths:
                 self.recorded.setdefault(path, dist)
@@ -96,6 +97,8 @@ def listed_paths(dist: InstalledDistribution) -> list[str]:
     names: Iterable[str]
     if dist.record is not None:
         base, names = dist.location, dist.record.listed
+    elif dist.record_deferred:
+        base, names = dist.location, record_paths(dist.path)
     elif dist.legacy:
         base, names = dist.path, _installed_files(dist.path)
     else:
@@ -109,13 +112,30 @@ def listed_paths(dist: InstalledDistribution) -> list[str]:
             paths.append(plain + name)
         else:
             paths.append(normpath(name if isabs(name) else prefix + name))
-    if dist.record is not None:
+    if dist.record is not None or dist.record_deferred:
         paths.append(os.path.join(dist.path, "RECORD"))
     return paths
 
 
+def record_paths(dist_info: str) -> list[str]:
+    """Every path a RECORD names, its first column only: for a RECORD the verification reads itself.
+
+    Parsing the whole RECORD (digests, sizes, every row checked) costs about five times as
+    much, and the verification already does it, in its workers, for the rows it hashes.
+    A row that starts with a quote goes through the csv module, as RECORD's writer quoted it.
+    """
+    data = read_regular(os.path.join(dist_info, "RECORD"), METADATA_LIMIT)
+    if isinstance(data, ReadError):
+        return []
+    text = data.decode("utf-8", "surrogateescape")
+    if '"' in text:
+        return [row[0] for row in csv.reader(io.StringIO(text, newline="")) if row and row[0]]
+    return [line.partition(",")[0] for line in text.splitlines() if line]
+
+
 def _recorded(dist: InstalledDistribution, path: str) -> str | None:
     """The hash ``dist``'s RECORD gives for absolute ``path``, as RECORD writes it."""
+    dist = with_record(dist)  # a deferred RECORD is parsed whole, for the few hooks only
     if dist.record is None:
         return None
     relative = os.path.relpath(path, dist.location)

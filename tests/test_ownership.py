@@ -1,0 +1,30 @@
+"""checks/ownership.py: the first column of a RECORD, read fast, names what the full parser names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from wheeldoctor.checks.ownership import record_paths
+from wheeldoctor.formats.record import decode_record
+
+H = "sha256=" + "A" * 43
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"pkg/__init__.py,{H},1\npkg/core.py,{H},2\npkg-1.0.dist-info/RECORD,,\n",
+        f"pkg/a.py,{H},1\r\npkg/__pycache__/a.cpython-311.pyc,,\r\n",
+        f'"pkg/with,comma.py",{H},3\n"pkg/""quoted"".py",{H},4\npkg/plain.py,{H},5\n',
+        f"pkg/a.py,{H},1\npkg/a.py,{H},1\nnot,enough\n\n",
+    ],
+)
+def test_record_paths_are_the_paths_the_parser_lists(tmp_path: Path, text: str) -> None:
+    (tmp_path / "RECORD").write_bytes(text.encode())
+    assert set(record_paths(str(tmp_path))) == set(decode_record(text.encode()).listed)
+
+
+def test_a_missing_record_names_nothing(tmp_path: Path) -> None:
+    assert record_paths(str(tmp_path)) == []
