@@ -8,6 +8,7 @@ tests/data/sarif-schema-2.1.0.json is OASIS's, copied from oasis-tcs/sarif-spec
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 import subprocess
@@ -19,7 +20,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from helpers import Venv, build_wheel, make_venv, pip_install, run_cli
+from helpers import Venv, build_wheel, make_venv, pip_install, read_record, record_hash, run_cli
 
 import wheeldoctor
 from wheeldoctor.model.code_help import CODE_HELP
@@ -280,10 +281,27 @@ def test_a_missing_requirement_is_located_at_the_metadata_that_asks_for_it(tmp_p
     assert github_out.stdout.startswith("::error title=needy 1.0%3A WD040%3A needy-1.0.dist-info/METADATA::")
 
 
+def _digest(path: Path) -> list[str]:
+    data = path.read_bytes()
+    return [record_hash(data), str(len(data))]
+
+
 def test_a_metadata_problem_is_one_result_in_deps_and_in_doctor(tmp_path: Path) -> None:
     """An unparseable requirement (WD033) is in ``deps``'s compatibility section only once."""
-    wheel = build_wheel(tmp_path / "wheels", "odd", "1.0", {"odd/__init__.py": b""}, requires=["not a requirement !!"])
+    wheel = build_wheel(tmp_path / "wheels", "odd", "1.0", {"odd/__init__.py": b""})
     venv = _pip_env(tmp_path, "venv", [wheel])
+    # Planted after install: pip 24.1+ refuses to install a wheel whose metadata does not parse.
+    # RECORD is made to vouch for the new METADATA, so that doctor sees the requirement alone.
+    dist_info = venv.dist_info("odd")
+    metadata = dist_info / "METADATA"
+    metadata.write_text(metadata.read_text() + "Requires-Dist: not a requirement !!\n")
+    record = dist_info / "RECORD"
+    rows = [
+        row if not row or row[0] != "odd-1.0.dist-info/METADATA" else [row[0], *_digest(metadata)]
+        for row in read_record(record)
+    ]
+    with record.open("w", newline="") as out:
+        csv.writer(out, lineterminator="\n").writerows(rows)
     for command in ("deps", "doctor"):
         done = wd(command, "--python", venv.python, "--format", "sarif")
         assert done.returncode == 1
