@@ -97,10 +97,12 @@ def listed_paths(dist: InstalledDistribution) -> list[str]:
     names: Iterable[str]
     if dist.record is not None:
         base, names = dist.location, dist.record.listed
+    elif dist.legacy:  # an .egg-info: setup.py install's installed-files.txt, never a RECORD
+        base, names = dist.path, _installed_files(dist.path)
     elif dist.record_deferred:
         base, names = dist.location, record_paths(dist.path)
-    elif dist.legacy:
-        base, names = dist.path, _installed_files(dist.path)
+        if not names:  # no RECORD (or an empty one): it records nothing, as an unread one would
+            return []
     else:
         return []
     prefix = base.rstrip(os.sep) + os.sep
@@ -112,7 +114,7 @@ def listed_paths(dist: InstalledDistribution) -> list[str]:
             paths.append(plain + name)
         else:
             paths.append(normpath(name if isabs(name) else prefix + name))
-    if dist.record is not None or dist.record_deferred:
+    if dist.record is not None or dist.record_deferred:  # RECORD lists itself, or is the installer's
         paths.append(os.path.join(dist.path, "RECORD"))
     return paths
 
