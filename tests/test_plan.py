@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from wheeldoctor.checks.clash import ClashPair, Relation
 from wheeldoctor.checks.files import DistributionReport, Status
-from wheeldoctor.checks.plan import plan_repairs
+from wheeldoctor.checks.plan import Expected, StepKind, plan_repairs
 from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.model.managed import ManagedBy, Tool
 from wheeldoctor.where.environment import load_environment
@@ -49,3 +50,23 @@ def test_a_pip_distribution_gets_its_pinned_reinstall(tmp_path: Path) -> None:
         "pip --python /venv/bin/python install --force-reinstall --no-deps yaml-demo==6.0"
     ]
     assert plan.left_alone == ()
+
+
+def test_the_side_a_keep_uninstalls_is_not_reinstalled_first(tmp_path: Path) -> None:
+    site = tmp_path / "site-packages"
+    report = broken(site, "pip")  # yaml-demo, altered in a path of its own
+    other = site / "other_demo-1.0.dist-info"
+    other.mkdir()
+    (other / "METADATA").write_text("Metadata-Version: 2.1\nName: other-demo\nVersion: 1.0\n")
+    (other / "INSTALLER").write_text("pip\n")
+    (other / "RECORD").write_text("")
+    env = load_environment("test", [str(site)], [], python="/venv/bin/python")
+    dist, kept = env.find("yaml-demo"), env.find("other-demo")
+    assert dist is not None and kept is not None
+    pair = ClashPair(dist, kept, 1, 1, 0, 1, 0, kept, "more of it is on disk", Relation.UNRELATED)
+    plan = plan_repairs(env, [replace(report, dist=dist)], [pair], [], keep=["other-demo"])
+    assert [(s.kind, s.name) for s in plan.steps] == [
+        (StepKind.UNINSTALL, "yaml-demo"),
+        (StepKind.REINSTALL, "other-demo"),
+    ]
+    assert Expected("yaml-demo", None) in plan.expected
