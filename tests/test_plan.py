@@ -10,8 +10,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from wheeldoctor.checks.clash import ClashPair, Relation
+from wheeldoctor.checks.duplicates import find_duplicates, remedy_argvs
 from wheeldoctor.checks.files import DistributionReport, Status
 from wheeldoctor.checks.plan import Expected, StepKind, plan_repairs
+from wheeldoctor.checks.repair import repair_step, uninstall_argv
 from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.model.managed import ManagedBy, Tool
 from wheeldoctor.where.environment import load_environment
@@ -70,3 +72,21 @@ def test_the_side_a_keep_uninstalls_is_not_reinstalled_first(tmp_path: Path) -> 
         (StepKind.REINSTALL, "other-demo"),
     ]
     assert Expected("yaml-demo", None) in plan.expected
+
+
+def test_every_pip_step_on_an_externally_managed_interpreter_overrides_the_marker(tmp_path: Path) -> None:
+    """pip and uv refuse to uninstall from a PEP 668 interpreter too, not only to install."""
+    site = tmp_path / "site-packages"
+    for version in ("6.0", "5.0"):
+        path = site / f"yaml_demo-{version}.dist-info"
+        path.mkdir(parents=True)
+        (path / "METADATA").write_text(f"Metadata-Version: 2.1\nName: yaml-demo\nVersion: {version}\n")
+        (path / "INSTALLER").write_text("pip\n")
+    plain = load_environment("test", [str(site)], [], python="/usr/bin/python3")
+    marked = replace(plain, externally_managed="/usr/lib/python3.12/EXTERNALLY-MANAGED")
+    [duplicate] = find_duplicates(marked)
+    for env, overridden in ((marked, True), (plain, False)):
+        active = duplicate.active
+        argvs = [uninstall_argv(active, env), repair_step(active, env).argv, *remedy_argvs(duplicate, env)]
+        assert len(argvs) == 5  # two uninstalls (a stale dist-info and the live one), then one install
+        assert all(("--break-system-packages" in argv) is overridden for argv in argvs), argvs

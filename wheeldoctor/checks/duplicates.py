@@ -137,13 +137,13 @@ def remedy_argvs(duplicate: Duplicate, env: Environment) -> tuple[tuple[str, ...
             _uv("uninstall", None, "--target", active.location, active.name),
             _uv("install", None, "--target", active.location, "--no-deps", spec),
         )
-    if (active.installer or "").lower() == "uv":
-        return (_uv("install", python, "--reinstall-package", active.name, "--no-deps", spec),)
-    from wheeldoctor.checks.repair import pip_runner
+    from wheeldoctor.checks.repair import pip_runner, with_override
 
+    if (active.installer or "").lower() == "uv":
+        return (with_override(_uv("install", python, "--reinstall-package", active.name, "--no-deps", spec), env),)
     pip = pip_runner(env)
-    uninstall = (*pip, "uninstall", "-y", active.name)
-    return (*([uninstall] * count), (*pip, "install", "--no-deps", spec))
+    uninstall = with_override((*pip, "uninstall", "-y", active.name), env)
+    return (*([uninstall] * count), with_override((*pip, "install", "--no-deps", spec), env))
 
 
 def _system(dist: InstalledDistribution) -> bool:
