@@ -90,3 +90,18 @@ def test_every_pip_step_on_an_externally_managed_interpreter_overrides_the_marke
         argvs = [uninstall_argv(active, env), repair_step(active, env).argv, *remedy_argvs(duplicate, env)]
         assert len(argvs) == 5  # two uninstalls (a stale dist-info and the live one), then one install
         assert all(("--break-system-packages" in argv) is overridden for argv in argvs), argvs
+
+
+def test_a_second_path_directory_is_repaired_in_place_not_through_the_first_ones_interpreter(tmp_path: Path) -> None:
+    """``--path A --path B``: the interpreter found beside A would install B's distribution into A."""
+    first, second = tmp_path / "a" / "site-packages", tmp_path / "b"
+    first.mkdir(parents=True)
+    report = broken(second, "pip")
+    env = load_environment("test", [str(first), str(second)], [], python="/venv/bin/python")
+    dist = env.find("yaml-demo")
+    assert dist is not None
+    plan = plan_repairs(env, [replace(report, dist=dist)], [], [])
+    assert [s.argv for s in plan.steps] == [
+        ("pip", "install", "--target", str(second), "--upgrade", "--force-reinstall", "--no-deps", "yaml-demo==6.0")
+    ]
+    assert uninstall_argv(dist, env) == ("uv", "pip", "uninstall", "--target", str(second), "yaml-demo")

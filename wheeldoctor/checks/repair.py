@@ -123,10 +123,22 @@ def _unnamed_step(dist: InstalledDistribution, tool: Tool) -> RepairStep:
     return RepairStep(tool, ("dpkg", "-S", metadata), None, note)
 
 
+def reaching(dist: InstalledDistribution, env: Environment) -> str | None:
+    """``env``'s interpreter when its pip installs where ``dist`` lies, else None (aim at the directory).
+
+    An interpreter asked for (``--python``) reaches its whole path. One found beside a
+    ``--path`` directory (no prefixes) was found beside the first alone: ``pip install``
+    through it would put a distribution of another ``--path`` directory in its own.
+    """
+    if env.python is None or env.prefixes or not env.paths:
+        return env.python
+    return env.python if os.path.realpath(dist.location) == os.path.realpath(env.paths[0]) else None
+
+
 def _installer_words(dist: InstalledDistribution, env: Environment) -> list[str]:
     """pip or uv words that reinstall ``dist`` at its exact version; the spec comes last."""
     spec = f"{dist.name}=={dist.version}"
-    python = env.python
+    python = reaching(dist, env)
     uv = (dist.installer or "").lower() == "uv"
     if python is None:
         # Site directories without an interpreter: aim at the directory itself, never at
@@ -224,10 +236,11 @@ def uninstall_argv(dist: InstalledDistribution, env: Environment) -> Argv:
     if managed is not None and managed.tool.system and managed.package is not None:
         remove = {Tool.DPKG: ("apt-get", "remove"), Tool.RPM: ("dnf", "remove")}.get(managed.tool)
         return (*(remove or ("conda", "remove", "--prefix", dist.root)), managed.package)
-    if env.python is None:
+    python = reaching(dist, env)
+    if python is None:
         return ("uv", "pip", "uninstall", "--target", dist.location, dist.name)
     if (dist.installer or "").lower() == "uv":
-        return with_override(("uv", "pip", "uninstall", "--python", env.python, dist.name), env)
+        return with_override(("uv", "pip", "uninstall", "--python", python, dist.name), env)
     return with_override((*pip_runner(env), "uninstall", "-y", dist.name), env)
 
 
