@@ -241,3 +241,13 @@ def test_a_baseline_accepts_exactly_that_state(env: Path, tmp_path: Path) -> Non
     assert rc == 1  # pip/__init__.py still fails
     fixed = [(e["path"], e["code"]) for e in document["policy"]["fixed"]]
     assert fixed == [("pip/py.typed", "WD003")]
+
+
+def test_a_baseline_that_cannot_be_written_leaves_no_temporary_file(tmp_path: Path) -> None:
+    from wheeldoctor.formats import baseline
+
+    taken = tmp_path / "baseline.json"
+    taken.mkdir()  # a directory where the file should go: the final rename fails
+    with pytest.raises(baseline.BaselineError, match="cannot be written"):
+        baseline.write(str(taken), [])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["baseline.json"]
