@@ -241,3 +241,28 @@ def test_a_baseline_accepts_exactly_that_state(env: Path, tmp_path: Path) -> Non
     assert rc == 1  # pip/__init__.py still fails
     fixed = [(e["path"], e["code"]) for e in document["policy"]["fixed"]]
     assert fixed == [("pip/py.typed", "WD003")]
+
+
+def test_a_baseline_that_cannot_be_written_leaves_no_temporary_file(tmp_path: Path) -> None:
+    from wheeldoctor.formats import baseline
+
+    taken = tmp_path / "baseline.json"
+    taken.mkdir()  # a directory where the file should go: the final rename fails
+    with pytest.raises(baseline.BaselineError, match="cannot be written"):
+        baseline.write(str(taken), [])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["baseline.json"]
+
+
+def test_the_project_config_is_read_when_an_editable_install_puts_its_root_on_the_path(
+    env: Path, tmp_path: Path
+) -> None:
+    """hatchling's editable install (and any flat-layout .pth) adds the project root to sys.path."""
+    bundle = _site(env) / BUNDLE
+    bundle.write_bytes(bundle.read_bytes() + CA)
+    project = tmp_path / "project"
+    config = _project(project, _rule(_digest(bundle.read_bytes())))
+    (_site(env) / "_editable_impl_ci.pth").write_text(f"{project}\n", encoding="utf-8")
+    rc, document, _ = _check(env, cwd=project)
+    assert rc == 0
+    assert document["policy"]["config"] == str(config)
+    assert _check(env, "--config", str(config), cwd=tmp_path)[0] == 0

@@ -130,20 +130,20 @@ def remedy_argvs(duplicate: Duplicate, env: Environment) -> tuple[tuple[str, ...
     if count == 1 or any(_system(d) for d in duplicate.distributions if d.location == active.location):
         # pip or uv would remove files a system package manager owns: that manager decides.
         return ()
+    from wheeldoctor.checks.repair import pip_runner, reaching, with_override
+
     spec = f"{active.name}=={active.version}"
-    python = env.python
+    python = reaching(active, env)
     if python is None:
         return (
             _uv("uninstall", None, "--target", active.location, active.name),
             _uv("install", None, "--target", active.location, "--no-deps", spec),
         )
     if (active.installer or "").lower() == "uv":
-        return (_uv("install", python, "--reinstall-package", active.name, "--no-deps", spec),)
-    from wheeldoctor.checks.repair import pip_runner
-
+        return (with_override(_uv("install", python, "--reinstall-package", active.name, "--no-deps", spec), env),)
     pip = pip_runner(env)
-    uninstall = (*pip, "uninstall", "-y", active.name)
-    return (*([uninstall] * count), (*pip, "install", "--no-deps", spec))
+    uninstall = with_override((*pip, "uninstall", "-y", active.name), env)
+    return (*([uninstall] * count), with_override((*pip, "install", "--no-deps", spec), env))
 
 
 def _system(dist: InstalledDistribution) -> bool:
