@@ -224,6 +224,15 @@ def test_a_baseline_accepts_exactly_that_state(env: Path, tmp_path: Path) -> Non
     assert doctor.returncode == 0, doctor.stdout
     both = run_cli("check", "--all", "--baseline", str(baseline), "--write-baseline", str(baseline), cwd=work)
     assert both.returncode == 2
+    report = work / "report.sarif"
+    for extra in (["-o", str(report)], ["--format", "sarif"], ["--json"]):
+        again = work / "again.json"
+        refused = run_cli("check", "--all", "--python", _python(env), "--write-baseline", str(again), *extra, cwd=work)
+        assert (refused.returncode, refused.stdout) == (2, ""), extra
+        assert refused.stderr.splitlines() == [
+            "error: --write-baseline writes the baseline alone: leave out --format, --json and --output"
+        ]
+        assert not again.exists() and not report.exists()
     accepted = [f["accepted"] for d in document["distributions"] for f in d["findings"]]
     assert len(accepted) == 3
     assert all(a == {"by": "baseline", "reason": "in the baseline", "source": str(baseline)} for a in accepted)
