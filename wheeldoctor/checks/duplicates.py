@@ -21,12 +21,9 @@ import shlex
 from dataclasses import dataclass
 from enum import Enum
 
+from wheeldoctor.checks.repair import RECORD_INSTALLERS
 from wheeldoctor.model.findings import Code
 from wheeldoctor.where.environment import Environment, InstalledDistribution
-
-#: Installers that remove exactly what a dist-info's RECORD lists; anything else
-#: (a distro's package manager, conda, an unknown tool) must remove its own files.
-_RECORD_INSTALLERS = frozenset({"pip", "uv"})
 
 
 class DuplicateKind(str, Enum):
@@ -161,7 +158,7 @@ def removal_elsewhere(duplicate: Duplicate, env: Environment) -> dict[str, str |
     for dist in duplicate.distributions[1:]:
         if dist.location == active.location:
             continue
-        known = (dist.installer or "").lower() in _RECORD_INSTALLERS
+        known = (dist.installer or "").lower() in RECORD_INSTALLERS
         argv = _uv("uninstall", env.python, "--target", dist.location, duplicate.name) if known else None
         command = shlex.join(argv) if argv is not None else None
         if dist.location not in commands or command is None:

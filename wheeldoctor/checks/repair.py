@@ -244,11 +244,6 @@ def uninstall_argv(dist: InstalledDistribution, env: Environment) -> Argv:
     return with_override((*pip_runner(env), "uninstall", "-y", dist.name), env)
 
 
-def uninstall_command(dist: InstalledDistribution, env: Environment) -> str:
-    """:func:`uninstall_argv`, as a line to paste."""
-    return shlex.join(uninstall_argv(dist, env))
-
-
 @dataclass(frozen=True, slots=True)
 class Choice:
     """One way to end a clash: keep ``keep``, remove ``remove`` (None: keep both), run ``argvs`` in order."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from wheeldoctor.checks.clash import Clash, ClashPair, Relation
-from wheeldoctor.checks.files import DistributionReport, Status
+from wheeldoctor.checks.files import FAILING_STATUSES, DistributionReport, Status
 from wheeldoctor.checks.policy import PolicyOutcome
 from wheeldoctor.commands.deps import DepsResult
 from wheeldoctor.where.environment import Environment
@@ -33,7 +33,7 @@ class CheckResult:
         Besides failing statuses, a pair of unrelated distributions that write the same
         paths fails: uninstalling either one would delete the other's files.
         """
-        failing = {Status.BROKEN, Status.NOT_INSTALLED}
+        failing = set(FAILING_STATUSES)
         if self.strict:
             failing.add(Status.UNVERIFIABLE)
         if self.strict_overlays:
