@@ -101,6 +101,14 @@ def test_appended_ca_is_evidence_and_a_pinned_accept_passes(env: Path, tmp_path:
     text = run_cli("check", "pip", "--python", _python(env), cwd=elsewhere).stdout
     assert f"with {len(CA)} byte(s) appended" in text
     assert "reinstalling drops them" in text
+    # The rule the tip prints is TOML that accepts exactly these bytes when pasted.
+    pasted = "\n".join(line[2:] for line in text.splitlines() if line.startswith("  "))
+    assert pasted.startswith("[[tool.wheeldoctor.accept]]\n"), text
+    tipped = tmp_path / "tipped"
+    _project(tipped, pasted)
+    rc, document, _ = _check(env, cwd=tipped)
+    assert rc == 0, document
+    assert _finding(document, "pip", BUNDLE)["accepted"]["by"] == "config"
 
     project = tmp_path / "project"
     config = _project(project, _rule(finding["found"]))
