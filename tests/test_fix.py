@@ -427,6 +427,22 @@ def test_on_a_terminal_it_asks_and_no_means_nothing_runs(sick: Sick) -> None:
     assert snapshot(sick.root) == before
 
 
+def test_on_a_terminal_an_unanswered_question_runs_nothing(sick: Sick) -> None:
+    import pty
+
+    before = snapshot(sick.root)
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.environ.update(offline(sick.wheels))
+        os.execv(sys.executable, [sys.executable, "-m", "wheeldoctor", "fix", "--all", "--python", str(sick.python)])
+    read_until(fd, b"Run these 4 step(s)? [y/N]")
+    os.write(fd, b"\x04")  # end of input: the question is never answered
+    read_until(fd, None)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 2
+    assert snapshot(sick.root) == before
+
+
 # -- the real overlay -------------------------------------------------------------------------
 
 CUTLASS = Path(os.environ.get("WHEELDOCTOR_CUTLASS_WHEELS", "/work/coord/wheels"))

@@ -9,8 +9,11 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from wheeldoctor.checks.clash import ClashPair, Relation
+from wheeldoctor.checks.duplicates import find_duplicates, remedy_argvs
 from wheeldoctor.checks.files import DistributionReport, Status
-from wheeldoctor.checks.plan import plan_repairs
+from wheeldoctor.checks.plan import Expected, StepKind, plan_repairs
+from wheeldoctor.checks.repair import repair_step, uninstall_argv
 from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.model.managed import ManagedBy, Tool
 from wheeldoctor.where.environment import load_environment
@@ -49,3 +52,56 @@ def test_a_pip_distribution_gets_its_pinned_reinstall(tmp_path: Path) -> None:
         "pip --python /venv/bin/python install --force-reinstall --no-deps yaml-demo==6.0"
     ]
     assert plan.left_alone == ()
+
+
+def test_the_side_a_keep_uninstalls_is_not_reinstalled_first(tmp_path: Path) -> None:
+    site = tmp_path / "site-packages"
+    report = broken(site, "pip")  # yaml-demo, altered in a path of its own
+    other = site / "other_demo-1.0.dist-info"
+    other.mkdir()
+    (other / "METADATA").write_text("Metadata-Version: 2.1\nName: other-demo\nVersion: 1.0\n")
+    (other / "INSTALLER").write_text("pip\n")
+    (other / "RECORD").write_text("")
+    env = load_environment("test", [str(site)], [], python="/venv/bin/python")
+    dist, kept = env.find("yaml-demo"), env.find("other-demo")
+    assert dist is not None and kept is not None
+    pair = ClashPair(dist, kept, 1, 1, 0, 1, 0, kept, "more of it is on disk", Relation.UNRELATED)
+    plan = plan_repairs(env, [replace(report, dist=dist)], [pair], [], keep=["other-demo"])
+    assert [(s.kind, s.name) for s in plan.steps] == [
+        (StepKind.UNINSTALL, "yaml-demo"),
+        (StepKind.REINSTALL, "other-demo"),
+    ]
+    assert Expected("yaml-demo", None) in plan.expected
+
+
+def test_every_pip_step_on_an_externally_managed_interpreter_overrides_the_marker(tmp_path: Path) -> None:
+    """pip and uv refuse to uninstall from a PEP 668 interpreter too, not only to install."""
+    site = tmp_path / "site-packages"
+    for version in ("6.0", "5.0"):
+        path = site / f"yaml_demo-{version}.dist-info"
+        path.mkdir(parents=True)
+        (path / "METADATA").write_text(f"Metadata-Version: 2.1\nName: yaml-demo\nVersion: {version}\n")
+        (path / "INSTALLER").write_text("pip\n")
+    plain = load_environment("test", [str(site)], [], python="/usr/bin/python3")
+    marked = replace(plain, externally_managed="/usr/lib/python3.12/EXTERNALLY-MANAGED")
+    [duplicate] = find_duplicates(marked)
+    for env, overridden in ((marked, True), (plain, False)):
+        active = duplicate.active
+        argvs = [uninstall_argv(active, env), repair_step(active, env).argv, *remedy_argvs(duplicate, env)]
+        assert len(argvs) == 5  # two uninstalls (a stale dist-info and the live one), then one install
+        assert all(("--break-system-packages" in argv) is overridden for argv in argvs), argvs
+
+
+def test_a_second_path_directory_is_repaired_in_place_not_through_the_first_ones_interpreter(tmp_path: Path) -> None:
+    """``--path A --path B``: the interpreter found beside A would install B's distribution into A."""
+    first, second = tmp_path / "a" / "site-packages", tmp_path / "b"
+    first.mkdir(parents=True)
+    report = broken(second, "pip")
+    env = load_environment("test", [str(first), str(second)], [], python="/venv/bin/python")
+    dist = env.find("yaml-demo")
+    assert dist is not None
+    plan = plan_repairs(env, [replace(report, dist=dist)], [], [])
+    assert [s.argv for s in plan.steps] == [
+        ("pip", "install", "--target", str(second), "--upgrade", "--force-reinstall", "--no-deps", "yaml-demo==6.0")
+    ]
+    assert uninstall_argv(dist, env) == ("uv", "pip", "uninstall", "--target", str(second), "yaml-demo")

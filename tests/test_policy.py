@@ -101,6 +101,14 @@ def test_appended_ca_is_evidence_and_a_pinned_accept_passes(env: Path, tmp_path:
     text = run_cli("check", "pip", "--python", _python(env), cwd=elsewhere).stdout
     assert f"with {len(CA)} byte(s) appended" in text
     assert "reinstalling drops them" in text
+    # The rule the tip prints is TOML that accepts exactly these bytes when pasted.
+    pasted = "\n".join(line[2:] for line in text.splitlines() if line.startswith("  "))
+    assert pasted.startswith("[[tool.wheeldoctor.accept]]\n"), text
+    tipped = tmp_path / "tipped"
+    _project(tipped, pasted)
+    rc, document, _ = _check(env, cwd=tipped)
+    assert rc == 0, document
+    assert _finding(document, "pip", BUNDLE)["accepted"]["by"] == "config"
 
     project = tmp_path / "project"
     config = _project(project, _rule(finding["found"]))
@@ -224,6 +232,15 @@ def test_a_baseline_accepts_exactly_that_state(env: Path, tmp_path: Path) -> Non
     assert doctor.returncode == 0, doctor.stdout
     both = run_cli("check", "--all", "--baseline", str(baseline), "--write-baseline", str(baseline), cwd=work)
     assert both.returncode == 2
+    report = work / "report.sarif"
+    for extra in (["-o", str(report)], ["--format", "sarif"], ["--json"]):
+        again = work / "again.json"
+        refused = run_cli("check", "--all", "--python", _python(env), "--write-baseline", str(again), *extra, cwd=work)
+        assert (refused.returncode, refused.stdout) == (2, ""), extra
+        assert refused.stderr.splitlines() == [
+            "error: --write-baseline writes the baseline alone: leave out --format, --json and --output"
+        ]
+        assert not again.exists() and not report.exists()
     accepted = [f["accepted"] for d in document["distributions"] for f in d["findings"]]
     assert len(accepted) == 3
     assert all(a == {"by": "baseline", "reason": "in the baseline", "source": str(baseline)} for a in accepted)
@@ -241,3 +258,28 @@ def test_a_baseline_accepts_exactly_that_state(env: Path, tmp_path: Path) -> Non
     assert rc == 1  # pip/__init__.py still fails
     fixed = [(e["path"], e["code"]) for e in document["policy"]["fixed"]]
     assert fixed == [("pip/py.typed", "WD003")]
+
+
+def test_a_baseline_that_cannot_be_written_leaves_no_temporary_file(tmp_path: Path) -> None:
+    from wheeldoctor.formats import baseline
+
+    taken = tmp_path / "baseline.json"
+    taken.mkdir()  # a directory where the file should go: the final rename fails
+    with pytest.raises(baseline.BaselineError, match="cannot be written"):
+        baseline.write(str(taken), [])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["baseline.json"]
+
+
+def test_the_project_config_is_read_when_an_editable_install_puts_its_root_on_the_path(
+    env: Path, tmp_path: Path
+) -> None:
+    """hatchling's editable install (and any flat-layout .pth) adds the project root to sys.path."""
+    bundle = _site(env) / BUNDLE
+    bundle.write_bytes(bundle.read_bytes() + CA)
+    project = tmp_path / "project"
+    config = _project(project, _rule(_digest(bundle.read_bytes())))
+    (_site(env) / "_editable_impl_ci.pth").write_text(f"{project}\n", encoding="utf-8")
+    rc, document, _ = _check(env, cwd=project)
+    assert rc == 0
+    assert document["policy"]["config"] == str(config)
+    assert _check(env, "--config", str(config), cwd=tmp_path)[0] == 0

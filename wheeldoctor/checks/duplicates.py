@@ -21,12 +21,9 @@ import shlex
 from dataclasses import dataclass
 from enum import Enum
 
+from wheeldoctor.checks.repair import RECORD_INSTALLERS
 from wheeldoctor.model.findings import Code
 from wheeldoctor.where.environment import Environment, InstalledDistribution
-
-#: Installers that remove exactly what a dist-info's RECORD lists; anything else
-#: (a distro's package manager, conda, an unknown tool) must remove its own files.
-_RECORD_INSTALLERS = frozenset({"pip", "uv"})
 
 
 class DuplicateKind(str, Enum):
@@ -130,20 +127,20 @@ def remedy_argvs(duplicate: Duplicate, env: Environment) -> tuple[tuple[str, ...
     if count == 1 or any(_system(d) for d in duplicate.distributions if d.location == active.location):
         # pip or uv would remove files a system package manager owns: that manager decides.
         return ()
+    from wheeldoctor.checks.repair import pip_runner, reaching, with_override
+
     spec = f"{active.name}=={active.version}"
-    python = env.python
+    python = reaching(active, env)
     if python is None:
         return (
             _uv("uninstall", None, "--target", active.location, active.name),
             _uv("install", None, "--target", active.location, "--no-deps", spec),
         )
     if (active.installer or "").lower() == "uv":
-        return (_uv("install", python, "--reinstall-package", active.name, "--no-deps", spec),)
-    from wheeldoctor.checks.repair import pip_runner
-
+        return (with_override(_uv("install", python, "--reinstall-package", active.name, "--no-deps", spec), env),)
     pip = pip_runner(env)
-    uninstall = (*pip, "uninstall", "-y", active.name)
-    return (*([uninstall] * count), (*pip, "install", "--no-deps", spec))
+    uninstall = with_override((*pip, "uninstall", "-y", active.name), env)
+    return (*([uninstall] * count), with_override((*pip, "install", "--no-deps", spec), env))
 
 
 def _system(dist: InstalledDistribution) -> bool:
@@ -161,7 +158,7 @@ def removal_elsewhere(duplicate: Duplicate, env: Environment) -> dict[str, str |
     for dist in duplicate.distributions[1:]:
         if dist.location == active.location:
             continue
-        known = (dist.installer or "").lower() in _RECORD_INSTALLERS
+        known = (dist.installer or "").lower() in RECORD_INSTALLERS
         argv = _uv("uninstall", env.python, "--target", dist.location, duplicate.name) if known else None
         command = shlex.join(argv) if argv is not None else None
         if dist.location not in commands or command is None:

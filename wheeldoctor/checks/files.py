@@ -47,6 +47,10 @@ class Status(str, Enum):
     ACCEPTED = "accepted"
 
 
+#: Statuses that fail every run; ``--strict`` adds unverifiable and overlaid ones.
+FAILING_STATUSES = frozenset({Status.BROKEN, Status.NOT_INSTALLED})
+
+
 @dataclass(frozen=True, slots=True)
 class DistributionReport:
     """The verdict on one distribution, with every finding behind it."""

@@ -13,13 +13,10 @@ from dataclasses import dataclass, field
 from wheeldoctor.checks.clash import ClashPair, Relation
 from wheeldoctor.checks.deps import DependencyConflict
 from wheeldoctor.checks.duplicates import Duplicate
-from wheeldoctor.checks.files import DistributionReport, Status
+from wheeldoctor.checks.files import FAILING_STATUSES, DistributionReport, Status
 from wheeldoctor.checks.plan import Expected, RepairPlan
 from wheeldoctor.model.findings import BREAKING_KINDS
 from wheeldoctor.where.environment import Environment
-
-#: Statuses that fail a run.
-FAILING = frozenset({Status.BROKEN, Status.NOT_INSTALLED})
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +61,7 @@ def file_problems(reports: Iterable[DistributionReport]) -> set[Problem]:
     """Every breaking finding of a failing distribution, and every named one that is not installed."""
     problems = set()
     for report in reports:
-        if report.status not in FAILING:
+        if report.status not in FAILING_STATUSES:
             continue
         if report.status is Status.NOT_INSTALLED:
             problems.add(Problem(report.name, "not-installed", f"{report.name} is not installed"))

@@ -183,6 +183,9 @@ class _Planner:
         dist = report.dist
         if report.status is not Status.BROKEN or dist is None or explained:
             return
+        planned = self.expected.get(dist.name)
+        if planned is not None and planned.version is None:
+            return  # uninstalled by a --keep choice: a reinstall first would be undone, its expectation lost
         breaking = [f for f in report.findings if f.kind in BREAKING_KINDS and f.accepted is None]
         other = sorted({f.code.value for f in breaking if f.kind not in REINSTALLABLE})
         if other:

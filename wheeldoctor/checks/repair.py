@@ -64,7 +64,7 @@ def repair_step(dist: InstalledDistribution, env: Environment) -> RepairStep:
     tool = managed.tool if managed is not None else Tool.UNKNOWN
     argv = _installer_words(dist, env)
     note = None
-    if env.externally_managed is not None and env.python is not None:
+    if overrides_pep668(env):
         # pip and uv refuse a PEP 668 interpreter; say so, and what overriding it means.
         argv = [*argv[:-1], _BREAK, argv[-1]]
         owner = "pip's" if tool in (Tool.PIP, Tool.UV) else "no package manager's"
@@ -73,6 +73,20 @@ def repair_step(dist: InstalledDistribution, env: Environment) -> RepairStep:
             f"{owner}, so this overrides the marker with {_BREAK}"
         )
     return RepairStep(tool, tuple(argv), note=note)
+
+
+def overrides_pep668(env: Environment) -> bool:
+    """Whether pip and uv commands aimed at ``env``'s interpreter need ``--break-system-packages``.
+
+    pip and uv refuse to install into, and to uninstall from, an interpreter marked
+    EXTERNALLY-MANAGED; a command that reaches it by ``--python`` or ``-m pip`` must override it.
+    """
+    return env.externally_managed is not None and env.python is not None
+
+
+def with_override(argv: tuple[str, ...], env: Environment) -> tuple[str, ...]:
+    """``argv`` (pip or uv, its operand last) with ``--break-system-packages`` when ``env`` needs it."""
+    return (*argv[:-1], _BREAK, argv[-1]) if overrides_pep668(env) else argv
 
 
 def _system_step(dist: InstalledDistribution) -> RepairStep:
@@ -109,10 +123,22 @@ def _unnamed_step(dist: InstalledDistribution, tool: Tool) -> RepairStep:
     return RepairStep(tool, ("dpkg", "-S", metadata), None, note)
 
 
+def reaching(dist: InstalledDistribution, env: Environment) -> str | None:
+    """``env``'s interpreter when its pip installs where ``dist`` lies, else None (aim at the directory).
+
+    An interpreter asked for (``--python``) reaches its whole path. One found beside a
+    ``--path`` directory (no prefixes) was found beside the first alone: ``pip install``
+    through it would put a distribution of another ``--path`` directory in its own.
+    """
+    if env.python is None or env.prefixes or not env.paths:
+        return env.python
+    return env.python if os.path.realpath(dist.location) == os.path.realpath(env.paths[0]) else None
+
+
 def _installer_words(dist: InstalledDistribution, env: Environment) -> list[str]:
     """pip or uv words that reinstall ``dist`` at its exact version; the spec comes last."""
     spec = f"{dist.name}=={dist.version}"
-    python = env.python
+    python = reaching(dist, env)
     uv = (dist.installer or "").lower() == "uv"
     if python is None:
         # Site directories without an interpreter: aim at the directory itself, never at
@@ -210,16 +236,12 @@ def uninstall_argv(dist: InstalledDistribution, env: Environment) -> Argv:
     if managed is not None and managed.tool.system and managed.package is not None:
         remove = {Tool.DPKG: ("apt-get", "remove"), Tool.RPM: ("dnf", "remove")}.get(managed.tool)
         return (*(remove or ("conda", "remove", "--prefix", dist.root)), managed.package)
-    if env.python is None:
+    python = reaching(dist, env)
+    if python is None:
         return ("uv", "pip", "uninstall", "--target", dist.location, dist.name)
     if (dist.installer or "").lower() == "uv":
-        return ("uv", "pip", "uninstall", "--python", env.python, dist.name)
-    return (*pip_runner(env), "uninstall", "-y", dist.name)
-
-
-def uninstall_command(dist: InstalledDistribution, env: Environment) -> str:
-    """:func:`uninstall_argv`, as a line to paste."""
-    return shlex.join(uninstall_argv(dist, env))
+        return with_override(("uv", "pip", "uninstall", "--python", python, dist.name), env)
+    return with_override((*pip_runner(env), "uninstall", "-y", dist.name), env)
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,8 @@ from wheeldoctor.cli.runner import (
     fail,
     guard,
     no_cyclic_gc,
+    pin_baseline,
+    refuse_report_with_baseline,
     target_of,
 )
 from wheeldoctor.report.progress import progress_bar
@@ -94,6 +96,7 @@ def check(
         if bool(names) == all_:
             fail("name the distributions to check, or pass --all (not both)")
         chosen = choose_format(format_, json)
+        refuse_report_with_baseline(write_baseline, chosen, output)
         from wheeldoctor.commands import policy as policies
         from wheeldoctor.commands.check import run_check
         from wheeldoctor.report import text
@@ -115,9 +118,7 @@ def check(
                 )
         result = replace(result, show_unowned=show_unowned)
         if write_baseline is not None:
-            pinned = policies.write_baseline(write_baseline, result.baseline_reports)
-            sys.stderr.write(f"wrote {write_baseline}: {pinned} finding(s) pinned\n")
-            return EXIT_HEALTHY
+            return pin_baseline(write_baseline, result.baseline_reports)
         rich = partial(text.render_rich, result, show_accepted=show_accepted)
         deliver(result, chosen, output, rich, show_accepted=show_accepted)
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
@@ -198,6 +199,7 @@ def doctor(
 
     def run() -> int:
         chosen = choose_format(format_, json)
+        refuse_report_with_baseline(write_baseline, chosen, output)
         from wheeldoctor.commands import policy as policies
         from wheeldoctor.commands.doctor import run_doctor
         from wheeldoctor.report import deps_text
@@ -211,9 +213,7 @@ def doctor(
                 )
         result = replace(result, check=replace(result.check, show_unowned=show_unowned))
         if write_baseline is not None:
-            pinned = policies.write_baseline(write_baseline, result.check.baseline_reports)
-            sys.stderr.write(f"wrote {write_baseline}: {pinned} finding(s) pinned\n")
-            return EXIT_HEALTHY
+            return pin_baseline(write_baseline, result.check.baseline_reports)
         rich = partial(deps_text.render_doctor_rich, result, show_accepted=show_accepted)
         deliver(result, chosen, output, rich, show_accepted=show_accepted)
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS

@@ -8,7 +8,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, NoReturn
 
@@ -20,6 +20,7 @@ from wheeldoctor.where.target import Target, TargetError
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from wheeldoctor.checks.files import DistributionReport
     from wheeldoctor.report.cases import Result
 
     Rich = Callable[[Console], None] | None
@@ -53,8 +54,10 @@ def guard(run: Callable[[], int]) -> NoReturn:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         raise typer.Exit(EXIT_PROBLEMS) from None
-    except (typer.Exit, typer.Abort):
+    except typer.Exit:
         raise
+    except typer.Abort:  # a question answered no, or cut short: nothing was run
+        raise typer.Exit(EXIT_ERROR) from None
     except Exception as e:
         if os.environ.get("WHEELDOCTOR_DEBUG"):
             raise
@@ -134,3 +137,18 @@ def deliver(result: Result, chosen: str, output: str | None, rich: Rich = None, 
             rich(console)
         else:
             sys.stdout.write(render(result, Format.TEXT, show_accepted=show_accepted))
+
+
+def refuse_report_with_baseline(write_baseline: str | None, chosen: str, output: str | None) -> None:
+    """``--write-baseline`` writes the baseline alone: a report asked for beside it would silently not appear."""
+    if write_baseline is not None and (output is not None or chosen != "text"):
+        fail("--write-baseline writes the baseline alone: leave out --format, --json and --output")
+
+
+def pin_baseline(file: str, reports: Sequence[DistributionReport]) -> int:
+    """Write ``file`` pinning the findings of ``reports``; the run then exits 0."""
+    from wheeldoctor.commands import policy as policies
+
+    pinned = policies.write_baseline(file, reports)
+    sys.stderr.write(f"wrote {file}: {pinned} finding(s) pinned\n")
+    return EXIT_HEALTHY

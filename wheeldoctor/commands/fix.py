@@ -278,9 +278,7 @@ def _diagnose(step: FixStep, code: int, tail: Sequence[str]) -> str:
     return f"{installer} exited with code {code}" + (f": {last}" if last else "")
 
 
-def verify_again(
-    planned: FixPlan, env: Environment, *, jobs: int | None = None, cache_dir: str | None = None
-) -> Outcome:
+def verify_again(planned: FixPlan, env: Environment) -> Outcome:
     """Verify what the plan touched in ``env`` (read again after the steps) and compare with before."""
     plan = planned.plan
     present = [n for n in plan.touches if env.find(n) is not None]

@@ -32,7 +32,10 @@ def load_policy(
     """
     if baseline_file is not None and writing is not None:
         raise InputError("give --baseline or --write-baseline, not both")
-    fence = [*env.prefixes[:1], *env.paths]  # its own prefix, not a base interpreter's (/usr)
+    # Its own prefix (not a base interpreter's: /usr) and the directories its distributions
+    # lie in; not every sys.path entry: an editable install's .pth puts the project's own
+    # root there, and the project's config is the one to read.
+    fence = [*env.prefixes[:1], *sorted({d.location for d in env.distributions})]
     path = config if config is not None else find_config(start or os.getcwd(), outside=fence)
     rules = load_config(path, outside=fence) if path is not None else Config()
     entries = baseline.load(baseline_file) if baseline_file is not None else ()

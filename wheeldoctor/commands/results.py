@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from wheeldoctor.checks.clash import Clash, ClashPair, Relation
-from wheeldoctor.checks.files import DistributionReport, Status
+from wheeldoctor.checks.files import FAILING_STATUSES, DistributionReport, Status
 from wheeldoctor.checks.hook_policy import startup_reports
 from wheeldoctor.checks.hooks import HookAudit, StartupHook
 from wheeldoctor.checks.policy import PolicyOutcome
@@ -45,7 +45,7 @@ class CheckResult:
         start-up hook that runs code and is neither known nor accepted (WD070, WD071), and an
         unowned importable module (WD072) not accepted.
         """
-        failing = {Status.BROKEN, Status.NOT_INSTALLED}
+        failing = set(FAILING_STATUSES)
         if self.strict:
             failing.add(Status.UNVERIFIABLE)
         if self.strict_overlays:

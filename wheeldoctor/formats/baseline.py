@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,6 +66,8 @@ def write(path: str, entries: Iterable[BaselineEntry]) -> None:
             f.write(text)
         os.replace(partial, path)
     except OSError as e:
+        with suppress(OSError):
+            os.unlink(partial)  # our own temporary file: never left beside the path asked for
         raise BaselineError(f"{path}: cannot be written: {e.strerror or e}") from None
 
 

@@ -132,7 +132,7 @@ def check_document(result: CheckResult, command: str = "check") -> dict[str, Any
     for report in result.distributions:
         counts[report.status.value] += 1
     return {
-        **_header(command, result.healthy),
+        **header(command, result.healthy),
         "environment": environment_json(env),
         "summary": {
             "checked": len(result.distributions),
@@ -189,7 +189,8 @@ def environment_json(env: Environment) -> dict[str, Any]:
     }
 
 
-def _header(command: str, healthy: bool) -> dict[str, Any]:
+def header(command: str, healthy: bool) -> dict[str, Any]:
+    """The keys every document starts with: schema version, tool, command and verdict."""
     from wheeldoctor import __version__
 
     return {
@@ -204,7 +205,7 @@ def wheels_document(result: PreflightResult) -> dict[str, Any]:
     """The whole ``wheels`` (preflight) document."""
     env = result.environment
     return {
-        **_header("wheels", result.healthy),
+        **header("wheels", result.healthy),
         "environment": environment_json(env) if env is not None else None,
         "wheels": [
             {
@@ -317,7 +318,7 @@ def _deps_sections(result: DepsResult) -> dict[str, Any]:
 def deps_document(result: DepsResult) -> dict[str, Any]:
     """The whole ``deps`` document."""
     return {
-        **_header("deps", result.healthy),
+        **header("deps", result.healthy),
         "environment": environment_json(result.environment),
         "summary": _deps_summary(result),
         **_deps_sections(result),
@@ -329,7 +330,7 @@ def doctor_document(result: DoctorResult) -> dict[str, Any]:
     deps = result.deps
     check = check_document(result.check, command="doctor")
     return {
-        **_header("doctor", result.healthy),
+        **header("doctor", result.healthy),
         "environment": check["environment"],
         "verdicts": {
             "check": result.check.healthy,
@@ -350,7 +351,7 @@ _DOCTOR_OWN = frozenset({"schema_version", "tool", "command", "healthy", "enviro
 def imports_document(result: ImportsResult) -> dict[str, Any]:
     """The whole ``imports`` document: one entry per module imported."""
     return {
-        **_header("imports", result.healthy),
+        **header("imports", result.healthy),
         "python": result.python,
         "forbid": list(result.forbid.tokens()),
         "timeout": result.timeout,
@@ -389,8 +390,3 @@ def import_json(verdict: ImportVerdict) -> dict[str, Any]:
 def render(document: dict[str, Any]) -> str:
     """Serialise a document: stable key order, UTF-8 left readable."""
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-
-
-def header(command: str, healthy: bool) -> dict[str, Any]:
-    """The keys every document starts with: schema version, tool, command and verdict."""
-    return _header(command, healthy)

@@ -103,15 +103,25 @@ def tips(result: CheckResult) -> list[str]:
 
 
 def _appended_tips(report: DistributionReport) -> list[str]:
-    """For files that are RECORD's bytes with more appended: reinstalling drops what was added."""
-    return [
-        f"Tip: {f.path} is RECORD's bytes with {f.appended_bytes} byte(s) appended (a CA bundle, say); "
-        f"reinstalling drops them. To keep them, accept exactly these bytes in pyproject.toml: "
-        f'[[tool.wheeldoctor.accept]] distribution = "{report.name}", path = "{f.path}", '
-        f'found = "{f.found}", reason = "..."'
-        for f in report.findings
-        if f.appended_bytes is not None and f.accepted is None
-    ]
+    """For files that are RECORD's bytes with more appended: reinstalling drops what was added.
+
+    The rule is printed as TOML to paste (strings quoted as TOML basic strings, which
+    JSON's escaping also is), indented under its tip.
+    """
+    import json
+
+    lines = []
+    for f in report.findings:
+        if f.appended_bytes is None or f.accepted is not None:
+            continue
+        lines.append(
+            f"Tip: {f.path} is RECORD's bytes with {f.appended_bytes} byte(s) appended (a CA bundle, say); "
+            "reinstalling drops them. To keep them, accept exactly these bytes in pyproject.toml:"
+        )
+        fields = (("distribution", report.name), ("path", f.path), ("found", f.found), ("reason", "..."))
+        lines.append("  [[tool.wheeldoctor.accept]]")
+        lines.extend(f"  {key} = {json.dumps(value, ensure_ascii=False)}" for key, value in fields)
+    return lines
 
 
 def pair_tips(pair: ClashPair, result: CheckResult) -> list[str]:
