@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import heapq
-import marshal
 import os
 import pickle
 import select
@@ -31,12 +30,10 @@ from typing import Any
 
 from wheeldoctor.checks.spread_worker import FileRecord, Proof, Row, _run, _serve
 from wheeldoctor.disk import cache
-from wheeldoctor.disk.workers import send
+from wheeldoctor.disk.workers import complete_frames, send
 from wheeldoctor.model.files import FileState, FileStatus, Fingerprint
 from wheeldoctor.model.findings import Finding
 from wheeldoctor.where.environment import InstalledDistribution
-
-_HEADER = 4
 
 
 class Parsed:
@@ -186,12 +183,7 @@ def spread(
                     continue
                 buffer = buffers[fd]
                 buffer += chunk
-                while len(buffer) >= _HEADER:
-                    size = int.from_bytes(buffer[:_HEADER], "big")
-                    if len(buffer) < _HEADER + size:
-                        break
-                    frame = marshal.loads(bytes(buffer[_HEADER : _HEADER + size]))
-                    del buffer[: _HEADER + size]
+                for frame in complete_frames(buffer):
                     handle(fd, frame)
                     assign(fd)
             while parked and (pieces or not parsing):

@@ -40,13 +40,18 @@ def receive(fds: list[int]) -> Iterator[list[Any]]:
                 continue
             buffer = buffers[fd]
             buffer += chunk
-            while len(buffer) >= _HEADER:
-                size = int.from_bytes(buffer[:_HEADER], "big")
-                if len(buffer) < _HEADER + size:
-                    break
-                frame: list[Any] = marshal.loads(bytes(buffer[_HEADER : _HEADER + size]))
-                del buffer[: _HEADER + size]
-                yield frame
+            yield from complete_frames(buffer)
+
+
+def complete_frames(buffer: bytearray) -> Iterator[list[Any]]:
+    """Take every whole frame off the front of ``buffer``; a partial one stays for the next read."""
+    while len(buffer) >= _HEADER:
+        size = int.from_bytes(buffer[:_HEADER], "big")
+        if len(buffer) < _HEADER + size:
+            return
+        frame: list[Any] = marshal.loads(bytes(buffer[_HEADER : _HEADER + size]))
+        del buffer[: _HEADER + size]
+        yield frame
 
 
 def run_workers(
