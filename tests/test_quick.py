@@ -258,12 +258,12 @@ def test_hash_with_and_without_a_reader_thread(tmp_path: Path, read_ahead: bool)
     path = tmp_path / "big.bin"
     path.write_bytes(BIG)
     st = os.stat(path)
-    hashed = reading._hash(str(path), st, "sha256", [], read_ahead)
+    hashed = reading.hash_regular(str(path), st, "sha256", [], read_ahead)
     assert hashed == (cache.identity(st), hashlib.sha256(BIG).digest())
     # Another file at the path since the stat (a new inode) is refused, not hashed.
     path.rename(tmp_path / "old.bin")
     path.write_bytes(BIG)
-    assert reading._hash(str(path), st, "sha256", [], read_ahead) is None
+    assert reading.hash_regular(str(path), st, "sha256", [], read_ahead) is None
 
 
 def test_a_touch_between_stat_and_open_is_no_change(tmp_path: Path) -> None:
@@ -272,7 +272,7 @@ def test_a_touch_between_stat_and_open_is_no_change(tmp_path: Path) -> None:
     path.write_bytes(BIG)
     st = os.stat(path)
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
-    hashed = reading._hash(str(path), st, "sha256", [], False)
+    hashed = reading.hash_regular(str(path), st, "sha256", [], False)
     assert hashed == (cache.identity(os.stat(path)), hashlib.sha256(BIG).digest())
 
 

@@ -17,7 +17,7 @@ from typing import Any, cast
 from wheeldoctor.checks.claims import resolve
 from wheeldoctor.disk import cache
 from wheeldoctor.disk.digests import BUFFER_SIZE
-from wheeldoctor.disk.proof_workers import _prove, _regular_files, _unchanged
+from wheeldoctor.disk.proof_workers import prove_file, unchanged
 from wheeldoctor.disk.workers import send
 from wheeldoctor.where.environment import InstalledDistribution, with_record
 
@@ -129,7 +129,7 @@ def _parse(index: int, dist: InstalledDistribution, checked: bool, cache_dir: st
             # it would without workers (False: not proved here).
             fingerprint = prior[0] if prior[0][0] == size and (algorithm, digest) in prior[1] else False
             if fingerprint:
-                proof = _unchanged(path, fingerprint)
+                proof = unchanged(path, fingerprint)
                 if proof is None:
                     fingerprint = None  # changed since: a piece reads it
                 else:
@@ -190,20 +190,10 @@ def _prove_piece(
     for k, (path, (_, algorithm, digest, size, _), fingerprint) in enumerate(zip(paths, rows, vouched, strict=True)):
         if digest is None or size is None or not algorithm or isinstance(fingerprint, bool):
             continue  # unprovable here, left to the exact path (False), or proved already (True)
-        proof = None if fingerprint is None else _unchanged(path, fingerprint)
-        cached = proof is not None
-        if proof is None:
-            directory, _, name = path.rpartition(os.sep)
-            regular = listings.get(directory)
-            if regular is None:
-                regular = listings[directory] = _regular_files(directory)
-            inode = regular.get(name)
-            if inode is None:
-                continue
-            proof = _prove(path, inode, size, algorithm, digest, view)
-            if proof is None:
-                continue
-        mtime, ctime, inode, device, links = proof
+        proved = prove_file(path, size, algorithm, digest, fingerprint, view, listings)
+        if proved is None:
+            continue
+        (mtime, ctime, inode, device, links), cached = proved
         proofs.append((first + k, mtime, ctime, inode, device, links, cached))
         done += size
         if cache_dir is not None:

@@ -79,22 +79,42 @@ def _work(candidates: Sequence[Candidate], share: list[range], send: Callable[[l
     for run in share:
         for index in run:
             path, size, algorithm, digest, vouched = candidates[index]
-            proof = None if vouched is None else _unchanged(path, vouched)
-            if proof is None:
-                directory, _, name = path.rpartition(os.sep)
-                regular = listings.get(directory)
-                if regular is None:
-                    regular = listings[directory] = _regular_files(directory)
-                inode = regular.get(name)
-                if inode is None:
-                    continue
-                proof = _prove(path, inode, size, algorithm, digest, view)
-            if proof is not None:
-                batch.append((index, *proof))
+            proved = prove_file(path, size, algorithm, digest, vouched, view, listings)
+            if proved is not None:
+                batch.append((index, *proved[0]))
                 if len(batch) >= _BATCH:
                     send(batch)
                     batch = []
     send(batch)
+
+
+def prove_file(
+    path: str,
+    size: int,
+    algorithm: str,
+    digest: bytes,
+    vouched: tuple[int, int, int, int, int] | None,
+    view: memoryview,
+    listings: dict[str, dict[str, int]],
+) -> tuple[tuple[int, int, int, int, int], bool] | None:
+    """(mtime, ctime, inode, device, links) of a file proved to hold RECORD's bytes, and whether
+    the cache's fingerprint ``vouched`` proved it without reading; None where it could not be proved.
+
+    ``listings`` keeps each directory's regular files between calls: a file the listing does
+    not show as regular (gone, a FIFO, a device) is never opened.
+    """
+    proof = None if vouched is None else unchanged(path, vouched)
+    if proof is not None:
+        return proof, True
+    directory, _, name = path.rpartition(os.sep)
+    regular = listings.get(directory)
+    if regular is None:
+        regular = listings[directory] = _regular_files(directory)
+    inode = regular.get(name)
+    if inode is None:
+        return None
+    proof = _prove(path, inode, size, algorithm, digest, view)
+    return None if proof is None else (proof, False)
 
 
 def _regular_files(directory: str) -> dict[str, int]:
@@ -111,7 +131,7 @@ def _regular_files(directory: str) -> dict[str, int]:
     return found
 
 
-def _unchanged(path: str, vouched: tuple[int, int, int, int, int]) -> tuple[int, int, int, int, int] | None:
+def unchanged(path: str, vouched: tuple[int, int, int, int, int]) -> tuple[int, int, int, int, int] | None:
     """(mtime_ns, ctime_ns, inode, device, links) if ``path`` is a regular file still at ``vouched``."""
     try:
         st = os.lstat(path)  # lstat: a symlink is left to the exact path, as below

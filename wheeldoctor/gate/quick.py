@@ -33,7 +33,7 @@ from wheeldoctor.formats.record_fields import (
     parse_size,
     unhashed_allowed,
 )
-from wheeldoctor.gate.reading import _hash, _spawn
+from wheeldoctor.gate.reading import hash_regular, spawn
 from wheeldoctor.where.sitedirs import is_plain, is_within, plain_prefix
 
 Recorded = tuple[str, str, bytes, int]
@@ -190,7 +190,7 @@ def _head_start(
             outcome.append(e)
 
     try:
-        return row, _spawn(examine), outcome
+        return row, spawn(examine), outcome
     except RuntimeError:  # no thread to be had: the biggest file waits its turn
         return None
 
@@ -236,7 +236,7 @@ def _examine_all(
     try:
         for _ in range(jobs - 1):
             try:
-                finished.append(_spawn(work))
+                finished.append(spawn(work))
             except RuntimeError:  # no more threads to be had: fewer do the work
                 break
         work()  # returns once nothing is left for it (not every file is done: small ones may be)
@@ -286,7 +286,7 @@ def _examine(
         return prior[0], prior[1], True
     if st.st_size != size:
         return None  # the wrong size: not worth reading
-    hashed = _hash(path, st, algorithm, scratch, read_ahead)
+    hashed = hash_regular(path, st, algorithm, scratch, read_ahead)
     if hashed is None:
         return None
     identity, digest = hashed

@@ -28,7 +28,7 @@ _CHUNK = 1 << 20
 _READ_AHEAD_CHUNK = 4 << 20
 
 
-def _spawn(target: Callable[[], None]) -> _thread.LockType:
+def spawn(target: Callable[[], None]) -> _thread.LockType:
     """Start ``target`` in a thread; the lock returned is released when it has finished."""
     done = _thread.allocate_lock()
     done.acquire()
@@ -43,7 +43,7 @@ def _spawn(target: Callable[[], None]) -> _thread.LockType:
     return done
 
 
-def _hash(
+def hash_regular(
     path: str, st: os.stat_result, algorithm: str, scratch: list[memoryview], read_ahead: bool
 ) -> tuple[cache.Identity, bytes] | None:
     """The fingerprint and digest of the regular file ``st`` describes; None if it changed while read.
@@ -138,7 +138,7 @@ def _feed_read_ahead(fd: int, size: int, update: Callable[[memoryview], object])
     reader = None
     try:
         try:
-            reader = _spawn(read)
+            reader = spawn(read)
         except RuntimeError:  # no thread to be had: this one reads too
             os.close(own)
             return _feed(fd, size, update, buffers[0])
