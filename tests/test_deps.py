@@ -8,6 +8,7 @@ pip (requirements pulled in by extras) is checked separately.
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -282,3 +283,17 @@ def test_unevaluable_marker_is_a_finding(tmp_path: Path, uv_bin: Path) -> None:
     [finding] = result.compatibility
     assert finding.code is Code.REQUIREMENT_INVALID
     assert "marker cannot be evaluated" in finding.message
+
+
+def test_a_bare_site_directory_gets_tips_aimed_at_it(tmp_path: Path) -> None:
+    """Without an interpreter, the tip installs into the directory, never into whatever is active."""
+    site = tmp_path / "site"
+    wheel = build_wheel(tmp_path / "wheels", "lonely", "1.0", _pkg("lonely"), requires=["needs-me>=1"])
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps", "--target", str(site)]
+    subprocess.run([*pip, str(wheel)], check=True)
+    done = run_cli("deps", "--path", site)
+    assert done.returncode == 1
+    tip = f"Tip: ask the installer for everything wanted at once: pip install --target {site} 'needs-me>=1'"
+    assert tip in done.stdout.splitlines(), done.stdout
+    rc, document = cli_json("deps", "--path", site)
+    assert (rc, document["dependency_repair"]) == (1, tip.rpartition(": ")[2])

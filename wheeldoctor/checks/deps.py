@@ -269,13 +269,10 @@ def install_command(conflicts: tuple[DependencyConflict, ...], env: Environment)
     wanted = list(dict.fromkeys(c.wanted for c in conflicts))
     if not wanted:
         return None
-    from wheeldoctor.checks.repair import pip_runner
+    from wheeldoctor.checks.repair import install_argv
 
     installers = [(d.installer or "").lower() for d in env.active()]
-    if installers.count("uv") > installers.count("pip"):
-        target = ["--python", env.python] if env.python else []
-        return shlex.join(["uv", "pip", "install", *target, *wanted])
-    return shlex.join([*pip_runner(env), "install", *wanted])
+    return shlex.join(install_argv(wanted, env, uv=installers.count("uv") > installers.count("pip")))
 
 
 class RequirementGraph:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -87,6 +88,29 @@ def overrides_pep668(env: Environment) -> bool:
 def with_override(argv: tuple[str, ...], env: Environment) -> tuple[str, ...]:
     """``argv`` (pip or uv, its operand last) with ``--break-system-packages`` when ``env`` needs it."""
     return (*argv[:-1], _BREAK, argv[-1]) if overrides_pep668(env) else argv
+
+
+def install_argv(specs: Sequence[str], env: Environment, *, uv: bool, reinstall: str | None = None) -> Argv:
+    """pip or uv words that install ``specs`` where ``env``'s distributions live (never into whatever is active).
+
+    With ``reinstall``, that one distribution is replaced without touching its dependencies,
+    letting the installer pick the build that fits (no version pinned). Site directories given
+    without an interpreter are aimed at with ``--target`` (the first), as the reinstall tips are.
+    """
+    bare = env.python is None and bool(env.paths)
+    if uv:
+        where = ["--python", env.python] if env.python else ["--target", env.paths[0]] if bare else []
+        words = [
+            "uv",
+            "pip",
+            "install",
+            *where,
+            *(["--reinstall-package", reinstall, "--no-deps"] if reinstall else []),
+        ]
+    else:
+        runner = ["pip", "install", "--target", env.paths[0]] if bare else [*pip_runner(env), "install"]
+        words = [*runner, *(["--force-reinstall", "--no-deps"] if reinstall else [])]
+    return with_override((*words, *specs), env)
 
 
 def _system_step(dist: InstalledDistribution) -> RepairStep:

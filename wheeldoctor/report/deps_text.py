@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 from wheeldoctor.checks.compat import CompatibilityFinding
 from wheeldoctor.checks.deps import DependencyConflict, install_command
 from wheeldoctor.checks.duplicates import Duplicate, remedy, removal_elsewhere
+from wheeldoctor.checks.repair import install_argv, overrides_pep668
 from wheeldoctor.commands.deps import DepsResult
 from wheeldoctor.model.findings import Code
-from wheeldoctor.where.environment import Environment
 
 if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
     from rich.console import Console
@@ -87,23 +87,18 @@ def tips(result: DepsResult) -> list[str]:
 
                 fresh = repair_step(dist, env).command  # never pip over a system package's files
             else:
-                fresh = _fresh_install(dist.name, dist.installer, result) + _pep668(env)
+                fresh = _fresh_install(dist.name, dist.installer, result)
             why = f"{name} {version} does not fit this interpreter"
             lines.append(f"Tip: {why}; let the installer pick a build that does: {fresh}")
     command = install_command(result.dependencies.conflicts, env)
     if command is not None:
-        lines.append(f"Tip: ask the installer for everything wanted at once: {command}{_pep668(env)}")
+        lines.append(f"Tip: ask the installer for everything wanted at once: {command}")
+    if (unfit or command is not None) and overrides_pep668(env):
+        lines.append(
+            f"Note: {env.python} is EXTERNALLY-MANAGED (PEP 668), so these pip and uv commands carry "
+            "--break-system-packages; prefer the system package manager or a venv"
+        )
     return lines
-
-
-def _pep668(env: Environment) -> str:
-    """What a pip or uv tip must say on an interpreter marked EXTERNALLY-MANAGED (empty elsewhere)."""
-    if env.externally_managed is None:
-        return ""
-    return (
-        f"  # {env.python} is EXTERNALLY-MANAGED (PEP 668): pip and uv refuse it without --break-system-packages; "
-        "prefer the system package manager or a venv"
-    )
 
 
 #: Findings a reinstall for the target interpreter fixes (a build or release that fits it).
@@ -111,13 +106,8 @@ _REINSTALLABLE = frozenset({Code.REQUIRES_PYTHON_UNMET, Code.TAGS_UNSUPPORTED})
 
 
 def _fresh_install(name: str, installer: str | None, result: DepsResult) -> str:
-    from wheeldoctor.checks.repair import pip_runner
-
-    env = result.environment
-    if (installer or "").lower() == "uv":
-        target = ["--python", env.python] if env.python else []
-        return shlex.join(["uv", "pip", "install", *target, "--reinstall-package", name, "--no-deps", name])
-    return shlex.join([*pip_runner(env), "install", "--force-reinstall", "--no-deps", name])
+    uv = (installer or "").lower() == "uv"
+    return shlex.join(install_argv([name], result.environment, uv=uv, reinstall=name))
 
 
 def render_plain(result: DepsResult, *, header: bool = True) -> Iterable[str]:
