@@ -526,3 +526,24 @@ def test_stale_dist_info_in_a_venv_without_pip(installer: str, tmp_path: Path, u
     version = doc["plan"]["steps"][-1]["version"]
     assert [p.name for p in venv.site_packages.glob("kappa-*.dist-info")] == [f"kappa-{version}.dist-info"]
     assert rc_of("doctor", "--python", venv.python) == 0
+
+
+def test_a_bare_directory_repairs_pure_distributions_only(tmp_path: Path) -> None:
+    """With no interpreter known, pip --target picks builds for its own Python: compiled ones are left alone."""
+    wheels, site = tmp_path / "wheels", tmp_path / "site"
+    pure = build_wheel(wheels, "plain", "1.0", {"plain/__init__.py": b"X = 1\n"})
+    compiled = build_wheel(
+        wheels, "native", "1.0", {"native/__init__.py": b"", "native/_speed.so": b"\x7fELF not really"}
+    )
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps", "--target", str(site)]
+    subprocess.run([*pip, str(pure), str(compiled)], check=True)
+    (site / "plain" / "__init__.py").write_bytes(b"X = 2\n")
+    (site / "native" / "__init__.py").write_bytes(b"# altered\n")
+    before = snapshot(site)
+    rc, doc = fix_json("--all", "--dry-run", "--path", site, env=offline(wheels))
+    assert rc == 1
+    assert [(s["kind"], s["distribution"]) for s in doc["plan"]["steps"]] == [("reinstall", "plain")]
+    [left] = doc["plan"]["left_alone"]
+    assert left["subject"] == "native"
+    assert "compiled extensions and no interpreter is known" in left["reason"]
+    assert snapshot(site) == before

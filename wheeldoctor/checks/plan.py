@@ -153,7 +153,7 @@ class _Planner:
                 )
             )
             return
-        why = refusal(active)
+        why = refusal(active, self.env)
         if why is not None:
             self.left.append(LeftAlone(duplicate.name, f"stale dist-info: {why}"))
             return
@@ -193,7 +193,7 @@ class _Planner:
                 LeftAlone(report.name, f"{', '.join(other)}: a reinstall of the same version is not known to repair it")
             )
             return
-        why = refusal(dist)
+        why = refusal(dist, self.env)
         if why is not None:
             self.left.append(_for_the_user(report.name, why, dist, self.env))
             return
@@ -260,7 +260,7 @@ def _order_last(pairs: Sequence[ClashPair], keep: Collection[str], planner: _Pla
                 continue
             kept = chosen[0]
             other = pair.second if kept is pair.first else pair.first
-            why = refusal(other) or refusal(kept)
+            why = refusal(other, env) or refusal(kept, env)
             if why is not None:
                 planner.left.append(LeftAlone(names, f"--keep {kept.name}: {why}"))
                 continue
@@ -280,7 +280,7 @@ def _order_last(pairs: Sequence[ClashPair], keep: Collection[str], planner: _Pla
             )
             continue
         winner = pair.winner
-        why = refusal(winner)
+        why = refusal(winner, env)
         if why is not None:
             planner.left.append(_for_the_user(names, f"{winner.name} must be reinstalled last, but {why}", winner, env))
             continue

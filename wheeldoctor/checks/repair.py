@@ -185,12 +185,14 @@ def _installer_words(dist: InstalledDistribution, env: Environment) -> list[str]
     return [*pip_runner(env), "install", "--force-reinstall", "--no-deps", spec]
 
 
-def refusal(dist: InstalledDistribution) -> str | None:
+def refusal(dist: InstalledDistribution, env: Environment) -> str | None:
     """Why ``fix`` must not run pip or uv on ``dist`` by itself; None when it may.
 
     A system package manager's files are that manager's (its step is listed for the user
     instead); a tool that is not recorded, or is not pip or uv, may keep records that pip
     would leave stale; without a version a reinstall cannot be pinned to what is installed.
+    In a directory no known interpreter reaches, pip or uv ``--target`` picks builds for the
+    Python that runs it, which fits compiled extensions only by luck.
     """
     managed = dist.managed_by
     if managed is not None and managed.tool.system:
@@ -203,7 +205,18 @@ def refusal(dist: InstalledDistribution) -> str | None:
         return f"installed by {installer}, not pip or uv: repair it with {installer}"
     if not dist.version:
         return "no version is recorded, so a reinstall cannot be pinned to what is installed"
+    if reaching(dist, env) is None and _compiled(dist):
+        return (
+            f"it holds compiled extensions and no interpreter is known for {dist.location}: "
+            "pip --target would pick builds for its own Python; give --python"
+        )
     return None
+
+
+def _compiled(dist: InstalledDistribution) -> bool:
+    """Whether ``dist`` records an extension module (its build must match the interpreter)."""
+    rows = dist.record.rows if dist.record is not None else ()
+    return any(row.path.endswith((".so", ".pyd", ".dylib")) or ".so." in row.path for row in rows)
 
 
 def reinstall_argv(dist: InstalledDistribution, env: Environment) -> Argv:
