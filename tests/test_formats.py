@@ -42,6 +42,20 @@ class Envs:
     damaged: Venv
 
 
+def unescape_property(value: str) -> str:
+    """What the Actions runner reads back from a property value (the inverse of ``escape_property``)."""
+    for encoded, char in (("%2C", ","), ("%3A", ":"), ("%0A", "\n"), ("%0D", "\r"), ("%25", "%")):
+        value = value.replace(encoded, char)
+    return value
+
+
+def unescape_data(value: str) -> str:
+    """What the Actions runner reads back from a message (the inverse of ``escape_data``)."""
+    for encoded, char in (("%0A", "\n"), ("%0D", "\r"), ("%25", "%")):
+        value = value.replace(encoded, char)
+    return value
+
+
 def _pip_env(root: Path, name: str, wheels: list[Path]) -> Venv:
     venv = make_venv(root / name)
     pip_install(venv, "--no-index", "--no-deps", *wheels)
@@ -103,7 +117,7 @@ def test_github_prints_an_error_per_finding(envs: Envs) -> None:
     done = wd("check", "--all", "--python", envs.damaged.python, "--format", "github")
     errors = [line for line in done.stdout.splitlines() if line.startswith("::error")]
     titles = sorted(re.match(r"::error title=([^:]*)::", line).group(1) for line in errors)  # type: ignore[union-attr]
-    assert [github.unescape_property(t) for t in titles] == [
+    assert [unescape_property(t) for t in titles] == [
         "alpha 1.0: WD001: alpha/core.py",
         "alpha 1.0: WD003: alpha/extra.py",
         "beta 2.0: WD003: beta/util.py",
@@ -338,8 +352,8 @@ def _runner_reads(line: str) -> tuple[str, dict[str, str], str]:
     properties = {}
     for pair in filter(None, props.split(",")):
         key, _, value = pair.partition("=")
-        properties[key] = github.unescape_property(value)
-    return name, properties, github.unescape_data(message)
+        properties[key] = unescape_property(value)
+    return name, properties, unescape_data(message)
 
 
 def test_a_hostile_path_round_trips_through_github_escaping() -> None:

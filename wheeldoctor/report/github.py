@@ -26,20 +26,6 @@ def escape_property(value: str) -> str:
     return escape_data(value).replace(":", "%3A").replace(",", "%2C")
 
 
-def unescape_property(value: str) -> str:
-    """What the runner reads back from a property value (the inverse of :func:`escape_property`)."""
-    for encoded, char in (("%2C", ","), ("%3A", ":"), ("%0A", "\n"), ("%0D", "\r"), ("%25", "%")):
-        value = value.replace(encoded, char)
-    return value
-
-
-def unescape_data(value: str) -> str:
-    """What the runner reads back from a message (the inverse of :func:`escape_data`)."""
-    for encoded, char in (("%0A", "\n"), ("%0D", "\r"), ("%25", "%")):
-        value = value.replace(encoded, char)
-    return value
-
-
 def workflow_command(name: str, properties: dict[str, str | None], message: str) -> str:
     """``::name key=value,key=value::message``; empty properties are left out, as the toolkit does."""
     given = ",".join(f"{key}={escape_property(value)}" for key, value in properties.items() if value)
