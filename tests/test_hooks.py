@@ -199,6 +199,14 @@ SHIM_LINE = (
 )
 
 
+COVERAGE_PTH = (
+    "import sys; exec('import os\\n\\n"
+    'if os.getenv("COVERAGE_PROCESS_START") or os.getenv("COVERAGE_PROCESS_CONFIG"):\\n'
+    " try:\\n  import coverage\\n except:\\n  pass\\n else:\\n"
+    """  coverage.process_startup(slug="pth")')"""
+)
+
+
 @pytest.mark.parametrize(
     ("name", "lines", "known"),
     [
@@ -216,6 +224,10 @@ SHIM_LINE = (
         ("_virtualenv.pth", ["import _virtualenv"], "virtualenv"),
         ("subcover.pth", ["import coverage; coverage.process_startup()"], "coverage subprocess measurement"),
         ("subcover.pth", ["import coverage; coverage.process_startup(); import os"], None),
+        # coverage 7.16.2's wheel ships this a1_coverage.pth, as read from the wheel on the GPU host's stack.
+        ("a1_coverage.pth", [COVERAGE_PTH], "coverage start-up hook"),
+        ("a1_coverage.pth", [COVERAGE_PTH.replace("pass", "import evil")], None),
+        ("b1_coverage.pth", [COVERAGE_PTH], None),
         (
             "distutils-precedence.pth",
             [

@@ -89,6 +89,19 @@ KNOWN_HOOKS: tuple[KnownHook, ...] = (
         "coverage.py: 'Measuring subprocesses' (its docs, and subcover.pth of [run] patch = subprocess)",
     ),
     KnownHook(
+        "coverage start-up hook",
+        "a1_coverage.pth",
+        # Shipped in coverage's own wheels (7.16.2 as measured): it measures only when
+        # COVERAGE_PROCESS_START or COVERAGE_PROCESS_CONFIG is set, and does nothing otherwise.
+        re.escape(
+            "import sys; exec('import os\\n\\n"
+            'if os.getenv("COVERAGE_PROCESS_START") or os.getenv("COVERAGE_PROCESS_CONFIG"):\\n'
+            " try:\\n  import coverage\\n except:\\n  pass\\n else:\\n"
+            """  coverage.process_startup(slug="pth")')"""
+        ),
+        "coverage.py: 'Measuring subprocesses'; a1_coverage.pth in its wheels",
+    ),
+    KnownHook(
         "Debian apport hook",
         "sitecustomize.py",
         r"# install the apport exception handler if available\ntry:\n    import apport_python_hook\n"
