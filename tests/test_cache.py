@@ -190,7 +190,7 @@ def test_any_flipped_byte_is_a_miss() -> None:
 @pytest.mark.parametrize(
     "header",
     [
-        b"wheeldoctor-cache 2 " + sys.implementation.cache_tag.encode() + b"\n",  # another format version
+        b"wheeldoctor-cache %d %s\n" % (cache.FORMAT + 1, sys.implementation.cache_tag.encode()),  # another format
         b"wheeldoctor-cache 1 cpython-299\n",  # another Python's marshal
         b"",
     ],
@@ -201,19 +201,39 @@ def test_foreign_entries_are_misses(header: bytes) -> None:
     assert cache.decode(header + data[ours:]) is None
 
 
-def _signed(value: object) -> bytes:
-    """Entry bytes for any marshal-able ``value``, with a valid header and checksum."""
+def _signed(head: object, digests: object = ()) -> bytes:
+    """Entry bytes for any marshal-able first and second payloads, with a valid header and checksum."""
     import marshal
     import zlib
 
-    payload = marshal.dumps(value)
+    first = marshal.dumps(head)
+    payload = len(first).to_bytes(4, "big") + first + marshal.dumps(digests)
     header = cache.encode(_entry())[: cache.encode(_entry()).index(b"\n") + 1]
     return header + zlib.crc32(payload).to_bytes(4, "big") + payload
 
 
-@pytest.mark.parametrize("value", [{"not": "a tuple"}, ("path", (1, 2, 3), None, ()), ("p", (1, 2, 3, 4, 5), 7, ())])
-def test_well_formed_but_wrong_shape_is_a_miss(value: object) -> None:
-    assert cache.decode(_signed(value)) is None
+def test_signed_builds_entries_as_encode_does() -> None:
+    entry = _entry()
+    (path, fingerprint, digests) = entry.files[0]
+    head = (entry.dist_path, entry.record, entry.verdict_root, (path,), (fingerprint,))
+    assert cache.decode(_signed(head, (digests,))) == entry
+    assert cache.decode(_signed((*head[:2], None, *head[3:]), (digests,))) != entry
+
+
+@pytest.mark.parametrize(
+    ("head", "digests"),
+    [
+        ({"not": "a tuple"}, ()),
+        (("path", (1, 2, 3), None, (), ()), ()),  # RECORD's identity too short
+        (("p", (1, 2, 3, 4, 5), 7, (), ()), ()),  # a verdict root that is no path
+        (("p", (1, 2, 3, 4, 5), None, ("a",), ()), ()),  # a path without its fingerprint
+        (("p", (1, 2, 3, 4, 5), None, ("a",), ((1, 2, 3, 4, 5),)), ()),  # a file without digests
+        (("p", (1, 2, 3, 4, 5), None, [], []), ()),  # lists, which we never write
+        (("p", (1, 2, 3, 4, 5), None, (), (), "more"), ()),  # another layout
+    ],
+)
+def test_well_formed_but_wrong_shape_is_a_miss(head: object, digests: object) -> None:
+    assert cache.decode(_signed(head, digests)) is None
 
 
 def test_malformed_file_records_are_not_used(
@@ -221,11 +241,13 @@ def test_malformed_file_records_are_not_used(
 ) -> None:
     dist, _ = check(shared, cache_dir, processes=processes)
     entry = read_entry(cache_dir, dist)
-    bad = (entry.dist_path, entry.record, entry.verdict_root, (*entry.files, ("p", (1, 2), "not digests")))
-    entry_file(cache_dir, dist).write_bytes(_signed(bad))
+    paths, fingerprints, digests = zip(*entry.files, strict=True)
+    head = (entry.dist_path, entry.record, entry.verdict_root, (*paths, "p"), (*fingerprints, (1, 2)))
+    bad = _signed(head, (*digests, "not digests"))
+    entry_file(cache_dir, dist).write_bytes(bad)
     monkeypatch.setattr(sys, "path", [str(shared.site_packages), *sys.path])
     assert IntactGate()("cachedemo") is True  # the verdict was not believed: the full check ran
-    entry_file(cache_dir, dist).write_bytes(_signed(bad))
+    entry_file(cache_dir, dist).write_bytes(bad)
     _, verification = check(shared, cache_dir, processes=processes)
     assert verification.reports[0].status is Status.INTACT
     assert not any(s.cached for s in verification.states.values())
@@ -318,6 +340,107 @@ def test_a_new_record_is_a_new_key(own: Venv, cache_dir: Path, tmp_path: Path, p
     assert verification.reports[0].status is Status.INTACT
     assert not any(s.cached for s in verification.states.values())
     assert read_entry(cache_dir, again).record == again.record_identity
+
+
+# --------------------------------------------------------------------------
+# forked workers settle a distribution on the cache's verdict
+# --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def workers(monkeypatch: pytest.MonkeyPatch, forks: list[int]) -> Iterator[None]:
+    """The command line's forked workers, even for these few files."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("forked workers are Linux-only")
+    monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)
+    yield
+    assert forks, "the workers never ran"
+
+
+def _judged(verification: Verification) -> list[tuple[str, Status, tuple[object, ...]]]:
+    return [(r.name, r.status, r.findings) for r in verification.reports]
+
+
+def test_a_holding_verdict_answers_without_the_digests(own: Venv, cache_dir: Path, workers: None) -> None:
+    """Digests planted wrong under an intact verdict are never read: proof that the verdict answered."""
+    dist, _ = check(own, cache_dir, processes=True)
+    entry = read_entry(cache_dir, dist)
+    assert entry.verdict_root == dist.root
+    planted = tuple((path, fp, (("sha256", b"\x00" * 32),)) for path, fp, _ in entry.files)
+    entry_file(cache_dir, dist).write_bytes(
+        cache.encode(cache.Entry(entry.dist_path, entry.record, entry.verdict_root, planted))
+    )
+    _, warm = check(own, cache_dir, processes=True)
+    assert warm.reports[0].status is Status.INTACT
+    assert set(warm.states) == {path for path, _, _ in entry.files}
+    assert all(state.cached for state in warm.states.values())
+    # Without the verdict, the same entry's digests are believed file by file.
+    entry_file(cache_dir, dist).write_bytes(cache.encode(cache.Entry(entry.dist_path, entry.record, None, planted)))
+    _, slow = check(own, cache_dir, processes=True)
+    assert {f.code for f in slow.reports[0].findings} == {Code.HASH_MISMATCH}
+
+
+def _same_bytes_by_symlink(path: Path) -> None:
+    copy = path.with_name(path.name + ".copy")
+    copy.write_bytes(path.read_bytes())
+    path.unlink()
+    path.symlink_to(copy.name)
+
+
+SETTLED_DAMAGE = {
+    "other bytes, same size": lambda p: p.write_bytes(p.read_bytes().replace(b"1", b"2")),
+    "truncated": lambda p: p.write_bytes(b""),
+    "deleted": lambda p: p.unlink(),
+    "a symlink to the same bytes": _same_bytes_by_symlink,
+    "only its ctime moved": lambda p: p.chmod(p.stat().st_mode),
+}
+
+
+@pytest.mark.parametrize("damage", SETTLED_DAMAGE)
+@pytest.mark.parametrize("victim", ["cachedemo/__init__.py", "cachedemo/data.bin"])
+def test_a_verdict_that_no_longer_holds_is_judged_as_without_a_cache(
+    own: Venv, cache_dir: Path, workers: None, damage: str, victim: str
+) -> None:
+    dist, _ = check(own, cache_dir, processes=True)
+    assert read_entry(cache_dir, dist).verdict_root == dist.root
+    SETTLED_DAMAGE[damage](own.site_packages / victim)
+    _, warm = check(own, cache_dir, processes=True)
+    _, fresh = check(own, None, processes=True)
+    assert _judged(warm) == _judged(fresh)
+    assert (warm.reports[0].status is Status.INTACT) == (
+        damage in ("only its ctime moved", "a symlink to the same bytes")
+    )
+
+
+def test_a_settled_distribution_with_a_shared_path_is_judged_with_its_rivals(
+    tmp_path: Path, uv_bin: Path, cache_dir: Path, workers: None
+) -> None:
+    venv = make_venv(tmp_path / "venv", uv_bin=uv_bin)
+    common = {"common/shared.py": b"SHARED = 1\n"}
+    wheels = [
+        build_wheel(tmp_path, "twina", "1.0", {**common, "twina/__init__.py": b"A = 1\n"}),
+        build_wheel(tmp_path, "twinb", "1.0", {**common, "twinb/__init__.py": b"B = 1\n"}),
+    ]
+    uv_install(venv, *wheels)
+    _settle()
+    env = load_environment("test", [str(venv.site_packages)], [str(venv.prefix)])
+
+    def verify(cache_path: Path | None) -> Verification:
+        directory = None if cache_path is None else str(cache_path)
+        return verify_environment(env.active(), env.active(), jobs=2, cache_dir=directory, processes=True)
+
+    cold = verify(cache_dir)
+    assert [r.status for r in cold.reports] == [Status.INTACT, Status.INTACT]
+    warm = verify(cache_dir)
+    shared_path = str(venv.site_packages / "common/shared.py")
+    assert set(warm.owners) == set(cold.owners) == {shared_path}
+    assert [c.dist.name for c in warm.owners[shared_path]] == ["twina", "twinb"]
+    assert _judged(warm) == _judged(cold)
+    assert all(state.cached for state in warm.states.values())
+    # One side's bytes of the shared path changed: the same verdicts as with no cache at all.
+    (venv.site_packages / "common/shared.py").write_bytes(b"SHARED = 2\n")
+    assert _judged(verify(cache_dir)) == _judged(verify(None))
+    assert Status.BROKEN in {status for _, status, _ in _judged(verify(cache_dir))}
 
 
 # --------------------------------------------------------------------------

@@ -268,20 +268,25 @@ def _verify_spread(
     flags = [id(d) in wanted for d in everybody]
     sink = (progress.begin, progress.advance) if progress is not None else (None, None)
     found = spread(everybody, flags, jobs, cache_dir, started, progress=sink[1], begin=sink[0])
-    parsed: list[Parsed] = []
-    for dist, result in zip(everybody, found, strict=True):
-        if result is None:  # a worker died before it read this RECORD: read it here
-            read = with_record(dist)
-            claims, outside = resolve(read)
-            problems = (*read.problems[len(dist.problems) :], *(read.record.problems if read.record else ()))
-            rows = cast("list[Row]", [tuple(c.row) for c in claims])
-            parsed.append(Parsed(read.record_identity, [c.path for c in claims], rows, None, problems, tuple(outside)))
-        else:
-            parsed.append(result)
+
+    def read_here(dist: InstalledDistribution) -> Parsed:
+        read = with_record(dist)
+        claims, outside = resolve(read)
+        problems = (*read.problems[len(dist.problems) :], *(read.record.problems if read.record else ()))
+        rows = cast("list[Row]", [tuple(c.row) for c in claims])
+        return Parsed(read.record_identity, [c.path for c in claims], rows, None, problems, tuple(outside))
+
+    # None: a worker died before it read this RECORD, so it is read here.
+    parsed = [read_here(dist) if result is None else result for dist, result in zip(everybody, found, strict=True)]
     counts: Counter[str] = Counter()
     for done in parsed:
         counts.update(done.paths)
     shared = {path for path, n in counts.items() if n > 1}
+    for i, done in enumerate(parsed):
+        if done.rows is None and not shared.isdisjoint(done.paths):
+            # The cache's verdict held, but a shared path is judged with its rivals' rows: read
+            # RECORD here; its files are judged on the exact path (which asks the cache first).
+            parsed[i] = read_here(everybody[i])
     make = tuple.__new__  # skips the named tuples' Python-level __new__
     built: dict[int, list[Claim]] = {}
 
@@ -289,6 +294,7 @@ def _verify_spread(
         claims = built.get(i)
         if claims is None:
             dist, done = everybody[i], parsed[i]
+            assert done.rows is not None  # a settled distribution sharing a path was read again
             claims = built[i] = [
                 make(Claim, (dist, make(RecordRow, row), path)) for path, row in zip(done.paths, done.rows, strict=True)
             ]
@@ -305,11 +311,15 @@ def _verify_spread(
     exact: dict[str, tuple[Claim, ...]] = {}
     unproven: dict[int, list[int]] = {}
     given: dict[str, FileState] = {}
-    states = ProvenStates(given)
+    states = ProvenStates(given, cache_dir)
     for i, done in enumerate(parsed):
         if not flags[i]:
             continue
         paths, rows = done.paths, done.rows
+        if rows is None:  # the cache's verdict held: nothing to judge
+            assert done.identity is not None
+            states.settle(everybody[i].path, done.identity)
+            continue
         states.add(paths, rows, done.proofs)
         if len(done.proofs) < len(rows) or not shared.isdisjoint(paths):
             proven = {proof[0] for proof in done.proofs}
@@ -347,9 +357,10 @@ def _verify_spread(
             before = cache.load(cache_dir, dist.path, identity)
             keyed = replace(dist, record_identity=identity)
             cached.remember(cache_dir, keyed, intact, claims_of(i), states, before, started)
-        else:  # every file proved in the workers, which made its cache record
+        elif (rows := parsed[i].rows) is not None:  # every file proved in the workers, which made its cache record
             files = tuple(chain.from_iterable(parsed[i].files[first] for first in sorted(parsed[i].files)))
-            cached.remember_proven(cache_dir, dist, identity, intact, files, len(parsed[i].rows), parsed[i].before)
+            cached.remember_proven(cache_dir, dist, identity, intact, files, len(rows), parsed[i].before)
+        # Else the cache's verdict held (see spread_worker._settled): its entry stands as it is.
     return Verification(tuple(reports), owners, states)
 
 

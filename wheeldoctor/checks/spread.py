@@ -28,6 +28,7 @@ import signal
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from wheeldoctor.checks.cached import cached_states
 from wheeldoctor.checks.spread_worker import FileRecord, Proof, Row, _run, _serve
 from wheeldoctor.disk import cache
 from wheeldoctor.disk.workers import complete_frames, send
@@ -45,7 +46,7 @@ class Parsed:
         self,
         identity: cache.Identity | None,
         paths: list[str],
-        rows: list[Row],
+        rows: list[Row] | None,
         vouched: list[Any] | None,
         problems: tuple[Finding, ...],
         outside: tuple[Finding, ...],
@@ -53,6 +54,7 @@ class Parsed:
     ) -> None:
         self.identity = identity
         self.paths = paths
+        #: None when the cache's verdict held (see ``spread_worker._settled``): nothing to report.
         self.rows = rows
         self.vouched = vouched
         #: Findings of reading RECORD: the one that ``with_record`` adds, then RECORD's own.
@@ -111,7 +113,7 @@ def spread(
         elif pieces:
             _, index, first, end = heapq.heappop(pieces)
             parsed = results[index]
-            assert parsed is not None
+            assert parsed is not None and parsed.rows is not None
             vouched = parsed.vouched[first:end] if parsed.vouched is not None else [None] * (end - first)
             _write(task_fd, ("prove", index, first, parsed.paths[first:end], parsed.rows[first:end], vouched))
         elif parsing:
@@ -133,11 +135,23 @@ def spread(
             totals[0] += files
             totals[1] += size
             begin_once()
+        elif kind == "settled":
+            parsing.discard(fd)
+            _, index, identity, paths, (files, size) = frame
+            results[index] = Parsed(identity, paths, None, None, (), ())
+            totals[0] += files
+            totals[1] += size
+            backlog.append(("counted", files, size))
+            begin_once()
         else:  # "proved": recorded later, once every waiting worker has its next task
             backlog.append(frame)
 
     def absorb(frame: Any) -> None:
         """Record what one piece proved."""
+        if frame[0] == "counted":  # a settled distribution's files
+            if progress is not None:
+                progress(frame[1], frame[2])
+            return
         _, index, first, proofs, files, done_bytes = frame
         parsed = results[index]
         assert parsed is not None
@@ -239,15 +253,23 @@ class ProvenStates(Mapping[str, FileState]):
     more than the proofs did.
     """
 
-    def __init__(self, given: dict[str, FileState]) -> None:
+    def __init__(self, given: dict[str, FileState], cache_dir: str | None = None) -> None:
         self._given = given
         self._proven: list[tuple[list[str], list[Row], list[Proof]]] = []
         self._index: dict[str, tuple[int, int]] | None = None
+        self._cache_dir = cache_dir
+        self._settled: list[tuple[str, cache.Identity]] = []
+        self._recalled: dict[str, FileState] | None = None
 
     def add(self, paths: list[str], rows: list[Row], proofs: list[Proof]) -> None:
         """The proofs of one distribution, whose paths and rows are ``paths`` and ``rows``."""
         self._proven.append((paths, rows, proofs))
         self._index = None
+
+    def settle(self, dist_path: str, record: cache.Identity) -> None:
+        """A distribution whose cache verdict held: its states are the cache's, read on first use."""
+        self._settled.append((dist_path, record))
+        self._recalled = None
 
     def _located(self) -> dict[str, tuple[int, int]]:
         if self._index is None:
@@ -258,11 +280,25 @@ class ProvenStates(Mapping[str, FileState]):
             }
         return self._index
 
+    def _from_cache(self) -> dict[str, FileState]:
+        if self._recalled is None:
+            entries = []
+            if self._cache_dir is not None:
+                for dist_path, record in self._settled:
+                    entry = cache.load(self._cache_dir, dist_path, record)
+                    if entry is not None:
+                        entries.append(entry)
+            self._recalled = cached_states(entries)
+        return self._recalled
+
     def __getitem__(self, path: str) -> FileState:
         state = self._given.get(path)
         if state is not None:
             return state
-        source, position = self._located()[path]
+        located = self._located().get(path)
+        if located is None:
+            return self._from_cache()[path]
+        source, position = located
         _, rows, proofs = self._proven[source]
         k, mtime, ctime, inode, device, links, vouched = proofs[position]
         _, algorithm, digest, size, _ = rows[k]
@@ -272,10 +308,12 @@ class ProvenStates(Mapping[str, FileState]):
 
     def __iter__(self) -> Iterator[str]:
         yield from self._given
-        yield from (path for path in self._located() if path not in self._given)
+        located = self._located()
+        yield from (path for path in located if path not in self._given)
+        yield from (path for path in self._from_cache() if path not in self._given and path not in located)
 
     def __len__(self) -> int:
-        return len(self._given) + sum(1 for path in self._located() if path not in self._given)
+        return sum(1 for _ in self)
 
     def __contains__(self, path: object) -> bool:
-        return path in self._given or path in self._located()
+        return path in self._given or path in self._located() or path in self._from_cache()

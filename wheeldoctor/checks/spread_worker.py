@@ -94,6 +94,10 @@ def _serve(
 
 def _parse(index: int, dist: InstalledDistribution, checked: bool, cache_dir: str | None) -> tuple[Any, ...]:
     """Read, parse and resolve one RECORD; read its cache entry; cut its files into pieces."""
+    if cache_dir is not None:
+        settled = _settled(index, dist, checked, cache_dir)
+        if settled is not None:
+            return settled
     read = with_record(dist)
     claims, outside = resolve(read)
     problems = (*read.problems[len(dist.problems) :], *(read.record.problems if read.record else ()))
@@ -169,6 +173,36 @@ def _parse(index: int, dist: InstalledDistribution, checked: bool, cache_dir: st
         ("proved", index, -1, proofs, files, done),
         (work[0] + len(proofs), work[1] + done),
     )
+
+
+def _settled(index: int, dist: InstalledDistribution, checked: bool, cache_dir: str) -> tuple[Any, ...] | None:
+    """("settled", dist, RECORD's identity, paths, (files, bytes)) if the cache's verdict holds; else None.
+
+    It holds when the cache has an intact verdict under this root for this very RECORD
+    (given only where there was no finding at all, so its files are exactly RECORD's rows)
+    and every file is still a regular file with the fingerprint at which it matched (one
+    lstat each, as the slow path proves a vouched file). Such a distribution has nothing to
+    report: only its paths go back, for the ownership map, and RECORD is not even parsed.
+    An unchecked distribution is wanted for its paths alone.
+    """
+    # The RECORD read already, if the parent read it (as the slow path keys the entry), else now.
+    record = cache.settled_record_identity(dist.path) if dist.record_deferred else dist.record_identity
+    if record is None:
+        return None
+    verdict = cache.load_verdict(cache_dir, dist.path, record, dist.root)
+    if verdict is None:
+        return None
+    paths, fingerprints = verdict
+    size = 0
+    if checked:
+        try:
+            for path, fingerprint in zip(paths, fingerprints, strict=True):
+                if unchanged(path, fingerprint) is None:
+                    return None
+                size += fingerprint[0]
+        except (ValueError, TypeError):  # a malformed entry (never written by us): not believed
+            return None
+    return ("settled", index, record, list(paths), (len(paths) if checked else 0, size))
 
 
 def _prove_piece(
