@@ -9,6 +9,7 @@ file when it runs; no run of wheeldoctor may create one.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -17,7 +18,11 @@ from typing import Any
 import pytest
 from helpers import Venv, VenvFactory, WheelFactory, find_interpreter, run_checked, run_cli, uv_install
 
+from wheeldoctor.checks import unowned
 from wheeldoctor.checks.known_hooks import known_module, known_pth
+from wheeldoctor.checks.ownership import Owners
+from wheeldoctor.checks.unowned import UnownedScan, scan_unowned
+from wheeldoctor.where.environment import load_environment
 
 
 def document(*args: str | Path) -> tuple[int, dict[str, Any]]:
@@ -191,6 +196,44 @@ def test_unowned_files_fail_only_when_importable(
     }
     done = run_cli("check", "--all", "--python", venv.python)
     assert "unowned: 5 of " in done.stdout and "--show-unowned lists them" in done.stdout
+
+
+def test_walkers_find_what_one_walk_finds_and_a_failed_walker_is_made_up_for(
+    venv_factory: VenvFactory,
+    wheel_factory: WheelFactory,
+    uv_bin: Path,
+    forks: list[int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    venv = venv_factory()
+    files = {"good/__init__.py": b"", "good/sub/util.py": b"", "other/__init__.py": b""}
+    uv_install(venv, "--no-deps", wheel_factory("good", "1.0", files), uv_bin=uv_bin)
+    site = venv.site_packages
+    for planted in ("notes.txt", "sneaky.py", "evilpkg/__init__.py", "evilpkg/deep/core.py", "good/sub/extra.py"):
+        (site / planted).parent.mkdir(parents=True, exist_ok=True)
+        (site / planted).write_text("")
+    env = load_environment("test", [str(site)], [str(venv.prefix)])
+    owners = Owners(env)
+
+    def seen(scan: UnownedScan) -> tuple[object, ...]:
+        return set(scan.files), set(scan.importable), scan.scanned, scan.site_dirs
+
+    alone = scan_unowned(env, owners)
+    assert not forks
+    assert {Path(f.path).relative_to(site).as_posix() for f in alone.files} >= {"sneaky.py", "evilpkg/deep/core.py"}
+    assert seen(scan_unowned(env, owners, walkers=3)) == seen(alone)
+    assert len(forks) == 3
+    parent = os.getpid()
+    real = unowned._walk_from
+
+    def failing_in_walkers(*args: Any, **kwargs: Any) -> Any:
+        if os.getpid() != parent:
+            raise OSError("a walker that fails")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(unowned, "_walk_from", failing_in_walkers)
+    assert seen(scan_unowned(env, owners, walkers=3)) == seen(alone)
+    assert len(forks) == 6
 
 
 SHIM_LINE = (
