@@ -42,7 +42,7 @@ from wheeldoctor.cli.runner import (
     target_of,
 )
 from wheeldoctor.report.progress import progress_bar
-from wheeldoctor.where.target import Target, load_target
+from wheeldoctor.where.target import Target, load_target, start_probe
 
 app = typer.Typer(
     add_completion=False,
@@ -97,12 +97,14 @@ def check(
             fail("name the distributions to check, or pass --all (not both)")
         chosen = choose_format(format_, json)
         refuse_report_with_baseline(write_baseline, chosen, output)
+        target = target_of(python, path, dpkg_admindir)
+        start_probe(target)  # it runs while the checks are imported
         from wheeldoctor.commands import policy as policies
         from wheeldoctor.commands.check import run_check
         from wheeldoctor.report import text
 
         with no_cyclic_gc():
-            env = load_target(target_of(python, path, dpkg_admindir), defer_records=True)
+            env = load_target(target, defer_records=True)
             policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
             with progress_bar(chosen != "text") as sink:
                 result = run_check(
@@ -167,10 +169,11 @@ def deps(
 
     def run() -> int:
         chosen = choose_format(format_, json)
+        target = target_of(python, path, dpkg_admindir)
+        start_probe(target, with_tags=True)
         from wheeldoctor.commands.deps import run_deps
         from wheeldoctor.report import deps_text
 
-        target = target_of(python, path, dpkg_admindir)
         result = run_deps(load_target(target, with_tags=True, with_records=False))
         deliver(result, chosen, output, lambda console: deps_text.render_rich(result, console))
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
@@ -200,12 +203,14 @@ def doctor(
     def run() -> int:
         chosen = choose_format(format_, json)
         refuse_report_with_baseline(write_baseline, chosen, output)
+        target = target_of(python, path, dpkg_admindir)
+        start_probe(target, with_tags=True)
         from wheeldoctor.commands import policy as policies
         from wheeldoctor.commands.doctor import run_doctor
         from wheeldoctor.report import deps_text
 
         with no_cyclic_gc():
-            env = load_target(target_of(python, path, dpkg_admindir), with_tags=True, defer_records=True)
+            env = load_target(target, with_tags=True, defer_records=True)
             policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
             with progress_bar(chosen != "text") as sink:
                 result = run_doctor(

@@ -265,14 +265,44 @@ class _Probe:
         )
 
 
-def _load_interpreter(
-    python: str, with_tags: bool = False, with_records: bool = True, defer_records: bool = False
-) -> tuple[Environment, _Stdlib]:
+def start_probe(target: Target, *, with_tags: bool = False) -> None:
+    """Start the ``--python`` probe of ``target`` now; :func:`load_target` collects its answer.
+
+    The probe is a new process (tens of milliseconds on a big environment's interpreter):
+    started before a command's own imports, it runs while they do. Nothing is started for
+    another kind of target, or where the interpreter cannot be run (``load_target`` then
+    says why).
+    """
+    if not target.python or target.paths:
+        return
+    python = _resolved(target.python)
+    if _runnable(python) and (python, with_tags) not in _started:
+        with contextlib.suppress(OSError):
+            _started[(python, with_tags)] = _spawn(python, with_tags)
+
+
+#: Probes started ahead (see :func:`start_probe`), by interpreter and whether tags were asked for.
+_started: dict[tuple[str, bool], subprocess.Popen[str]] = {}
+
+
+def _resolved(python: str) -> str:
+    """``--python`` as given, or a bare name looked up on PATH."""
     if not os.path.exists(python) and os.sep not in python:
         import shutil
 
-        python = shutil.which(python) or python
-    if not os.path.isfile(python) or not os.access(python, os.X_OK):
+        return shutil.which(python) or python
+    return python
+
+
+def _runnable(python: str) -> bool:
+    return os.path.isfile(python) and os.access(python, os.X_OK)
+
+
+def _load_interpreter(
+    python: str, with_tags: bool = False, with_records: bool = True, defer_records: bool = False
+) -> tuple[Environment, _Stdlib]:
+    python = _resolved(python)
+    if not _runnable(python):
         raise TargetError(f"--python {python}: no such interpreter")
     probe = _probe(python, with_tags)
     startup = probe.startup()
@@ -292,24 +322,23 @@ def _load_interpreter(
 
 def _probe(python: str, with_tags: bool) -> _Probe:
     """Ask ``python``, started with ``-I -S``, for its own paths, site directories, prefixes, markers and tags."""
-    # -I hides PYTHONNOUSERSITE from the probe's sys.flags; site would have read it.
-    no_user_site = "1" if os.environ.get("PYTHONNOUSERSITE") else "0"
+    process = _started.pop((python, with_tags), None)
     try:
-        done = subprocess.run(
-            [python, "-I", "-S", "-c", _PROBE, no_user_site, *(["--tags", _packaging_dir()] if with_tags else [])],
-            capture_output=True,
-            text=True,
-            timeout=_PROBE_TIMEOUT,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
+        if process is None:
+            process = _spawn(python, with_tags)
+        with process:
+            try:
+                stdout, stderr = process.communicate(timeout=_PROBE_TIMEOUT)
+            except BaseException:
+                process.kill()
+                raise
     except (OSError, subprocess.TimeoutExpired) as e:
         raise TargetError(f"--python {python}: could not run it ({e})") from e
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        raise TargetError(f"--python {python}: exited {done.returncode} ({last})")
+    if process.returncode != 0:
+        last = (stderr.strip().splitlines() or ["no output"])[-1]
+        raise TargetError(f"--python {python}: exited {process.returncode} ({last})")
     try:
-        probe = json.loads(done.stdout.strip().splitlines()[-1])
+        probe = json.loads(stdout.strip().splitlines()[-1])
         return _Probe(
             # The real interpreter, not a shim or wrapper script: repair tips name it.
             executable=str(probe["executable"]) or python,
@@ -325,6 +354,18 @@ def _probe(python: str, with_tags: bool) -> _Probe:
         )
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:  # malformed: not our probe's answer
         raise TargetError(f"--python {python}: did not answer like a Python interpreter") from e
+
+
+def _spawn(python: str, with_tags: bool) -> subprocess.Popen[str]:
+    # -I hides PYTHONNOUSERSITE from the probe's sys.flags; site would have read it.
+    no_user_site = "1" if os.environ.get("PYTHONNOUSERSITE") else "0"
+    return subprocess.Popen(
+        [python, "-I", "-S", "-c", _PROBE, no_user_site, *(["--tags", _packaging_dir()] if with_tags else [])],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _packaging_dir() -> str:
