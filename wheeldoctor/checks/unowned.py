@@ -126,8 +126,7 @@ def scan_unowned(env: Environment, owners: Owners, walkers: int = 1) -> UnownedS
 
     With ``walkers`` above one (and where forking is safe), each site directory's own
     listing is read here and its subdirectories are walked by forked processes, which
-    share the ownership map with this one: a GPU stack's 49k files are walked in a
-    fraction of the time. What a walker fails to deliver is walked here.
+    share the ownership map with this one. What a walker fails to deliver is walked here.
     """
     given = [d.path for d in env.startup.site_dirs] if env.startup is not None else list(env.paths)
     # One walk per real directory, under the spelling RECORD paths were joined to.
