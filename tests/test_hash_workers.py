@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import sys
@@ -84,3 +85,23 @@ def test_no_fork_while_another_thread_runs(requests: list[HashRequest], monkeypa
         stop.set()
         other.join()
     assert _comparable(states) == _comparable(hash_files(requests, jobs=2))
+
+
+def test_a_forked_child_leaves_its_parents_objects_out_of_its_collections() -> None:
+    """Frozen in the child (its collections would copy the parent's heap); the parent takes its own back."""
+    from wheeldoctor.disk.workers import run_workers
+
+    def report(share: int, send: object) -> None:
+        send([gc.get_freeze_count()])  # type: ignore[operator]
+
+    assert gc.get_freeze_count() == 0
+    frames = list(run_workers([0], report))
+    assert frames[0][0] > 0
+    assert gc.get_freeze_count() == 0
+    gc.freeze()  # a caller's own frozen objects stay frozen
+    try:
+        frozen = gc.get_freeze_count()
+        assert list(run_workers([0], report)) == [[frozen]]
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()

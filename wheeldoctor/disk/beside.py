@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from wheeldoctor.disk.hashing import can_fork
-from wheeldoctor.disk.workers import receive, send
+from wheeldoctor.disk.workers import fork_child, receive, send
 
 
 class Beside:
@@ -28,7 +28,7 @@ class Beside:
         if not (fork and can_fork()):
             return
         read_end, write_end = os.pipe()
-        pid = os.fork()
+        pid = fork_child()
         if pid == 0:  # the child: never returns
             code = 0
             try:

@@ -8,6 +8,7 @@ proving), so that forking, streaming and cleaning up are written once.
 from __future__ import annotations
 
 import contextlib
+import gc
 import marshal
 import os
 import select
@@ -54,6 +55,26 @@ def complete_frames(buffer: bytearray) -> Iterator[list[Any]]:
         yield frame
 
 
+def fork_child() -> int:
+    """``os.fork()``, the parent's objects frozen for the child's garbage collector.
+
+    A child that collects walks every object it shares with the parent, and so copies the
+    parent's heap page by page: a worker parsed a large RECORD 1.5x slower than its parent
+    did. Frozen (``gc.freeze``), those objects are left out of the child's collections;
+    the parent takes its own back at once. A caller that froze objects itself keeps them so.
+    """
+    ours = gc.get_freeze_count() == 0
+    if ours:
+        gc.freeze()
+    pid = -1
+    try:
+        pid = os.fork()
+    finally:
+        if pid != 0 and ours:  # the parent, or a fork that failed
+            gc.unfreeze()
+    return pid
+
+
 def run_workers(
     shares: Sequence[Share], work: Callable[[Share, Callable[[list[Any]], None]], None]
 ) -> Iterator[list[Any]]:
@@ -68,7 +89,7 @@ def run_workers(
     try:
         for share in shares:
             read_end, write_end = os.pipe()
-            pid = os.fork()
+            pid = fork_child()
             if pid == 0:  # the worker: never returns
                 os.close(read_end)
                 _work(share, work, write_end)
