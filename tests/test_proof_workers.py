@@ -74,7 +74,7 @@ def test_proofs_give_the_verification_the_exact_path_gives(
     }
 
 
-@pytest.mark.parametrize("fault", ["parse", "prove", "both"])
+@pytest.mark.parametrize("fault", ["look", "parse", "prove", "both"])
 def test_a_worker_that_dies_leaves_its_work_to_the_parent(
     venv_factory: VenvFactory,
     wheel_factory: WheelFactory,
@@ -82,7 +82,7 @@ def test_a_worker_that_dies_leaves_its_work_to_the_parent(
     forks: list[int],
     fault: str,
 ) -> None:
-    """Workers that die reading a RECORD or proving a piece: the parent does that work, with the same findings."""
+    """Workers that die looking at a distribution, reading a RECORD or proving a piece: the parent does that work."""
     from wheeldoctor.checks import spread_worker as spread
 
     venv = venv_factory()
@@ -93,7 +93,12 @@ def test_a_worker_that_dies_leaves_its_work_to_the_parent(
     (site / "proven/m03.py").unlink()
     exact = _verify(site, venv.prefix, processes=False)
 
-    real_parse = spread._parse
+    real_look, real_parse = spread._look, spread._parse
+
+    def dying_look(indices: list[int], dists: list[object], *args: object) -> object:
+        if any(getattr(dists[i], "name", "") == "proven" for i in indices):
+            os._exit(3)
+        return real_look(indices, dists, *args)  # type: ignore[arg-type]
 
     def dying_parse(index: int, dist: object, *args: object) -> object:
         if getattr(dist, "name", "") == "proven":
@@ -103,6 +108,8 @@ def test_a_worker_that_dies_leaves_its_work_to_the_parent(
     def dying_prove(*args: object) -> object:
         os._exit(3)
 
+    if fault == "look":
+        monkeypatch.setattr(spread, "_look", dying_look)
     if fault in ("parse", "both"):
         monkeypatch.setattr(spread, "_parse", dying_parse)
     if fault in ("prove", "both"):
@@ -176,3 +183,45 @@ def test_progress_ends_where_it_said_it_would(
     assert tuple(sink.done) == sink.begun[0]
     assert sink.begun[0][0] >= len(FILES)
     assert any(s.cached for s in verification.states.values()) is warm
+
+
+def test_the_heaviest_work_is_handed_out_first(
+    venv_factory: VenvFactory, wheel_factory: WheelFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The RECORD behind the biggest file is parsed first and that file proved next, before a long RECORD is parsed.
+
+    One worker, so the order it is handed its tasks in is the order it logs them in.
+    """
+    from wheeldoctor.checks import spread_worker
+    from wheeldoctor.checks.spread import spread
+
+    venv = venv_factory()
+    uv_install(venv, "--no-deps", wheel_factory("huge", "1.0", {"huge/blob.bin": os.urandom(3 << 20)}))
+    uv_install(venv, "--no-deps", wheel_factory("many", "1.0", {f"many/m{i:03d}.py": b"x = 1\n" for i in range(300)}))
+    uv_install(venv, "--no-deps", wheel_factory("tiny", "1.0", {"tiny/__init__.py": b""}))
+    log = tmp_path / "log"
+    site = str(venv.site_packages) + os.sep
+    real_parse, real_prove = spread_worker._parse, spread_worker._prove_piece
+
+    def parse(index: int, dist: object, *args: object) -> object:
+        with open(log, "a") as out:
+            out.write(f"parse {getattr(dist, 'name', '')}\n")
+        return real_parse(index, dist, *args)  # type: ignore[arg-type]
+
+    def prove(index: int, first: int, paths: list[str], *args: object) -> object:
+        with open(log, "a") as out:
+            out.write(f"prove {paths[0].removeprefix(site)}\n")
+        return real_prove(index, first, paths, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(spread_worker, "_parse", parse)
+    monkeypatch.setattr(spread_worker, "_prove_piece", prove)
+    dists = load_environment("test", [str(venv.site_packages)], [str(venv.prefix)], defer_records=True).active()
+    assert sorted(d.name for d in dists) == ["huge", "many", "tiny"]
+    found = spread(dists, [True] * len(dists), 1, None, time.time_ns())
+    for parsed in found:  # every row with a digest proved
+        assert parsed is not None and parsed.rows is not None
+        assert len(parsed.proofs) == sum(row[2] is not None for row in parsed.rows) > 0
+    order = log.read_text().splitlines()
+    assert order[:2] == ["parse huge", "prove huge/blob.bin"]
+    first_of_many = next(i for i, task in enumerate(order) if task.startswith("prove many"))
+    assert order.index("parse many") < first_of_many < order.index("parse tiny")

@@ -1,16 +1,20 @@
 """Verification spread over forked workers, distribution by distribution (the command line only).
 
-The parent forks the workers first, then only schedules. A worker reads and parses a
-distribution's RECORD, resolves its rows, reads its cache entry and sends back what the
-parent needs to know (the resolved paths, the rows as plain tuples, the fingerprints the
-cache vouches for, and the work cut into pieces). The parent then hands out the pieces,
-the heaviest first: every file of 1 MiB or more alone, the small files of a distribution
-in runs of about 8 MiB of work. A piece goes to whichever worker is free, so the biggest
-file starts as soon as RECORDs are read and nothing waits on a worker that drew a heavy
-share. A worker proves a piece's files as :mod:`wheeldoctor.disk.proof_workers` does (one
-``lstat`` for a file the cache vouches for, else one listing per directory and one open,
-read and close per file) and returns, per proven file, a few integers and its cache
-record. Whatever is not proven comes back as not proven, for the exact path to judge.
+The parent forks the workers first, then only schedules. Workers first look at the
+distributions, a few at a time: one whose cache verdict holds is settled there and then
+(its paths come back, nothing else), every other is weighed by its RECORD's length and
+its biggest file. Those are then parsed heaviest first: a worker reads and parses a
+RECORD, resolves its rows, reads its cache entry and sends back what the parent needs to
+know (the resolved paths, the rows as plain tuples, the fingerprints the cache vouches
+for, and the work cut into pieces). The parent hands out the heaviest task it has, a
+RECORD to parse or a piece: every file of 1 MiB or more alone, the small files of a
+distribution in runs of about 8 MiB of work. A task goes to whichever worker is free, so
+the biggest file starts hashing as soon as its RECORD is read, not once every RECORD is,
+and nothing waits on a worker that drew a heavy share. A worker proves a piece's files
+as :mod:`wheeldoctor.disk.proof_workers` does (one ``lstat`` for a file the cache vouches
+for, else one listing per directory and one open, read and close per file) and returns,
+per proven file, a few integers and its cache record. Whatever is not proven comes back
+as not proven, for the exact path to judge.
 
 Frames are marshal data (plain tuples of ints, strings and bytes); the rare findings that
 parsing gives travel pickled. A worker that dies only leaves its work undone: the parent
@@ -31,7 +35,7 @@ from typing import Any
 from wheeldoctor.checks.cached import cached_states
 from wheeldoctor.checks.spread_worker import FileRecord, Proof, Row, _run, _serve
 from wheeldoctor.disk import cache
-from wheeldoctor.disk.workers import complete_frames, send
+from wheeldoctor.disk.workers import complete_frames, fork_child, send
 from wheeldoctor.model.files import FileState, FileStatus, Fingerprint
 from wheeldoctor.model.findings import Finding
 from wheeldoctor.where.environment import InstalledDistribution
@@ -84,11 +88,14 @@ def spread(
     """
     usable = cache_dir is not None and cache.usable(cache_dir)
     results: list[Parsed | None] = [None] * len(dists)
-    # Biggest RECORD first: the long parses start first, and the pieces they give come early.
-    parse = sorted(range(len(dists)), key=lambda i: -_record_size(dists[i]))
-    parse.reverse()  # pop() takes from the end
+    count = max(1, min(jobs, len(dists)))
+    # Looked at in small batches, two per worker, so that a slow one (torch's 12,000 lstats
+    # on a warm cache) holds up little; what is not settled is then parsed heaviest first.
+    size = -(-len(dists) // (2 * count))
+    looks = [list(range(first, min(first + size, len(dists)))) for first in range(0, len(dists), size)]
+    parse: list[tuple[int, int]] = []  # heap of (-weight, dist)
     pieces: list[tuple[int, int, int, int]] = []  # heap of (-weight, dist, first row, end row)
-    parsing: set[int] = set()
+    reading: set[int] = set()  # workers looking or parsing: more pieces may come
     parked: list[int] = []
     workers: dict[int, tuple[int, int]] = {}  # result fd -> (pid, task fd)
     backlog: list[Any] = []  # "proved" frames not yet recorded
@@ -96,7 +103,7 @@ def spread(
     begun = [begin is None]
 
     def begin_once() -> None:
-        if not begun[0] and not parse and not parsing:
+        if not begun[0] and not looks and not parse and not reading:
             begun[0] = True
             assert begin is not None
             begin(totals[0], totals[1])
@@ -106,9 +113,12 @@ def spread(
 
     def assign(fd: int) -> None:
         task_fd = workers[fd][1]
-        if parse:
-            index = parse.pop()
-            parsing.add(fd)
+        if looks:
+            reading.add(fd)
+            _write(task_fd, ("look", looks.pop()))
+        elif parse and (not pieces or parse[0][0] <= pieces[0][0]):  # the heavier first
+            _, index = heapq.heappop(parse)
+            reading.add(fd)
             _write(task_fd, ("parse", index))
         elif pieces:
             _, index, first, end = heapq.heappop(pieces)
@@ -116,15 +126,30 @@ def spread(
             assert parsed is not None and parsed.rows is not None
             vouched = parsed.vouched[first:end] if parsed.vouched is not None else [None] * (end - first)
             _write(task_fd, ("prove", index, first, parsed.paths[first:end], parsed.rows[first:end], vouched))
-        elif parsing:
+        elif reading:
             parked.append(fd)  # a RECORD still being read may give more pieces
         else:
             _write(task_fd, ("stop",))
 
+    def settle(frame: Any) -> None:
+        _, index, identity, paths, (files, size) = frame
+        results[index] = Parsed(identity, paths, None, None, (), ())
+        totals[0] += files
+        totals[1] += size
+        backlog.append(("counted", files, size))
+
     def handle(fd: int, frame: Any) -> None:
         kind = frame[0]
-        if kind == "parsed":
-            parsing.discard(fd)
+        if kind == "looked":
+            reading.discard(fd)
+            _, settled, weighed = frame
+            for each in settled:
+                settle(each)
+            for index, weight in weighed:
+                heapq.heappush(parse, (-weight, index))
+            begin_once()
+        elif kind == "parsed":
+            reading.discard(fd)
             _, index, identity, paths, rows, vouched, cuts, extras, before, proved, (files, size) = frame
             problems, outside = pickle.loads(extras) if extras is not None else ((), ())
             results[index] = Parsed(identity, paths, rows, vouched, problems, outside, before)
@@ -134,14 +159,6 @@ def spread(
                 heapq.heappush(pieces, (-weight, index, first, end))
             totals[0] += files
             totals[1] += size
-            begin_once()
-        elif kind == "settled":
-            parsing.discard(fd)
-            _, index, identity, paths, (files, size) = frame
-            results[index] = Parsed(identity, paths, None, None, (), ())
-            totals[0] += files
-            totals[1] += size
-            backlog.append(("counted", files, size))
             begin_once()
         else:  # "proved": recorded later, once every waiting worker has its next task
             backlog.append(frame)
@@ -162,10 +179,10 @@ def spread(
 
     finished = False
     try:
-        for _ in range(max(1, min(jobs, len(dists)))):
+        for _ in range(count):
             tasks_read, tasks_write = os.pipe()
             results_read, results_write = os.pipe()
-            pid = os.fork()
+            pid = fork_child()
             if pid == 0:  # the worker: never returns
                 for fd, (_, task_fd) in workers.items():  # the other workers' ends: theirs alone
                     os.close(fd)
@@ -190,7 +207,7 @@ def spread(
                 chunk = os.read(fd, 1 << 20)
                 if not chunk:  # the worker is gone: what it held is undone
                     del buffers[fd]
-                    parsing.discard(fd)
+                    reading.discard(fd)
                     if fd in parked:
                         parked.remove(fd)
                     begin_once()
@@ -200,7 +217,7 @@ def spread(
                 for frame in complete_frames(buffer):
                     handle(fd, frame)
                     assign(fd)
-            while parked and (pieces or not parsing):
+            while parked and (parse or pieces or not reading):
                 assign(parked.pop())
         for frame in backlog:
             absorb(frame)
@@ -225,15 +242,6 @@ def rows_estimate(dist: InstalledDistribution) -> int:
         return 0
     try:
         return os.stat(os.path.join(dist.path, "RECORD")).st_size // 100
-    except (OSError, ValueError):
-        return 0
-
-
-def _record_size(dist: InstalledDistribution) -> int:
-    if dist.record is not None:
-        return len(dist.record.rows) * 100
-    try:
-        return os.stat(os.path.join(dist.path, "RECORD")).st_size
     except (OSError, ValueError):
         return 0
 
