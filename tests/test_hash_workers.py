@@ -98,10 +98,11 @@ def test_a_forked_child_leaves_its_parents_objects_out_of_its_collections() -> N
     frames = list(run_workers([0], report))
     assert frames[0][0] > 0
     assert gc.get_freeze_count() == 0
-    gc.freeze()  # a caller's own frozen objects stay frozen
+    gc.freeze()  # a caller's own frozen objects stay frozen, and none are added to them
     try:
-        frozen = gc.get_freeze_count()
-        assert list(run_workers([0], report)) == [[frozen]]
-        assert gc.get_freeze_count() == frozen
+        frozen = gc.get_freeze_count()  # less whatever is freed from now on
+        frames = list(run_workers([0], report))
+        assert 0 < frames[0][0] <= frozen
+        assert 0 < gc.get_freeze_count() <= frozen
     finally:
         gc.unfreeze()

@@ -106,7 +106,7 @@ def _serve(
 def _look(
     indices: list[int], dists: Sequence[InstalledDistribution], checked: Sequence[bool], cache_dir: str | None
 ) -> tuple[Any, ...]:
-    """("looked", settled frames, [(dist, weight)]): each distribution settled on the cache's verdict, else weighed."""
+    """("looked", settled frames, [(index, weight)]): each distribution settled on the cache's verdict, else weighed."""
     settled = []
     weighed = []
     for index in indices:
@@ -235,7 +235,7 @@ def _settled(index: int, dist: InstalledDistribution, checked: bool, cache_dir: 
     paths, fingerprints = verdict
     size = 0
     if checked:
-        if not cache.unchanged(paths, fingerprints, follow=False):  # also False for a malformed entry
+        if not cache.all_unchanged(paths, fingerprints, follow=False):  # also False for a malformed entry
             return None
         size = sum(fingerprint[0] for fingerprint in fingerprints)
     return ("settled", index, record, list(paths), (len(paths) if checked else 0, size))

@@ -208,10 +208,10 @@ def verdict_holds(cache_dir: str, dist_path: str, root: str) -> bool:
 
 def _unchanged(paths: tuple[str, ...], fingerprints: tuple[Identity, ...]) -> bool:
     """Whether every file still has its fingerprint, symlinks followed (False for a malformed one)."""
-    return unchanged(paths, fingerprints, follow=True)
+    return all_unchanged(paths, fingerprints, follow=True)
 
 
-def unchanged(paths: Sequence[str], fingerprints: Sequence[Identity], *, follow: bool) -> bool:
+def all_unchanged(paths: Sequence[str], fingerprints: Sequence[Identity], *, follow: bool) -> bool:
     """Whether every file still has its fingerprint (False for a malformed one).
 
     ``follow``: what ``os.stat(path)`` sees (the gate's rule); else what ``os.lstat`` sees,
