@@ -11,6 +11,7 @@ import posixpath
 import zipfile
 from dataclasses import dataclass
 
+from wheeldoctor.formats.headers import header_fields
 from wheeldoctor.formats.record import Record, RecordRow, decode_record
 from wheeldoctor.formats.record_fields import encode_digest
 from wheeldoctor.model.findings import Code, Finding, Kind
@@ -116,12 +117,7 @@ def _requires_dist(archive: zipfile.ZipFile, info: zipfile.ZipInfo | None) -> tu
     """Requires-Dist from the wheel's METADATA headers; none when it is missing or too large."""
     if info is None or info.file_size > _RECORD_LIMIT:
         return ()
-    from email.parser import HeaderParser
-
-    data = archive.read(info)
-    end = data.find(b"\n\n")  # the headers end at the first blank line
-    headers = HeaderParser().parsestr((data if end < 0 else data[: end + 2]).decode("utf-8", "surrogateescape"))
-    return tuple(str(v).strip() for v in headers.get_all("Requires-Dist") or ())
+    return tuple(v.strip() for v in header_fields(archive.read(info)).get("requires-dist", ()))
 
 
 def install_target(member: str, dist_info: str) -> str | None:

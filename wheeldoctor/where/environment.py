@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from wheeldoctor.disk import cache
 from wheeldoctor.disk.filesystem import ReadError, read_regular
+from wheeldoctor.formats.headers import header_fields
 from wheeldoctor.formats.record import Record, decode_record
 from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.model.managed import ManagedBy
@@ -256,24 +257,18 @@ def _read_metadata(path: str, dir_name: str, dir_version: str) -> tuple[Metadata
     data = read_regular(path, METADATA_LIMIT)
     if isinstance(data, ReadError):
         return None, Finding(Code.METADATA_PROBLEM, Kind.MALFORMED, filename, data.message)
-    from email.parser import HeaderParser
-
-    # The headers end at the first blank line, and any blank line is at or past it: what
-    # follows is the long description, which the parser would otherwise read line by line.
-    end = data.find(b"\n\n")
-    text = (data if end < 0 else data[: end + 2]).decode("utf-8", "surrogateescape")
-    headers = HeaderParser().parsestr(text)
-    name, version = headers.get("Name"), headers.get("Version")
+    fields = header_fields(data)
+    name, version, requires_python = (fields.get(f, [None])[0] for f in ("name", "version", "requires-python"))
     if not name or not version:
         missing = " and ".join(f for f, v in (("Name", name), ("Version", version)) if not v)
         return None, Finding(Code.METADATA_PROBLEM, Kind.MALFORMED, filename, f"has no {missing} field")
     return (
         Metadata(
-            name=str(name).strip(),
-            version=str(version).strip(),
-            requires_dist=tuple(str(v).strip() for v in headers.get_all("Requires-Dist") or ()),
-            requires_python=(str(headers["Requires-Python"]).strip() if headers.get("Requires-Python") else None),
-            provides_extra=tuple(str(v).strip() for v in headers.get_all("Provides-Extra") or ()),
+            name=name.strip(),
+            version=version.strip(),
+            requires_dist=tuple(v.strip() for v in fields.get("requires-dist", ())),
+            requires_python=requires_python.strip() if requires_python else None,
+            provides_extra=tuple(v.strip() for v in fields.get("provides-extra", ())),
         ),
         None,
     )

@@ -1,0 +1,66 @@
+"""The header fields of METADATA and PKG-INFO, exactly as ``email.parser`` reads them.
+
+Core metadata is an email header block, and ``email.parser`` (with the compat32 policy,
+as ``importlib.metadata`` and ``packaging`` use it) is what defines how it reads. Most
+files are plain: one ``Name: value`` line per field, no folded value, no carriage
+return. Those are read here by one regular expression per line, which on a GPU host's
+197 distributions took the environment read from about 50 ms to about 10 ms; anything
+else (a folded value, a defect email would work around, bytes that are not UTF-8) goes
+to ``email.parser`` itself. Tests hold the two to the same fields on every kind of file.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: A field line as email's feed parser takes it: a name of printable ASCII but ``:`` and
+#: space, a colon, then the value less its leading blanks (compat32's
+#: ``header_source_parse``).
+_FIELD = re.compile(r"([\041-\071\073-\176]+):[ \t]*(.*)")
+
+
+def header_fields(data: bytes) -> dict[str, list[str]]:
+    """Each field's values in order, by lower-cased name, from the header block of ``data``.
+
+    The block ends at the first blank line; what follows (the long description) is never
+    read. Values are what ``Message.get_all`` gives, as ``str``.
+    """
+    end = data.find(b"\n\n")
+    block = data if end < 0 else data[: end + 2]
+    fields = _plain_fields(block)
+    return fields if fields is not None else _email_fields(block)
+
+
+def _plain_fields(block: bytes) -> dict[str, list[str]] | None:
+    """The fields of a plain block (see the module's docstring); None for any other."""
+    if b"\r" in block:  # email also ends lines at a lone CR
+        return None
+    try:
+        text = block.decode("utf-8")  # strict: email would make undecodable values Header objects
+    except UnicodeDecodeError:
+        return None
+    fields: dict[str, list[str]] = {}
+    match = _FIELD.fullmatch
+    for line in text.split("\n"):
+        if not line:  # the blank line that ends the block (or the end of a block without one)
+            break
+        found = match(line)
+        if found is None:  # a folded value, a From line, a defect: email decides
+            return None
+        name, value = found.groups()
+        values = fields.get(name.lower())
+        if values is None:
+            fields[name.lower()] = [value]
+        else:
+            values.append(value)
+    return fields
+
+
+def _email_fields(block: bytes) -> dict[str, list[str]]:
+    from email.parser import HeaderParser
+
+    headers = HeaderParser().parsestr(block.decode("utf-8", "surrogateescape"))
+    fields: dict[str, list[str]] = {}
+    for name, value in headers.items():
+        fields.setdefault(name.lower(), []).append(str(value))
+    return fields
