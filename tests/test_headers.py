@@ -26,6 +26,9 @@ PLAIN = (
 
 TRICKY = {
     "folded value": b"Name: a\nSummary: one\n  two\n\tthree\nVersion: 1\n\n",
+    "folded after an empty value": b"Name: a\nLicense:\n    MIT\n   \nVersion: 1\n\n",
+    "folding nothing": b"  folded\nName: a\nVersion: 1\n\n",
+    "a License text": b"Name: a\nLicense: BSD\n        \n        Copyright (c) 2005\n        All rights.\nVersion: 1\n",
     "CRLF": b"Name: a\r\nVersion: 1\r\n\r\nbody\r\n",
     "lone CR": b"Name: a\rVersion: 1\r\rbody",
     "From line first": b"From someone\nName: a\nVersion: 1\n\n",
@@ -70,8 +73,10 @@ def test_every_kind_of_file_gives_what_email_gives(case: str) -> None:
 
 
 def test_the_fast_path_leaves_to_email_what_it_cannot_read_exactly() -> None:
-    for case in ("folded value", "CRLF", "lone CR", "From line first", "bytes that are not UTF-8", "an empty name"):
+    for case in ("CRLF", "lone CR", "From line first", "bytes that are not UTF-8", "an empty name", "folding nothing"):
         assert _plain_fields(TRICKY[case]) is None, case
+    for case in ("folded value", "folded after an empty value", "tabs and spaces after the colon", "no final newline"):
+        assert _plain_fields(TRICKY[case]) is not None, case
 
 
 def test_random_blocks_give_what_email_gives() -> None:

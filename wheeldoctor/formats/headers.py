@@ -1,12 +1,12 @@
 """The header fields of METADATA and PKG-INFO, exactly as ``email.parser`` reads them.
 
 Core metadata is an email header block, and ``email.parser`` (with the compat32 policy,
-as ``importlib.metadata`` and ``packaging`` use it) is what defines how it reads. Most
-files are plain: one ``Name: value`` line per field, no folded value, no carriage
-return. Those are read here by one regular expression per line, which on a GPU host's
-197 distributions took the environment read from about 50 ms to about 10 ms; anything
-else (a folded value, a defect email would work around, bytes that are not UTF-8) goes
-to ``email.parser`` itself. Tests hold the two to the same fields on every kind of file.
+as ``importlib.metadata`` and ``packaging`` use it) is what defines how it reads. Nearly
+every file is plain: ``Name: value`` lines, some values folded onto indented lines (a
+License text), no carriage return, UTF-8. Those are read here, one regular expression a
+line, several times faster than email reads them; anything else (a defect email works
+around, a From line, bytes that are not UTF-8) goes to ``email.parser`` itself. Tests
+hold the two to the same fields on every kind of file.
 """
 
 from __future__ import annotations
@@ -41,16 +41,22 @@ def _plain_fields(block: bytes) -> dict[str, list[str]] | None:
         return None
     fields: dict[str, list[str]] = {}
     match = _FIELD.fullmatch
+    values: list[str] | None = None  # the values of the field last read
     for line in text.split("\n"):
         if not line:  # the blank line that ends the block (or the end of a block without one)
             break
+        if line[0] in " \t":  # a folded value goes on, its line breaks and indents kept, as email keeps them
+            if values is None:  # folding nothing: a defect, which email works around
+                return None
+            values[-1] += "\n" + line
+            continue
         found = match(line)
-        if found is None:  # a folded value, a From line, a defect: email decides
+        if found is None:  # a From line, a line with no field name: email decides
             return None
         name, value = found.groups()
         values = fields.get(name.lower())
         if values is None:
-            fields[name.lower()] = [value]
+            values = fields[name.lower()] = [value]
         else:
             values.append(value)
     return fields
