@@ -224,14 +224,14 @@ def test_walkers_find_what_one_walk_finds_and_a_failed_walker_is_made_up_for(
     assert seen(scan_unowned(env, owners, walkers=3)) == seen(alone)
     assert len(forks) == 3
     parent = os.getpid()
-    real = unowned._list
+    real = unowned._walk_from
 
     def failing_in_walkers(*args: Any, **kwargs: Any) -> Any:
         if os.getpid() != parent:
             raise OSError("a walker that fails")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(unowned, "_list", failing_in_walkers)
+    monkeypatch.setattr(unowned, "_walk_from", failing_in_walkers)
     assert seen(scan_unowned(env, owners, walkers=3)) == seen(alone)
     assert len(forks) == 6
 

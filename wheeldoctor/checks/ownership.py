@@ -49,7 +49,7 @@ class Owners:
 
     def __init__(self, env: Environment, system: SystemOwners | None = None) -> None:
         self._system = system
-        self.locations = spellings(env)
+        self.locations = {os.path.realpath(p): p for p in env.paths}
         """Each site directory's real path, to the spelling RECORD paths were joined to."""
         self.recorded: dict[str, InstalledDistribution] = {}
         self.unrecorded: dict[str, dict[str, str]] = {}
@@ -90,11 +90,6 @@ class Owners:
     def system_owner(self, path: str) -> str | None:
         """The system package that installed ``path``, if any (no RECORD consulted)."""
         return None if self._system is None else self._system.owner(path)
-
-
-def spellings(env: Environment) -> dict[str, str]:
-    """Each site directory's real path, to the spelling RECORD paths were joined to."""
-    return {os.path.realpath(p): p for p in env.paths}
 
 
 def listed_paths(dist: InstalledDistribution) -> list[str]:

@@ -21,15 +21,14 @@ be its), but all are still reported.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 from wheeldoctor.checks.hooks import UNOWNED
-from wheeldoctor.checks.ownership import Owner, Owners, spellings
-from wheeldoctor.disk.beside import Beside
+from wheeldoctor.checks.ownership import Owner, Owners
 from wheeldoctor.disk.hashing import can_fork
+from wheeldoctor.disk.workers import run_workers
 from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.where.environment import Environment
 from wheeldoctor.where.system_files import system_owners
@@ -96,12 +95,10 @@ def audit_data(env: Environment, hooks: Sequence[str], walkers: int = 1) -> list
 
     All that needs every RECORD is done here: the ownership map reads the RECORDs the
     verification deferred, so a forked child can do it while the workers hash. With
-    ``walkers``, the site directories are listed by that many forked processes, started
-    first, so that they list while the ownership map is built (see :class:`Listing`).
+    ``walkers``, the walk is spread over that many forked processes (see :func:`scan_unowned`).
     """
-    listing = Listing(site_directories(env), walkers)
     owners = Owners(env, system_owners(env))
-    scan = scan_unowned(env, owners, listing=listing)
+    scan = scan_unowned(env, owners, walkers)
     found = {path: owners.owner(path) for path in hooks}
     return [
         [(p, o.name, o.version, o.system, o.recorded) for p, o in found.items() if o is not None],
@@ -124,65 +121,68 @@ def from_data(data: list[Any]) -> tuple[dict[str, Owner], UnownedScan]:
     return {path: Owner(*owner) for path, *owner in hook_owners}, scan
 
 
-def site_directories(env: Environment) -> tuple[str, ...]:
-    """The site directories to walk: one per real directory, spelled as RECORD paths were joined to."""
+def scan_unowned(env: Environment, owners: Owners, walkers: int = 1) -> UnownedScan:
+    """Walk every site directory of ``env`` and report what nobody recorded.
+
+    With ``walkers`` above one (and where forking is safe), each site directory's own
+    listing is read here and its subdirectories are walked by forked processes, which
+    share the ownership map with this one. What a walker fails to deliver is walked here.
+    """
     given = [d.path for d in env.startup.site_dirs] if env.startup is not None else list(env.paths)
-    spelled = spellings(env)
-    return tuple(dict.fromkeys(spelled.get(os.path.realpath(d), d) for d in given))
+    # One walk per real directory, under the spelling RECORD paths were joined to.
+    site_dirs = tuple(dict.fromkeys(owners.spelled(d) for d in given))
+    files: list[UnownedFile] = []
+    importable: list[UnownedImport] = []
+    scanned = 0
+    for site_dir in site_dirs:
+        found, count = _walk(site_dir, owners, walkers)
+        scanned += count
+        found = _claimed(found, owners.unrecorded.get(site_dir, {}))
+        files.extend(found)
+        importable.extend(UnownedImport(site_dir, f) for f in _importable(site_dir, found))
+    return UnownedScan(tuple(files), tuple(importable), scanned, site_dirs)
 
 
-#: What a listing holds: (site directory, directory, its top-level name or "", its file names).
-Listed = list[tuple[str, str, str, list[str]]]
+def _walk(site_dir: str, owners: Owners, walkers: int = 1) -> tuple[list[UnownedFile], int]:
+    if walkers > 1 and can_fork():
+        unowned, scanned, owned_tops, below = _walk_from(site_dir, [(site_dir, "")], owners, descend=False)
+        shares = _deal(below, walkers)
+        delivered: set[int] = set()
+
+        def walk_share(share: tuple[int, list[tuple[str, str]]], send: Callable[[list[Any]], None]) -> None:
+            found, count, tops, _ = _walk_from(site_dir, share[1], owners)
+            send([share[0], [(f.path, f.importable) for f in found], count, sorted(tops)])
+
+        for index, found, count, tops in run_workers(list(enumerate(shares)), walk_share):
+            delivered.add(index)
+            unowned.extend(UnownedFile(path, site_dir, importable) for path, importable in found)
+            scanned += count
+            owned_tops.update(tops)
+        for index, share in enumerate(shares):
+            if index not in delivered:  # a walker that failed: its share is walked here
+                found, count, tops, _ = _walk_from(site_dir, share, owners)
+                unowned.extend(found)
+                scanned += count
+                owned_tops.update(tops)
+    else:
+        unowned, scanned, owned_tops, _ = _walk_from(site_dir, [(site_dir, "")], owners)
+    return [_as_package(item, owned_tops) for item in unowned], scanned
 
 
-class Listing:
-    """The files of the site directories, listed (``os.scandir``: types from the listing,
-    nothing opened or stat'ed), ``__pycache__`` left out and symlinked directories not followed.
+def _walk_from(
+    site_dir: str, stack: list[tuple[str, str]], owners: Owners, descend: bool = True
+) -> tuple[list[UnownedFile], int, set[str], list[tuple[str, str]]]:
+    """Walk the directories in ``stack`` (each with the top-level name it is under, "" for the site directory).
 
-    With ``walkers`` above one (and where forking is safe), each site directory's own listing
-    is read at once, here, and the subdirectories of all of them are dealt to that many forked
-    walkers (:func:`_deal`), which list while this process goes on (building the ownership
-    map): whose a file is needs nothing of theirs. A walker that fails leaves its share to be
-    listed here. Otherwise everything is listed when first asked for.
+    Returns the unowned files (not yet marked as packages), how many files were looked at,
+    the top-level names with an owned file, and, unless ``descend``, the subdirectories found.
     """
-
-    def __init__(self, site_dirs: Sequence[str], walkers: int = 1) -> None:
-        self.site_dirs = tuple(site_dirs)
-        self._listed: Listed | None = None
-        self._walkers: list[Beside] = []
-        if walkers > 1 and can_fork():
-            self._listed = []
-            below: list[tuple[str, str, str]] = []
-            for site_dir in self.site_dirs:
-                _list(site_dir, [(site_dir, "")], self._listed, below)
-            for share in _deal(below, walkers):
-                self._walkers.append(Beside(partial(_listed_share, share)))
-
-    def listed(self) -> Listed:
-        """Every directory listed, with its files; waits for the walkers."""
-        if self._listed is None:
-            self._listed = []
-            for site_dir in self.site_dirs:
-                _list(site_dir, [(site_dir, "")], self._listed)
-        while self._walkers:
-            self._listed.extend(self._walkers.pop(0).result())  # marshal gives the tuples back as tuples
-        return self._listed
-
-
-def _listed_share(share: list[tuple[str, str, str]]) -> list[Any]:
-    listed: Listed = []
-    for site_dir, directory, top in share:
-        _list(site_dir, [(directory, top)], listed)
-    return listed
-
-
-def _list(
-    site_dir: str, stack: list[tuple[str, str]], listed: Listed, below: list[tuple[str, str, str]] | None = None
-) -> None:
-    """List the directories in ``stack`` (each with its top-level name, "" for the site directory) into ``listed``.
-
-    With ``below``, subdirectories are put there instead of being listed.
-    """
+    recorded = owners.recorded
+    unowned: list[UnownedFile] = []
+    scanned = 0
+    # Top-level directories with at least one owned file are someone's package.
+    owned_tops: set[str] = set()
+    below: list[tuple[str, str]] = []
     stack = list(stack)
     while stack:
         directory, top = stack.pop()
@@ -190,7 +190,6 @@ def _list(
             listing = os.scandir(directory)
         except OSError:
             continue
-        names = []
         with listing:
             for entry in listing:
                 try:
@@ -198,96 +197,36 @@ def _list(
                 except OSError:
                     is_dir = False
                 name = entry.name
-                if not is_dir:
-                    names.append(name)
-                elif name == "__pycache__":
+                if is_dir:
+                    if name != "__pycache__":
+                        (stack if descend else below).append((entry.path, top or name))
                     continue
-                elif below is None:
-                    stack.append((entry.path, top or name))
-                else:
-                    below.append((site_dir, entry.path, top or name))
-        listed.append((site_dir, directory, top, names))
+                scanned += 1
+                path = entry.path
+                if path in recorded:
+                    owned_tops.add(top)
+                    continue
+                if _skipped(name, path, directory, not top, recorded) or owners.system_owner(path) is not None:
+                    continue
+                unowned.append(UnownedFile(path, site_dir, None if top else _module_name(name)))
+    return unowned, scanned, owned_tops, below
 
 
-def scan_unowned(env: Environment, owners: Owners, walkers: int = 1, listing: Listing | None = None) -> UnownedScan:
-    """Walk every site directory of ``env`` and report what nobody recorded.
-
-    The files are listed by ``listing`` (by default one of ``walkers`` walkers: see
-    :class:`Listing`), then judged here against the ownership map.
-    """
-    listing = listing or Listing(site_directories(env), walkers)
-    by_site: dict[str, Listed] = {site_dir: [] for site_dir in listing.site_dirs}
-    for item in listing.listed():
-        by_site[item[0]].append(item)
-    files: list[UnownedFile] = []
-    importable: list[UnownedImport] = []
-    scanned = 0
-    by_directory = _by_directory(owners.recorded)
-    for site_dir, listed in by_site.items():
-        found, count = _judge(site_dir, listed, owners, by_directory)
-        scanned += count
-        found = _claimed(found, owners.unrecorded.get(site_dir, {}))
-        files.extend(found)
-        importable.extend(UnownedImport(site_dir, f) for f in _importable(site_dir, found))
-    return UnownedScan(tuple(files), tuple(importable), scanned, listing.site_dirs)
-
-
-def _judge(
-    site_dir: str, listed: Listed, owners: Owners, by_directory: Mapping[str, set[str]]
-) -> tuple[list[UnownedFile], int]:
-    """The unowned files among those listed under ``site_dir``, and how many were looked at.
-
-    ``by_directory`` holds the recorded names of each directory: a directory's owned and
-    unowned files are then told apart by one set operation, not a lookup per file.
-    """
-    recorded = owners.recorded
-    unowned: list[UnownedFile] = []
-    scanned = 0
-    # Top-level directories with at least one owned file are someone's package.
-    owned_tops: set[str] = set()
-    nothing: set[str] = set()
-    for _, directory, top, names in listed:
-        scanned += len(names)
-        owned = by_directory.get(directory.rstrip(os.sep) or os.sep, nothing)
-        if not owned.isdisjoint(names):
-            owned_tops.add(top)
-        prefix = directory.rstrip(os.sep) + os.sep  # as os.scandir joins an entry's path
-        for name in [name for name in names if name not in owned]:
-            path = prefix + name
-            if _skipped(name, path, directory, not top, recorded) or owners.system_owner(path) is not None:
-                continue
-            unowned.append(UnownedFile(path, site_dir, None if top else _module_name(name)))
-    return [_as_package(item, owned_tops) for item in unowned], scanned
-
-
-def _by_directory(recorded: Mapping[str, object]) -> dict[str, set[str]]:
-    """Each directory of a recorded path, to the names recorded in it."""
-    found: dict[str, set[str]] = {}
-    for path in recorded:
-        directory, _, name = path.rpartition(os.sep)
-        names = found.get(directory or os.sep)
-        if names is None:
-            found[directory or os.sep] = {name}
-        else:
-            names.add(name)
-    return found
-
-
-def _deal(directories: list[tuple[str, str, str]], walkers: int) -> list[list[tuple[str, str, str]]]:
+def _deal(directories: list[tuple[str, str]], walkers: int) -> list[list[tuple[str, str]]]:
     """Deal directories into at most ``walkers`` shares, the broadest first, each to the lightest share.
 
     A directory's link count (2 plus its subdirectories on most filesystems) stands in for
     its size: torch's tree should not share a walker with the next broadest.
     """
 
-    def breadth(directory: tuple[str, str, str]) -> int:
+    def breadth(directory: tuple[str, str]) -> int:
         try:
-            return max(2, os.stat(directory[1]).st_nlink)
+            return max(2, os.stat(directory[0]).st_nlink)
         except OSError:
             return 2
 
     weighed = sorted(((breadth(d), d) for d in directories), reverse=True)
-    shares: list[tuple[int, list[tuple[str, str, str]]]] = [(0, []) for _ in range(min(walkers, len(weighed)))]
+    shares: list[tuple[int, list[tuple[str, str]]]] = [(0, []) for _ in range(min(walkers, len(weighed)))]
     for weight, directory in weighed:
         lightest = min(range(len(shares)), key=lambda i: shares[i][0])
         total, share = shares[lightest]
