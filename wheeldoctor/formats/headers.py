@@ -4,9 +4,10 @@ Core metadata is an email header block, and ``email.parser`` (with the compat32 
 as ``importlib.metadata`` and ``packaging`` use it) is what defines how it reads. Nearly
 every file is plain: ``Name: value`` lines, some values folded onto indented lines (a
 License text), no carriage return, UTF-8. Those are read here, one regular expression a
-line, several times faster than email reads them; anything else (a defect email works
-around, a From line, bytes that are not UTF-8) goes to ``email.parser`` itself. Tests
-hold the two to the same fields on every kind of file.
+line: about twice as fast as email reads them (5 against 9 ms for the header blocks of
+107 distributions), and ``email`` (about 5 ms more to import) is never imported. Anything
+else (a defect email works around, a From line, bytes that are not UTF-8) goes to
+``email.parser`` itself. Tests hold the two to the same fields on every kind of file.
 """
 
 from __future__ import annotations
