@@ -420,7 +420,9 @@ def bench_environment(
         f"{sum(sizes) / 1e6:.1f} MB, biggest {max(sizes) / 1e6:.1f} MB"
     )
     floors(sizes, one, together)
-    jobs = max(sweep, default=0) or os.cpu_count() or 1
+    from wheeldoctor.disk.hashing import default_jobs
+
+    jobs = max(sweep, default=0) or default_jobs()  # what the check itself uses by default
     print(
         f"measured floor: {jobs} bare processes read and hash every recorded file, biggest first, in "
         f"{ms(hashed_by_processes(files, jobs)).strip()} (no start-up, no RECORD, nothing judged)"
@@ -456,8 +458,6 @@ def bench_environment(
         f"({(peak - start) * 1024 / max(len(files), 1):.0f} bytes per recorded file)"
     )
     if details:
-        from wheeldoctor.disk.hashing import default_jobs
-
         breakdown(python, files, default_jobs())
 
 
