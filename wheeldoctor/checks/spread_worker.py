@@ -114,26 +114,33 @@ def _look(
         if frame is not None:
             settled.append(frame)
         else:
-            weighed.append((index, weight(dists[index], checked[index])))
+            weighed.append((index, _weight(dists[index], checked[index])))
     return ("looked", settled, weighed)
 
 
-def weight(dist: InstalledDistribution, checked: bool) -> int:
+def _weight(dist: InstalledDistribution, checked: bool) -> int:
     """How long parsing ``dist``'s RECORD and then hashing its biggest file take, in bytes to hash.
 
     The parse order, heaviest first: the biggest file (a CUDA library of half a gigabyte)
     can only start once its RECORD is parsed, and a long RECORD (torch's 12,000 rows) keeps
     a worker parsing a while before its own big files can start. The RECORD's size column
-    is only scanned here, not parsed; an unreadable RECORD weighs nothing.
+    is only scanned here, not parsed, and only for a checked distribution (an unchecked one
+    is parsed for its paths alone: its length is its weight); an unreadable RECORD weighs
+    nothing.
     """
     if dist.record is not None:
         sizes = [row.size or 0 for row in dist.record.rows] if checked else []
         return len(dist.record.rows) * 100 * PARSE_WEIGHT + max(sizes, default=0)
-    data = read_regular(os.path.join(dist.path, "RECORD"), METADATA_LIMIT)
+    path = os.path.join(dist.path, "RECORD")
+    if not checked:
+        try:
+            return os.stat(path).st_size * PARSE_WEIGHT
+        except (OSError, ValueError):
+            return 0
+    data = read_regular(path, METADATA_LIMIT)
     if isinstance(data, ReadError):
         return 0
-    biggest = max(map(int, _BIG_SIZE.findall(data)), default=0) if checked else 0
-    return len(data) * PARSE_WEIGHT + biggest
+    return len(data) * PARSE_WEIGHT + max(map(int, _BIG_SIZE.findall(data)), default=0)
 
 
 def _parse(index: int, dist: InstalledDistribution, checked: bool, cache_dir: str | None) -> tuple[Any, ...]:
