@@ -664,3 +664,50 @@ def test_closed_pipe_is_quiet(installed: Installed) -> None:
         check=False,
     )
     assert done.stderr == ""
+
+
+# --------------------------------------------------------------------------
+# the quick exit: no interpreter teardown, but everything a normal exit does for others
+# --------------------------------------------------------------------------
+
+_MAIN = """
+import atexit, sys, threading, time
+
+class Witness:
+    def __del__(self):
+        print("torn down", flush=True)
+
+witness = Witness()  # freed only by the interpreter's teardown
+atexit.register(lambda: print("atexit ran", flush=True))
+if sys.argv[1] == "thread":
+    threading.Thread(target=lambda: (time.sleep(0.3), print("thread done", flush=True))).start()
+sys.argv = ["wheeldoctor", *sys.argv[2:]]
+from wheeldoctor.cli import main
+print("before", end="")  # left in the buffer: the exit must flush it
+main()
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [(["--version"], 0), (["check", "--bogus"], 2), (["check", "no-such-dist", "--path", "{tmp}"], 1)],
+)
+def test_the_exit_skips_teardown_and_keeps_code_output_and_atexit(tmp_path: Path, args: list[str], code: int) -> None:
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    done = subprocess.run(
+        [sys.executable, "-c", _MAIN, "alone", *argv], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == code, done.stderr
+    assert done.stdout.startswith("before")
+    assert "atexit ran" in done.stdout
+    assert "torn down" not in done.stdout  # the teardown was skipped
+    no_traceback(done)
+
+
+def test_the_exit_waits_for_a_running_thread(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _MAIN, "thread", "--version"], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    # The normal exit: the thread finishes first, then atexit, then the teardown.
+    assert done.stdout.index("thread done") < done.stdout.index("atexit ran") < done.stdout.index("torn down")

@@ -34,6 +34,7 @@ from wheeldoctor.cli.runner import (
     cache_dir,
     choose_format,
     deliver,
+    exit_now,
     fail,
     guard,
     no_cyclic_gc,
@@ -306,5 +307,8 @@ def imports(
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app(prog_name="wheeldoctor")
+    """Console-script entry point: the command, then the process ends at once (``exit_now``)."""
+    try:
+        app(prog_name="wheeldoctor")
+    except SystemExit as done:
+        exit_now(done.code)

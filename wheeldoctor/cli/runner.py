@@ -5,9 +5,11 @@ Exit codes: 0 healthy, 1 problems found, 2 could not run, 130 interrupted.
 
 from __future__ import annotations
 
+import atexit
 import gc
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, NoReturn
@@ -63,6 +65,27 @@ def guard(run: Callable[[], int]) -> NoReturn:
             raise
         fail(f"internal error: {type(e).__name__}: {e}", "set WHEELDOCTOR_DEBUG=1 for the traceback")
     raise typer.Exit(code)
+
+
+def exit_now(code: object) -> NoReturn:
+    """End the process with ``code`` (a ``SystemExit`` code) without tearing the interpreter down.
+
+    A check leaves tens of thousands of objects behind (the environment it read, the ownership
+    map): freeing them one by one, and the final collection, took 21-27 ms on a 16-core host, a
+    tenth of a warm check. Everything a normal exit does for others is still done: output is
+    flushed and atexit functions run. Where that cannot be done the same way (another thread
+    still runs, a flush fails, the code is a message), the normal exit is taken.
+    """
+    if (code is None or isinstance(code, int)) and threading.active_count() == 1:
+        atexit._run_exitfuncs()  # as at a normal exit, after the other threads, before the final flush
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass  # the normal exit reports it, with the exit status it gives that
+        else:
+            os._exit(code or 0)
+    raise SystemExit(code)
 
 
 @contextmanager
