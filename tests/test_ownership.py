@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
+from helpers import VenvFactory, WheelFactory, uv_install
 
-from wheeldoctor.checks.ownership import record_paths
+from wheeldoctor.checks import ownership
+from wheeldoctor.checks.ownership import Owners, record_paths
 from wheeldoctor.formats.record import decode_record
+from wheeldoctor.where.environment import load_environment
 
 H = "sha256=" + "A" * 43
 
@@ -28,3 +33,43 @@ def test_record_paths_are_the_paths_the_parser_lists(tmp_path: Path, text: str) 
 
 def test_a_missing_record_names_nothing(tmp_path: Path) -> None:
     assert record_paths(str(tmp_path)) == []
+
+
+def test_readers_build_the_map_one_process_builds_and_a_failed_reader_is_made_up_for(
+    venv_factory: VenvFactory,
+    wheel_factory: WheelFactory,
+    uv_bin: Path,
+    forks: list[int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    venv = venv_factory()
+    # Two distributions claim shared/x.py: the map must keep the one a single process keeps.
+    for name, files in (
+        ("alpha", {"alpha/__init__.py": b"", "shared/x.py": b"a"}),
+        ("beta", {"beta/__init__.py": b"", "beta/sub/y.py": b"", "shared/x.py": b"b"}),
+        ("gamma", {f"gamma/m{i}.py": b"" for i in range(40)}),
+    ):
+        uv_install(venv, "--no-deps", wheel_factory(name, "1.0", files), uv_bin=uv_bin)
+    env = load_environment("test", [str(venv.site_packages)], [str(venv.prefix)])
+    alone = Owners(env)
+    assert not forks
+    shared = str(venv.site_packages / "shared" / "x.py")
+    # Both are active: the first in the environment's order owns it, as before any reader.
+    assert alone.recorded[shared] is next(d for d in env.distributions if d.name in ("alpha", "beta"))
+
+    def seen(owners: Owners) -> tuple[object, ...]:
+        return {path: dist.path for path, dist in owners.recorded.items()}, owners.unrecorded
+
+    assert seen(Owners(env, readers=3)) == seen(alone)
+    assert len(forks) == 3
+    parent = os.getpid()
+    real = ownership.listed_paths
+
+    def failing_in_readers(dist: Any) -> Any:
+        if os.getpid() != parent:
+            raise OSError("a reader that fails")
+        return real(dist)
+
+    monkeypatch.setattr(ownership, "listed_paths", failing_in_readers)
+    assert seen(Owners(env, readers=3)) == seen(alone)
+    assert len(forks) == 6

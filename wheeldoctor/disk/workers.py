@@ -75,6 +75,21 @@ def fork_child() -> int:
     return pid
 
 
+def deal(weighed: Sequence[tuple[int, Share]], shares: int) -> list[list[Share]]:
+    """Deal ``(weight, item)`` pairs into at most ``shares`` lists of about equal weight.
+
+    The heaviest first, each to the lightest share so far: one heavy item never shares a
+    worker with the next heaviest.
+    """
+    dealt: list[tuple[int, list[Share]]] = [(0, []) for _ in range(min(shares, len(weighed)))]
+    for weight, item in sorted(weighed, key=lambda pair: pair[0], reverse=True):
+        lightest = min(range(len(dealt)), key=lambda i: dealt[i][0])
+        total, share = dealt[lightest]
+        share.append(item)
+        dealt[lightest] = (total + weight, share)
+    return [share for _, share in dealt]
+
+
 def run_workers(
     shares: Sequence[Share], work: Callable[[Share, Callable[[list[Any]], None]], None]
 ) -> Iterator[list[Any]]:
