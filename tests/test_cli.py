@@ -26,7 +26,7 @@ import pytest
 from helpers import Venv, build_wheel, make_venv, pip_install, record_hash, run_cli, uv_install
 from typer.testing import CliRunner
 
-from wheeldoctor.cli import app
+from wheeldoctor.cli.app import app
 
 REPO = Path(__file__).resolve().parent.parent
 GOLDEN = REPO / "fixtures" / "cli"

@@ -17,7 +17,7 @@ import pytest
 from helpers import Venv, VenvFactory, WheelFactory, find_interpreter, make_venv, pip_install, run_checked, uv_install
 
 from wheeldoctor.formats.pth import parse_pth
-from wheeldoctor.where import target
+from wheeldoctor.where import probe
 from wheeldoctor.where.startup import Origin, Startup
 from wheeldoctor.where.target import Target, TargetError, load_target, start_probe
 
@@ -248,9 +248,9 @@ def test_a_probe_started_ahead_answers_as_one_started_late(venv_factory: VenvFac
     late = load_target(Target(python=str(venv.python)), with_tags=True)
     start_probe(Target(python=str(venv.python)), with_tags=True)
     start_probe(Target(python=str(venv.python)))  # another question: not the answer to the first
-    assert sorted(key[1] for key in target._started) == [False, True]
+    assert sorted(key[1] for key in probe.started) == [False, True]
     ahead = load_target(Target(python=str(venv.python)), with_tags=True)
-    assert [key[1] for key in target._started] == [False]  # collected, and reaped by its `with`
+    assert [key[1] for key in probe.started] == [False]  # collected, and reaped by its `with`
     assert (ahead.startup, ahead.paths, ahead.prefixes, ahead.markers, ahead.tags, ahead.python) == (
         late.startup,
         late.paths,
@@ -260,7 +260,7 @@ def test_a_probe_started_ahead_answers_as_one_started_late(venv_factory: VenvFac
         late.python,
     )
     assert load_target(Target(python=str(venv.python))).tags is None
-    assert not target._started
+    assert not probe.started
 
 
 def test_no_probe_is_started_for_what_cannot_run(tmp_path: Path) -> None:
@@ -268,11 +268,11 @@ def test_no_probe_is_started_for_what_cannot_run(tmp_path: Path) -> None:
     script.write_text("#!/bin/sh\nexit 3\n")  # not executable
     for given in (Target(python=str(script)), Target(python="no-such-python-anywhere"), Target(paths=(str(tmp_path),))):
         start_probe(given)
-    assert not target._started
+    assert not probe.started
     with pytest.raises(TargetError, match="no such interpreter"):
         load_target(Target(python=str(script)))
     script.chmod(0o755)
     start_probe(Target(python=str(script)))
     with pytest.raises(TargetError, match="exited 3"):
         load_target(Target(python=str(script)))
-    assert not target._started
+    assert not probe.started

@@ -23,98 +23,12 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from wheeldoctor.where import probe
 from wheeldoctor.where.environment import Environment, load_environment
 from wheeldoctor.where.sitedirs import current_prefixes, root_for
 from wheeldoctor.where.startup import SiteDir, Startup, given, pythonpath, running, simulate
 
 _PROBE_TIMEOUT = 30
-
-# Runs inside the target interpreter, started with -I -S: stdlib only, valid on any Python 3.
-# It runs no startup code of the environment: -S keeps site.main() from running (importing
-# site under -S defines its functions and runs nothing), -I keeps PYTHONPATH, the user site
-# and the working directory off sys.path. It reports the facts site.main() starts from; the
-# .pth files are read by wheeldoctor itself (where/startup.py).
-_PROBE = r"""
-import sys
-sys.path[:] = [p for p in sys.path if p]
-interpreter = list(sys.path)
-import json, os, platform, site
-impl = sys.implementation
-iver = "{0.major}.{0.minor}.{0.micro}".format(impl.version)
-if impl.version.releaselevel != "final":
-    iver += impl.version.releaselevel[0] + str(impl.version.serial)
-markers = {
-    "implementation_name": impl.name,
-    "implementation_version": iver,
-    "os_name": os.name,
-    "platform_machine": platform.machine(),
-    "platform_release": platform.release(),
-    "platform_system": platform.system(),
-    "platform_version": platform.version(),
-    "python_full_version": platform.python_version(),
-    "platform_python_implementation": platform.python_implementation(),
-    "python_version": ".".join(platform.python_version_tuple()[:2]),
-    "sys_platform": sys.platform,
-}
-# site.venv(), without its addsitepackages(): a pyvenv.cfg beside the executable or one
-# level up makes that directory the prefix.
-prefixes = [sys.prefix, sys.exec_prefix]
-site_dirs = []
-enable_user = None
-exe_dir = os.path.dirname(os.path.abspath(sys.executable))
-site_prefix = os.path.dirname(exe_dir)
-for conf in (os.path.join(exe_dir, "pyvenv.cfg"), os.path.join(site_prefix, "pyvenv.cfg")):
-    if os.path.isfile(conf):
-        system_site = "true"
-        with open(conf, encoding="utf-8") as f:
-            for line in f:
-                if "=" in line:
-                    key, _, value = line.partition("=")
-                    if key.strip().lower() == "include-system-site-packages":
-                        system_site = value.strip().lower()
-        sys.prefix = sys.exec_prefix = site_prefix
-        site_dirs += [[d, False] for d in site.getsitepackages([site_prefix])]
-        if system_site == "true":
-            prefixes.insert(0, site_prefix)
-        else:
-            prefixes = [site_prefix]
-            enable_user = False
-        break
-# site.check_enableusersite(), with the flag a normal start would have (argv[1]).
-if enable_user is None:
-    enable_user = sys.argv[1] != "1"
-    if hasattr(os, "getuid") and hasattr(os, "geteuid") and os.geteuid() != os.getuid():
-        enable_user = False
-    if hasattr(os, "getgid") and hasattr(os, "getegid") and os.getegid() != os.getgid():
-        enable_user = False
-user_site = site.getusersitepackages()
-if enable_user:
-    site_dirs.append([user_site, True])
-site_dirs += [[d, False] for d in site.getsitepackages(prefixes)]
-tags = None
-if len(sys.argv) > 3 and sys.argv[2] == "--tags":
-    # Only now, with sys.path captured above: our packaging computes the target's tags.
-    sys.path.insert(0, sys.argv[3])
-    try:
-        from packaging.tags import sys_tags
-        tags = [str(t) for t in sys_tags()]
-    except Exception:  # too old a Python for our packaging: the tags stay unknown
-        tags = None
-import sysconfig
-print(json.dumps({
-    "executable": sys.executable,
-    "version": list(sys.version_info[:2]),
-    "user_site": bool(enable_user),
-    "interpreter": interpreter,
-    "site_dirs": site_dirs,
-    "stdlib": sysconfig.get_path("stdlib"),
-    "venv": sys.prefix != getattr(sys, "base_prefix", sys.prefix),
-    "prefixes": [p for p in (sys.prefix, sys.exec_prefix, getattr(sys, "base_prefix", ""),
-                 getattr(sys, "base_exec_prefix", ""), site.getuserbase()) if p],
-    "markers": markers,
-    "tags": tags,
-}))
-"""
 
 
 class TargetError(ValueError):
@@ -266,66 +180,40 @@ class _Probe:
 
 
 def start_probe(target: Target, *, with_tags: bool = False) -> None:
-    """Start the ``--python`` probe of ``target`` now; :func:`load_target` collects its answer.
-
-    The probe is a new process (tens of milliseconds on a big environment's interpreter):
-    started before a command's own imports, it runs while they do. Nothing is started for
-    another kind of target, or where the interpreter cannot be run (``load_target`` then
-    says why).
-    """
-    if not target.python or target.paths:
-        return
-    python = _resolved(target.python)
-    if _runnable(python) and (python, with_tags) not in _started:
-        with contextlib.suppress(OSError):
-            _started[(python, with_tags)] = _spawn(python, with_tags)
-
-
-#: Probes started ahead (see :func:`start_probe`), by interpreter and whether tags were asked for.
-_started: dict[tuple[str, bool], subprocess.Popen[str]] = {}
-
-
-def _resolved(python: str) -> str:
-    """``--python`` as given, or a bare name looked up on PATH."""
-    if not os.path.exists(python) and os.sep not in python:
-        import shutil
-
-        return shutil.which(python) or python
-    return python
-
-
-def _runnable(python: str) -> bool:
-    return os.path.isfile(python) and os.access(python, os.X_OK)
+    """Start the ``--python`` probe of ``target`` now (see :func:`probe.start`); :func:`load_target`
+    collects its answer. Nothing is started for another kind of target."""
+    if target.python and not target.paths:
+        probe.start(target.python, with_tags)
 
 
 def _load_interpreter(
     python: str, with_tags: bool = False, with_records: bool = True, defer_records: bool = False
 ) -> tuple[Environment, _Stdlib]:
-    python = _resolved(python)
-    if not _runnable(python):
+    python = probe.resolved(python)
+    if not probe.runnable(python):
         raise TargetError(f"--python {python}: no such interpreter")
-    probe = _probe(python, with_tags)
-    startup = probe.startup()
+    answer = _probe(python, with_tags)
+    startup = answer.startup()
     env = load_environment(
-        f"python {probe.executable}",
+        f"python {answer.executable}",
         startup.paths,
-        probe.prefixes,
-        python=probe.executable,
-        markers=tuple(probe.markers.items()),
-        tags=probe.tags,
+        answer.prefixes,
+        python=answer.executable,
+        markers=tuple(answer.markers.items()),
+        tags=answer.tags,
         records=with_records,
         startup=startup,
         defer_records=defer_records,
     )
-    return env, (probe.stdlib, probe.venv)
+    return env, (answer.stdlib, answer.venv)
 
 
 def _probe(python: str, with_tags: bool) -> _Probe:
     """Ask ``python``, started with ``-I -S``, for its own paths, site directories, prefixes, markers and tags."""
-    process = _started.pop((python, with_tags), None)
+    process = probe.started.pop((python, with_tags), None)
     try:
         if process is None:
-            process = _spawn(python, with_tags)
+            process = probe.spawn(python, with_tags)
         with process:
             try:
                 stdout, stderr = process.communicate(timeout=_PROBE_TIMEOUT)
@@ -338,38 +226,19 @@ def _probe(python: str, with_tags: bool) -> _Probe:
         last = (stderr.strip().splitlines() or ["no output"])[-1]
         raise TargetError(f"--python {python}: exited {process.returncode} ({last})")
     try:
-        probe = json.loads(stdout.strip().splitlines()[-1])
+        answer = json.loads(stdout.strip().splitlines()[-1])
         return _Probe(
             # The real interpreter, not a shim or wrapper script: repair tips name it.
-            executable=str(probe["executable"]) or python,
-            version=(int(probe["version"][0]), int(probe["version"][1])),
-            interpreter=tuple(str(p) for p in probe["interpreter"]),
-            site_dirs=tuple(SiteDir(str(d), bool(user)) for d, user in probe["site_dirs"]),
-            user_site=bool(probe["user_site"]),
-            prefixes=[str(p) for p in probe["prefixes"]],
-            markers={str(k): str(v) for k, v in probe["markers"].items()},
-            tags=None if probe.get("tags") is None else [str(t) for t in probe["tags"]],
-            stdlib=str(probe["stdlib"]) if probe.get("stdlib") else None,
-            venv=bool(probe.get("venv")),
+            executable=str(answer["executable"]) or python,
+            version=(int(answer["version"][0]), int(answer["version"][1])),
+            interpreter=tuple(str(p) for p in answer["interpreter"]),
+            site_dirs=tuple(SiteDir(str(d), bool(user)) for d, user in answer["site_dirs"]),
+            user_site=bool(answer["user_site"]),
+            prefixes=[str(p) for p in answer["prefixes"]],
+            markers={str(k): str(v) for k, v in answer["markers"].items()},
+            tags=None if answer.get("tags") is None else [str(t) for t in answer["tags"]],
+            stdlib=str(answer["stdlib"]) if answer.get("stdlib") else None,
+            venv=bool(answer.get("venv")),
         )
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:  # malformed: not our probe's answer
         raise TargetError(f"--python {python}: did not answer like a Python interpreter") from e
-
-
-def _spawn(python: str, with_tags: bool) -> subprocess.Popen[str]:
-    # -I hides PYTHONNOUSERSITE from the probe's sys.flags; site would have read it.
-    no_user_site = "1" if os.environ.get("PYTHONNOUSERSITE") else "0"
-    return subprocess.Popen(
-        [python, "-I", "-S", "-c", _PROBE, no_user_site, *(["--tags", _packaging_dir()] if with_tags else [])],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def _packaging_dir() -> str:
-    """The directory that holds our ``packaging``, for the probe to import it from."""
-    import packaging
-
-    return os.path.dirname(os.path.dirname(os.path.abspath(packaging.__file__)))

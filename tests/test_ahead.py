@@ -1,0 +1,89 @@
+"""cli/ahead.py: ``--python`` read from the raw arguments as the parser reads it, and the probe started early."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer.main
+from helpers import VenvFactory
+
+from wheeldoctor.cli.ahead import PROBING, VALUE_OPTIONS, python_ahead, start_probe_ahead
+from wheeldoctor.cli.app import app
+from wheeldoctor.where import probe
+from wheeldoctor.where.target import Target, load_target
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["check", "--all", "--python", "/p/python"], ("/p/python", False)),
+        (["check", "x", "--python=/p/python", "--json"], ("/p/python", False)),
+        (["deps", "--python", "py"], ("py", True)),
+        (["doctor", "--jobs", "4", "--python", "py"], ("py", True)),
+        (["check", "--python", "a", "--python", "b"], ("b", False)),  # the last one, as the parser takes
+        (["check", "-j4", "--python", "py"], ("py", False)),
+        # Nothing plainly understood: nothing started.
+        (["check", "--config", "--python", "py"], None),  # "--python" is --config's value
+        (["check", "--output", "--python", "--python", "py"], ("py", False)),
+        (["check", "--all", "--path", "/site", "--python", "py"], None),
+        (["check", "--all", "--path=/site", "--python", "py"], None),
+        (["check", "--", "--python", "py"], None),
+        (["check", "--python", "py", "--help"], None),
+        (["check", "--all", "--python"], None),
+        (["fix", "--python", "py"], None),
+        (["--version"], None),
+        ([], None),
+    ],
+)
+def test_python_is_read_as_the_parser_reads_it(argv: list[str], expected: tuple[str, bool] | None) -> None:
+    assert python_ahead(argv) == expected
+
+
+def test_the_options_that_take_a_value_are_the_apps() -> None:
+    # The reading above skips each option's value: the list must be the app's own.
+    group = typer.main.get_command(app)
+    taking = {
+        opt
+        for name in PROBING
+        for param in group.commands[name].params  # type: ignore[attr-defined]
+        if param.param_type_name == "option" and not param.is_flag
+        for opt in (*param.opts, *param.secondary_opts)
+    }
+    assert taking == VALUE_OPTIONS
+
+
+def test_a_probe_started_ahead_is_the_one_the_command_collects(
+    venv_factory: VenvFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    venv = venv_factory()
+    spawned: list[tuple[str, bool]] = []
+    real = probe.spawn
+
+    def counting(python: str, with_tags: bool) -> subprocess.Popen[str]:
+        spawned.append((python, with_tags))
+        return real(python, with_tags)
+
+    monkeypatch.setattr(probe, "spawn", counting)
+    start_probe_ahead(["check", "--all", "--python", str(venv.python)])
+    assert spawned == [(str(venv.python), False)]
+    env = load_target(Target(python=str(venv.python)))
+    assert spawned == [(str(venv.python), False)]  # collected, not started again
+    assert not probe.started
+    assert env.python is not None
+
+
+def test_the_console_script_checks_with_the_probe_started_ahead(venv_factory: VenvFactory, tmp_path: Path) -> None:
+    venv = venv_factory()
+    done = subprocess.run(
+        [sys.executable, "-m", "wheeldoctor", "check", "--all", "--python", str(venv.python), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert '"healthy": true' in done.stdout
