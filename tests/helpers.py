@@ -593,3 +593,16 @@ def settled_threads(expected: int) -> int:
     while os_threads() != expected and time.monotonic() < deadline:
         time.sleep(0.001)
     return os_threads()
+
+
+def fail_in_children(monkeypatch: Any, owner: object, name: str) -> None:
+    """Make ``owner.name`` raise in any forked child of this process, and work as ever in it."""
+    parent = os.getpid()
+    real = getattr(owner, name)
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        if os.getpid() != parent:
+            raise OSError(f"{name} fails in a forked child")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, failing)

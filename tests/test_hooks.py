@@ -9,14 +9,22 @@ file when it runs; no run of wheeldoctor may create one.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import Venv, VenvFactory, WheelFactory, find_interpreter, run_checked, run_cli, uv_install
+from helpers import (
+    Venv,
+    VenvFactory,
+    WheelFactory,
+    fail_in_children,
+    find_interpreter,
+    run_checked,
+    run_cli,
+    uv_install,
+)
 
 from wheeldoctor.checks import unowned
 from wheeldoctor.checks.known_hooks import known_module, known_pth
@@ -223,15 +231,7 @@ def test_walkers_find_what_one_walk_finds_and_a_failed_walker_is_made_up_for(
     assert {Path(f.path).relative_to(site).as_posix() for f in alone.files} >= {"sneaky.py", "evilpkg/deep/core.py"}
     assert seen(scan_unowned(env, owners, walkers=3)) == seen(alone)
     assert len(forks) == 3
-    parent = os.getpid()
-    real = unowned._walk_from
-
-    def failing_in_walkers(*args: Any, **kwargs: Any) -> Any:
-        if os.getpid() != parent:
-            raise OSError("a walker that fails")
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(unowned, "_walk_from", failing_in_walkers)
+    fail_in_children(monkeypatch, unowned, "_walk_from")
     assert seen(scan_unowned(env, owners, walkers=3)) == seen(alone)
     assert len(forks) == 6
 

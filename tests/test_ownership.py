@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-from typing import Any
 
 import pytest
-from helpers import VenvFactory, WheelFactory, uv_install
+from helpers import VenvFactory, WheelFactory, fail_in_children, uv_install
 
 from wheeldoctor.checks import ownership
 from wheeldoctor.checks.ownership import Owners, record_paths
@@ -62,14 +60,6 @@ def test_readers_build_the_map_one_process_builds_and_a_failed_reader_is_made_up
 
     assert seen(Owners(env, readers=3)) == seen(alone)
     assert len(forks) == 3
-    parent = os.getpid()
-    real = ownership.listed_paths
-
-    def failing_in_readers(dist: Any) -> Any:
-        if os.getpid() != parent:
-            raise OSError("a reader that fails")
-        return real(dist)
-
-    monkeypatch.setattr(ownership, "listed_paths", failing_in_readers)
+    fail_in_children(monkeypatch, ownership, "listed_paths")
     assert seen(Owners(env, readers=3)) == seen(alone)
     assert len(forks) == 6
