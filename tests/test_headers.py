@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from wheeldoctor.formats.headers import _email_fields, _plain_fields, header_fields
+from wheeldoctor.formats.headers import _crlf_fields, _email_fields, _plain_fields, header_fields
 
 PLAIN = (
     b"Metadata-Version: 2.4\n"
@@ -30,6 +30,12 @@ TRICKY = {
     "folding nothing": b"  folded\nName: a\nVersion: 1\n\n",
     "a License text": b"Name: a\nLicense: BSD\n        \n        Copyright (c) 2005\n        All rights.\nVersion: 1\n",
     "CRLF": b"Name: a\r\nVersion: 1\r\n\r\nbody\r\n",
+    "CRLF folded": b"Name: a\r\nLicense: BSD\r\n  two\r\n\tthree\r\nVersion: 1\r\n\r\nbody\n\nmore\r\n",
+    "CRLF, no blank line": b"Name: a\r\nVersion: 1\r\n",
+    "CRLF, no final newline": b"Name: a\r\nVersion: 1",
+    "CRLF with one LF line": b"Name: a\r\nSummary: x\nVersion: 1\r\n\r\n",
+    "CRLF with a lone CR": b"Name: a\r\nSummary: x\ry\r\nVersion: 1\r\n\r\n",
+    "CRLF after an LF blank line": b"Name: a\n\nSummary: x\r\nVersion: 1\r\n\r\n",
     "lone CR": b"Name: a\rVersion: 1\r\rbody",
     "From line first": b"From someone\nName: a\nVersion: 1\n\n",
     "From line later": b"Name: a\nFrom someone\nVersion: 1\n\n",
@@ -79,6 +85,14 @@ def test_the_fast_path_leaves_to_email_what_it_cannot_read_exactly() -> None:
         assert _plain_fields(TRICKY[case]) is not None, case
 
 
+def test_a_file_of_crlf_lines_is_read_without_email_and_one_mixed_is_not() -> None:
+    for case in ("CRLF", "CRLF folded", "CRLF, no blank line", "CRLF, no final newline"):
+        assert _crlf_fields(TRICKY[case]) is not None, case
+    assert header_fields(TRICKY["CRLF folded"])["license"] == ["BSD\r\n  two\r\n\tthree"]  # email keeps the CRLFs
+    for case in ("CRLF with one LF line", "CRLF with a lone CR", "CRLF after an LF blank line", "lone CR"):
+        assert _crlf_fields(TRICKY[case]) is None, case
+
+
 def test_random_blocks_give_what_email_gives() -> None:
     """Blocks drawn from plain and hostile lines: the same fields, whichever path reads them."""
     pool = [
@@ -93,6 +107,15 @@ def test_random_blocks_give_what_email_gives() -> None:
         assert header_fields(data) == _by_email(data), data
         fast += _plain_fields(data[: data.find(b"\n\n") + 2] if b"\n\n" in data else data) is not None
     assert fast > 100  # the plain path was exercised, not only email's
+    crlf = 0
+    for _ in range(2000):  # the same with CRLF line ends, now and then one LF or CR left alone
+        lines = [rng.choice(pool).replace(b"\n", b"\r\n") for _ in range(rng.randrange(0, 12))]
+        if lines and rng.random() < 0.3:
+            lines[rng.randrange(len(lines))] = rng.choice(pool)
+        data = b"".join(lines)
+        assert header_fields(data) == _by_email(data), data
+        crlf += b"\r" in data and _crlf_fields(data) is not None
+    assert crlf > 100
 
 
 def test_every_installed_metadata_here_reads_alike() -> None:

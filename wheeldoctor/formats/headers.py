@@ -3,7 +3,8 @@
 Core metadata is an email header block, and ``email.parser`` (with the compat32 policy,
 as ``importlib.metadata`` and ``packaging`` use it) is what defines how it reads. Nearly
 every file is plain: ``Name: value`` lines, some values folded onto indented lines (a
-License text), no carriage return, UTF-8. Those are read here, one regular expression a
+License text), every line ending in LF (or every one in CRLF, as three wheels of a
+197-distribution ML stack have it), UTF-8. Those are read here, one regular expression a
 line: about twice as fast as email reads them (5 against 9 ms for the header blocks of
 107 distributions), and ``email`` (about 5 ms more to import) is never imported. Anything
 else (a defect email works around, a From line, bytes that are not UTF-8) goes to
@@ -28,13 +29,27 @@ def header_fields(data: bytes) -> dict[str, list[str]]:
     """
     end = data.find(b"\n\n")
     block = data if end < 0 else data[: end + 2]
-    fields = _plain_fields(block)
+    fields = _plain_fields(block) if b"\r" not in block else _crlf_fields(data)
     return fields if fields is not None else _email_fields(block)
 
 
-def _plain_fields(block: bytes) -> dict[str, list[str]] | None:
-    """The fields of a plain block (see the module's docstring); None for any other."""
-    if b"\r" in block:  # email also ends lines at a lone CR
+def _crlf_fields(data: bytes) -> dict[str, list[str]] | None:
+    """The fields of a block whose every line ends in CRLF; None for any other.
+
+    email ends a line at CRLF, CR or LF alike, so where every CR is followed by LF and
+    every LF is preceded by CR, its lines are exactly the CRLF-separated ones.
+    """
+    end = data.find(b"\r\n\r\n")
+    block = data if end < 0 else data[: end + 4]
+    crlf = block.count(b"\r\n")
+    if block.count(b"\r") != crlf or block.count(b"\n") != crlf:
+        return None
+    return _plain_fields(block, "\r\n")
+
+
+def _plain_fields(block: bytes, newline: str = "\n") -> dict[str, list[str]] | None:
+    """The fields of a plain block (see the module's docstring) whose lines end in ``newline``; None for any other."""
+    if newline == "\n" and b"\r" in block:  # email also ends lines at a lone CR
         return None
     try:
         text = block.decode("utf-8")  # strict: email would make undecodable values Header objects
@@ -43,13 +58,13 @@ def _plain_fields(block: bytes) -> dict[str, list[str]] | None:
     fields: dict[str, list[str]] = {}
     match = _FIELD.fullmatch
     values: list[str] | None = None  # the values of the field last read
-    for line in text.split("\n"):
+    for line in text.split(newline):
         if not line:  # the blank line that ends the block (or the end of a block without one)
             break
         if line[0] in " \t":  # a folded value goes on, its line breaks and indents kept, as email keeps them
             if values is None:  # folding nothing: a defect, which email works around
                 return None
-            values[-1] += "\n" + line
+            values[-1] += newline + line
             continue
         found = match(line)
         if found is None:  # a From line, a line with no field name: email decides
