@@ -12,6 +12,7 @@ from helpers import VenvFactory, WheelFactory, uv_install
 
 from wheeldoctor.checks.claims import resolve
 from wheeldoctor.checks.files import Verification, verify_environment
+from wheeldoctor.checks.spread import look_batches, rows_estimate
 from wheeldoctor.disk import hashing
 from wheeldoctor.where.environment import load_environment
 
@@ -217,7 +218,7 @@ def test_the_heaviest_work_is_handed_out_first(
     monkeypatch.setattr(spread_worker, "_prove_piece", prove)
     dists = load_environment("test", [str(venv.site_packages)], [str(venv.prefix)], defer_records=True).active()
     assert sorted(d.name for d in dists) == ["huge", "many", "tiny"]
-    found = spread(dists, [True] * len(dists), 1, None, time.time_ns())
+    found = spread(dists, [True] * len(dists), 1, None, time.time_ns(), [rows_estimate(d) for d in dists])
     for parsed in found:  # every row with a digest proved
         assert parsed is not None and parsed.rows is not None
         assert len(parsed.proofs) == sum(row[2] is not None for row in parsed.rows) > 0
@@ -225,3 +226,19 @@ def test_the_heaviest_work_is_handed_out_first(
     assert order[:2] == ["parse huge", "prove huge/blob.bin"]
     first_of_many = next(i for i, task in enumerate(order) if task.startswith("prove many"))
     assert order.index("parse many") < first_of_many < order.index("parse tiny")
+
+
+def test_the_heaviest_distribution_is_looked_at_first_and_alone() -> None:
+    # Rows of a GPU stack in miniature: torch's 12,000 among many small ones.
+    estimates = [12, 40, 11846, 3, 0, 700, 5043, 25, 9, 180, 64, 2, 1290, 33, 7, 0, 410, 18]
+    batches = look_batches(estimates, 2)
+    assert batches[-1] == [2]  # pop() takes it first
+    assert batches[-2] == [6]
+    assert sorted(i for batch in batches for i in batch) == list(range(len(estimates)))
+    cap = -(-len(estimates) // 4)
+    assert all(0 < len(batch) <= cap for batch in batches)
+    # Popped in order, the batches come heaviest first.
+    weights = [sum(estimates[i] for i in batch) for batch in reversed(batches)]
+    assert weights[:3] == sorted(weights, reverse=True)[:3]
+    assert look_batches([], 4) == []
+    assert look_batches([0, 0, 0], 16) == [[2], [1], [0]]  # nothing to weigh: one each

@@ -200,9 +200,9 @@ def verify_environment(
         and workers > 1
         and can_fork()
         and not any(map(judged_by_manager, everybody))  # a package manager's record: judged here
-        and sum(map(rows_estimate, everybody)) >= hashing.PROCESS_MIN_FILES
+        and sum(estimates := list(map(rows_estimate, everybody))) >= hashing.PROCESS_MIN_FILES
     ):
-        return _verify_spread(checked, everybody, workers, progress, cache_dir, started)
+        return _verify_spread(checked, everybody, workers, progress, cache_dir, started, estimates)
     read = {id(d): with_record(d) for d in everybody}  # deferred RECORDs are read here, in turn
     checked = [read[id(d)] for d in checked]
     entries: dict[int, cache.Entry] = {}
@@ -256,6 +256,7 @@ def _verify_spread(
     progress: ProgressSink | None,
     cache_dir: str | None,
     started: int,
+    estimates: Sequence[int],
 ) -> Verification:
     """:func:`verify_environment`, with RECORDs read and files proved in forked workers.
 
@@ -267,7 +268,7 @@ def _verify_spread(
     wanted = {id(d) for d in checked}
     flags = [id(d) in wanted for d in everybody]
     sink = (progress.begin, progress.advance) if progress is not None else (None, None)
-    found = spread(everybody, flags, jobs, cache_dir, started, progress=sink[1], begin=sink[0])
+    found = spread(everybody, flags, jobs, cache_dir, started, estimates, progress=sink[1], begin=sink[0])
 
     def read_here(dist: InstalledDistribution) -> Parsed:
         read = with_record(dist)
