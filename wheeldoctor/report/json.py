@@ -11,7 +11,6 @@ from wheeldoctor.checks.deps import DependencyConflict
 from wheeldoctor.checks.duplicates import Duplicate
 from wheeldoctor.checks.files import DistributionReport, Status
 from wheeldoctor.checks.policy import PolicyOutcome
-from wheeldoctor.checks.preflight import PreflightResult
 from wheeldoctor.checks.repair import RepairStep, repair_step
 from wheeldoctor.commands.deps import DepsResult
 from wheeldoctor.commands.results import CheckResult, DoctorResult
@@ -22,6 +21,7 @@ from wheeldoctor.report.startup_json import startup_json, startup_sections
 from wheeldoctor.where.environment import Environment
 
 if TYPE_CHECKING:  # the imports command's types, without importing its runner for every document
+    from wheeldoctor.checks.preflight import PreflightResult
     from wheeldoctor.commands.imports import ImportsResult, ImportVerdict
 
 #: Bump the major part on any change that can break a reader; add fields freely.

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from wheeldoctor.checks.preflight import PreflightResult
 from wheeldoctor.commands.deps import DepsResult
 from wheeldoctor.commands.results import CheckResult, DoctorResult
-from wheeldoctor.report.cases import Cases, Result, cases_of
+from wheeldoctor.report.cases import Cases, cases_of
+
+if TYPE_CHECKING:
+    from wheeldoctor.report.cases import Result
 
 
 class Format(str, Enum):
@@ -45,7 +47,6 @@ def json_document(result: Result) -> dict[str, Any]:
         return json_report.check_document(result)
     if isinstance(result, DepsResult):
         return json_report.deps_document(result)
-    assert isinstance(result, PreflightResult)
     return json_report.wheels_document(result)
 
 

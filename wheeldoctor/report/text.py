@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 from wheeldoctor.checks.clash import ClashPair, Relation
 from wheeldoctor.checks.files import DistributionReport, Status
-from wheeldoctor.checks.preflight import PreflightResult
 from wheeldoctor.checks.repair import RepairStep, cache_clean_command, pair_choices, repair_step
 from wheeldoctor.commands.results import CheckResult
 from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding, Kind
@@ -20,6 +19,8 @@ from wheeldoctor.where.environment import InstalledDistribution
 
 if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
     from rich.console import Console
+
+    from wheeldoctor.checks.preflight import PreflightResult
 
 _STYLE = {
     Status.INTACT: "green",
