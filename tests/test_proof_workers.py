@@ -11,7 +11,7 @@ import pytest
 from helpers import VenvFactory, WheelFactory, uv_install
 
 from wheeldoctor.checks.claims import resolve
-from wheeldoctor.checks.files import Verification, verify_environment
+from wheeldoctor.checks.files import Verification, _repeated, verify_environment
 from wheeldoctor.checks.spread import look_batches, rows_estimate
 from wheeldoctor.disk import hashing
 from wheeldoctor.where.environment import load_environment
@@ -242,3 +242,9 @@ def test_the_heaviest_distribution_is_looked_at_first_and_alone() -> None:
     assert weights[:3] == sorted(weights, reverse=True)[:3]
     assert look_batches([], 4) == []
     assert look_batches([0, 0, 0], 16) == [[2], [1], [0]]  # nothing to weigh: one each
+
+
+def test_the_paths_several_rows_claim_are_found_across_and_within_records() -> None:
+    assert _repeated([["/a", "/b"], ["/c"], []]) == set()
+    assert _repeated([["/a", "/b"], ["/c", "/b"], ["/d"]]) == {"/b"}
+    assert _repeated([["/a", "/x", "/a"], ["/c"]]) == {"/a"}  # a RECORD that lists a path twice
