@@ -11,8 +11,8 @@ import pytest
 from helpers import VenvFactory, WheelFactory, uv_install
 
 from wheeldoctor.checks.claims import resolve
-from wheeldoctor.checks.files import Verification, _repeated, verify_environment
-from wheeldoctor.checks.spread import look_batches, rows_estimate
+from wheeldoctor.checks.files import Verification, verify_environment
+from wheeldoctor.checks.spread import look_batches, repeated, rows_estimate
 from wheeldoctor.disk import hashing
 from wheeldoctor.where.environment import load_environment
 
@@ -245,6 +245,6 @@ def test_the_heaviest_distribution_is_looked_at_first_and_alone() -> None:
 
 
 def test_the_paths_several_rows_claim_are_found_across_and_within_records() -> None:
-    assert _repeated([["/a", "/b"], ["/c"], []]) == set()
-    assert _repeated([["/a", "/b"], ["/c", "/b"], ["/d"]]) == {"/b"}
-    assert _repeated([["/a", "/x", "/a"], ["/c"]]) == {"/a"}  # a RECORD that lists a path twice
+    assert repeated([["/a", "/b"], ["/c"], []]) == set()
+    assert repeated([["/a", "/b"], ["/c", "/b"], ["/d"]]) == {"/b"}
+    assert repeated([["/a", "/x", "/a"], ["/c"]]) == {"/a"}  # a RECORD that lists a path twice
