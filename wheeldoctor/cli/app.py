@@ -105,7 +105,8 @@ def check(
         from wheeldoctor.report import text
 
         with no_cyclic_gc():
-            env = load_target(target, defer_records=True)
+            cached = cache_dir(no_cache)
+            env = load_target(target, defer_records=True, cache_dir=cached)
             policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
             with progress_bar(chosen != "text") as sink:
                 result = run_check(
@@ -114,7 +115,7 @@ def check(
                     jobs=jobs,
                     progress=sink,
                     strict=strict or not all_,
-                    cache_dir=cache_dir(no_cache),
+                    cache_dir=cached,
                     processes=True,
                     strict_overlays=strict,
                     policy=policy,
@@ -175,7 +176,7 @@ def deps(
         from wheeldoctor.commands.deps import run_deps
         from wheeldoctor.report import deps_text
 
-        result = run_deps(load_target(target, with_tags=True, with_records=False))
+        result = run_deps(load_target(target, with_tags=True, with_records=False, cache_dir=cache_dir(False)))
         deliver(result, chosen, output, lambda console: deps_text.render_rich(result, console))
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
@@ -211,12 +212,11 @@ def doctor(
         from wheeldoctor.report import deps_text
 
         with no_cyclic_gc():
-            env = load_target(target, with_tags=True, defer_records=True)
+            cached = cache_dir(no_cache)
+            env = load_target(target, with_tags=True, defer_records=True, cache_dir=cached)
             policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
             with progress_bar(chosen != "text") as sink:
-                result = run_doctor(
-                    env, jobs=jobs, progress=sink, strict=strict, cache_dir=cache_dir(no_cache), policy=policy
-                )
+                result = run_doctor(env, jobs=jobs, progress=sink, strict=strict, cache_dir=cached, policy=policy)
         result = replace(result, check=replace(result.check, show_unowned=show_unowned))
         if write_baseline is not None:
             return pin_baseline(write_baseline, result.check.baseline_reports)

@@ -102,7 +102,7 @@ def no_cyclic_gc() -> Iterator[None]:
 
 
 def cache_dir(disabled: bool) -> str | None:
-    """Where cached digests live, unless ``--no-cache`` or the environment turned them off."""
+    """Where cached digests and metadata live, unless ``--no-cache`` or the environment turned them off."""
     if disabled:
         return None
     from wheeldoctor.disk import cache

@@ -37,8 +37,8 @@ if TYPE_CHECKING:
 #: Bump when the layout of an entry changes; old entries are then misses and rewritten.
 FORMAT = 2
 #: Entries are marshal data, whose format is only promised within one Python version.
-_TAG = (sys.implementation.cache_tag or f"{sys.implementation.name}-{sys.version_info[:2]}").encode()
-_HEADER = b"wheeldoctor-cache %d %s\n" % (FORMAT, _TAG)
+TAG = (sys.implementation.cache_tag or f"{sys.implementation.name}-{sys.version_info[:2]}").encode()
+_HEADER = b"wheeldoctor-cache %d %s\n" % (FORMAT, TAG)
 _CHECKSUM_BYTES = 4
 _LENGTH_BYTES = 4
 _READ_LIMIT = 256 << 20
@@ -140,10 +140,10 @@ def settled(fingerprint: Identity, started_ns: int) -> bool:
     return ctime < started_ns - window
 
 
-def entry_path(cache_dir: str, dist_path: str) -> str:
+def entry_path(cache_dir: str, dist_path: str, suffix: str = ".entry") -> str:
     """Where the entry of ``dist_path`` lives; the path itself is kept inside and checked."""
     raw = os.fsencode(dist_path)
-    return os.path.join(cache_dir, f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}.entry")
+    return os.path.join(cache_dir, f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}{suffix}")
 
 
 def usable(cache_dir: str) -> bool:
@@ -161,7 +161,7 @@ def usable(cache_dir: str) -> bool:
 
 def load(cache_dir: str, dist_path: str, record: Identity) -> Entry | None:
     """The entry for ``dist_path`` made from this very RECORD, or None (a miss)."""
-    data = _read(entry_path(cache_dir, dist_path))
+    data = read(entry_path(cache_dir, dist_path))
     if data is None:
         return None
     entry = decode(data)
@@ -180,7 +180,7 @@ def load_verdict(cache_dir: str, dist_path: str, record: Identity, root: str) ->
     None when there is none. The fingerprints are as stored: a malformed one (never
     written by us) simply never equals a file's, so it proves nothing.
     """
-    data = _read(entry_path(cache_dir, dist_path))
+    data = read(entry_path(cache_dir, dist_path))
     parts = None if data is None else _parts(data)
     if parts is None:
         return None
@@ -203,12 +203,7 @@ def verdict_holds(cache_dir: str, dist_path: str, root: str) -> bool:
     verdict = load_verdict(cache_dir, dist_path, record, root)
     # One thread: spread over threads, the stats of torch's 11,847 files took 2x as long on
     # 16 cores (each stat takes the GIL back after its system call, and the threads queue).
-    return verdict is not None and _unchanged(*verdict)
-
-
-def _unchanged(paths: tuple[str, ...], fingerprints: tuple[Identity, ...]) -> bool:
-    """Whether every file still has its fingerprint, symlinks followed (False for a malformed one)."""
-    return all_unchanged(paths, fingerprints, follow=True)
+    return verdict is not None and all_unchanged(*verdict, follow=True)
 
 
 def all_unchanged(paths: Sequence[str], fingerprints: Sequence[Identity], *, follow: bool) -> bool:
@@ -257,12 +252,15 @@ def all_unchanged(paths: Sequence[str], fingerprints: Sequence[Identity], *, fol
 
 def store(cache_dir: str, entry: Entry) -> bool:
     """Write ``entry`` atomically (a temporary file, then a rename); False if it could not be."""
-    data = encode(entry)
+    return write(cache_dir, entry_path(cache_dir, entry.dist_path), encode(entry))
+
+
+def write(cache_dir: str, final: str, data: bytes) -> bool:
+    """Write ``data`` as ``final``, a file of ``cache_dir``, atomically; False if it could not be."""
     try:
         os.makedirs(cache_dir, mode=0o700, exist_ok=True)
         if not usable(cache_dir):
             return False
-        final = entry_path(cache_dir, entry.dist_path)
         temporary = f"{final}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
         fd = os.open(temporary, _OPEN_WRITE, 0o600)
         try:
@@ -377,7 +375,8 @@ def is_file_record(value: object) -> bool:
     return True
 
 
-def _read(path: str) -> bytes | None:
+def read(path: str) -> bytes | None:
+    """The bytes of a regular file of the cache (no symlink followed), or None."""
     try:
         fd = os.open(path, _OPEN_READ)
     except (OSError, ValueError):

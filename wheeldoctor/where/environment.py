@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from wheeldoctor.disk import cache
 from wheeldoctor.disk.filesystem import ReadError, read_regular
+from wheeldoctor.disk.metadata_memo import MetadataMemo
 from wheeldoctor.formats.headers import header_fields
 from wheeldoctor.formats.record import Record, decode_record
 from wheeldoctor.model.findings import Code, Finding, Kind
@@ -138,20 +139,29 @@ def load_distribution(
     active: bool = True,
     read_record: bool = True,
     defer_record: bool = False,
+    memo: MetadataMemo | None = None,
 ) -> InstalledDistribution:
     """Read one metadata directory; every problem becomes a finding, nothing raises.
 
     ``read_record=False`` leaves RECORD unread (``record`` None, no finding about it): for
     checks of metadata alone, which must not pay for parsing thousands of rows.
     ``defer_record`` leaves it for :func:`with_record`, so that verification can read and
-    parse many RECORDs in parallel.
+    parse many RECORDs in parallel. ``memo`` (its site directory's) gives what a dist-info
+    whose files are unchanged gave before, and keeps what is read.
     """
     problems: list[Finding] = []
-    name, _, version = os.path.basename(found.path).rpartition(".")[0].partition("-")
+    dir_name = os.path.basename(found.path)
+    name, _, version = dir_name.rpartition(".")[0].partition("-")
     version = version.partition("-")[0]
     metadata: Metadata | None = None
     legacy = found.path.lower().endswith(".egg-info")
-    if read_metadata:
+    # Fingerprints before anything is read: a file changed while read then misses next time.
+    fingerprints = memo.fingerprints(found.path) if memo is not None and read_metadata and not legacy else None
+    parts = memo.get(dir_name, fingerprints) if memo is not None and fingerprints is not None else None
+    if parts is not None:  # its files are as they were when read: what they gave then
+        name, raw_name, version, requires, requires_python, extras, _, _ = parts
+        metadata = Metadata(raw_name, version, requires, requires_python, extras)
+    elif read_metadata:
         meta_path = (
             found.path if os.path.isfile(found.path) else os.path.join(found.path, "PKG-INFO" if legacy else "METADATA")
         )
@@ -169,16 +179,23 @@ def load_distribution(
     tags: tuple[str, ...] = ()
     record_identity: tuple[int, int, int, int, int] | None = None
     deferred = False
-    if os.path.isdir(found.path):
+    if parts is not None or os.path.isdir(found.path):  # a remembered dist-info is a directory
         if read_record and defer_record:
             deferred = True
         elif read_record:
             record_identity, record, problem = read_record_of(found.path, legacy)
             if problem is not None:
                 problems.append(problem)
-        installer = _read_line(os.path.join(found.path, "INSTALLER"))
-        if read_metadata and not legacy:
-            tags = _read_wheel_tags(os.path.join(found.path, "WHEEL"))
+        if parts is not None:
+            installer, tags = parts[6], parts[7]
+        else:
+            installer = _read_line(os.path.join(found.path, "INSTALLER"))
+            if read_metadata and not legacy:
+                tags = _read_wheel_tags(os.path.join(found.path, "WHEEL"))
+            if memo is not None and fingerprints is not None and metadata is not None:
+                m = metadata
+                kept = (name, m.name, m.version, m.requires_dist, m.requires_python, m.provides_extra, installer, tags)
+                memo.keep(dir_name, fingerprints, kept)
     elif read_record:
         problems.append(_no_record(legacy))
     return InstalledDistribution(
@@ -285,11 +302,14 @@ def load_environment(
     records: bool = True,
     startup: Startup | None = None,
     defer_records: bool = False,
+    cache_dir: str | None = None,
 ) -> Environment:
     """Read every distribution on ``paths``; the first of each name is the active one.
 
     ``records=False`` reads metadata only; ``defer_records`` leaves RECORDs for the
-    verification to read (see :func:`load_distribution`).
+    verification to read (see :func:`load_distribution`). With ``cache_dir``, what each
+    dist-info gave is kept there, and taken again while its files are unchanged
+    (:mod:`wheeldoctor.disk.metadata_memo`).
     """
     # Site dirs are used as given, not resolved: installers write RECORD's "../../../bin"
     # paths from the name Python uses, and through a symlinked site-packages the two differ.
@@ -304,12 +324,17 @@ def load_environment(
     distributions: list[InstalledDistribution] = []
     for location in locations:
         root = root_for(location, all_prefixes)
+        memo = MetadataMemo(cache_dir, location) if cache_dir is not None else None
         for found in scan_location(location):
-            dist = load_distribution(found, root, active=True, read_record=records, defer_record=defer_records)
+            dist = load_distribution(
+                found, root, active=True, read_record=records, defer_record=defer_records, memo=memo
+            )
             if dist.name in seen:
                 dist = replace(dist, active=False)
             seen.add(dist.name)
             distributions.append(dist)
+        if memo is not None:
+            memo.save()
     return Environment(
         label,
         python,

@@ -46,7 +46,12 @@ class Target:
 
 
 def load_target(
-    target: Target, *, with_tags: bool = False, with_records: bool = True, defer_records: bool = False
+    target: Target,
+    *,
+    with_tags: bool = False,
+    with_records: bool = True,
+    defer_records: bool = False,
+    cache_dir: str | None = None,
 ) -> Environment:
     """Read the environment ``target`` names; raise TargetError when it cannot be read.
 
@@ -54,15 +59,17 @@ def load_target(
     it costs an import of ``packaging.tags``, so only the checks that need them ask.
     ``with_records=False`` skips RECORD files, for checks of metadata alone;
     ``defer_records`` leaves them for the verification to read, in parallel where it can.
+    ``cache_dir`` keeps what each dist-info gave there, for the next read (see
+    :func:`wheeldoctor.where.environment.load_environment`).
     """
     if target.python and target.paths:
         raise TargetError("give --python or --path, not both")
     if target.paths:
-        env, stdlib = _load_paths(target.paths, with_tags, with_records, defer_records)
+        env, stdlib = _load_paths(target.paths, with_tags, with_records, defer_records, cache_dir)
     elif target.python:
-        env, stdlib = _load_interpreter(target.python, with_tags, with_records, defer_records)
+        env, stdlib = _load_interpreter(target.python, with_tags, with_records, defer_records, cache_dir)
     else:
-        env, stdlib = _load_current(with_tags, with_records, defer_records)
+        env, stdlib = _load_current(with_tags, with_records, defer_records, cache_dir)
     from wheeldoctor.where.dpkg_owners import DpkgError
     from wheeldoctor.where.managers import attach_managers
 
@@ -77,7 +84,10 @@ _Stdlib = tuple[str | None, bool]
 
 
 def _load_current(
-    with_tags: bool = False, with_records: bool = True, defer_records: bool = False
+    with_tags: bool = False,
+    with_records: bool = True,
+    defer_records: bool = False,
+    cache_dir: str | None = None,
 ) -> tuple[Environment, _Stdlib]:
     import sysconfig
 
@@ -95,6 +105,7 @@ def _load_current(
         records=with_records,
         startup=running(tuple(paths)),
         defer_records=defer_records,
+        cache_dir=cache_dir,
     )
     return env, stdlib
 
@@ -112,7 +123,11 @@ def _current_tags() -> list[str]:
 
 
 def _load_paths(
-    paths: Sequence[str], with_tags: bool = False, with_records: bool = True, defer_records: bool = False
+    paths: Sequence[str],
+    with_tags: bool = False,
+    with_records: bool = True,
+    defer_records: bool = False,
+    cache_dir: str | None = None,
 ) -> tuple[Environment, _Stdlib]:
     for path in paths:
         if not os.path.isdir(path):
@@ -140,6 +155,7 @@ def _load_paths(
         records=with_records,
         startup=given(tuple(paths), version),
         defer_records=defer_records,
+        cache_dir=cache_dir,
     )
     return env, (probe.stdlib, probe.venv) if probe is not None else (None, False)
 
@@ -187,7 +203,11 @@ def start_probe(target: Target, *, with_tags: bool = False) -> None:
 
 
 def _load_interpreter(
-    python: str, with_tags: bool = False, with_records: bool = True, defer_records: bool = False
+    python: str,
+    with_tags: bool = False,
+    with_records: bool = True,
+    defer_records: bool = False,
+    cache_dir: str | None = None,
 ) -> tuple[Environment, _Stdlib]:
     python = probe.resolved(python)
     if not probe.runnable(python):
@@ -204,6 +224,7 @@ def _load_interpreter(
         records=with_records,
         startup=startup,
         defer_records=defer_records,
+        cache_dir=cache_dir,
     )
     return env, (answer.stdlib, answer.venv)
 

@@ -1,0 +1,190 @@
+"""The metadata memo: an environment read from it is the one read from its files, and a change is seen."""
+
+from __future__ import annotations
+
+import marshal
+import os
+import time
+import zlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from helpers import Venv, VenvFactory, WheelFactory, cli_json, pip_install, uv_install
+
+from wheeldoctor.disk import cache, metadata_memo
+from wheeldoctor.model.findings import Code
+from wheeldoctor.where import environment
+from wheeldoctor.where.environment import Environment, load_environment
+
+
+def _settle() -> None:
+    """Wait until just-written files are old enough to be kept (see cache.SETTLE_NS)."""
+    time.sleep(2 * cache.SETTLE_NS / 1e9)
+
+
+@pytest.fixture
+def installed(venv_factory: VenvFactory, wheel_factory: WheelFactory) -> Venv:
+    """A venv with one distribution by pip and two by uv, requirements, extras and a tag of each."""
+    venv = venv_factory()
+    pip_install(venv, "--no-deps", wheel_factory("alpha", "1.0", {"alpha/__init__.py": b""}, requires=["beta>=2"]))
+    uv_install(
+        venv,
+        "--no-deps",
+        wheel_factory("beta", "2.1", {"beta/__init__.py": b""}, requires_python=">=3.8", extras={"fast": ["gamma"]}),
+        wheel_factory("gamma", "0.3", {"gamma.py": b""}, tag="py3-none-any"),
+    )
+    _settle()
+    return venv
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """The METADATA files read from disk during the test (the memo reads none of them)."""
+    done: list[str] = []
+    real = environment._read_metadata
+
+    def counting(path: str, *args: str) -> object:
+        done.append(path)
+        return real(path, *args)
+
+    monkeypatch.setattr(environment, "_read_metadata", counting)
+    yield done
+
+
+def _read(venv: Venv, cache_dir: Path | None) -> Environment:
+    site = str(venv.site_packages)
+    return load_environment(
+        "test", [site], [str(venv.prefix)], defer_records=True, cache_dir=cache_dir and str(cache_dir)
+    )
+
+
+def _dist_info(venv: Venv, name: str) -> Path:
+    [found] = venv.site_packages.glob(f"{name}-*.dist-info")
+    return found
+
+
+def test_a_second_read_takes_the_memo_and_gives_the_same_environment(
+    installed: Venv, tmp_path: Path, reads: list[str]
+) -> None:
+    plain = _read(installed, None)
+    assert len(reads) == len(plain.distributions) >= 3
+    reads.clear()
+    first = _read(installed, tmp_path / "cache")
+    assert first == plain and len(reads) == len(plain.distributions)  # nothing kept yet: every file read
+    assert list((tmp_path / "cache").glob("*.metadata"))
+    reads.clear()
+    second = _read(installed, tmp_path / "cache")
+    assert second == plain
+    assert reads == []  # every dist-info came from the memo
+    beta = second.find("beta")
+    assert beta is not None and beta.metadata is not None
+    assert (beta.metadata.requires_python, beta.metadata.provides_extra) == (">=3.8", ("fast",))
+    assert beta.installer == "uv" and beta.wheel_tags == ("py3-none-any",)
+
+
+CHANGES: dict[str, Callable[[Path], None]] = {
+    "METADATA rewritten": lambda d: (d / "METADATA").write_text(
+        (d / "METADATA").read_text().replace("Version: 1.0", "Version: 1.1")
+    ),
+    "METADATA rewritten, size and mtime put back": lambda d: _same_size_and_mtime(d / "METADATA", "1.0", "9.9"),
+    "INSTALLER removed": lambda d: (d / "INSTALLER").unlink(),
+    "INSTALLER rewritten": lambda d: (d / "INSTALLER").write_text("conda\n"),
+    "WHEEL rewritten": lambda d: (d / "WHEEL").write_text("Wheel-Version: 1.0\nTag: py2-none-any\n"),
+    "METADATA replaced by rename": lambda d: _replaced(d / "METADATA"),
+}
+
+
+def _same_size_and_mtime(path: Path, old: str, new: str) -> None:
+    st = path.stat()
+    path.write_text(path.read_text().replace(f"Version: {old}", f"Version: {new}"))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert path.stat().st_size == st.st_size
+
+
+def _replaced(path: Path) -> None:
+    fresh = path.with_name("METADATA.new")
+    fresh.write_text(path.read_text().replace("Requires-Dist: beta>=2", "Requires-Dist: beta>=3"))
+    os.replace(fresh, path)
+
+
+@pytest.mark.parametrize("change", sorted(CHANGES))
+def test_a_changed_file_is_read_again(installed: Venv, tmp_path: Path, reads: list[str], change: str) -> None:
+    cache_dir = tmp_path / "cache"
+    _read(installed, cache_dir)
+    _read(installed, cache_dir)  # kept now
+    alpha = _dist_info(installed, "alpha")
+    CHANGES[change](alpha)
+    _settle()
+    reads.clear()
+    after = _read(installed, cache_dir)
+    assert [Path(p).parent.name for p in reads] == [alpha.name]  # the changed one alone is read again
+    assert after == _read(installed, None)  # what the files say now, not what they said
+
+
+def test_a_file_changed_too_recently_is_not_kept(installed: Venv, tmp_path: Path, reads: list[str]) -> None:
+    alpha = _dist_info(installed, "alpha")
+    (alpha / "INSTALLER").write_text("pip\n")  # just now: a later write in the same tick could go unseen
+    cache_dir = tmp_path / "cache"
+    _read(installed, cache_dir)
+    reads.clear()
+    _read(installed, cache_dir)
+    assert [Path(p).parent.name for p in reads] == [alpha.name]
+
+
+def test_a_metadata_problem_is_never_kept(installed: Venv, tmp_path: Path) -> None:
+    alpha = _dist_info(installed, "alpha")
+    (alpha / "METADATA").write_text("Metadata-Version: 2.1\nName: alpha\n\n")
+    _settle()
+    cache_dir = tmp_path / "cache"
+    for _ in range(3):
+        dist = next(d for d in _read(installed, cache_dir).distributions if d.path == str(alpha))
+        assert [p.code for p in dist.problems] == [Code.METADATA_PROBLEM]
+
+
+@pytest.mark.parametrize("damage", ["a byte flipped", "truncated", "another site directory's", "not ours"])
+def test_a_damaged_memo_is_not_used_and_is_written_again(
+    installed: Venv, tmp_path: Path, reads: list[str], damage: str
+) -> None:
+    cache_dir = tmp_path / "cache"
+    _read(installed, cache_dir)
+    [memo] = cache_dir.glob("*.metadata")
+    data = memo.read_bytes()
+    if damage == "a byte flipped":
+        memo.write_bytes(data[:-20] + bytes([data[-20] ^ 1]) + data[-19:])
+    elif damage == "truncated":
+        memo.write_bytes(data[: len(data) // 2])
+    elif damage == "another site directory's":  # whole and ours, but made for another directory
+        start = len(metadata_memo._HEADER) + 4
+        _, kept = marshal.loads(data[start:])
+        payload = marshal.dumps((str(installed.prefix), kept))
+        memo.write_bytes(metadata_memo._HEADER + zlib.crc32(payload).to_bytes(4, "big") + payload)
+    else:
+        memo.write_bytes(b"wheeldoctor-cache 2 x\n" + data)
+    reads.clear()
+    assert _read(installed, cache_dir) == (plain := _read(installed, None))
+    assert len(reads) == 2 * len(plain.distributions)  # every dist-info read, with the damaged memo and without
+    reads.clear()
+    _read(installed, cache_dir)
+    assert reads == []  # written again, whole
+
+
+def test_no_cache_keeps_nothing(installed: Venv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache_dir = tmp_path / "cache"
+    monkeypatch.setenv("WHEELDOCTOR_CACHE_DIR", str(cache_dir))
+    code, _ = cli_json("check", "--all", "--no-cache", "--path", installed.site_packages)
+    assert code == 0 and not cache_dir.exists()
+    code, _ = cli_json("check", "--all", "--path", installed.site_packages)
+    assert code == 0 and list(cache_dir.glob("*.metadata"))
+
+
+def test_a_fifo_for_installer_is_not_kept_and_never_blocks(installed: Venv, tmp_path: Path, reads: list[str]) -> None:
+    alpha = _dist_info(installed, "alpha")
+    (alpha / "INSTALLER").unlink()
+    os.mkfifo(alpha / "INSTALLER")
+    _settle()
+    cache_dir = tmp_path / "cache"
+    for _ in range(2):
+        dist = next(d for d in _read(installed, cache_dir).distributions if d.path == str(alpha))
+        assert dist.installer is None
+    assert [Path(p).parent.name for p in reads].count(alpha.name) == 2
