@@ -37,8 +37,10 @@ class ReadOwners:
 
     def owner(self, path: str) -> str | None:
         """The package whose record names ``path`` (as given, or with symlinks resolved)."""
-        found = self._files.get(path) or self._files.get(os.path.realpath(path))
-        if found is not None or self._files or not path.startswith(_SYSTEM_ROOTS):
+        files = self._files
+        # No list to look in (a venv, a pip-only image): no path to resolve, for each unowned file.
+        found = (files.get(path) or files.get(os.path.realpath(path))) if files else None
+        if found is not None or files or not path.startswith(_SYSTEM_ROOTS):
             return found
         if self._late is None:
             dpkg = read_owners(DEFAULT_ADMINDIR, self._directories)
