@@ -129,3 +129,9 @@ def test_every_installed_metadata_here_reads_alike() -> None:
         assert header_fields(data) == _by_email(data), path
         seen += 1
     assert seen >= 5
+
+
+def test_undecodable_bytes_beside_other_non_ascii_still_give_the_fields() -> None:
+    # email cannot give such a value as text (str() of its Header raises): the bytes are replaced.
+    fields = header_fields(b"Name: a\nSummary: \xff\xc3\xa9\nVersion: 1\n\n")
+    assert (fields["name"], fields["version"], fields["summary"]) == (["a"], ["1"], ["\ufffd\u00e9"])

@@ -174,6 +174,10 @@ def test_no_cache_keeps_nothing(installed: Venv, tmp_path: Path, monkeypatch: py
     monkeypatch.setenv("WHEELDOCTOR_CACHE_DIR", str(cache_dir))
     code, _ = cli_json("check", "--all", "--no-cache", "--path", installed.site_packages)
     assert code == 0 and not cache_dir.exists()
+    code, _ = cli_json("deps", "--no-cache", "--path", installed.site_packages)
+    assert code == 0 and not cache_dir.exists()
+    code, _ = cli_json("deps", "--path", installed.site_packages)
+    assert code == 0 and [p.suffix for p in cache_dir.iterdir()] == [".metadata"]  # deps hashes nothing
     code, _ = cli_json("check", "--all", "--path", installed.site_packages)
     assert code == 0 and list(cache_dir.glob("*.metadata"))
 
@@ -188,3 +192,39 @@ def test_a_fifo_for_installer_is_not_kept_and_never_blocks(installed: Venv, tmp_
         dist = next(d for d in _read(installed, cache_dir).distributions if d.path == str(alpha))
         assert dist.installer is None
     assert [Path(p).parent.name for p in reads].count(alpha.name) == 2
+
+
+def test_a_file_that_appears_while_read_is_not_kept(
+    installed: Venv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alpha = _dist_info(installed, "alpha")
+    (alpha / "INSTALLER").unlink()
+    _settle()
+    real = environment._read_metadata
+
+    def reading(path: str, *args: str) -> object:
+        if Path(path).parent == alpha:
+            (alpha / "INSTALLER").write_text("pip\n")  # written after its absence was fingerprinted
+        return real(path, *args)
+
+    monkeypatch.setattr(environment, "_read_metadata", reading)
+    cache_dir = tmp_path / "cache"
+    _read(installed, cache_dir)
+    monkeypatch.setattr(environment, "_read_metadata", real)
+    (alpha / "INSTALLER").unlink()  # absent again: the fingerprints of the first read, but not its INSTALLER
+    _settle()
+    dist = next(d for d in _read(installed, cache_dir).distributions if d.path == str(alpha))
+    assert dist.installer is None
+
+
+@pytest.mark.parametrize("entry", [7, (), ("x",), {0: 1}, [None, None], (None, ("a",) * 8)])
+def test_a_memo_entry_of_another_shape_is_a_miss(installed: Venv, tmp_path: Path, entry: object) -> None:
+    cache_dir = tmp_path / "cache"
+    _read(installed, cache_dir)
+    [memo] = cache_dir.glob("*.metadata")
+    data = memo.read_bytes()
+    start = len(metadata_memo._HEADER) + 4
+    location, kept = marshal.loads(data[start:])
+    payload = marshal.dumps((location, dict.fromkeys(kept, entry)))  # whole and ours, every entry malformed
+    memo.write_bytes(metadata_memo._HEADER + zlib.crc32(payload).to_bytes(4, "big") + payload)
+    assert _read(installed, cache_dir) == _read(installed, None)

@@ -165,6 +165,7 @@ def deps(
     json: JsonOption = False,
     format_: FormatOption = None,
     output: OutputOption = None,
+    no_cache: NoCacheOption = False,
     dpkg_admindir: DpkgAdmindirOption = None,
 ) -> None:
     """Check requirements (as pip check does, and further), duplicate dist-infos and compatibility."""
@@ -176,7 +177,7 @@ def deps(
         from wheeldoctor.commands.deps import run_deps
         from wheeldoctor.report import deps_text
 
-        result = run_deps(load_target(target, with_tags=True, with_records=False, cache_dir=cache_dir(False)))
+        result = run_deps(load_target(target, with_tags=True, with_records=False, cache_dir=cache_dir(no_cache)))
         deliver(result, chosen, output, lambda console: deps_text.render_rich(result, console))
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 

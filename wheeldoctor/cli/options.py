@@ -46,6 +46,6 @@ StrictOption = Annotated[
     bool, typer.Option("--strict", help="Fail on overlaid distributions too, and on unverifiable ones with --all.")
 ]
 NoCacheOption = Annotated[
-    bool, typer.Option("--no-cache", help="Hash every file, trusting no cached digest (none is written).")
+    bool, typer.Option("--no-cache", help="Use no cache: hash every file, read every dist-info (nothing is written).")
 ]
 ShowUnownedOption = Annotated[bool, typer.Option("--show-unowned", help="List every file no installer recorded.")]

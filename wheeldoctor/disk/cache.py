@@ -309,7 +309,7 @@ def decode(data: bytes) -> Entry | None:
         return None
     try:
         digests = marshal.loads(parts[1])
-    except (EOFError, ValueError, TypeError):
+    except (EOFError, ValueError, TypeError, MemoryError):  # a crafted length asks for gigabytes
         return None
     dist_path, record, verdict_root, paths, identities = head
     if not isinstance(digests, tuple) or not len(paths) == len(identities) == len(digests):
@@ -342,7 +342,7 @@ def _head(data: memoryview) -> Head | None:
     try:
         value = marshal.loads(data)
         dist_path, record, verdict_root, paths, identities = value
-    except (EOFError, ValueError, TypeError):
+    except (EOFError, ValueError, TypeError, MemoryError):  # a crafted length asks for gigabytes
         return None
     if not (
         isinstance(dist_path, str)

@@ -22,11 +22,14 @@ import time
 import zlib
 from stat import S_ISREG
 
+from wheeldoctor import __version__
 from wheeldoctor.disk import cache
 
 #: The files read of a dist-info, in the order of their fingerprints.
 FILES = ("METADATA", "INSTALLER", "WHEEL")
-_HEADER = b"wheeldoctor-metadata 1 " + cache.TAG + b"\n"
+#: What was read depends on how this version reads (headers, INSTALLER, name normalisation):
+#: another version's memo is a miss.
+_HEADER = b"wheeldoctor-metadata 1 %s %s\n" % (__version__.encode(), cache.TAG)
 _CHECKSUM_BYTES = 4
 
 Fingerprints = tuple["cache.Identity | None", ...]
@@ -68,15 +71,23 @@ class MetadataMemo:
     def get(self, name: str, fingerprints: Fingerprints) -> Parts | None:
         """What dist-info ``name`` gave when its files had these fingerprints, or None."""
         kept = self._kept.get(name)
-        if kept is None or kept[0] != fingerprints or not _is_parts(kept[1]):
+        if type(kept) is not tuple or len(kept) != 2 or kept[0] != fingerprints or not _is_parts(kept[1]):
             return None
         self._now[name] = kept
         return kept[1]
 
-    def keep(self, name: str, fingerprints: Fingerprints, parts: Parts) -> None:
-        """Remember what dist-info ``name`` gave, read after its files had ``fingerprints``."""
-        if self._path is not None and all(f is None or cache.settled(f, self._started) for f in fingerprints):
-            self._now[name] = (fingerprints, parts)
+    def keep(self, dist_path: str, fingerprints: Fingerprints, parts: Parts) -> None:
+        """Remember what dist-info ``dist_path`` gave, read after its files had ``fingerprints``.
+
+        Kept only if its files still have them: one that appeared, went or changed while it
+        was read (a missing file has no ctime to settle by) is read again next time.
+        """
+        if (
+            self._path is not None
+            and all(f is None or cache.settled(f, self._started) for f in fingerprints)
+            and self.fingerprints(dist_path) == fingerprints
+        ):
+            self._now[os.path.basename(dist_path)] = (fingerprints, parts)
             self._changed = True
 
     def save(self) -> None:
@@ -98,7 +109,7 @@ class MetadataMemo:
             return {}
         try:
             location, kept = marshal.loads(payload)
-        except (EOFError, ValueError, TypeError):
+        except (EOFError, ValueError, TypeError, MemoryError):  # a crafted length asks for gigabytes
             return {}
         # The checksum vouches for the bytes and the header for the writer; each entry's shape
         # is checked where it is used.

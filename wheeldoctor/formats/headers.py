@@ -14,6 +14,10 @@ else (a defect email works around, a From line, bytes that are not UTF-8) goes t
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from email.parser import HeaderParser
 
 #: A field line as email's feed parser takes it: a name of printable ASCII but ``:`` and
 #: space, a colon, then the value less its leading blanks (compat32's
@@ -81,8 +85,14 @@ def _plain_fields(block: bytes, newline: str = "\n") -> dict[str, list[str]] | N
 def _email_fields(block: bytes) -> dict[str, list[str]]:
     from email.parser import HeaderParser
 
-    headers = HeaderParser().parsestr(block.decode("utf-8", "surrogateescape"))
+    try:
+        return _parsed(HeaderParser(), block.decode("utf-8", "surrogateescape"))
+    except UnicodeError:  # undecodable bytes beside other non-ASCII: email cannot give its value as text
+        return _parsed(HeaderParser(), block.decode("utf-8", "replace"))
+
+
+def _parsed(parser: HeaderParser, text: str) -> dict[str, list[str]]:
     fields: dict[str, list[str]] = {}
-    for name, value in headers.items():
+    for name, value in parser.parsestr(text).items():
         fields.setdefault(name.lower(), []).append(str(value))
     return fields

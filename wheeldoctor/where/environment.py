@@ -195,7 +195,7 @@ def load_distribution(
             if memo is not None and fingerprints is not None and metadata is not None:
                 m = metadata
                 kept = (name, m.name, m.version, m.requires_dist, m.requires_python, m.provides_extra, installer, tags)
-                memo.keep(dir_name, fingerprints, kept)
+                memo.keep(found.path, fingerprints, kept)
     elif read_record:
         problems.append(_no_record(legacy))
     return InstalledDistribution(
