@@ -22,6 +22,7 @@ from wheeldoctor.formats.rpm import parse_query_owners, parse_verify
 from wheeldoctor.model.managed import DistroFile, ManagedBy, Tool
 from wheeldoctor.where.dpkg_owners import DEFAULT_ADMINDIR, DpkgOwners, read_owners
 from wheeldoctor.where.environment import Environment, InstalledDistribution
+from wheeldoctor.where.system_files import listed
 
 _INSTALLERS = {"pip": Tool.PIP, "uv": Tool.UV, "conda": Tool.CONDA, "rpm": Tool.RPM, "dpkg": Tool.DPKG}
 _RPM_TIMEOUT = 120
@@ -81,14 +82,8 @@ def _metadata_files(dist: InstalledDistribution) -> list[str]:
 
 
 def _listed(files: Mapping[str, _T], dist: InstalledDistribution) -> _T | None:
-    """What ``files`` holds for ``dist``'s metadata, by path as given or with symlinks resolved."""
-    if not files:  # most environments: no lists to look in, so no path to resolve (197 realpaths: 12 ms)
-        return None
-    for path in _metadata_files(dist):
-        found = files.get(path) or files.get(os.path.realpath(path))
-        if found is not None:
-            return found
-    return None
+    """What ``files`` holds for ``dist``'s metadata (see :func:`system_files.listed`)."""
+    return next((found for path in _metadata_files(dist) if (found := listed(files, path)) is not None), None)
 
 
 def _managed(
