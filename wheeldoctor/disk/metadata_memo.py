@@ -16,21 +16,18 @@ reported, again every time. Stdlib only, like the cache.
 
 from __future__ import annotations
 
-import marshal
 import os
 import time
-import zlib
 from stat import S_ISREG
 
 from wheeldoctor import __version__
-from wheeldoctor.disk import cache
+from wheeldoctor.disk import cache, sealed
 
 #: The files read of a dist-info, in the order of their fingerprints.
 FILES = ("METADATA", "INSTALLER", "WHEEL")
 #: What was read depends on how this version reads (headers, INSTALLER, name normalisation):
 #: another version's memo is a miss.
 _HEADER = b"wheeldoctor-metadata 1 %s %s\n" % (__version__.encode(), cache.TAG)
-_CHECKSUM_BYTES = 4
 
 Fingerprints = tuple["cache.Identity | None", ...]
 """Each of :data:`FILES`: its fingerprint, or None where there is no such file."""
@@ -94,23 +91,13 @@ class MetadataMemo:
         """Write the memo if it changed: what this read got, and nothing it did not see."""
         if self._cache_dir is None or self._path is None or not (self._changed or len(self._now) != len(self._kept)):
             return
-        payload = marshal.dumps((self._location, self._now))
-        cache.write(
-            self._cache_dir, self._path, _HEADER + zlib.crc32(payload).to_bytes(_CHECKSUM_BYTES, "big") + payload
-        )
+        cache.write(self._cache_dir, self._path, sealed.seal(_HEADER, (self._location, self._now)))
 
     def _load(self) -> dict[str, tuple[Fingerprints, Parts]]:
-        data = None if self._path is None else cache.read(self._path)
-        start = len(_HEADER) + _CHECKSUM_BYTES
-        if data is None or not data.startswith(_HEADER):
+        value = None if self._path is None else sealed.unseal(_HEADER, cache.read(self._path))
+        if type(value) is not tuple or len(value) != 2:
             return {}
-        payload = memoryview(data)[start:]
-        if zlib.crc32(payload) != int.from_bytes(data[len(_HEADER) : start], "big"):
-            return {}
-        try:
-            location, kept = marshal.loads(payload)
-        except (EOFError, ValueError, TypeError, MemoryError):  # a crafted length asks for gigabytes
-            return {}
+        location, kept = value
         # The checksum vouches for the bytes and the header for the writer; each entry's shape
         # is checked where it is used.
         return kept if location == self._location and type(kept) is dict else {}
