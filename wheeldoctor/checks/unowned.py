@@ -25,9 +25,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from wheeldoctor.checks.audit_memo import audit_memo, is_audit, note_inputs
 from wheeldoctor.checks.hooks import UNOWNED
 from wheeldoctor.checks.ownership import Owner, Owners
 from wheeldoctor.disk.hashing import can_fork
+from wheeldoctor.disk.result_memo import Read
 from wheeldoctor.disk.workers import deal, run_workers
 from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.where.environment import Environment
@@ -92,26 +94,39 @@ class UnownedScan:
         return tuple(i.finding for i in self.importable)
 
 
-def audit_data(env: Environment, hooks: Sequence[str], walkers: int = 1) -> list[Any]:
+def audit_data(env: Environment, hooks: Sequence[str], walkers: int = 1, cache_dir: str | None = None) -> list[Any]:
     """Who owns each of ``hooks``, and the unowned files, as plain data to cross a pipe (see :func:`from_data`).
 
     All that needs every RECORD is done here: the ownership map reads the RECORDs the
     verification deferred, so a forked child can do it while the workers hash. With
     ``walkers``, the RECORDs are read and the walk is spread over that many forked
-    processes (see :class:`Owners` and :func:`scan_unowned`).
+    processes (see :class:`Owners` and :func:`scan_unowned`). With ``cache_dir``, what was
+    found is kept there, and taken again while nothing it read has changed
+    (:mod:`wheeldoctor.checks.audit_memo`).
     """
+    memo = audit_memo(env, tuple(hooks), cache_dir)
+    read = None
+    if memo is not None:
+        kept = memo.get()
+        if is_audit(kept):
+            return kept  # type: ignore[return-value]  # is_audit proved it a list
+        read = Read()
+        note_inputs(env, read)
     # Two readers lost to one on two cores (45 against 29 ms: forking and the transfer cost
     # more than half the reading saves); 8 read a 16-core host's 69k rows in 58-69 ms, not 81-95.
     owners = Owners(env, system_owners(env), readers=walkers if walkers >= _READERS_FROM else 1)
-    scan = scan_unowned(env, owners, walkers)
+    scan = scan_unowned(env, owners, walkers, read)
     found = {path: owners.owner(path) for path in hooks}
-    return [
+    data = [
         [(p, o.name, o.version, o.system, o.recorded) for p, o in found.items() if o is not None],
         [(f.path, f.site_dir, f.importable, f.claimed_by) for f in scan.files],
         [(i.site_dir, i.finding.path, i.finding.message) for i in scan.importable],
         scan.scanned,
         list(scan.site_dirs),
     ]
+    if memo is not None and read is not None:
+        memo.keep(read, data)
+    return data
 
 
 def from_data(data: list[Any]) -> tuple[dict[str, Owner], UnownedScan]:
@@ -126,12 +141,13 @@ def from_data(data: list[Any]) -> tuple[dict[str, Owner], UnownedScan]:
     return {path: Owner(*owner) for path, *owner in hook_owners}, scan
 
 
-def scan_unowned(env: Environment, owners: Owners, walkers: int = 1) -> UnownedScan:
+def scan_unowned(env: Environment, owners: Owners, walkers: int = 1, read: Read | None = None) -> UnownedScan:
     """Walk every site directory of ``env`` and report what nobody recorded.
 
     With ``walkers`` above one (and where forking is safe), each site directory's own
     listing is read here and its subdirectories are walked by forked processes, which
     share the ownership map with this one. What a walker fails to deliver is walked here.
+    ``read`` notes each directory listed, before it is listed.
     """
     given = [d.path for d in env.startup.site_dirs] if env.startup is not None else list(env.paths)
     # One walk per real directory, under the spelling RECORD paths were joined to.
@@ -140,7 +156,7 @@ def scan_unowned(env: Environment, owners: Owners, walkers: int = 1) -> UnownedS
     importable: list[UnownedImport] = []
     scanned = 0
     for site_dir in site_dirs:
-        found, count = _walk(site_dir, owners, walkers)
+        found, count = _walk(site_dir, owners, walkers, read)
         scanned += count
         found = _claimed(found, owners.unrecorded.get(site_dir, {}))
         files.extend(found)
@@ -148,39 +164,44 @@ def scan_unowned(env: Environment, owners: Owners, walkers: int = 1) -> UnownedS
     return UnownedScan(tuple(files), tuple(importable), scanned, site_dirs)
 
 
-def _walk(site_dir: str, owners: Owners, walkers: int = 1) -> tuple[list[UnownedFile], int]:
+def _walk(site_dir: str, owners: Owners, walkers: int = 1, read: Read | None = None) -> tuple[list[UnownedFile], int]:
     if walkers > 1 and can_fork():
-        unowned, scanned, owned_tops, below = _walk_from(site_dir, [(site_dir, "")], owners, descend=False)
+        unowned, scanned, owned_tops, below = _walk_from(site_dir, [(site_dir, "")], owners, read, descend=False)
         shares = _deal(below, walkers)
         delivered: set[int] = set()
 
         def walk_share(share: tuple[int, list[tuple[str, str]]], send: Callable[[list[Any]], None]) -> None:
-            found, count, tops, _ = _walk_from(site_dir, share[1], owners)
-            send([share[0], [(f.path, f.importable) for f in found], count, sorted(tops)])
+            noted = None if read is None else Read()
+            found, count, tops, _ = _walk_from(site_dir, share[1], owners, noted)
+            seen = None if noted is None else [list(noted.fingerprints.items()), noted.complete]
+            send([share[0], [(f.path, f.importable) for f in found], count, sorted(tops), seen])
 
-        for index, found, count, tops in run_workers(list(enumerate(shares)), walk_share):
+        for index, found, count, tops, seen in run_workers(list(enumerate(shares)), walk_share):
             delivered.add(index)
             unowned.extend(UnownedFile(path, site_dir, importable) for path, importable in found)
             scanned += count
             owned_tops.update(tops)
+            if read is not None:
+                read.add(*seen)
         for index, share in enumerate(shares):
             if index not in delivered:  # a walker that failed: its share is walked here
-                found, count, tops, _ = _walk_from(site_dir, share, owners)
+                found, count, tops, _ = _walk_from(site_dir, share, owners, read)
                 unowned.extend(found)
                 scanned += count
                 owned_tops.update(tops)
     else:
-        unowned, scanned, owned_tops, _ = _walk_from(site_dir, [(site_dir, "")], owners)
+        unowned, scanned, owned_tops, _ = _walk_from(site_dir, [(site_dir, "")], owners, read)
     return [_as_package(item, owned_tops) for item in unowned], scanned
 
 
 def _walk_from(
-    site_dir: str, stack: list[tuple[str, str]], owners: Owners, descend: bool = True
+    site_dir: str, stack: list[tuple[str, str]], owners: Owners, read: Read | None = None, descend: bool = True
 ) -> tuple[list[UnownedFile], int, set[str], list[tuple[str, str]]]:
     """Walk the directories in ``stack`` (each with the top-level name it is under, "" for the site directory).
 
     Returns the unowned files (not yet marked as packages), how many files were looked at,
     the top-level names with an owned file, and, unless ``descend``, the subdirectories found.
+    ``read`` notes each directory before it is listed.
     """
     recorded = owners.recorded
     unowned: list[UnownedFile] = []
@@ -191,6 +212,8 @@ def _walk_from(
     stack = list(stack)
     while stack:
         directory, top = stack.pop()
+        if read is not None:
+            read.note(directory)
         try:
             listing = os.scandir(directory)
         except OSError:
@@ -201,6 +224,8 @@ def _walk_from(
                     is_dir = entry.is_dir(follow_symlinks=False)
                 except OSError:
                     is_dir = False
+                    if read is not None:  # a guess, not what the directory holds: not kept
+                        read.complete = False
                 name = entry.name
                 if is_dir:
                     if name != "__pycache__":

@@ -68,7 +68,7 @@ def run_check(
     # Who owns the hooks and which files nobody owns needs every RECORD but nothing from the
     # hashing: with processes, a child reads them and walks while the workers hash.
     walkers = min(_WALKERS, jobs or default_jobs()) if processes else 1
-    walk = Beside(lambda: audit_data(env, hooks_at, walkers), fork=processes) if auditing else None
+    walk = Beside(lambda: audit_data(env, hooks_at, walkers, cache_dir), fork=processes) if auditing else None
     try:
         verification = verify_environment(
             checked, active, jobs=jobs, progress=progress, cache_dir=cache_dir, processes=processes

@@ -1,0 +1,257 @@
+"""The audit memo: an audit taken from it is the one the walk finds, and any change it depends on is seen."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import Venv, VenvFactory, WheelFactory, cli_json, fail_in_children, pip_install, uv_install
+
+from wheeldoctor.checks import unowned
+from wheeldoctor.checks.audit_memo import audit_memo
+from wheeldoctor.checks.unowned import audit_data
+from wheeldoctor.disk import cache, sealed
+from wheeldoctor.where.environment import Environment, load_environment
+
+
+def _settle() -> None:
+    """Wait until just-written files and directories are old enough to be kept (see cache.SETTLE_NS)."""
+    time.sleep(2 * cache.SETTLE_NS / 1e9)
+
+
+@pytest.fixture
+def installed(venv_factory: VenvFactory, wheel_factory: WheelFactory) -> Venv:
+    """A venv with a package by pip and one by uv, a start-up hook, and files nobody recorded."""
+    venv = venv_factory()
+    files = {"alpha/__init__.py": b"", "alpha/sub/deep/core.py": b"x = 1\n", "alpha/data/table.csv": b"a,b\n"}
+    pip_install(venv, "--no-deps", wheel_factory("alpha", "1.0", files))
+    uv_install(venv, "--no-deps", wheel_factory("beta", "2.0", {"beta.py": b"", "beta_hook.pth": b"import beta\n"}))
+    site = venv.site_packages
+    for planted in ("sneaky.py", "notes.txt", "evilpkg/__init__.py", "alpha/sub/deep/extra.py"):
+        (site / planted).parent.mkdir(parents=True, exist_ok=True)
+        (site / planted).write_text("")
+    _settle()
+    return venv
+
+
+@pytest.fixture
+def walks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One item per walk of a site directory done in this process (a memo's audit does none)."""
+    done: list[int] = []
+    real = unowned._walk
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        done.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(unowned, "_walk", counting)
+    return done
+
+
+def _env(venv: Venv) -> Environment:
+    return load_environment("test", [str(venv.site_packages)], [str(venv.prefix)], defer_records=True)
+
+
+def _hooks(venv: Venv) -> list[str]:
+    return [str(venv.site_packages / "beta_hook.pth")]
+
+
+def _audit(venv: Venv, cache_dir: Path | None, walkers: int = 1) -> list[Any]:
+    """The audit, its lists in order: walkers deliver in the order they finish."""
+    found = audit_data(_env(venv), _hooks(venv), walkers, None if cache_dir is None else str(cache_dir))
+    return [sorted(part) if isinstance(part, list) else part for part in found]
+
+
+def _unowned(audit: list[Any], venv: Venv) -> set[str]:
+    return {Path(path).relative_to(venv.site_packages).as_posix() for path, *_ in audit[1]}
+
+
+def test_a_second_audit_takes_the_memo_and_finds_the_same(installed: Venv, tmp_path: Path, walks: list[int]) -> None:
+    plain = _audit(installed, None)
+    assert _unowned(plain, installed) == {"sneaky.py", "notes.txt", "evilpkg/__init__.py", "alpha/sub/deep/extra.py"}
+    assert [owner[1] for owner in plain[0]] == ["beta"]  # the hook's owner
+    walks.clear()
+    cache_dir = tmp_path / "cache"
+    assert _audit(installed, cache_dir) == plain and walks == [1]  # nothing kept yet: walked
+    assert len(list(cache_dir.glob("*.audit"))) == 1
+    walks.clear()
+    assert _audit(installed, cache_dir) == plain
+    assert walks == []  # taken from the memo
+
+
+def _new_unowned_deep(site: Path) -> None:
+    (site / "alpha" / "sub" / "deep" / "planted.py").write_text("")
+
+
+def _unowned_file_removed(site: Path) -> None:
+    (site / "alpha" / "sub" / "deep" / "extra.py").unlink()
+
+
+def _file_becomes_directory(site: Path) -> None:
+    (site / "notes.txt").unlink()
+    (site / "notes.txt").mkdir()
+    (site / "notes.txt" / "inside.py").write_text("")
+
+
+def _record_rewritten_in_place(site: Path) -> None:
+    """RECORD loses a row, written in place: no directory changes, only RECORD's own fingerprint."""
+    [dist_info] = site.glob("alpha-*.dist-info")
+    record = dist_info / "RECORD"
+    text = record.read_text()
+    kept = [line for line in text.splitlines(keepends=True) if not line.startswith("alpha/data/table.csv,")]
+    assert len(kept) < len(text.splitlines())
+    with open(record, "r+") as f:
+        f.write("".join(kept))
+        f.truncate()
+
+
+def _top_level_directory_planted(site: Path) -> None:
+    (site / "newtop" / "inner").mkdir(parents=True)
+    (site / "newtop" / "inner" / "mod.py").write_text("")
+
+
+def _hook_unrecorded(site: Path) -> None:
+    """beta's RECORD no longer lists its hook: the hook has no owner now."""
+    [dist_info] = site.glob("beta-*.dist-info")
+    record = dist_info / "RECORD"
+    record.write_text("".join(line for line in record.read_text().splitlines(True) if "beta_hook.pth" not in line))
+
+
+CHANGES: dict[str, Callable[[Path], None]] = {
+    "new unowned file deep in a package": _new_unowned_deep,
+    "unowned file removed": _unowned_file_removed,
+    "file replaced by a directory": _file_becomes_directory,
+    "RECORD rewritten in place": _record_rewritten_in_place,
+    "top-level directory planted": _top_level_directory_planted,
+    "hook no longer recorded": _hook_unrecorded,
+}
+
+
+@pytest.mark.parametrize("walkers", [1, 3])
+@pytest.mark.parametrize("change", sorted(CHANGES))
+def test_a_change_is_seen(installed: Venv, tmp_path: Path, walks: list[int], change: str, walkers: int) -> None:
+    cache_dir = tmp_path / "cache"
+    before = _audit(installed, cache_dir, walkers)
+    assert _audit(installed, cache_dir, walkers) == before  # kept now
+    CHANGES[change](installed.site_packages)
+    walks.clear()
+    after = _audit(installed, cache_dir, walkers)
+    assert walks == [1]  # walked again
+    assert after == _audit(installed, None, walkers) != before  # what the files say now, not what they said
+
+
+def test_other_hooks_are_a_miss(installed: Venv, tmp_path: Path, walks: list[int]) -> None:
+    cache_dir = tmp_path / "cache"
+    _audit(installed, cache_dir)
+    walks.clear()
+    assert audit_data(_env(installed), [], 1, str(cache_dir))[0] == []
+    assert walks == [1]
+
+
+def test_what_changed_too_recently_is_not_kept(installed: Venv, tmp_path: Path, walks: list[int]) -> None:
+    (installed.site_packages / "alpha" / "sub" / "fresh.py").write_text("")  # moves alpha/sub just now
+    cache_dir = tmp_path / "cache"
+    _audit(installed, cache_dir)
+    assert not list(cache_dir.glob("*.audit"))
+    _settle()
+    _audit(installed, cache_dir)
+    walks.clear()
+    _audit(installed, cache_dir)
+    assert walks == []
+
+
+def test_a_walker_that_fails_is_walked_here_and_still_kept(
+    installed: Venv, tmp_path: Path, walks: list[int], forks: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plain = _audit(installed, None)
+    fail_in_children(monkeypatch, unowned, "_walk_from")
+    cache_dir = tmp_path / "cache"
+    assert _audit(installed, cache_dir, walkers=3) == plain
+    assert forks
+    _new_unowned_deep(installed.site_packages)  # below a walker's share: its directory must have been noted
+    walks.clear()
+    assert _audit(installed, cache_dir, walkers=3) == _audit(installed, None) != plain
+
+
+def _memo_file(cache_dir: Path) -> Path:
+    [found] = cache_dir.glob("*.audit")
+    return found
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda data: data[: len(data) // 2],
+        lambda data: data[:-1] + bytes([data[-1] ^ 1]),
+        lambda data: b"",
+        lambda data: data.replace(b"wheeldoctor-audit 1 ", b"wheeldoctor-audit 0 ", 1),
+    ],
+    ids=["truncated", "flipped", "empty", "another version"],
+)
+def test_a_damaged_memo_is_a_miss_and_is_written_again(
+    installed: Venv, tmp_path: Path, walks: list[int], damage: Callable[[bytes], bytes]
+) -> None:
+    cache_dir = tmp_path / "cache"
+    plain = _audit(installed, cache_dir)
+    memo = _memo_file(cache_dir)
+    memo.write_bytes(damage(memo.read_bytes()))
+    walks.clear()
+    assert _audit(installed, cache_dir) == plain and walks == [1]
+    walks.clear()
+    assert _audit(installed, cache_dir) == plain and walks == []  # written again
+
+
+@pytest.mark.parametrize(
+    "result",
+    [None, [], [[], [], [], 0], [[], [("a", "b", None)], [], 0, []], [[], [], [], "0", []], {"a": 1}],
+    ids=["none", "empty", "short", "short-row", "count-as-text", "dict"],
+)
+def test_a_kept_result_of_another_shape_is_a_miss(
+    installed: Venv, tmp_path: Path, walks: list[int], result: object
+) -> None:
+    """A memo whose checksum and header hold but whose result is not an audit's (never written by us)."""
+    cache_dir = tmp_path / "cache"
+    plain = _audit(installed, cache_dir)
+    memo = _memo_file(cache_dir)
+    data = memo.read_bytes()
+    header = data[: data.index(b"\n") + 1]
+    kept = sealed.unseal(header, data)
+    assert isinstance(kept, tuple)
+    memo.write_bytes(sealed.seal(header, (*kept[:4], result)))
+    walks.clear()
+    assert _audit(installed, cache_dir) == plain and walks == [1]
+
+
+def test_nothing_is_kept_for_an_environment_read_with_system_lists(installed: Venv, tmp_path: Path) -> None:
+    """dpkg's or conda's lists were read before the audit could fingerprint them."""
+    env = _env(installed)
+    assert audit_memo(env, (), str(tmp_path)) is not None
+    listed = Environment(**{**{f: getattr(env, f) for f in env.__dataclass_fields__}, "system_files": {"/x": "pkg"}})
+    assert audit_memo(listed, (), str(tmp_path)) is None
+    assert audit_memo(env, (), None) is None
+
+
+def test_check_all_with_the_memo_finds_what_no_cache_finds(
+    installed: Venv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WHEELDOCTOR_CACHE_DIR", str(tmp_path / "cache"))
+    documents = [cli_json("check", "--all", "--python", installed.python)[1] for _ in range(3)]
+    assert list((tmp_path / "cache").glob("*.audit"))
+    (installed.site_packages / "alpha" / "sub" / "deep" / "planted.py").write_text("")
+    documents.append(cli_json("check", "--all", "--python", installed.python)[1])
+    fresh = cli_json("check", "--all", "--python", installed.python, "--no-cache")[1]
+    for doc in (*documents, fresh):
+        doc.pop("elapsed", None)
+    assert documents[0] == documents[1] == documents[2] != documents[3]
+    assert documents[3]["unowned"] == fresh["unowned"] and documents[3]["startup_hooks"] == fresh["startup_hooks"]
+
+
+def test_no_cache_keeps_no_audit(installed: Venv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WHEELDOCTOR_CACHE_DIR", str(tmp_path / "cache"))
+    cli_json("check", "--all", "--python", installed.python, "--no-cache")
+    assert not list((tmp_path / "cache").glob("*.audit"))
+    cli_json("check", "--all", "--python", installed.python)
+    assert list((tmp_path / "cache").glob("*.audit"))
