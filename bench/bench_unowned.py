@@ -7,7 +7,10 @@ interleaved, medians of ``--repeat`` runs:
 1. the ownership map (every path every RECORD lists; also when it must read the RECORDs
    the commands defer), the hook audit, and the walk over every site directory that finds
    unowned files: wall and CPU time;
-2. ``check --all --no-cache`` without and with that audit (``run_check(audit=...)``), on
+2. the whole audit in one process (``audit_data``: the map of the deferred RECORDs, the
+   walk, the hooks' owners), and the same taken from its memo in a cache directory, as a
+   warm ``check --all`` takes it (every path it read stat'ed again);
+3. ``check --all --no-cache`` without and with that audit (``run_check(audit=...)``), on
    the environment loaded as the commands load it (RECORDs deferred); with the audit, a
    forked child reads the RECORDs and walks while the workers hash.
 
@@ -18,15 +21,18 @@ from __future__ import annotations
 
 import argparse
 import resource
+import shutil
 import statistics
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from wheeldoctor.checks.hooks import audit_hooks
+from wheeldoctor.checks.hooks import audit_hooks, hook_paths
 from wheeldoctor.checks.ownership import Owners
-from wheeldoctor.checks.unowned import scan_unowned
+from wheeldoctor.checks.unowned import audit_data, scan_unowned
 from wheeldoctor.commands.check import run_check
+from wheeldoctor.disk import cache
 from wheeldoctor.where.system_files import system_owners
 from wheeldoctor.where.target import Target, load_target
 
@@ -59,18 +65,28 @@ def main() -> None:
     recorded = sum(len(d.record.listed) for d in env.distributions if d.record is not None)
     print(f"{args.python}: {len(env.distributions)} distributions, {recorded} recorded paths")
     print(f"walk: {scan.scanned} files in {len(scan.site_dirs)} site dir(s); {len(scan.files)} unowned")
+    hooks = hook_paths(deferred)
+    memo_dir = tempfile.mkdtemp(prefix="wheeldoctor-bench-")
+    audit_data(deferred, hooks, 1, memo_dir)  # kept now, unless something changed within the settle window
+    time.sleep(2 * cache.SETTLE_NS / 1e9)
+    audit_data(deferred, hooks, 1, memo_dir)
     parts: dict[str, Callable[[], object]] = {
         "ownership map": lambda: Owners(env, system_owners(env)),
         "ownership map, reading the deferred RECORDs": lambda: Owners(deferred, system_owners(deferred)),
         "hook audit": lambda: audit_hooks(env, owners.owner),
         "unowned walk": lambda: scan_unowned(env, owners),
+        "whole audit (map of the deferred RECORDs, walk, hooks' owners)": lambda: audit_data(deferred, hooks),
+        "the same, from its memo": lambda: audit_data(deferred, hooks, 1, memo_dir),
         "check --all --no-cache, no audit": lambda: run_check(deferred, None, processes=True, audit=False),
         "check --all --no-cache, with audit": lambda: run_check(deferred, None, processes=True, audit=True),
     }
     samples: dict[str, list[tuple[float, float]]] = {name: [] for name in parts}
-    for _ in range(args.repeat):
-        for name, job in parts.items():
-            samples[name].append(timed(job))
+    try:
+        for _ in range(args.repeat):
+            for name, job in parts.items():
+                samples[name].append(timed(job))
+    finally:
+        shutil.rmtree(memo_dir, ignore_errors=True)  # the bench's own temporary directory
     print("| part | wall (median) | CPU, workers included (median) |")
     print("| --- | --- | --- |")
     for name, values in samples.items():

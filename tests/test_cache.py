@@ -642,9 +642,9 @@ def test_nothing_is_written_outside_the_cache_dir(shared: Venv, tmp_path: Path) 
     assert list(work.iterdir()) == []
     written = sorted(str(p.relative_to(home)) for p in home.rglob("*"))
     assert written[:2] == [".cache", ".cache/wheeldoctor"]
-    # The verification's entries and the metadata memo of the site directory, nothing else.
+    # The verification's entries, the metadata memo of the site directory and the audit memo, nothing else.
     assert all(w.startswith(".cache/wheeldoctor/") for w in written[2:]), written
-    assert {w.rpartition(".")[2] for w in written[2:]} == {"entry", "metadata"}, written
+    assert {w.rpartition(".")[2] for w in written[2:]} == {"entry", "metadata", "audit"}, written
 
 
 def test_sixty_four_processes_against_one_cold_cache(own: Venv, cache_dir: Path) -> None:
