@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -10,10 +12,12 @@ from typing import Any
 import pytest
 from helpers import Venv, VenvFactory, WheelFactory, cli_json, fail_in_children, pip_install, uv_install
 
-from wheeldoctor.checks import unowned
+from wheeldoctor.checks import ownership, unowned
 from wheeldoctor.checks.audit_memo import audit_memo
 from wheeldoctor.checks.unowned import audit_data
 from wheeldoctor.disk import cache, sealed
+from wheeldoctor.disk.filesystem import ReadError
+from wheeldoctor.where import system_files
 from wheeldoctor.where.environment import Environment, load_environment
 
 
@@ -255,3 +259,76 @@ def test_no_cache_keeps_no_audit(installed: Venv, tmp_path: Path, monkeypatch: p
     assert not list((tmp_path / "cache").glob("*.audit"))
     cli_json("check", "--all", "--python", installed.python)
     assert list((tmp_path / "cache").glob("*.audit"))
+
+
+def test_a_listing_that_fails_for_a_passing_reason_is_not_kept(
+    installed: Venv, tmp_path: Path, walks: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plain = _audit(installed, None)
+    real = os.scandir
+    failing = str(installed.site_packages / "evilpkg")
+
+    def scandir(path: Any) -> Any:
+        if path == failing:
+            raise OSError(errno.EMFILE, "Too many open files")
+        return real(path)
+
+    monkeypatch.setattr(unowned.os, "scandir", scandir)
+    cache_dir = tmp_path / "cache"
+    assert _audit(installed, cache_dir) != plain  # evilpkg/ unseen this once
+    assert not list(cache_dir.glob("*.audit"))
+    monkeypatch.setattr(unowned.os, "scandir", real)
+    assert _audit(installed, cache_dir) == plain
+
+
+@pytest.mark.parametrize("walkers", [1, 4])
+def test_a_record_that_fails_to_read_for_a_passing_reason_is_not_kept(
+    installed: Venv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, walkers: int
+) -> None:
+    plain = _audit(installed, None)
+    real = ownership.read_regular
+
+    def read_regular(path: str, limit: int) -> Any:
+        if path.endswith("RECORD") and "alpha-" in path:
+            return ReadError("Input/output error")
+        return real(path, limit)
+
+    monkeypatch.setattr(ownership, "read_regular", read_regular)
+    cache_dir = tmp_path / "cache"
+    assert _audit(installed, cache_dir, walkers) != plain  # alpha's files all unowned this once
+    assert not list(cache_dir.glob("*.audit"))
+    monkeypatch.setattr(ownership, "read_regular", real)
+    assert _audit(installed, cache_dir, walkers) == plain
+
+
+@pytest.mark.parametrize("walkers", [1, 3])
+def test_nothing_is_kept_when_dpkg_lists_were_read_late(
+    installed: Venv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, walkers: int
+) -> None:
+    """A path below /usr or /etc that nothing else owns sends the audit to dpkg's lists, unfingerprinted."""
+    for top_level in ("sneaky.py", "notes.txt"):  # unowned files below the top only: with walkers, theirs alone
+        (installed.site_packages / top_level).unlink()
+    _settle()
+    cache_dir = tmp_path / "cache"
+    _audit(installed, cache_dir, walkers)
+    assert list(cache_dir.glob("*.audit"))  # kept, when nothing was read late
+    monkeypatch.setattr(system_files, "_SYSTEM_ROOTS", (str(installed.site_packages) + os.sep,))
+    monkeypatch.setattr(system_files, "DEFAULT_ADMINDIR", str(tmp_path / "no-dpkg"))
+    other = tmp_path / "other-cache"
+    assert _unowned(_audit(installed, other, walkers), installed) == {"evilpkg/__init__.py", "alpha/sub/deep/extra.py"}
+    assert not list(other.glob("*.audit"))
+
+
+@pytest.mark.parametrize("path", [0, 2**70, None, b"/"], ids=["descriptor", "huge", "none", "bytes"])
+def test_a_kept_path_of_another_type_is_a_miss(installed: Venv, tmp_path: Path, walks: list[int], path: object) -> None:
+    cache_dir = tmp_path / "cache"
+    plain = _audit(installed, cache_dir)
+    memo = _memo_file(cache_dir)
+    data = memo.read_bytes()
+    header = data[: data.index(b"\n") + 1]
+    kept = sealed.unseal(header, data)
+    assert isinstance(kept, tuple)
+    key, inputs, paths, fingerprints, result = kept
+    memo.write_bytes(sealed.seal(header, (key, inputs, (path, *paths[1:]), fingerprints, result)))
+    walks.clear()
+    assert _audit(installed, cache_dir) == plain and walks == [1]

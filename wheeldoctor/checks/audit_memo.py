@@ -4,26 +4,30 @@ What the audit finds follows from its inputs and from what it reads. The inputs,
 by value: the hooks asked about, the site directories and search path, and each
 distribution as the environment's read gave it (name, version, where, whether it is
 active, which record it keeps, which manager holds it). What it reads, by fingerprint:
-each distribution's RECORD, ``installed-files.txt`` and ``top_level.txt`` (present or
-not), every directory the walk lists, and the directory of dpkg's file lists, which a
-path below ``/usr`` or ``/etc`` that nothing else owns is looked up in.
+each distribution's dist-info and its RECORD, ``installed-files.txt`` and
+``top_level.txt`` (present or not), the search path's entries, and every directory the
+walk lists.
 
 Not kept where the environment's read already took a system package manager's lists
-(dpkg's for a system Python, conda-meta for a conda environment): those were read before
-the audit could take their fingerprints, and they are large. Nor where a RECORD was read
-before the audit (only verification defers them, and only ``check`` audits).
+(dpkg's for a system Python, conda-meta for a conda environment), nor where the audit had
+to read dpkg's lists itself (a path below ``/usr`` or ``/etc`` that nothing else owns):
+those were read before their fingerprints could be taken, and they are large. Nor where a
+RECORD was read before the audit (only verification defers them, and only ``check``
+audits), nor where a read failed for a reason that may pass (an I/O error, no descriptor
+left): what was read would then be kept as what is there.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, TypeGuard
 
 from wheeldoctor.disk.result_memo import Read, ResultMemo
-from wheeldoctor.where.dpkg_owners import DEFAULT_ADMINDIR
 from wheeldoctor.where.environment import Environment
 
 _SUFFIX = ".audit"
+#: Bump when what the audit finds from the same files changes (skipped names, what is importable).
+_VERSION = 1
 #: What the audit reads of a dist-info, by name (see :mod:`wheeldoctor.checks.ownership`).
 _READ_OF_DIST = ("RECORD", "installed-files.txt", "top_level.txt")
 
@@ -53,21 +57,21 @@ def audit_memo(env: Environment, hooks: tuple[str, ...], cache_dir: str | None) 
             for d in env.distributions
         ),
     )
-    return ResultMemo(cache_dir, "\0".join(env.paths), _SUFFIX, inputs)
+    return ResultMemo(cache_dir, "\0".join(env.paths), _SUFFIX, _VERSION, inputs)
 
 
 def note_inputs(env: Environment, read: Read) -> None:
     """Take the fingerprints of what the audit reads besides the directories its walk lists."""
     for dist in env.distributions:
+        read.note(dist.path)  # first: a file that comes and goes while read moves it
         for name in _READ_OF_DIST:
             read.note(os.path.join(dist.path, name))
     startup = env.startup
     for directory in startup.paths if startup is not None else env.paths:  # whether each is a directory
         read.note(directory)
-    read.note(os.path.join(DEFAULT_ADMINDIR, "info"))
 
 
-def is_audit(value: object) -> bool:
+def is_audit(value: object) -> TypeGuard[list[Any]]:
     """Whether ``value`` has the shape of :func:`wheeldoctor.checks.unowned.audit_data`'s result."""
     if type(value) is not list or len(value) != 5:
         return False

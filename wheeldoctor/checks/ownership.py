@@ -17,6 +17,7 @@ from typing import Any
 
 from wheeldoctor.disk.filesystem import ReadError, read_regular
 from wheeldoctor.disk.hashing import can_fork
+from wheeldoctor.disk.result_memo import Read
 from wheeldoctor.disk.workers import deal, run_workers
 from wheeldoctor.model.managed import Tool
 from wheeldoctor.where.environment import METADATA_LIMIT, Environment, InstalledDistribution, with_record
@@ -53,10 +54,13 @@ class Owners:
     With ``readers`` above one (and where forking is safe), the records are read in that
     many forked processes: the map needs every RECORD of the environment before the walk
     for unowned files can start (69k rows on a GPU host's, about 100 ms in one process).
-    What a reader fails to deliver is read here.
+    What a reader fails to deliver is read here. ``read`` is told of a record that could
+    not be read for a passing reason (see :meth:`Read.doubt`).
     """
 
-    def __init__(self, env: Environment, system: SystemOwners | None = None, readers: int = 1) -> None:
+    def __init__(
+        self, env: Environment, system: SystemOwners | None = None, readers: int = 1, read: Read | None = None
+    ) -> None:
         self._system = system
         self.locations = {os.path.realpath(p): p for p in env.paths}
         """Each site directory's real path, to the spelling RECORD paths were joined to."""
@@ -66,7 +70,7 @@ class Owners:
         probably installed (from ``top_level.txt``, else the name), to the distribution's name."""
         # Active distributions first: where two record a path, the one Python uses owns it.
         ranked = sorted(env.distributions, key=lambda d: not d.active)
-        listed = _listed_paths_of(ranked, readers)
+        listed = _listed_paths_of(ranked, readers, read)
         # Added last to first, each overwriting: a path stays with the first that lists it
         # (one dictionary update per distribution, not one call per path).
         for dist, paths in zip(reversed(ranked), reversed(listed), strict=True):
@@ -77,7 +81,7 @@ class Owners:
             listed_by_system = dist.managed_by is not None and dist.managed_by.tool in (Tool.DPKG, Tool.CONDA)
             if not paths and not listed_by_system:
                 names = self.unrecorded.setdefault(dist.location, {})
-                for top in _top_level_names(dist):
+                for top in _top_level_names(dist, read):
                     names.setdefault(top, dist.name)
 
     def spelled(self, directory: str) -> str:
@@ -99,25 +103,36 @@ class Owners:
                 return Owner(package, None, system=True)
         return None
 
+    @property
+    def read_late(self) -> bool:
+        """Whether a system package list was read to answer (see :class:`ReadOwners`)."""
+        return self._system is not None and self._system.read_late
+
     def system_owner(self, path: str) -> str | None:
         """The system package that installed ``path``, if any (no RECORD consulted)."""
         return None if self._system is None else self._system.owner(path)
 
 
-def _listed_paths_of(dists: list[InstalledDistribution], readers: int) -> list[list[str]]:
+def _listed_paths_of(dists: list[InstalledDistribution], readers: int, read: Read | None) -> list[list[str]]:
     """:func:`listed_paths` of each of ``dists``, read in ``readers`` forked processes where forking is safe."""
     found: list[list[str] | None] = [None] * len(dists)
     if readers > 1 and len(dists) > 1 and can_fork():
 
         def read_share(share: list[int], send: Callable[[list[Any]], None]) -> None:
-            send([[index, _joined(listed_paths(dists[index]))] for index in share])
+            sent = []
+            for index in share:
+                reading = Read()
+                paths = listed_paths(dists[index], reading)
+                sent.append([index, _joined(paths) if reading.complete else None])  # None: read it again here
+            send(sent)
 
         shares = deal([(_record_size(dist), index) for index, dist in enumerate(dists)], readers)
         for frame in run_workers(shares, read_share):
             for index, paths in frame:
-                found[index] = paths if isinstance(paths, list) else paths.split("\0")
-    # Nothing forked, or a reader that failed: read here.
-    return [listed_paths(dist) if paths is None else paths for dist, paths in zip(dists, found, strict=True)]
+                if paths is not None:
+                    found[index] = paths if isinstance(paths, list) else paths.split("\0")
+    # Nothing forked, a reader that failed, or a record it could not read: read here.
+    return [listed_paths(dist, read) if paths is None else paths for dist, paths in zip(dists, found, strict=True)]
 
 
 def _joined(paths: list[str]) -> str | list[str]:
@@ -138,15 +153,15 @@ def _record_size(dist: InstalledDistribution) -> int:
         return 0
 
 
-def listed_paths(dist: InstalledDistribution) -> list[str]:
+def listed_paths(dist: InstalledDistribution, read: Read | None = None) -> list[str]:
     """The absolute, normal paths a distribution's record names (RECORD, or installed-files.txt)."""
     names: Iterable[str]
     if dist.record is not None:
         base, names = dist.location, dist.record.listed
     elif dist.legacy:  # an .egg-info: setup.py install's installed-files.txt, never a RECORD
-        base, names = dist.path, _installed_files(dist.path)
+        base, names = dist.path, _installed_files(dist.path, read)
     elif dist.record_deferred:
-        base, names = dist.location, record_paths(dist.path)
+        base, names = dist.location, record_paths(dist.path, read)
         if not names:  # no RECORD (or an empty one): it records nothing, as an unread one would
             return []
     else:
@@ -165,7 +180,7 @@ def listed_paths(dist: InstalledDistribution) -> list[str]:
     return paths
 
 
-def record_paths(dist_info: str) -> list[str]:
+def record_paths(dist_info: str, read: Read | None = None) -> list[str]:
     """Every path a RECORD names, its first column only: for a RECORD the verification reads itself.
 
     Parsing the whole RECORD (digests, sizes, every row checked) costs about five times as
@@ -174,6 +189,7 @@ def record_paths(dist_info: str) -> list[str]:
     """
     data = read_regular(os.path.join(dist_info, "RECORD"), METADATA_LIMIT)
     if isinstance(data, ReadError):
+        _failed(data, read)
         return []
     text = data.decode("utf-8", "surrogateescape")
     if '"' in text:
@@ -190,20 +206,29 @@ def _recorded(dist: InstalledDistribution, path: str) -> str | None:
     return next((row.hash_text for row in dist.record.rows if row.path == relative), None)
 
 
-def _top_level_names(dist: InstalledDistribution) -> list[str]:
+def _top_level_names(dist: InstalledDistribution, read: Read | None = None) -> list[str]:
     """What a distribution's ``top_level.txt`` names, else its name as a module name."""
     found: list[str] = []
     if os.path.isdir(dist.path):
         data = read_regular(os.path.join(dist.path, "top_level.txt"), _INSTALLED_FILES_LIMIT)
-        if not isinstance(data, ReadError):
+        if isinstance(data, ReadError):
+            _failed(data, read)
+        else:
             found = [line.strip() for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
     return found or [dist.name.replace("-", "_"), dist.name.replace("-", "_").lower()]
 
 
-def _installed_files(egg_info: str) -> list[str]:
+def _installed_files(egg_info: str, read: Read | None = None) -> list[str]:
     data = read_regular(os.path.join(egg_info, "installed-files.txt"), _INSTALLED_FILES_LIMIT)
     if isinstance(data, ReadError):
+        _failed(data, read)
         return []
     names = [line.strip() for line in data.decode("utf-8", "surrogateescape").splitlines() if line.strip()]
     # The list leaves itself out; it is the installer's too.
     return [*names, "installed-files.txt"]
+
+
+def _failed(error: ReadError, read: Read | None) -> None:
+    """Tell ``read`` of a failure that may pass (an I/O error): not absence, not a FIFO or directory."""
+    if read is not None and not (error.missing or error.not_regular):
+        read.doubt()

@@ -109,14 +109,16 @@ def audit_data(env: Environment, hooks: Sequence[str], walkers: int = 1, cache_d
     if memo is not None:
         kept = memo.get()
         if is_audit(kept):
-            return kept  # type: ignore[return-value]  # is_audit proved it a list
+            return kept
         read = Read()
         note_inputs(env, read)
     # Two readers lost to one on two cores (45 against 29 ms: forking and the transfer cost
     # more than half the reading saves); 8 read a 16-core host's 69k rows in 58-69 ms, not 81-95.
-    owners = Owners(env, system_owners(env), readers=walkers if walkers >= _READERS_FROM else 1)
+    owners = Owners(env, system_owners(env), readers=walkers if walkers >= _READERS_FROM else 1, read=read)
     scan = scan_unowned(env, owners, walkers, read)
     found = {path: owners.owner(path) for path in hooks}
+    if read is not None and owners.read_late:  # dpkg's lists, read after their fingerprints could be taken
+        read.doubt()
     data = [
         [(p, o.name, o.version, o.system, o.recorded) for p, o in found.items() if o is not None],
         [(f.path, f.site_dir, f.importable, f.claimed_by) for f in scan.files],
@@ -173,6 +175,8 @@ def _walk(site_dir: str, owners: Owners, walkers: int = 1, read: Read | None = N
         def walk_share(share: tuple[int, list[tuple[str, str]]], send: Callable[[list[Any]], None]) -> None:
             noted = None if read is None else Read()
             found, count, tops, _ = _walk_from(site_dir, share[1], owners, noted)
+            if noted is not None and owners.read_late:
+                noted.doubt()
             seen = None if noted is None else [list(noted.fingerprints.items()), noted.complete]
             send([share[0], [(f.path, f.importable) for f in found], count, sorted(tops), seen])
 
@@ -216,7 +220,11 @@ def _walk_from(
             read.note(directory)
         try:
             listing = os.scandir(directory)
+        except (FileNotFoundError, NotADirectoryError):  # gone since its parent was listed: the parent moved
+            continue
         except OSError:
+            if read is not None:  # no descriptor left, an I/O error: may pass, so not kept
+                read.doubt()
             continue
         with listing:
             for entry in listing:
@@ -225,7 +233,7 @@ def _walk_from(
                 except OSError:
                     is_dir = False
                     if read is not None:  # a guess, not what the directory holds: not kept
-                        read.complete = False
+                        read.doubt()
                 name = entry.name
                 if is_dir:
                     if name != "__pycache__":

@@ -242,7 +242,7 @@ def all_unchanged(paths: Sequence[str], fingerprints: Sequence[Identity], *, fol
                 follow or regular(st.st_mode)
             ):
                 return False
-    except (OSError, ValueError, TypeError):  # gone, unreadable, or a malformed entry
+    except (OSError, ValueError, TypeError, AttributeError):  # gone, unreadable, or a malformed entry
         return False
     finally:
         if fd >= 0:

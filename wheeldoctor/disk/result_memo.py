@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 
 def fingerprint(path: str) -> cache.Identity | None:
-    """The fingerprint of ``path`` now; None where there is none. Raises OSError when it cannot be stat'ed."""
+    """The fingerprint of ``path`` now; None where there is none. Raises OSError (or ValueError) otherwise."""
     try:
         return cache.identity(os.stat(path))
     except (FileNotFoundError, NotADirectoryError):
@@ -42,18 +42,25 @@ class Read:
     def __init__(self) -> None:
         self.fingerprints: dict[str, cache.Identity | None] = {}
         self.complete = True
-        """False once a path could not be stat'ed: what was read of it is not kept."""
+        """False once something read may not be what is there: the result is then not kept."""
 
     def note(self, path: str) -> None:
-        """Take ``path``'s fingerprint, before it is read."""
+        """Take ``path``'s fingerprint, before it is read; a second look keeps the first (taken before any read)."""
+        if path in self.fingerprints:
+            return
         try:
             self.fingerprints[path] = fingerprint(path)
         except (OSError, ValueError):
             self.complete = False
 
+    def doubt(self) -> None:
+        """Say that a read failed for a passing reason (an I/O error, no descriptor left): keep nothing."""
+        self.complete = False
+
     def add(self, fingerprints: Iterable[tuple[str, cache.Identity | None]], complete: bool) -> None:
         """Take what another process noted."""
-        self.fingerprints.update(fingerprints)
+        for path, found in fingerprints:
+            self.fingerprints.setdefault(path, found)
         self.complete = self.complete and complete
 
 
@@ -64,10 +71,12 @@ class ResultMemo:
     have been read changed, so only paths settled by then are kept.
     """
 
-    def __init__(self, cache_dir: str, key: str, suffix: str, inputs: object) -> None:
+    def __init__(self, cache_dir: str, key: str, suffix: str, version: int, inputs: object) -> None:
         self._cache_dir = cache_dir
         self._path = cache.entry_path(cache_dir, key, suffix)
-        self._header = b"wheeldoctor-%s 1 %s %s\n" % (suffix.lstrip(".").encode(), __version__.encode(), cache.TAG)
+        # ``version``: the caller's, bumped when what the result means changes within one release.
+        kind = suffix.lstrip(".").encode()
+        self._header = b"wheeldoctor-%s %d %s %s\n" % (kind, version, __version__.encode(), cache.TAG)
         self._key = key
         self._inputs = inputs
         self._started = time.time_ns()
@@ -104,14 +113,16 @@ def _unchanged(paths: tuple[object, ...], fingerprints: tuple[object, ...]) -> b
     stat, identity = os.stat, cache.identity
     try:
         for path, kept in zip(paths, fingerprints, strict=True):
+            if type(path) is not str:  # never written by us: an int would stat a descriptor
+                return False
             try:
-                now = identity(stat(path))  # type: ignore[arg-type]  # a malformed path raises TypeError
+                now = identity(stat(path))
             except (FileNotFoundError, NotADirectoryError):
                 if kept is not None:
                     return False
                 continue
             if now != kept:
                 return False
-    except (OSError, ValueError, TypeError):  # unreadable now, or a malformed memo
+    except (OSError, ValueError):  # unreadable now, or a malformed path
         return False
     return True

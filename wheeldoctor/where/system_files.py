@@ -26,6 +26,10 @@ class SystemOwners(Protocol):
     def owner(self, path: str) -> str | None:
         """The package that installed absolute ``path``, or None."""
 
+    @property
+    def read_late(self) -> bool:
+        """Whether a list was read to answer, beyond those the environment's read gave."""
+
 
 class ReadOwners:
     """The system files the environment's managers listed, then dpkg's own lists if needed."""
@@ -34,6 +38,11 @@ class ReadOwners:
         self._files = files
         self._directories = directories
         self._late: Mapping[str, str] | None = None
+
+    @property
+    def read_late(self) -> bool:
+        """Whether dpkg's lists were read to answer (a path below ``/usr`` or ``/etc``)."""
+        return self._late is not None
 
     def owner(self, path: str) -> str | None:
         """The package whose record names ``path`` (as given, or with symlinks resolved)."""
