@@ -301,22 +301,63 @@ def test_a_record_that_fails_to_read_for_a_passing_reason_is_not_kept(
     assert _audit(installed, cache_dir, walkers) == plain
 
 
-@pytest.mark.parametrize("walkers", [1, 3])
-def test_nothing_is_kept_when_dpkg_lists_were_read_late(
-    installed: Venv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, walkers: int
-) -> None:
-    """A path below /usr or /etc that nothing else owns sends the audit to dpkg's lists, unfingerprinted."""
+@pytest.fixture
+def late_dpkg(installed: Venv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """dpkg's ``info`` directory, which the audit reads itself: the venv's site directory taken as below /usr."""
+    monkeypatch.setattr(system_files, "_SYSTEM_ROOTS", (str(installed.site_packages) + os.sep,))
+    admin = tmp_path / "dpkg"  # not .../var/lib/dpkg: its root is /
+    (admin / "info").mkdir(parents=True)
+    monkeypatch.setattr(system_files, "DEFAULT_ADMINDIR", str(admin))
     for top_level in ("sneaky.py", "notes.txt"):  # unowned files below the top only: with walkers, theirs alone
         (installed.site_packages / top_level).unlink()
+    return admin / "info"
+
+
+@pytest.mark.parametrize("walkers", [1, 3])
+def test_dpkg_lists_read_late_are_kept_by_their_fingerprints(
+    installed: Venv, tmp_path: Path, walks: list[int], late_dpkg: Path, walkers: int
+) -> None:
+    site = installed.site_packages
+    listing = late_dpkg / "python3-evil.list"
+    listing.write_text(f"/.\n{site}/evilpkg\n{site}/evilpkg/__init__.py\n")
     _settle()
     cache_dir = tmp_path / "cache"
-    _audit(installed, cache_dir, walkers)
-    assert list(cache_dir.glob("*.audit"))  # kept, when nothing was read late
-    monkeypatch.setattr(system_files, "_SYSTEM_ROOTS", (str(installed.site_packages) + os.sep,))
-    monkeypatch.setattr(system_files, "DEFAULT_ADMINDIR", str(tmp_path / "no-dpkg"))
-    other = tmp_path / "other-cache"
-    assert _unowned(_audit(installed, other, walkers), installed) == {"evilpkg/__init__.py", "alpha/sub/deep/extra.py"}
-    assert not list(other.glob("*.audit"))
+    before = _audit(installed, cache_dir, walkers)
+    assert _unowned(before, installed) == {"alpha/sub/deep/extra.py"}  # evilpkg/ is dpkg's
+    walks.clear()
+    assert _audit(installed, cache_dir, walkers) == before and walks == []  # kept, dpkg's lists and all
+    with open(listing, "r+") as f:  # in place, as no package manager does: only the list's fingerprint moves
+        f.write("/.\n")
+        f.truncate()
+    after = _audit(installed, cache_dir, walkers)
+    assert walks == [1]
+    assert after == _audit(installed, None, walkers) != before
+    assert _unowned(after, installed) == {"alpha/sub/deep/extra.py", "evilpkg/__init__.py"}
+
+
+def test_a_symlink_resolved_for_dpkg_is_kept_by_where_it_lies(
+    installed: Venv, tmp_path: Path, walks: list[int], late_dpkg: Path
+) -> None:
+    """``linked.py`` reaches dpkg's file through a link outside every walked directory; re-pointing it is seen."""
+    site = installed.site_packages
+    for choice in ("A", "B"):
+        (site / choice).mkdir()
+        (site / choice / "target.py").write_text("")
+    via = tmp_path / "via"
+    via.symlink_to(site / "A")
+    (site / "linked.py").symlink_to(via / "target.py")
+    (late_dpkg / "pkg.list").write_text(f"/.\n{site}/A\n{site}/A/target.py\n")
+    _settle()
+    cache_dir = tmp_path / "cache"
+    before = _audit(installed, cache_dir)
+    assert "linked.py" not in _unowned(before, installed)  # dpkg's, through the link
+    via.unlink()
+    via.symlink_to(site / "B")
+    walks.clear()
+    after = _audit(installed, cache_dir)
+    assert walks == [1]
+    assert after == _audit(installed, None) != before
+    assert "linked.py" in _unowned(after, installed)
 
 
 @pytest.mark.parametrize("path", [0, 2**70, None, b"/"], ids=["descriptor", "huge", "none", "bytes"])

@@ -6,12 +6,13 @@ distribution as the environment's read gave it (name, version, where, whether it
 active, which record it keeps, which manager holds it). What it reads, by fingerprint:
 each distribution's dist-info and its RECORD, ``installed-files.txt`` and
 ``top_level.txt`` (present or not), the search path's entries, and every directory the
-walk lists.
+walk lists; and where the audit reads dpkg's file lists itself (a path below ``/usr`` or
+``/etc`` that nothing else owns, such as Debian's ``sitecustomize``), dpkg's ``info``
+directory, every list, and the directory holding each symlink met in resolving the path.
 
 Not kept where the environment's read already took a system package manager's lists
-(dpkg's for a system Python, conda-meta for a conda environment), nor where the audit had
-to read dpkg's lists itself (a path below ``/usr`` or ``/etc`` that nothing else owns):
-those were read before their fingerprints could be taken, and they are large. Nor where a
+(dpkg's for a system Python, conda-meta for a conda environment): those were read before
+the audit could take their fingerprints, and they are large. Nor where a
 RECORD was read before the audit (only verification defers them, and only ``check``
 audits), nor where a read failed for a reason that may pass (an I/O error, no descriptor
 left): what was read would then be kept as what is there.

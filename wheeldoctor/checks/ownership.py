@@ -88,8 +88,8 @@ class Owners:
         """``directory`` as the environment spells it (``lib64`` or ``lib``, a symlink or its target)."""
         return self.locations.get(os.path.realpath(directory), directory)
 
-    def owner(self, path: str) -> Owner | None:
-        """Who installed absolute, normal ``path``; None when nobody recorded it."""
+    def owner(self, path: str, read: Read | None = None) -> Owner | None:
+        """Who installed absolute, normal ``path``; None when nobody recorded it (``read``: :meth:`system_owner`'s)."""
         dist = self.recorded.get(path)
         if dist is None:
             head, tail = os.path.split(path)
@@ -98,19 +98,17 @@ class Owners:
         if dist is not None:
             return Owner(dist.name, dist.version, recorded=_recorded(dist, path))
         if self._system is not None:
-            package = self._system.owner(path)
+            package = self._system.owner(path, read)
             if package is not None:
                 return Owner(package, None, system=True)
         return None
 
-    @property
-    def read_late(self) -> bool:
-        """Whether a system package list was read to answer (see :class:`ReadOwners`)."""
-        return self._system is not None and self._system.read_late
+    def system_owner(self, path: str, read: Read | None = None) -> str | None:
+        """The system package that installed ``path``, if any (no RECORD consulted).
 
-    def system_owner(self, path: str) -> str | None:
-        """The system package that installed ``path``, if any (no RECORD consulted)."""
-        return None if self._system is None else self._system.owner(path)
+        ``read`` (a memo's, in the process that asks) notes what was read to answer.
+        """
+        return None if self._system is None else self._system.owner(path, read)
 
 
 def _listed_paths_of(dists: list[InstalledDistribution], readers: int, read: Read | None) -> list[list[str]]:

@@ -116,9 +116,7 @@ def audit_data(env: Environment, hooks: Sequence[str], walkers: int = 1, cache_d
     # more than half the reading saves); 8 read a 16-core host's 69k rows in 58-69 ms, not 81-95.
     owners = Owners(env, system_owners(env), readers=walkers if walkers >= _READERS_FROM else 1, read=read)
     scan = scan_unowned(env, owners, walkers, read)
-    found = {path: owners.owner(path) for path in hooks}
-    if read is not None and owners.read_late:  # dpkg's lists, read after their fingerprints could be taken
-        read.doubt()
+    found = {path: owners.owner(path, read) for path in hooks}
     data = [
         [(p, o.name, o.version, o.system, o.recorded) for p, o in found.items() if o is not None],
         [(f.path, f.site_dir, f.importable, f.claimed_by) for f in scan.files],
@@ -175,8 +173,6 @@ def _walk(site_dir: str, owners: Owners, walkers: int = 1, read: Read | None = N
         def walk_share(share: tuple[int, list[tuple[str, str]]], send: Callable[[list[Any]], None]) -> None:
             noted = None if read is None else Read()
             found, count, tops, _ = _walk_from(site_dir, share[1], owners, noted)
-            if noted is not None and owners.read_late:
-                noted.doubt()
             seen = None if noted is None else [list(noted.fingerprints.items()), noted.complete]
             send([share[0], [(f.path, f.importable) for f in found], count, sorted(tops), seen])
 
@@ -244,7 +240,7 @@ def _walk_from(
                 if path in recorded:
                     owned_tops.add(top)
                     continue
-                if _skipped(name, path, directory, not top, recorded) or owners.system_owner(path) is not None:
+                if _skipped(name, path, directory, not top, recorded) or owners.system_owner(path, read) is not None:
                     continue
                 unowned.append(UnownedFile(path, site_dir, None if top else _module_name(name)))
     return unowned, scanned, owned_tops, below

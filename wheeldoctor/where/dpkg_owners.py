@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from wheeldoctor.disk.filesystem import ReadError, read_regular
+from wheeldoctor.disk.result_memo import Read
 from wheeldoctor.formats.dpkg import (
     Diversion,
     DpkgFormatError,
@@ -63,18 +64,26 @@ def root_of(admindir: str) -> str:
     return os.sep
 
 
-def read_owners(admindir: str, locations: Iterable[str], *, explicit: bool = False) -> DpkgOwners | None:
+def read_owners(
+    admindir: str, locations: Iterable[str], *, explicit: bool = False, read: Read | None = None
+) -> DpkgOwners | None:
     """Read which packages own files under ``locations``; None when there is no dpkg database.
 
     ``explicit`` (the user named the directory) turns a missing or unreadable database
-    into :class:`DpkgError` instead of None.
+    into :class:`DpkgError` instead of None. ``read`` notes the ``info`` directory and each
+    file list before it is read, and hears of a read that failed for a passing reason
+    (see :class:`wheeldoctor.disk.result_memo.Read`).
     """
     root = root_of(admindir)
     info = os.path.join(admindir, "info")
+    if read is not None:
+        read.note(info)
     try:
         with os.scandir(info) as entries:
             names = [e.name for e in entries if e.name.endswith(".list")]
     except OSError as e:
+        if read is not None and not isinstance(e, (FileNotFoundError, NotADirectoryError)):
+            read.doubt()
         if explicit:
             raise DpkgError(f"--dpkg-admindir {admindir}: cannot read {info} ({e.strerror or e})") from e
         return None
@@ -83,8 +92,12 @@ def read_owners(admindir: str, locations: Iterable[str], *, explicit: bool = Fal
     owners: dict[str, str] = {}
     listed: dict[str, list[str]] = {}
     for name in names:
+        if read is not None:
+            read.note(os.path.join(info, name))
         data = read_regular(os.path.join(info, name), _LIMIT)
         if isinstance(data, ReadError):
+            if read is not None and not (data.missing or data.not_regular):
+                read.doubt()
             continue
         # A byte search before any parsing: nearly every list names nothing here.
         if not any(needle in data for needle in needles):

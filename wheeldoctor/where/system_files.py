@@ -13,6 +13,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Protocol, TypeVar
 
+from wheeldoctor.disk.result_memo import Read
 from wheeldoctor.where.dpkg_owners import DEFAULT_ADMINDIR, read_owners
 from wheeldoctor.where.environment import Environment
 
@@ -23,12 +24,8 @@ _SYSTEM_ROOTS = ("/usr/", "/etc/")
 class SystemOwners(Protocol):
     """Says which system package installed a file."""
 
-    def owner(self, path: str) -> str | None:
-        """The package that installed absolute ``path``, or None."""
-
-    @property
-    def read_late(self) -> bool:
-        """Whether a list was read to answer, beyond those the environment's read gave."""
+    def owner(self, path: str, read: Read | None = None) -> str | None:
+        """The package that installed absolute ``path``, or None; ``read`` notes what was read to answer."""
 
 
 class ReadOwners:
@@ -39,20 +36,51 @@ class ReadOwners:
         self._directories = directories
         self._late: Mapping[str, str] | None = None
 
-    @property
-    def read_late(self) -> bool:
-        """Whether dpkg's lists were read to answer (a path below ``/usr`` or ``/etc``)."""
-        return self._late is not None
+    def owner(self, path: str, read: Read | None = None) -> str | None:
+        """The package whose record names ``path`` (as given, or with symlinks resolved).
 
-    def owner(self, path: str) -> str | None:
-        """The package whose record names ``path`` (as given, or with symlinks resolved)."""
+        ``read`` (a memo's) notes dpkg's lists where they are read here, and the directory
+        holding each symlink met in resolving ``path``: the answer depends on them.
+        """
         found = listed(self._files, path)
         if found is not None or self._files or not path.startswith(_SYSTEM_ROOTS):
             return found
         if self._late is None:
-            dpkg = read_owners(DEFAULT_ADMINDIR, self._directories)
+            dpkg = read_owners(DEFAULT_ADMINDIR, self._directories, read=read)
             self._late = {p: info.partition(":")[0] for p, info in dpkg.owners.items()} if dpkg else {}
+        if read is not None and self._late:
+            homes = symlink_homes(path)
+            if homes is None:
+                read.doubt()
+            else:
+                for home in homes:
+                    read.note(home)
         return listed(self._late, path)
+
+
+def symlink_homes(path: str) -> list[str] | None:
+    """The directories holding each symlink met in resolving absolute ``path``; None past 40 (a loop).
+
+    Replacing a symlink moves the directory that holds it, so their fingerprints pin where
+    ``path`` resolves to. Components are looked at from the root: what comes before a
+    link holds none, so its target's ``..`` is resolved by its text.
+    """
+    homes: list[str] = []
+    for _ in range(40):
+        parts = path.split(os.sep)
+        for end in range(2, len(parts) + 1):
+            prefix = os.sep.join(parts[:end])
+            try:
+                target = os.readlink(prefix)
+            except (OSError, ValueError):  # not a link (or gone): go on
+                continue
+            home = os.path.dirname(prefix)
+            homes.append(home)
+            path = os.path.normpath(os.path.join(home, target, *parts[end:]))
+            break
+        else:
+            return homes
+    return None
 
 
 _T = TypeVar("_T")
