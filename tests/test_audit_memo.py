@@ -185,6 +185,16 @@ def _memo_file(cache_dir: Path) -> Path:
     return found
 
 
+def _rewrite_kept(cache_dir: Path, change: Callable[..., tuple[object, ...]]) -> None:
+    """Write the memo again, sealed as ever (checksum and header hold), with ``change`` of what it kept."""
+    memo = _memo_file(cache_dir)
+    data = memo.read_bytes()
+    header = data[: data.index(b"\n") + 1]
+    kept = sealed.unseal(header, data)
+    assert isinstance(kept, tuple)
+    memo.write_bytes(sealed.seal(header, change(*kept)))
+
+
 @pytest.mark.parametrize(
     "damage",
     [
@@ -219,12 +229,7 @@ def test_a_kept_result_of_another_shape_is_a_miss(
     """A memo whose checksum and header hold but whose result is not an audit's (never written by us)."""
     cache_dir = tmp_path / "cache"
     plain = _audit(installed, cache_dir)
-    memo = _memo_file(cache_dir)
-    data = memo.read_bytes()
-    header = data[: data.index(b"\n") + 1]
-    kept = sealed.unseal(header, data)
-    assert isinstance(kept, tuple)
-    memo.write_bytes(sealed.seal(header, (*kept[:4], result)))
+    _rewrite_kept(cache_dir, lambda key, inputs, paths, fingerprints, _: (key, inputs, paths, fingerprints, result))
     walks.clear()
     assert _audit(installed, cache_dir) == plain and walks == [1]
 
@@ -364,12 +369,9 @@ def test_a_symlink_resolved_for_dpkg_is_kept_by_where_it_lies(
 def test_a_kept_path_of_another_type_is_a_miss(installed: Venv, tmp_path: Path, walks: list[int], path: object) -> None:
     cache_dir = tmp_path / "cache"
     plain = _audit(installed, cache_dir)
-    memo = _memo_file(cache_dir)
-    data = memo.read_bytes()
-    header = data[: data.index(b"\n") + 1]
-    kept = sealed.unseal(header, data)
-    assert isinstance(kept, tuple)
-    key, inputs, paths, fingerprints, result = kept
-    memo.write_bytes(sealed.seal(header, (key, inputs, (path, *paths[1:]), fingerprints, result)))
+    _rewrite_kept(
+        cache_dir,
+        lambda key, inputs, paths, fingerprints, result: (key, inputs, (path, *paths[1:]), fingerprints, result),
+    )
     walks.clear()
     assert _audit(installed, cache_dir) == plain and walks == [1]

@@ -12,10 +12,10 @@ directory, every list, and the directory holding each symlink met in resolving t
 
 Not kept where the environment's read already took a system package manager's lists
 (dpkg's for a system Python, conda-meta for a conda environment): those were read before
-the audit could take their fingerprints, and they are large. Nor where a
-RECORD was read before the audit (only verification defers them, and only ``check``
-audits), nor where a read failed for a reason that may pass (an I/O error, no descriptor
-left): what was read would then be kept as what is there.
+the audit could take their fingerprints, and they are large. Nor where a RECORD was read
+before the audit (only verification defers them, and only ``check`` audits), nor where a
+read failed for a reason that may pass (an I/O error, no descriptor left): what was read
+would then be kept as what is there.
 """
 
 from __future__ import annotations
