@@ -187,7 +187,8 @@ def record_paths(dist_info: str, read: Read | None = None) -> list[str]:
     """
     data = read_regular(os.path.join(dist_info, "RECORD"), METADATA_LIMIT)
     if isinstance(data, ReadError):
-        _failed(data, read)
+        if read is not None:
+            read.failed(data)
         return []
     text = data.decode("utf-8", "surrogateescape")
     if '"' in text:
@@ -210,7 +211,8 @@ def _top_level_names(dist: InstalledDistribution, read: Read | None = None) -> l
     if os.path.isdir(dist.path):
         data = read_regular(os.path.join(dist.path, "top_level.txt"), _INSTALLED_FILES_LIMIT)
         if isinstance(data, ReadError):
-            _failed(data, read)
+            if read is not None:
+                read.failed(data)
         else:
             found = [line.strip() for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
     return found or [dist.name.replace("-", "_"), dist.name.replace("-", "_").lower()]
@@ -219,14 +221,9 @@ def _top_level_names(dist: InstalledDistribution, read: Read | None = None) -> l
 def _installed_files(egg_info: str, read: Read | None = None) -> list[str]:
     data = read_regular(os.path.join(egg_info, "installed-files.txt"), _INSTALLED_FILES_LIMIT)
     if isinstance(data, ReadError):
-        _failed(data, read)
+        if read is not None:
+            read.failed(data)
         return []
     names = [line.strip() for line in data.decode("utf-8", "surrogateescape").splitlines() if line.strip()]
     # The list leaves itself out; it is the installer's too.
     return [*names, "installed-files.txt"]
-
-
-def _failed(error: ReadError, read: Read | None) -> None:
-    """Tell ``read`` of a failure that may pass (an I/O error): not absence, not a FIFO or directory."""
-    if read is not None and not (error.missing or error.not_regular):
-        read.doubt()

@@ -216,11 +216,9 @@ def _walk_from(
             read.note(directory)
         try:
             listing = os.scandir(directory)
-        except (FileNotFoundError, NotADirectoryError):  # gone since its parent was listed: the parent moved
-            continue
-        except OSError:
-            if read is not None:  # no descriptor left, an I/O error: may pass, so not kept
-                read.doubt()
+        except OSError as e:
+            if read is not None:  # gone since its parent was listed (the parent moved), or it may pass
+                read.failed(e)
             continue
         with listing:
             for entry in listing:

@@ -22,6 +22,7 @@ import time
 
 from wheeldoctor import __version__
 from wheeldoctor.disk import cache, sealed
+from wheeldoctor.disk.filesystem import ReadError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -54,8 +55,21 @@ class Read:
             self.complete = False
 
     def doubt(self) -> None:
-        """Say that a read failed for a passing reason (an I/O error, no descriptor left): keep nothing."""
+        """Say that what was read may not be what is there: keep nothing."""
         self.complete = False
+
+    def failed(self, error: OSError | ReadError) -> None:
+        """A read failed: doubt, unless the path is gone or not a regular file (its fingerprint says so).
+
+        Any other failure may pass (an I/O error, no descriptor left), so what was read
+        instead (nothing) is not what is there.
+        """
+        if isinstance(error, ReadError):
+            lasting = error.missing or error.not_regular
+        else:
+            lasting = isinstance(error, (FileNotFoundError, NotADirectoryError))
+        if not lasting:
+            self.complete = False
 
     def add(self, fingerprints: Iterable[tuple[str, cache.Identity | None]], complete: bool) -> None:
         """Take what another process noted."""
@@ -108,21 +122,15 @@ class ResultMemo:
 
 
 def _unchanged(paths: tuple[object, ...], fingerprints: tuple[object, ...]) -> bool:
-    if len(paths) != len(fingerprints):
-        return False
-    stat, identity = os.stat, cache.identity
-    try:
-        for path, kept in zip(paths, fingerprints, strict=True):
-            if type(path) is not str:  # never written by us: an int would stat a descriptor
-                return False
+    """Whether every path still has its fingerprint (the cache's own check), and every absent one is still absent."""
+    if len(paths) != len(fingerprints) or not all(type(path) is str for path in paths):
+        return False  # never written by us: an int would stat a descriptor
+    present = [(path, kept) for path, kept in zip(paths, fingerprints, strict=True) if kept is not None]
+    for path, kept in zip(paths, fingerprints, strict=True):
+        if kept is None:
             try:
-                now = identity(stat(path))
-            except (FileNotFoundError, NotADirectoryError):
-                if kept is not None:
+                if fingerprint(path) is not None:  # type: ignore[arg-type]  # a str, checked above
                     return False
-                continue
-            if now != kept:
+            except (OSError, ValueError):
                 return False
-    except (OSError, ValueError):  # unreadable now, or a malformed path
-        return False
-    return True
+    return cache.all_unchanged([p for p, _ in present], [f for _, f in present], follow=True)  # type: ignore[misc]

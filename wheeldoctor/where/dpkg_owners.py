@@ -82,8 +82,8 @@ def read_owners(
         with os.scandir(info) as entries:
             names = [e.name for e in entries if e.name.endswith(".list")]
     except OSError as e:
-        if read is not None and not isinstance(e, (FileNotFoundError, NotADirectoryError)):
-            read.doubt()
+        if read is not None:
+            read.failed(e)
         if explicit:
             raise DpkgError(f"--dpkg-admindir {admindir}: cannot read {info} ({e.strerror or e})") from e
         return None
@@ -96,8 +96,8 @@ def read_owners(
             read.note(os.path.join(info, name))
         data = read_regular(os.path.join(info, name), _LIMIT)
         if isinstance(data, ReadError):
-            if read is not None and not (data.missing or data.not_regular):
-                read.doubt()
+            if read is not None:
+                read.failed(data)
             continue
         # A byte search before any parsing: nearly every list names nothing here.
         if not any(needle in data for needle in needles):
