@@ -38,8 +38,6 @@ from wheeldoctor.where.sitedirs import is_plain, is_within, plain_prefix
 
 Recorded = tuple[str, str, bytes, int]
 """One hashed RECORD row, resolved: (absolute path, algorithm, raw digest, size)."""
-Found = tuple[cache.Identity, cache.Digests, bool]
-"""A regular file of its recorded size: its fingerprint, its digests there, whether the cache gave them."""
 
 #: RECORD above this size is left to the verifier, which refuses it with a finding.
 _RECORD_LIMIT = 64 << 20
@@ -71,30 +69,20 @@ def check(dist_path: str, location: str, root: str, cache_dir: str | None) -> bo
         before = cache.load(cache_dir, dist_path, record)
         if before is not None and all(map(cache.is_file_record, before.files)):
             known = {path: (identity, digests) for path, identity, digests in before.files}
-    head = _head_start(text, location, root, known)
+    heads = _heads_start(text, location, root, known, started)
     try:
         rows = plain_rows(text, location, root)
         if rows is None:
             return None
-        found_all = _examine_all(rows, known, head)
+        outcomes = _examine_all(rows, known, started, heads)
     finally:
-        if head is not None:
-            with head[1]:  # never leave its thread behind
+        for _, done, _ in heads:  # never leave a thread behind
+            with done:
                 pass
-    # Each row's file where it holds the recorded bytes, else None.
-    good = [
-        found if found is not None and _matches(row, found) else None
-        for row, found in zip(rows, found_all, strict=True)
-    ]
-    intact = all(found is not None for found in good)
+    intact = all(outcomes)
     if cache_dir is not None and record is not None:
         # As the verifier's: the files that matched, unless changed too recently; the verdict if all.
-        files: list[cache.FileRecord] = []
-        for (path, *_), found in zip(rows, good, strict=True):
-            if found is not None:
-                identity, digests, cached = found
-                if cached or cache.settled(identity, started):
-                    files.append((path, identity, digests))
+        files = [outcome for outcome in outcomes if type(outcome) is tuple]
         verdict = root if intact and len(files) == len(rows) else None
         entry = cache.Entry(dist_path, record, verdict, tuple(files))
         if entry != before and (files or before is not None):
@@ -154,59 +142,88 @@ def plain_rows(text: str, location: str, root: str) -> list[Recorded] | None:
 
 
 Head = tuple[Recorded, _thread.LockType, list[object]]
-"""The biggest file, already being examined: its row, a lock released once done, the outcome."""
+"""A big file, already being examined: its row, a lock released once done, the outcome."""
 
 
-def _head_start(
-    text: str, location: str, root: str, known: dict[str, tuple[cache.Identity, cache.Digests]]
-) -> Head | None:
-    """Start examining the biggest file (one of 16 MiB or more) before the rest of RECORD is parsed.
+def _heads_start(
+    text: str, location: str, root: str, known: dict[str, tuple[cache.Identity, cache.Digests]], started: int
+) -> list[Head]:
+    """Start examining every big file (16 MiB or more) before the rest of RECORD is parsed, biggest first.
 
-    The biggest file bounds the whole check, and parsing a RECORD of ten thousand rows
-    takes tens of milliseconds: they overlap. Only its own line is read first (the full
-    parse still decides whether RECORD is plain); a file the cache knows is left as is.
+    The big files bound the whole check (a file cannot be split), and parsing a RECORD of
+    ten thousand rows takes tens of milliseconds: they overlap. torch has two files of
+    about 450 MB: the second, left until the parse was done, ended last. Only their own
+    lines are read first (the full parse still decides whether RECORD is plain); a file
+    the cache knows is left as is. One core is left for the parse; the biggest files get
+    a reader thread each while cores allow.
     """
-    if _cpus() < 2 or "\r" in text:
-        return None
+    cpus = _cpus()
+    if cpus < 2 or "\r" in text:
+        return []
     lines = text.split("\n")
     sizes = [line[line.rfind(",") + 1 :] for line in lines]
-    widest = max(map(len, sizes), default=0)
-    if not len(str(_READ_AHEAD_SIZE)) <= widest <= MAX_SIZE_DIGITS:  # too small to matter, or no size
-        return None
-    candidates = [i for i, size in enumerate(sizes) if len(size) == widest and size.isdigit() and size.isascii()]
-    if not candidates:
-        return None
-    line = lines[max(candidates, key=lambda i: int(sizes[i]))]
-    parsed = plain_rows(line, location, root)
-    if not parsed or parsed[0][3] < _READ_AHEAD_SIZE or parsed[0][0] in known:
-        return None
-    row = parsed[0]
+    least = len(str(_READ_AHEAD_SIZE))
+    candidates = [
+        (int(size), i)
+        for i, size in enumerate(sizes)
+        if least <= len(size) <= MAX_SIZE_DIGITS and size.isdigit() and size.isascii()
+    ]
+    candidates.sort(reverse=True)
+    spare = cpus - 1  # threads that may run beside the parse
+    heads: list[Head] = []
+    for size, i in candidates:
+        if size < _READ_AHEAD_SIZE or spare < 1:
+            break
+        parsed = plain_rows(lines[i], location, root)
+        if not parsed or parsed[0][0] in known:
+            continue
+        read_ahead = not heads or spare >= 2  # the biggest always: its copies overlap its hashing
+        spare -= 2 if read_ahead else 1
+        try:
+            heads.append(_start(parsed[0], known, read_ahead, started))
+        except RuntimeError:  # no thread to be had: the rest wait their turn
+            break
+    return heads
+
+
+def _start(
+    row: Recorded, known: dict[str, tuple[cache.Identity, cache.Digests]], read_ahead: bool, started: int
+) -> Head:
+    """Examine ``row``'s file in a thread of its own; raises RuntimeError when no thread can be had."""
     outcome: list[object] = []
 
     def examine() -> None:
         try:
-            outcome.append(_examine(row, known, [], True))
+            outcome.append(_examine(row, known, [], read_ahead, started))
         except BaseException as e:  # re-raised by the caller, never lost in a thread
             outcome.append(e)
 
-    try:
-        return row, spawn(examine), outcome
-    except RuntimeError:  # no thread to be had: the biggest file waits its turn
-        return None
+    return row, spawn(examine), outcome
+
+
+Outcome = cache.FileRecord | bool
+"""What examining one row gave: its cache record where the file holds the recorded bytes and
+may be cached, True where it holds them but changed too recently to cache, False where not."""
 
 
 def _examine_all(
-    rows: list[Recorded], known: dict[str, tuple[cache.Identity, cache.Digests]], head: Head | None = None
-) -> list[Found | None]:
-    """What each row's file is (see :data:`Found`), by threads, biggest first; None where it is not."""
-    results: list[Found | None] = [None] * len(rows)
+    rows: list[Recorded],
+    known: dict[str, tuple[cache.Identity, cache.Digests]],
+    started: int,
+    heads: list[Head],
+) -> list[Outcome]:
+    """What each row's file is (see :data:`Outcome`), by threads, biggest first, ``heads`` already under way."""
+    results: list[Outcome] = [False] * len(rows)
     order = sorted(range(len(rows)), key=lambda i: rows[i][3])  # pop() takes the biggest
-    started = -1
-    if head is not None and head[0] in rows:
-        started = rows.index(head[0])
-        order.remove(started)
+    under_way = {head[0][0]: head for head in heads}
+    taken = [(i, under_way[row[0]]) for i, row in enumerate(rows) if row[0] in under_way]
+    taken = [(i, head) for i, head in taken if head[0] == rows[i]]  # the same row, as the full parse read it
+    if taken:
+        skip = {i for i, _ in taken}
+        order = [i for i in order if i not in skip]
     lock = _thread.allocate_lock()
-    jobs = min(_cpus(), len(rows))
+    # The heads' threads (and their readers) hold cores already.
+    jobs = max(1, min(_cpus() - 2 * len(heads), len(order)))
     # With more than one core, the biggest file's copies overlap its hashing on another.
     read_ahead = [jobs > 1 and bool(order) and rows[order[-1]][3] >= _READ_AHEAD_SIZE]
     failures: list[BaseException] = []
@@ -228,7 +245,7 @@ def _examine_all(
                         small = True
                     index = order.pop()
                     ahead, read_ahead[0] = read_ahead[0], False
-                results[index] = _examine(rows[index], known, scratch, ahead)
+                results[index] = _examine(rows[index], known, scratch, ahead, started)
         except BaseException as e:  # re-raised by the caller, never lost in a thread
             failures.append(e)
 
@@ -248,49 +265,49 @@ def _examine_all(
         for done in finished:
             with done:
                 pass
-    if started >= 0:
-        assert head is not None
-        with head[1]:
-            (outcome,) = head[2]
-        if isinstance(outcome, BaseException):
-            raise outcome
-        results[started] = outcome  # type: ignore[call-overload]  # a Found or None, from _examine
+    for index, (_, done, outcome) in taken:
+        with done:
+            (result,) = outcome
+        if isinstance(result, BaseException):
+            raise result
+        results[index] = result  # type: ignore[call-overload]  # an Outcome, from _examine
     if failures:
         raise failures[0]
     return results
 
 
-def _matches(row: Recorded, found: Found) -> bool:
-    _, algorithm, digest, size = row
-    identity, digests, _ = found
-    return identity[0] == size and (algorithm, digest) in digests
-
-
 def _examine(
-    row: Recorded, known: dict[str, tuple[cache.Identity, cache.Digests]], scratch: list[memoryview], read_ahead: bool
-) -> Found | None:
-    """The row's file: its cached digests while its fingerprint holds, else hashed now.
+    row: Recorded,
+    known: dict[str, tuple[cache.Identity, cache.Digests]],
+    scratch: list[memoryview],
+    read_ahead: bool,
+    started: int,
+) -> Outcome:
+    """The row's file (see :data:`Outcome`): its cached digests while its fingerprint holds, else hashed now.
 
-    None if it is missing, not a regular file, not of the recorded size, unreadable, or
-    changed while read: each a case where the verifier finds the distribution not intact.
+    False if it is missing, not a regular file, not of the recorded size, unreadable,
+    changed while read, or of other bytes: each a case where the verifier finds the
+    distribution not intact.
     """
-    path, algorithm, _, size = row
+    path, algorithm, digest, size = row
     try:
         st = os.stat(path)
     except (OSError, ValueError):
-        return None
+        return False
     if not stat.S_ISREG(st.st_mode):
-        return None
+        return False
     prior = known.get(path)
     if prior is not None and prior[0] == cache.identity(st) and any(name == algorithm for name, _ in prior[1]):
-        return prior[0], prior[1], True
+        identity, digests = prior
+        return (path, identity, digests) if identity[0] == size and (algorithm, digest) in digests else False
     if st.st_size != size:
-        return None  # the wrong size: not worth reading
+        return False  # the wrong size: not worth reading
     hashed = hash_regular(path, st, algorithm, scratch, read_ahead)
-    if hashed is None:
-        return None
-    identity, digest = hashed
-    return identity, ((algorithm, digest),), False
+    if hashed is None or hashed[1] != digest or hashed[0][0] != size:
+        return False
+    identity = hashed[0]
+    # A file changed in the tick its hashing started could change again unseen: not cached.
+    return (path, identity, ((algorithm, digest),)) if cache.settled(identity, started) else True
 
 
 def _read_record(path: str) -> str | None:
