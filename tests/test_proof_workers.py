@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -73,6 +74,45 @@ def test_proofs_give_the_verification_the_exact_path_gives(
         ("WD005", "proven/m08.py", None),
         ("WD002", "proven/shared.txt", "rival"),
     }
+
+
+def test_the_parent_takes_its_own_steps_while_the_workers_prove(
+    venv_factory: VenvFactory, wheel_factory: WheelFactory, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+) -> None:
+    """``meanwhile`` (a check's later imports) is stepped through while the workers run, one step when no
+    frame waits, and changes nothing that the verification finds; steps left when they are done stay undone."""
+    from wheeldoctor.checks import spread_worker
+
+    venv = venv_factory()
+    uv_install(venv, "--no-deps", wheel_factory("proven", "1.0", {**FILES, **SHARED}))
+    uv_install(venv, "--no-deps", wheel_factory("rival", "1.0", {"proven/shared.txt": b"second\n"}))
+    site = venv.site_packages
+    (site / "proven/m01.py").write_bytes(b"X" * len(FILES["proven/m01.py"]))
+    exact = _verify(site, venv.prefix, processes=False)
+    real_prove = spread_worker._prove_piece
+
+    def slow_prove(*args: object) -> object:
+        time.sleep(0.05)  # workers still busy: the parent has time for its own steps
+        return real_prove(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(spread_worker, "_prove_piece", slow_prove)
+    monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)
+    taken: list[int] = []
+
+    def steps(count: int) -> Iterator[None]:
+        for step in range(count):
+            taken.append(step)
+            yield
+
+    env = load_environment("test", [str(site)], [str(venv.prefix)])
+    proven = verify_environment(env.active(), env.active(), jobs=2, processes=True, meanwhile=steps(3))
+    assert forks
+    assert taken == [0, 1, 2]
+    assert _comparable(proven) == _comparable(exact)
+    taken.clear()
+    monkeypatch.setattr(spread_worker, "_prove_piece", real_prove)
+    verify_environment(env.active(), env.active(), jobs=2, processes=True, meanwhile=steps(10**6))
+    assert 0 < len(taken) < 10**6  # stepped while the workers ran, the rest left when they were done
 
 
 @pytest.mark.parametrize("fault", ["look", "parse", "prove", "both"])

@@ -9,7 +9,7 @@ attributed to the distribution whose bytes it holds.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
 from itertools import chain
@@ -184,12 +184,14 @@ def verify_environment(
     progress: ProgressSink | None = None,
     cache_dir: str | None = None,
     processes: bool = False,
+    meanwhile: Iterator[object] | None = None,
 ) -> Verification:
     """Verify ``checked``; ``everyone`` (the whole environment) is used for attribution.
 
     With ``cache_dir``, files whose fingerprint the cache holds are not read again, and
     what was learnt is written back (see :mod:`wheeldoctor.disk.cache`). ``processes`` is for
-    commands only (see :func:`wheeldoctor.disk.hashing.hash_files`).
+    commands only (see :func:`wheeldoctor.disk.hashing.hash_files`); where it forks,
+    ``meanwhile``'s steps are taken while the parent waits on its workers (else not at all).
     """
     started = time.time_ns()
     everybody = _unique_dists([*checked, *everyone])
@@ -201,7 +203,7 @@ def verify_environment(
         and not any(map(judged_by_manager, everybody))  # a package manager's record: judged here
         and sum(estimates := list(map(rows_estimate, everybody))) >= hashing.PROCESS_MIN_FILES
     ):
-        return _verify_spread(checked, everybody, workers, progress, cache_dir, started, estimates)
+        return _verify_spread(checked, everybody, workers, progress, cache_dir, started, estimates, meanwhile)
     read = {id(d): with_record(d) for d in everybody}  # deferred RECORDs are read here, in turn
     checked = [read[id(d)] for d in checked]
     entries: dict[int, cache.Entry] = {}
@@ -256,6 +258,7 @@ def _verify_spread(
     cache_dir: str | None,
     started: int,
     estimates: Sequence[int],
+    meanwhile: Iterator[object] | None,
 ) -> Verification:
     """:func:`verify_environment`, with RECORDs read and files proved in forked workers.
 
@@ -267,7 +270,9 @@ def _verify_spread(
     wanted = {id(d) for d in checked}
     flags = [id(d) in wanted for d in everybody]
     sink = (progress.begin, progress.advance) if progress is not None else (None, None)
-    found = spread(everybody, flags, jobs, cache_dir, started, estimates, progress=sink[1], begin=sink[0])
+    found = spread(
+        everybody, flags, jobs, cache_dir, started, estimates, progress=sink[1], begin=sink[0], meanwhile=meanwhile
+    )
 
     def read_here(dist: InstalledDistribution) -> Parsed:
         read = with_record(dist)

@@ -42,6 +42,8 @@ from wheeldoctor.model.files import FileState, FileStatus, Fingerprint
 from wheeldoctor.model.findings import Finding
 from wheeldoctor.where.environment import InstalledDistribution
 
+_DONE = object()
+
 
 class Parsed:
     """What a worker learnt of one distribution, and what the pieces proved of it."""
@@ -82,13 +84,15 @@ def spread(
     estimates: Sequence[int],
     progress: Callable[[int, int], None] | None = None,
     begin: Callable[[int, int], None] | None = None,
+    meanwhile: Iterator[object] | None = None,
 ) -> list[Parsed | None]:
     """What ``jobs`` forked workers learnt of each of ``dists`` (None where a worker died first).
 
     Only the distributions marked in ``checked`` have their files proved; the others are
     parsed and resolved, for attribution. ``estimates`` are their :func:`rows_estimate`.
     ``begin`` is told the work's size once every RECORD is read; ``progress`` then
-    advances as pieces come back.
+    advances as pieces come back. ``meanwhile`` is the caller's own work: one step of it
+    is taken whenever no worker waits on the parent (what is left of it is left undone).
     """
     usable = cache_dir is not None and cache.usable(cache_dir)
     results: list[Parsed | None] = [None] * len(dists)
@@ -200,9 +204,12 @@ def spread(
         while buffers:
             # The parent's own work waits while any worker waits for it: a worker is never idle
             # while the parent records proofs, and they are recorded while the workers hash.
-            ready, _, _ = select.select(list(buffers), [], [], 0 if backlog else None)
-            if not ready and backlog:
-                absorb(backlog.pop())
+            ready, _, _ = select.select(list(buffers), [], [], 0 if backlog or meanwhile is not None else None)
+            if not ready:
+                if backlog:
+                    absorb(backlog.pop())
+                elif meanwhile is not None and next(meanwhile, _DONE) is _DONE:
+                    meanwhile = None
                 continue
             for fd in ready:
                 chunk = os.read(fd, 1 << 20)

@@ -31,6 +31,7 @@ from wheeldoctor.cli.options import (
 from wheeldoctor.cli.runner import (
     EXIT_HEALTHY,
     EXIT_PROBLEMS,
+    REPORT_MODULES,
     cache_dir,
     choose_format,
     deliver,
@@ -101,8 +102,7 @@ def check(
         target = target_of(python, path, dpkg_admindir)
         start_probe(target)  # it runs while the checks are imported
         from wheeldoctor.commands import policy as policies
-        from wheeldoctor.commands.check import run_check
-        from wheeldoctor.report import text
+        from wheeldoctor.commands.check import import_stepwise, run_check
 
         with no_cyclic_gc():
             cached = cache_dir(no_cache)
@@ -119,10 +119,13 @@ def check(
                     processes=True,
                     strict_overlays=strict,
                     policy=policy,
+                    meanwhile=import_stepwise(REPORT_MODULES),
                 )
         result = replace(result, show_unowned=show_unowned)
         if write_baseline is not None:
             return pin_baseline(write_baseline, result.baseline_reports)
+        from wheeldoctor.report import text
+
         rich = partial(text.render_rich, result, show_accepted=show_accepted)
         deliver(result, chosen, output, rich, show_accepted=show_accepted)
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS

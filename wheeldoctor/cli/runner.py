@@ -134,6 +134,15 @@ def target_of(python: str | None, path: list[str] | None, dpkg_admindir: str | N
     return Target(python=python, paths=tuple(path or ()), dpkg_admindir=dpkg_admindir)
 
 
+#: What :func:`deliver` imports to render a report, for a command to import while its workers run.
+REPORT_MODULES = (
+    "wheeldoctor.report.output",
+    "wheeldoctor.report.render",
+    "wheeldoctor.report.json",
+    "wheeldoctor.report.text",
+)
+
+
 def deliver(result: Result, chosen: str, output: str | None, rich: Rich = None, show_accepted: bool = False) -> None:
     """The report in ``chosen`` format to stdout; with ``output``, to that file and the text report to stdout."""
     from wheeldoctor.report.output import OutputError, append, write_atomic
