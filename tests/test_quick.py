@@ -423,3 +423,48 @@ def test_every_big_file_starts_early_while_cores_allow(
         assert names == ["big.bin"]  # one core for the parse, one for the biggest: no room for more
     else:
         assert names == ["big.bin", "big2.bin"]  # biggest first
+
+
+@pytest.mark.parametrize("holds", [True, False])
+def test_entry_encoded_while_the_last_big_file_hashes_is_written_only_if_it_holds(
+    templates: dict[str, Venv], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, holds: bool
+) -> None:
+    """The entry is encoded ahead while big.bin still hashes, assuming it matches as it is; those bytes are
+    written only if it did, else the entry is encoded again from what was found."""
+    monkeypatch.setattr(quick, "_cpus", lambda: 4)
+    venv = _copy(templates["big"], tmp_path / "venv")
+    cache_dir = str(tmp_path / "cache")
+    _settle_now()
+    real = quick._examine
+
+    def slow_big(row: tuple[str, str, bytes, int], *rest: object) -> object:
+        if row[0].endswith("big.bin"):
+            time.sleep(0.3)  # still hashing once every other file is done
+            found = real(row, *rest)  # type: ignore[arg-type]
+            return found if holds else True  # True: it matched, but too recently to be cached
+        return real(row, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(quick, "_examine", slow_big)
+    ahead: list[object] = []
+    real_ahead = quick._encode_ahead
+    monkeypatch.setattr(quick, "_encode_ahead", lambda *args: ahead.append(real_ahead(*args)) or ahead[-1])
+    stored: list[cache.Entry] = []
+    real_store = cache.store
+    monkeypatch.setattr(cache, "store", lambda directory, entry: stored.append(entry) or real_store(directory, entry))
+    assert _quick_says(venv, cache_dir=cache_dir) is True
+    assert len(ahead) == 1 and ahead[0] is not None  # encoded while big.bin hashed
+    dist_info = str(venv.dist_info("qdemo"))
+    entry = cache.load(cache_dir, dist_info, cache.record_identity(dist_info))  # type: ignore[arg-type]
+    assert entry is not None
+    big = str(venv.site_packages / "qdemo/big.bin")
+    cached = {path: identity for path, identity, _ in entry.files}
+    if holds:
+        assert stored == []  # the bytes encoded ahead were written as they were
+        assert entry.verdict_root == str(venv.prefix)
+        assert cached[big] == cache.identity(os.stat(big))
+        rows = quick.plain_rows(_record(venv).read_text(), str(venv.site_packages), str(venv.prefix))
+        assert rows is not None and sorted(cached) == sorted(row[0] for row in rows)
+    else:
+        assert len(stored) == 1  # encoded again: the assumption did not hold
+        assert entry.verdict_root is None
+        assert big not in cached
