@@ -26,18 +26,8 @@ import stat
 import time
 
 from wheeldoctor.disk import cache
-from wheeldoctor.formats.record_fields import (
-    ACCEPTED_ALGORITHMS,
-    MAX_SIZE_DIGITS,
-    decode_digest,
-    parse_size,
-    unhashed_allowed,
-)
 from wheeldoctor.gate.reading import hash_regular, spawn
-from wheeldoctor.where.sitedirs import is_plain, is_within, plain_prefix
-
-Recorded = tuple[str, str, bytes, int]
-"""One hashed RECORD row, resolved: (absolute path, algorithm, raw digest, size)."""
+from wheeldoctor.where.plain_rows import Recorded, biggest_rows, plain_rows
 
 #: RECORD above this size is left to the verifier, which refuses it with a finding.
 _RECORD_LIMIT = 64 << 20
@@ -130,57 +120,6 @@ def _encode_ahead(
     return assumed, cache.encode(_entry(dist_path, record, root, assumed))
 
 
-def plain_rows(text: str, location: str, root: str) -> list[Recorded] | None:
-    """RECORD's hashed rows with their paths resolved, or None unless every row is plain.
-
-    Plain: no NUL, quote or lone carriage return (so that splitting at commas reads the
-    fields exactly as the csv module would), three fields a row, no path listed twice, an
-    accepted algorithm with a digest of its size, a size, and a relative path that stays
-    inside ``root``. Rows the spec lets go unhashed (``.pyc``, RECORD itself) are skipped.
-    """
-    if "\x00" in text or '"' in text:
-        return None
-    if "\r" in text:
-        text = text.replace("\r\n", "\n")
-        if "\r" in text:
-            return None
-    plain = plain_prefix(location, root)
-    prefix = location.rstrip(os.sep) + os.sep
-    normpath = os.path.normpath
-    listed: set[str] = set()
-    rows: list[Recorded] = []
-    for line in text.split("\n"):
-        if not line:
-            continue
-        fields = line.split(",")
-        if len(fields) != 3:
-            return None
-        path, hash_field, size_field = fields
-        if not path or path in listed or os.path.isabs(path):
-            return None
-        listed.add(path)
-        size = parse_size(size_field)
-        if size_field and size is None:
-            return None
-        if not hash_field:
-            if unhashed_allowed(path):
-                continue
-            return None
-        algorithm, _, encoded = hash_field.partition("=")
-        algorithm = algorithm.lower()
-        digest = decode_digest(encoded) if encoded else None
-        if size is None or digest is None or len(digest) != ACCEPTED_ALGORITHMS.get(algorithm, -1):
-            return None
-        if plain is not None and is_plain(path):
-            absolute = plain + path
-        else:
-            absolute = normpath(prefix + path)
-            if not is_within(absolute, root):
-                return None
-        rows.append((absolute, algorithm, digest, size))
-    return rows
-
-
 Head = tuple[Recorded, _thread.LockType, list[object]]
 """A big file, already being examined: its row, a lock released once done, the outcome."""
 
@@ -198,29 +137,19 @@ def _heads_start(
     a reader thread each while cores allow.
     """
     cpus = _cpus()
-    if cpus < 2 or "\r" in text:
+    if cpus < 2:
         return []
-    lines = text.split("\n")
-    sizes = [line[line.rfind(",") + 1 :] for line in lines]
-    least = len(str(_READ_AHEAD_SIZE))
-    candidates = [
-        (int(size), i)
-        for i, size in enumerate(sizes)
-        if least <= len(size) <= MAX_SIZE_DIGITS and size.isdigit() and size.isascii()
-    ]
-    candidates.sort(reverse=True)
     spare = cpus - 1  # threads that may run beside the parse
     heads: list[Head] = []
-    for size, i in candidates:
-        if size < _READ_AHEAD_SIZE or spare < 1:
+    for row in biggest_rows(text, location, root, _READ_AHEAD_SIZE):
+        if spare < 1:
             break
-        parsed = plain_rows(lines[i], location, root)
-        if not parsed or parsed[0][0] in known:
+        if row[0] in known:
             continue
         read_ahead = not heads or spare >= 2  # the biggest always: its copies overlap its hashing
         spare -= 2 if read_ahead else 1
         try:
-            heads.append(_start(parsed[0], known, read_ahead, started))
+            heads.append(_start(row, known, read_ahead, started))
         except RuntimeError:  # no thread to be had: the rest wait their turn
             break
     return heads
