@@ -265,7 +265,8 @@ def _verify_spread(
     The parent keeps what needs the whole picture: the paths that several rows claim, and
     whatever the workers could not prove, which it judges exactly as the threads do.
     """
-    from wheeldoctor.checks.spread import Parsed, ProvenStates, repeated, spread
+    from wheeldoctor.checks.proven import ProvenStates
+    from wheeldoctor.checks.spread import Parsed, repeated, spread
 
     wanted = {id(d) for d in checked}
     flags = [id(d) in wanted for d in everybody]

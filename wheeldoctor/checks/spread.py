@@ -10,7 +10,10 @@ for, and the work cut into pieces). The parent hands out the heaviest task it ha
 RECORD to parse or a piece: every file of 1 MiB or more alone, the small files of a
 distribution in runs of about 8 MiB of work. A task goes to whichever worker is free, so
 the biggest file starts hashing as soon as its RECORD is read, not once every RECORD is,
-and nothing waits on a worker that drew a heavy share. A worker proves a piece's files
+and nothing waits on a worker that drew a heavy share. Files of 16 MiB or more are found
+at the look, where the cache has no entry for their distribution, and handed out then as
+pieces of their own ("early"): their proofs are matched to their rows once the RECORD is
+parsed (a row that differs, or is not one piece, is proved as any other). A worker proves a piece's files
 as :mod:`wheeldoctor.disk.proof_workers` does (one ``lstat`` for a file the cache vouches
 for, else one listing per directory and one open, read and close per file) and returns,
 per proven file, a few integers and its cache record. Whatever is not proven comes back
@@ -30,15 +33,13 @@ import pickle
 import select
 import signal
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import chain
 from typing import Any
 
-from wheeldoctor.checks.cached import cached_states
-from wheeldoctor.checks.spread_worker import FileRecord, Proof, Row, _run, _serve
+from wheeldoctor.checks.spread_worker import Early, FileRecord, Proof, Row, _run, _serve
 from wheeldoctor.disk import cache
 from wheeldoctor.disk.workers import complete_frames, fork_child, send
-from wheeldoctor.model.files import FileState, FileStatus, Fingerprint
 from wheeldoctor.model.findings import Finding
 from wheeldoctor.where.environment import InstalledDistribution
 
@@ -106,6 +107,10 @@ def spread(
     backlog: list[Any] = []  # "proved" frames not yet recorded
     totals = [0, 0]  # files and bytes to prove, known once every RECORD is read
     begun = [begin is None]
+    early: list[Early] = []  # big files handed out before their RECORD is parsed, by number
+    unmatched: dict[tuple[int, str], int] = {}  # (dist, path) -> number, until its row is parsed
+    matched: dict[int, int] = {}  # number -> its row
+    proved_early: dict[int, Any] = {}  # number -> what proving it gave, until its row is parsed
 
     def begin_once() -> None:
         if not begun[0] and not looks and not parse and not reading:
@@ -127,6 +132,10 @@ def spread(
             _write(task_fd, ("parse", index))
         elif pieces:
             _, index, first, end = heapq.heappop(pieces)
+            if first < 0:  # an early file: ``end`` is its number
+                _, path, row, _ = early[end]
+                _write(task_fd, ("early", end, index, path, row))
+                return
             parsed = results[index]
             assert parsed is not None and parsed.rows is not None
             vouched = parsed.vouched[first:end] if parsed.vouched is not None else [None] * (end - first)
@@ -143,15 +152,35 @@ def spread(
         totals[1] += size
         backlog.append(("counted", files, size))
 
+    def match(index: int, k: int) -> bool:
+        """Whether row ``k`` of ``index`` is an early file's (then its proof is, or will be, that row's)."""
+        parsed = results[index]
+        assert parsed is not None and parsed.rows is not None
+        number = unmatched.pop((index, parsed.paths[k]), None)  # popped: a repeated row is proved as usual
+        if number is None or early[number][2][1:4] != parsed.rows[k][1:4]:  # algorithm, digest, size
+            return False
+        matched[number] = k
+        if number in proved_early:
+            prove_row(index, k, *proved_early.pop(number))
+        return True
+
+    def prove_row(index: int, k: int, proofs: list[Proof], files: list[FileRecord], done: int) -> None:
+        # Proved as a piece of one row (``k``) is: the frame that piece would have sent.
+        backlog.append(("proved", index, k, [(k, *proof[1:]) for proof in proofs], files, done))
+
     def handle(fd: int, frame: Any) -> None:
         kind = frame[0]
         if kind == "looked":
             reading.discard(fd)
-            _, settled, weighed = frame
+            _, settled, weighed, found = frame
             for each in settled:
                 settle(each)
             for index, weight in weighed:
                 heapq.heappush(parse, (-weight, index))
+            for each in found:
+                unmatched[each[0], each[1]] = len(early)
+                heapq.heappush(pieces, (-each[3], each[0], -1, len(early)))
+                early.append(each)
             begin_once()
         elif kind == "parsed":
             reading.discard(fd)
@@ -161,10 +190,18 @@ def spread(
             if proved is not None:  # the files the cache vouched for, proved while parsing
                 backlog.append(proved)
             for first, end, weight in cuts:
-                heapq.heappush(pieces, (-weight, index, first, end))
+                if not (end == first + 1 and unmatched and match(index, first)):
+                    heapq.heappush(pieces, (-weight, index, first, end))
             totals[0] += files
             totals[1] += size
             begin_once()
+        elif kind == "early":
+            _, number, proofs, files, done = frame
+            k = matched.pop(number, None)
+            if k is None:  # its row not parsed yet (or never matched: then it is proved as usual)
+                proved_early[number] = (proofs, files, done)
+            else:
+                prove_row(early[number][0], k, proofs, files, done)
         else:  # "proved": recorded later, once every waiting worker has its next task
             backlog.append(frame)
 
@@ -299,78 +336,3 @@ def _write(fd: int, task: tuple[Any, ...]) -> None:
     # A worker that died cannot take it: its work is then left undone, for the parent.
     with contextlib.suppress(OSError):
         send(fd, task)  # type: ignore[arg-type]
-
-
-class ProvenStates(Mapping[str, FileState]):
-    """File states by path: those the workers proved, made on first use, over those ``given``.
-
-    A proven file's state is exactly what :func:`wheeldoctor.disk.digests.hash_file` would
-    have made of it. Made lazily because most callers look at a few paths (the shared
-    ones, which are ``given``): tens of thousands of named tuples would cost the parent
-    more than the proofs did.
-    """
-
-    def __init__(self, given: dict[str, FileState], cache_dir: str | None = None) -> None:
-        self._given = given
-        self._proven: list[tuple[list[str], list[Row], list[Proof]]] = []
-        self._index: dict[str, tuple[int, int]] | None = None
-        self._cache_dir = cache_dir
-        self._settled: list[tuple[str, cache.Identity]] = []
-        self._recalled: dict[str, FileState] | None = None
-
-    def add(self, paths: list[str], rows: list[Row], proofs: list[Proof]) -> None:
-        """The proofs of one distribution, whose paths and rows are ``paths`` and ``rows``."""
-        self._proven.append((paths, rows, proofs))
-        self._index = None
-
-    def settle(self, dist_path: str, record: cache.Identity) -> None:
-        """A distribution whose cache verdict held: its states are the cache's, read on first use."""
-        self._settled.append((dist_path, record))
-        self._recalled = None
-
-    def _located(self) -> dict[str, tuple[int, int]]:
-        if self._index is None:
-            self._index = {
-                paths[proof[0]]: (source, position)
-                for source, (paths, _, proofs) in enumerate(self._proven)
-                for position, proof in enumerate(proofs)
-            }
-        return self._index
-
-    def _from_cache(self) -> dict[str, FileState]:
-        if self._recalled is None:
-            entries = []
-            if self._cache_dir is not None:
-                for dist_path, record in self._settled:
-                    entry = cache.load(self._cache_dir, dist_path, record)
-                    if entry is not None:
-                        entries.append(entry)
-            self._recalled = cached_states(entries)
-        return self._recalled
-
-    def __getitem__(self, path: str) -> FileState:
-        state = self._given.get(path)
-        if state is not None:
-            return state
-        located = self._located().get(path)
-        if located is None:
-            return self._from_cache()[path]
-        source, position = located
-        _, rows, proofs = self._proven[source]
-        k, mtime, ctime, inode, device, links, vouched = proofs[position]
-        _, algorithm, digest, size, _ = rows[k]
-        assert size is not None
-        fingerprint = Fingerprint(size, mtime, ctime, inode, device)
-        return FileState(FileStatus.HASHED, size, ((algorithm or "", digest or b""),), "", links, fingerprint, vouched)
-
-    def __iter__(self) -> Iterator[str]:
-        yield from self._given
-        located = self._located()
-        yield from (path for path in located if path not in self._given)
-        yield from (path for path in self._from_cache() if path not in self._given and path not in located)
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
-
-    def __contains__(self, path: object) -> bool:
-        return path in self._given or path in self._located() or path in self._from_cache()
