@@ -7,8 +7,10 @@ checkout, as ``bench_verify.py`` runs it) and prints, per run, when each stage b
 ended, in milliseconds after the spawn: the interpreter ready, the environment read
 (``load_target``), the verification's forked workers (``spread``), every RECORD parse of
 ``--rows`` rows or more and every file of ``--big`` MB or more each worker proved, and the
-exit. Nothing of wheeldoctor changes: the stages are timed by wrapping its functions as
-their modules are imported, from a prelude run before the command.
+exit; and for ``check --all``, the child that proves the biggest files while the command
+starts: its site directories, each file it proves, and when the verification stops it.
+Nothing of wheeldoctor changes: the stages are timed by wrapping its functions as their
+modules are imported, from a prelude run before the command.
 """
 
 from __future__ import annotations
@@ -69,11 +71,25 @@ def _patch(module):
             return f"{os.path.basename(dist.path)} ~{rows} rows" if rows >= _ROWS else False
         module._prove_piece = _span("prove", module._prove_piece, big)
         module._parse = _span("parse", module._parse, long)
+    elif name == "wheeldoctor.checks.ahead":
+        def ahead_big(path, size, *rest):
+            return f"{os.path.basename(path)} {size / 1e6:.0f} MB" if size >= _BIG else False
+        module._site_dirs = _span("ahead: site dirs", module._site_dirs)
+        module.Ahead.stop = _span("ahead: stop", module.Ahead.stop)
+        proving = module._prove_rows
+        def _prove_rows(state):
+            import wheeldoctor.disk.proof_workers as workers
+            if not getattr(workers.prove_file, "_timed", False):
+                workers.prove_file = _span("ahead: prove", workers.prove_file, ahead_big)
+                workers.prove_file._timed = True
+            return proving(state)
+        module._prove_rows = _prove_rows
     elif name == "wheeldoctor.cli.app":
         _event("app imported")
 
 _WANTED = {
-    "wheeldoctor.where.target", "wheeldoctor.checks.spread", "wheeldoctor.checks.spread_worker", "wheeldoctor.cli.app"
+    "wheeldoctor.where.target", "wheeldoctor.checks.spread", "wheeldoctor.checks.spread_worker", "wheeldoctor.cli.app",
+    "wheeldoctor.checks.ahead",
 }
 
 class _Finder(importlib.abc.MetaPathFinder):

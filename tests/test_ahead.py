@@ -10,7 +10,8 @@ import pytest
 import typer.main
 from helpers import VenvFactory
 
-from wheeldoctor.cli.ahead import PROBING, VALUE_OPTIONS, python_ahead, start_probe_ahead
+from wheeldoctor.checks import ahead
+from wheeldoctor.cli.ahead import PROBING, VALUE_OPTIONS, check_ahead, python_ahead, start_probe_ahead
 from wheeldoctor.cli.app import app
 from wheeldoctor.where import probe
 from wheeldoctor.where.target import Target, load_target
@@ -40,6 +41,32 @@ from wheeldoctor.where.target import Target, load_target
 )
 def test_python_is_read_as_the_parser_reads_it(argv: list[str], expected: tuple[str, bool] | None) -> None:
     assert python_ahead(argv) == expected
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["check", "--all"], (None, None, False)),
+        (["check", "--all", "--python", "/p/python", "--no-cache", "--jobs", "8"], ("/p/python", 8, True)),
+        (["check", "--json", "-j", "3", "--all", "--python=py"], ("py", 3, False)),
+        (["check", "--all", "--jobs", "2", "--jobs", "5"], (None, 5, False)),  # the last one, as the parser takes
+        # Not a plain check of everything: nothing started.
+        (["check", "torch"], None),
+        (["check", "--all", "torch"], None),
+        (["check", "--all", "-j4"], None),
+        (["check", "--all", "--jobs", "many"], None),
+        (["check", "--all", "--jobs=-1"], None),
+        (["check", "--all", "--path", "/site"], None),
+        (["check", "--all", "--python"], None),
+        (["check", "--all", "--help"], None),
+        (["doctor", "--all"], None),
+        ([], None),
+    ],
+)
+def test_a_check_of_everything_is_read_as_the_parser_reads_it(
+    argv: list[str], expected: tuple[str | None, int | None, bool] | None
+) -> None:
+    assert check_ahead(argv) == expected
 
 
 def test_the_options_that_take_a_value_are_the_apps() -> None:
@@ -73,6 +100,10 @@ def test_a_probe_started_ahead_is_the_one_the_command_collects(
     assert spawned == [(str(venv.python), False)]  # collected, not started again
     assert not probe.started
     assert env.python is not None
+    child = ahead.take()  # check --all also started the child proving big files (nothing verifies here)
+    assert (child is not None) == (ahead._cpus() - 1 >= ahead._LEAST_THREADS)
+    if child is not None:
+        child.close()
 
 
 def test_the_console_script_checks_with_the_probe_started_ahead(venv_factory: VenvFactory, tmp_path: Path) -> None:
@@ -87,3 +118,19 @@ def test_the_console_script_checks_with_the_probe_started_ahead(venv_factory: Ve
     )
     assert done.returncode == 0, done.stderr
     assert '"healthy": true' in done.stdout
+
+
+@pytest.mark.parametrize(("jobs", "started"), [("4", True), ("3", False), ("1", False)])
+def test_a_check_of_everything_starts_the_child_proving_big_files(
+    venv_factory: VenvFactory, jobs: str, started: bool
+) -> None:
+    """The console script's first step forks the child for ``check --all`` with 4 jobs or more (3 threads)."""
+    venv = venv_factory()
+    start_probe_ahead(["check", "--all", "--jobs", jobs, "--python", str(venv.python)])
+    child = ahead.take()
+    assert (child is not None) == started
+    if child is not None:
+        done, in_flight, _ = child.stop()  # a venv of pip alone: nothing of 16 MiB to prove
+        assert (done, in_flight) == ({}, set())
+        child.close()
+    load_target(Target(python=str(venv.python)))  # collects the probe started beside it

@@ -44,7 +44,8 @@ def test_the_biggest_rows_come_biggest_first_and_resolved() -> None:
 
 
 def test_lines_that_are_not_plain_are_left_to_the_parser() -> None:
-    """A quoted or four-field line, a path climbing out of the root, a bad digest, CR line ends: none is read early."""
+    """A quoted or four-field line, a path climbing out of the root, a bad digest, a lone CR: none is read early;
+    CRLF line ends (pip's) are read as plain_rows reads them."""
     good = _row("pkg/lib/good.so", 50_000_000)
     text = "\n".join(
         [
@@ -58,5 +59,8 @@ def test_lines_that_are_not_plain_are_left_to_the_parser() -> None:
         ]
     )
     assert [row[0] for row in biggest_rows(text, LOCATION, ROOT, 1 << 20)] == [f"{LOCATION}/pkg/lib/good.so"]
-    assert biggest_rows(text.replace("\n", "\r\n"), LOCATION, ROOT, 1 << 20) == []
+    found = biggest_rows(text, LOCATION, ROOT, 1 << 20)
+    assert biggest_rows(text.replace("\n", "\r\n"), LOCATION, ROOT, 1 << 20) == found  # pip's RECORD lines
+    assert biggest_rows(text.replace("\n", "\r\n", 1), LOCATION, ROOT, 1 << 20) == found
+    assert biggest_rows(text.replace("\n", "\r", 1), LOCATION, ROOT, 1 << 20) == []  # a lone CR: not plain
     assert decode_digest("not*base64") is None  # why the bad digest's line is no plain row

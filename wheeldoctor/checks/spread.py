@@ -34,10 +34,13 @@ import select
 import signal
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from itertools import chain
 from typing import Any
 
-from wheeldoctor.checks.spread_worker import Early, FileRecord, Proof, Row, _run, _serve
+from wheeldoctor.checks import ahead
+from wheeldoctor.checks.early import EarlyFiles
+from wheeldoctor.checks.spread_worker import FileRecord, Proof, Row, _run, _serve
 from wheeldoctor.disk import cache
 from wheeldoctor.disk.workers import complete_frames, fork_child, send
 from wheeldoctor.model.findings import Finding
@@ -97,20 +100,20 @@ def spread(
     """
     usable = cache_dir is not None and cache.usable(cache_dir)
     results: list[Parsed | None] = [None] * len(dists)
-    count = max(1, min(jobs, len(dists)))
-    looks = look_batches(estimates, count)
+    most = max(1, min(jobs, len(dists)))
+    looks = look_batches(estimates, most)
     parse: list[tuple[int, int]] = []  # heap of (-weight, dist)
     pieces: list[tuple[int, int, int, int]] = []  # heap of (-weight, dist, first row, end row)
     reading: set[int] = set()  # workers looking or parsing: more pieces may come
     parked: list[int] = []
     workers: dict[int, tuple[int, int]] = {}  # result fd -> (pid, task fd)
+    buffers: dict[int, bytearray] = {}  # what each live worker (and the child ahead) sent, not yet read
     backlog: list[Any] = []  # "proved" frames not yet recorded
     totals = [0, 0]  # files and bytes to prove, known once every RECORD is read
     begun = [begin is None]
-    early: list[Early] = []  # big files handed out before their RECORD is parsed, by number
-    unmatched: dict[tuple[int, str], int] = {}  # (dist, path) -> number, until its row is parsed
-    matched: dict[int, int] = {}  # number -> its row
-    proved_early: dict[int, Any] = {}  # number -> what proving it gave, until its row is parsed
+    child = ahead.take()
+    stopped = child.stop() if child is not None else None  # no file is started there from now on
+    early = EarlyFiles(stopped[0], stopped[1]) if stopped is not None else EarlyFiles()
 
     def begin_once() -> None:
         if not begun[0] and not looks and not parse and not reading:
@@ -118,8 +121,27 @@ def spread(
             assert begin is not None
             begin(totals[0], totals[1])
 
-    def worker_body(tasks: int, out: int) -> Callable[[], None]:
-        return lambda: _serve(dists, checked, cache_dir, usable, started, tasks, out)
+    def add_workers() -> None:
+        """Fork workers up to ``jobs``, less a core for each file the child still hashes."""
+        while len(workers) < max(1, min(most, jobs - early.still_hashed())) and (looks or parse or pieces):
+            tasks_read, tasks_write = os.pipe()
+            results_read, results_write = os.pipe()
+            pid = fork_child()
+            if pid == 0:  # the worker: never returns
+                for fd, (_, task_fd) in workers.items():  # the other workers' ends: theirs alone
+                    os.close(fd)
+                    os.close(task_fd)
+                if child is not None:
+                    os.close(child.results)
+                    os.close(child.control)
+                os.close(tasks_write)
+                os.close(results_read)
+                _run(partial(_serve, dists, checked, cache_dir, usable, started, tasks_read, results_write))
+            os.close(tasks_read)
+            os.close(results_write)
+            workers[results_read] = (pid, tasks_write)
+            buffers[results_read] = bytearray()
+            assign(results_read)
 
     def assign(fd: int) -> None:
         task_fd = workers[fd][1]
@@ -133,15 +155,15 @@ def spread(
         elif pieces:
             _, index, first, end = heapq.heappop(pieces)
             if first < 0:  # an early file: ``end`` is its number
-                _, path, row, _ = early[end]
+                _, path, row, _ = early.files[end]
                 _write(task_fd, ("early", end, index, path, row))
                 return
             parsed = results[index]
             assert parsed is not None and parsed.rows is not None
             vouched = parsed.vouched[first:end] if parsed.vouched is not None else [None] * (end - first)
             _write(task_fd, ("prove", index, first, parsed.paths[first:end], parsed.rows[first:end], vouched))
-        elif reading:
-            parked.append(fd)  # a RECORD still being read may give more pieces
+        elif reading or early.waiting:
+            parked.append(fd)  # a RECORD still being read, or the child, may give more pieces
         else:
             _write(task_fd, ("stop",))
 
@@ -152,21 +174,8 @@ def spread(
         totals[1] += size
         backlog.append(("counted", files, size))
 
-    def match(index: int, k: int) -> bool:
-        """Whether row ``k`` of ``index`` is an early file's (then its proof is, or will be, that row's)."""
-        parsed = results[index]
-        assert parsed is not None and parsed.rows is not None
-        number = unmatched.pop((index, parsed.paths[k]), None)  # popped: a repeated row is proved as usual
-        if number is None or early[number][2][1:4] != parsed.rows[k][1:4]:  # algorithm, digest, size
-            return False
-        matched[number] = k
-        if number in proved_early:
-            prove_row(index, k, *proved_early.pop(number))
-        return True
-
-    def prove_row(index: int, k: int, proofs: list[Proof], files: list[FileRecord], done: int) -> None:
-        # Proved as a piece of one row (``k``) is: the frame that piece would have sent.
-        backlog.append(("proved", index, k, [(k, *proof[1:]) for proof in proofs], files, done))
+    def push_early(number: int) -> None:
+        heapq.heappush(pieces, (-early.files[number][3], early.files[number][0], -1, number))
 
     def handle(fd: int, frame: Any) -> None:
         kind = frame[0]
@@ -178,9 +187,9 @@ def spread(
             for index, weight in weighed:
                 heapq.heappush(parse, (-weight, index))
             for each in found:
-                unmatched[each[0], each[1]] = len(early)
-                heapq.heappush(pieces, (-each[3], each[0], -1, len(early)))
-                early.append(each)
+                number = early.found(each, cache_dir is not None)
+                if number is not None:
+                    push_early(number)
             begin_once()
         elif kind == "parsed":
             reading.discard(fd)
@@ -190,18 +199,23 @@ def spread(
             if proved is not None:  # the files the cache vouched for, proved while parsing
                 backlog.append(proved)
             for first, end, weight in cuts:
-                if not (end == first + 1 and unmatched and match(index, first)):
-                    heapq.heappush(pieces, (-weight, index, first, end))
+                if end == first + 1 and early.pending:
+                    taken, done = early.match(index, first, paths[first], rows[first])
+                    if done is not None:
+                        backlog.append(done)
+                    if taken:
+                        continue
+                heapq.heappush(pieces, (-weight, index, first, end))
             totals[0] += files
             totals[1] += size
             begin_once()
         elif kind == "early":
             _, number, proofs, files, done = frame
-            k = matched.pop(number, None)
-            if k is None:  # its row not parsed yet (or never matched: then it is proved as usual)
-                proved_early[number] = (proofs, files, done)
-            else:
-                prove_row(early[number][0], k, proofs, files, done)
+            found = early.proved(number, (proofs, files, done))
+            if found is not None:
+                backlog.append(found)
+        elif kind == "proved ahead":  # the child's: one row it was still hashing
+            backlog.extend(early.proved_ahead(tuple(frame[1:5]), (frame[5], frame[6]), cache_dir is not None))
         else:  # "proved": recorded later, once every waiting worker has its next task
             backlog.append(frame)
 
@@ -221,24 +235,10 @@ def spread(
 
     finished = False
     try:
-        for _ in range(count):
-            tasks_read, tasks_write = os.pipe()
-            results_read, results_write = os.pipe()
-            pid = fork_child()
-            if pid == 0:  # the worker: never returns
-                for fd, (_, task_fd) in workers.items():  # the other workers' ends: theirs alone
-                    os.close(fd)
-                    os.close(task_fd)
-                os.close(tasks_write)
-                os.close(results_read)
-                _run(worker_body(tasks_read, results_write))
-            os.close(tasks_read)
-            os.close(results_write)
-            workers[results_read] = (pid, tasks_write)
-        for fd in workers:
-            assign(fd)
-        buffers = {fd: bytearray() for fd in workers}
-        while buffers:
+        if child is not None and stopped is not None:
+            buffers[child.results] = stopped[2]
+        add_workers()
+        while len(buffers) > (child is not None and child.results in buffers):
             # The parent's own work waits while any worker waits for it: a worker is never idle
             # while the parent records proofs, and they are recorded while the workers hash.
             ready, _, _ = select.select(list(buffers), [], [], 0 if backlog or meanwhile is not None else None)
@@ -250,24 +250,31 @@ def spread(
                 continue
             for fd in ready:
                 chunk = os.read(fd, 1 << 20)
-                if not chunk:  # the worker is gone: what it held is undone
+                if not chunk:  # the worker (or the child) is gone: what it held is undone
                     del buffers[fd]
                     reading.discard(fd)
                     if fd in parked:
                         parked.remove(fd)
+                    if child is not None and fd == child.results:
+                        for number in early.ahead_gone():
+                            push_early(number)
                     begin_once()
                     continue
                 buffer = buffers[fd]
                 buffer += chunk
                 for frame in complete_frames(buffer):
                     handle(fd, frame)
-                    assign(fd)
-            while parked and (parse or pieces or not reading):
+                    if fd in workers:
+                        assign(fd)
+            add_workers()  # a file the child hashed is done: its core is free
+            while parked and (parse or pieces or not (reading or early.waiting)):
                 assign(parked.pop())
         for frame in backlog:
             absorb(frame)
         finished = True
     finally:
+        if child is not None:
+            child.close()
         for fd, (pid, task_fd) in workers.items():
             for end in (fd, task_fd):
                 with contextlib.suppress(OSError):

@@ -24,6 +24,7 @@ from wheeldoctor.disk.digests import BUFFER_SIZE
 from wheeldoctor.disk.filesystem import ReadError, read_regular
 from wheeldoctor.disk.proof_workers import prove_file, unchanged
 from wheeldoctor.disk.workers import send
+from wheeldoctor.where import plain_rows
 from wheeldoctor.where.environment import METADATA_LIMIT, InstalledDistribution, with_record
 from wheeldoctor.where.plain_rows import biggest_rows
 
@@ -39,9 +40,9 @@ PARSE_WEIGHT = 32
 #: A RECORD row's size column, where it is 1 MB or more: enough to find the biggest file.
 _BIG_SIZE = re.compile(rb",(\d{7,})\r?$", re.MULTILINE)
 #: Files from this size are proved as soon as their distribution is looked at, before its
-#: RECORD is parsed (as the gate's cold path starts them): torch's two files of about 450 MB
-#: waited for its 12,000-row parse and then for a free worker, and ended last.
-EARLY = 16 << 20
+#: RECORD is parsed (torch's two files of about 450 MB had waited for its parse, then for a
+#: free worker, and ended last).
+EARLY = plain_rows.EARLY
 _HEADER = 4
 
 Row = tuple[str, "str | None", "bytes | None", "int | None", int]

@@ -27,7 +27,7 @@ import time
 
 from wheeldoctor.disk import cache
 from wheeldoctor.gate.reading import hash_regular, spawn
-from wheeldoctor.where.plain_rows import Recorded, biggest_rows, plain_rows
+from wheeldoctor.where.plain_rows import EARLY, Recorded, biggest_rows, plain_rows
 
 #: RECORD above this size is left to the verifier, which refuses it with a finding.
 _RECORD_LIMIT = 64 << 20
@@ -141,7 +141,7 @@ def _heads_start(
         return []
     spare = cpus - 1  # threads that may run beside the parse
     heads: list[Head] = []
-    for row in biggest_rows(text, location, root, _READ_AHEAD_SIZE):
+    for row in biggest_rows(text, location, root, EARLY):
         if spare < 1:
             break
         if row[0] in known:
