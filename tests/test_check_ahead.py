@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -67,6 +68,7 @@ def test_files_proved_ahead_give_the_same_verification(
         return real_prove(path, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(proof_workers, "prove_file", child_prove)
+    time.sleep(0.1)  # past the settle window: a file the child reads sooner is proved again (tested below)
     ahead.start(str(venv.python), 4, True)
     monkeypatch.setattr(proof_workers, "prove_file", real_prove)  # the workers' own
     stops: list[tuple[object, ...]] = []
@@ -139,48 +141,196 @@ def test_a_check_started_from_the_command_line_proves_ahead_and_says_the_same(
     assert first == check("--jobs", "4") == check("--no-cache", "--jobs", "1")
 
 
-def test_a_file_the_child_proved_just_after_it_changed_is_not_cached(
+Between = Callable[[Path], None]
+
+
+def _with_a_child(
     venv_factory: VenvFactory,
     wheel_factory: WheelFactory,
-    tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-    forks: list[int],
-) -> None:
-    """The child's proofs are kept in the cache by the workers' rule: not a file changed in the tick it was read."""
-    from wheeldoctor.disk import cache
-
+    child_prove: Callable[..., object] | None = None,
+    between: Between | None = None,
+    cache_dir: str | None = None,
+) -> tuple[Verification, Verification, list[tuple[object, ...]], Path]:
+    """(exact path, forked workers with the child, the tasks sent to workers, the site dir) over BIG and
+    SMALL: ``child_prove`` is the child's ``prove_file``; ``between(site)`` runs once the child is done."""
     venv = venv_factory()
     uv_install(venv, "--no-deps", wheel_factory("big", "1.0", {**BIG, **SMALL}))
     site = venv.site_packages
     time.sleep(0.1)  # past the settle window: only what changes from now on is too recent
-    cache_dir = str(tmp_path / "cache")
-    monkeypatch.setenv("WHEELDOCTOR_CACHE_DIR", cache_dir)
     monkeypatch.setattr(plain_rows, "EARLY", 1 << 20)
     monkeypatch.setattr(spread_worker, "EARLY", 1 << 20)
     monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)
-    touched = str(site / "big/b00.so")
+    real_prove = proof_workers.prove_file
+    if child_prove is not None:
+        monkeypatch.setattr(proof_workers, "prove_file", child_prove)
+    ahead.start(str(venv.python), 4, cache_dir is None)
+    monkeypatch.setattr(proof_workers, "prove_file", real_prove)
+    sent: list[tuple[object, ...]] = []
+    real_write = spread._write
+    monkeypatch.setattr(spread, "_write", lambda fd, task: sent.append(task) or real_write(fd, task))
+    time.sleep(1.5)
+    if between is not None:
+        between(site)
+    env = load_environment("test", [str(site)], [str(venv.prefix)], defer_records=True)
+    proven = verify_environment(env.active(), env.active(), jobs=4, cache_dir=cache_dir, processes=True)
+    exact = verify_environment(env.active(), env.active(), jobs=2, processes=False)  # after: it ends a child
+    return exact, proven, sent, site
+
+
+def _early_tasks(sent: list[tuple[object, ...]]) -> set[str]:
+    return {str(task[3]) for task in sent if task[0] == "early"}
+
+
+def test_a_file_changed_after_the_child_proved_it_is_proved_again(
+    venv_factory: VenvFactory, wheel_factory: WheelFactory, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+) -> None:
+    """The child's proof is older than the verification: a file changed since (here: other bytes of the same
+    size) has another fingerprint, so a worker proves it again, and it is found altered."""
+
+    def alter(site: Path) -> None:
+        path = site / "big/b05.so"
+        path.write_bytes(b"Z" * path.stat().st_size)
+
+    exact, proven, sent, site = _with_a_child(venv_factory, wheel_factory, monkeypatch, between=alter)
+    assert _comparable(proven) == _comparable(exact)
+    assert [(f.code.value, f.path) for r in proven.reports for f in r.findings] == [("WD001", "big/b05.so")]
+    assert _early_tasks(sent) == {str(site / "big/b05.so")}  # every other big file: the child's proof
+
+
+def test_a_file_the_child_read_just_after_it_changed_is_proved_again_and_then_cached(
+    venv_factory: VenvFactory,
+    wheel_factory: WheelFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    forks: list[int],
+) -> None:
+    """A file changed in the tick the child read it could change again unseen (the cache's rule): its proof
+    is not taken; a worker proves it again, and the cache keeps what the workers and the child proved."""
+    from wheeldoctor.disk import cache
+
+    touched: list[str] = []
     real_prove = proof_workers.prove_file
 
     def child_prove(path: str, *args: object) -> object:  # the child's: the same bytes, written again now
-        if path == touched:
+        if path.endswith("big/b00.so"):
+            touched.append(path)
             Path(path).write_bytes(BIG["big/b00.so"])
         return real_prove(path, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(proof_workers, "prove_file", child_prove)
-    ahead.start(str(venv.python), 4, False)
-    monkeypatch.setattr(proof_workers, "prove_file", real_prove)
-    stops: list[tuple[object, ...]] = []
-    real_stop = ahead.Ahead.stop
-    monkeypatch.setattr(ahead.Ahead, "stop", lambda self: stops.append(real_stop(self)) or stops[-1])
-    time.sleep(1.5)
-    env = load_environment("test", [str(site)], [str(venv.prefix)], defer_records=True)
-    proven = verify_environment(env.active(), env.active(), jobs=4, cache_dir=cache_dir, processes=True)
+    cache_dir = str(tmp_path / "cache")
+    monkeypatch.setenv("WHEELDOCTOR_CACHE_DIR", cache_dir)
+    exact, proven, sent, site = _with_a_child(
+        venv_factory, wheel_factory, monkeypatch, child_prove=child_prove, cache_dir=cache_dir
+    )
     assert [r.findings for r in proven.reports] == [()]
-    done = stops[0][0]
-    assert {key[0] for key in done} == {str(site / name) for name in BIG}  # type: ignore[attr-defined]
-    dist_path = str(venv.dist_info("big"))
+    assert _comparable(proven) == _comparable(exact)
+    assert _early_tasks(sent) == {str(site / "big/b00.so")}
+    dist_path = str(site / "big-1.0.dist-info")
     entry = cache.load(cache_dir, dist_path, cache.record_identity(dist_path))  # type: ignore[arg-type]
     assert entry is not None
-    kept = {path for path, _, _ in entry.files}
-    assert touched not in kept
-    assert {str(site / name) for name in BIG} - {touched} <= kept
+    kept = {path: identity for path, identity, _ in entry.files}
+    assert {str(site / name) for name in BIG} <= set(kept)
+    assert kept[str(site / "big/b00.so")] == cache.identity(os.stat(site / "big/b00.so"))
+
+
+def _frame(value: object) -> bytes:
+    import marshal
+
+    payload = marshal.dumps(value)
+    return len(payload).to_bytes(4, "big") + payload
+
+
+def test_what_the_child_sends_with_stopped_is_taken(
+    venv_factory: VenvFactory, wheel_factory: WheelFactory, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+) -> None:
+    """A file the child finishes as it stops comes in the same read as "stopped": its proof is taken at once,
+    not left unread in the buffer (a worker proving the file again, after waiting for the child's exit)."""
+    from wheeldoctor.disk.digests import BUFFER_SIZE
+    from wheeldoctor.where.plain_rows import biggest_rows
+
+    venv = venv_factory()
+    uv_install(venv, "--no-deps", wheel_factory("big", "1.0", {"big/b00.so": BIG["big/b00.so"], **SMALL}))
+    site = venv.site_packages
+    time.sleep(0.1)
+    monkeypatch.setattr(spread_worker, "EARLY", 1 << 20)
+    monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)
+    record = (venv.dist_info("big") / "RECORD").read_text()
+    (key,) = biggest_rows(record, str(site), str(venv.prefix), 1 << 20)
+    control_read, control_write = os.pipe()
+    results_read, results_write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # a child speaking the real one's protocol, its last proof in one write with "stopped"
+        os.close(control_write)
+        os.close(results_read)
+        proved = proof_workers.prove_file(
+            *key[:1], key[3], key[1], key[2], None, memoryview(bytearray(BUFFER_SIZE)), {}
+        )
+        os.read(control_read, 1)
+        assert proved is not None
+        os.write(results_write, _frame(("stopped", [key])) + _frame(("proved ahead", *key, proved[0], True)))
+        time.sleep(3)
+        os._exit(0)
+    os.close(control_read)
+    os.close(results_write)
+    ahead._running.append(ahead.Ahead(pid, control_write, results_read))
+    sent: list[tuple[object, ...]] = []
+    real_write = spread._write
+    monkeypatch.setattr(spread, "_write", lambda fd, task: sent.append(task) or real_write(fd, task))
+    env = load_environment("test", [str(site)], [str(venv.prefix)], defer_records=True)
+    began = time.monotonic()
+    proven = verify_environment(env.active(), env.active(), jobs=4, processes=True)
+    assert time.monotonic() - began < 2  # not waiting for the child's exit
+    assert [r.findings for r in proven.reports] == [()]
+    assert not _early_tasks(sent)
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # ended and reaped
+
+
+def test_a_verification_that_reads_every_file_itself_ends_the_child(
+    venv_factory: VenvFactory, wheel_factory: WheelFactory, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+) -> None:
+    """Too few files for workers: the exact path reads them all, and the child (which would read the big
+    ones a second time) is ended at once, with its probe."""
+    venv = venv_factory()
+    uv_install(venv, "--no-deps", wheel_factory("big", "1.0", {**BIG, **SMALL}))
+    ahead.start(str(venv.python), 4, True)
+    (child,) = ahead._running
+    monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 10**9)
+    env = load_environment("test", [str(venv.site_packages)], [str(venv.prefix)], defer_records=True)
+    proven = verify_environment(env.active(), env.active(), jobs=4, processes=True)
+    assert [r.findings for r in proven.reports] == [()]
+    assert ahead.take() is None
+    with pytest.raises(ChildProcessError):
+        os.waitpid(child.pid, os.WNOHANG)
+
+
+def test_ending_the_child_ends_its_probe(tmp_path: Path) -> None:
+    """A ``--python`` that never answers: the command, ending (exit 2 or done), ends the child and its probe."""
+    hanging = tmp_path / "python"
+    hanging.write_text("#!/bin/sh\nexec sleep 60\n")
+    hanging.chmod(0o755)
+    ahead.start(str(hanging), 4, True)
+    child = ahead.take()
+    assert child is not None
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and len(_group(child.pid)) < 2:
+        time.sleep(0.05)  # the child, then its probe
+    assert len(_group(child.pid)) == 2
+    child.close()
+    assert _group(child.pid) == []
+
+
+def _group(pgid: int) -> list[int]:
+    """The live processes of process group ``pgid`` (zombies left out)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rpartition(")")[2].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                found.append(int(entry))
+    return found

@@ -21,6 +21,7 @@ before. Nothing is written; the child never outlives the command.
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 TYPE_CHECKING = False  # typing costs milliseconds before the probe starts
@@ -76,15 +77,17 @@ class Ahead:
             return done, set(), buffer
 
     def close(self) -> None:
-        """End the child (whatever it still hashes is not wanted) and reap it."""
-        import contextlib
+        """End the child and its probe (whatever it still hashes is not wanted), and reap it."""
         import signal
 
         for fd in (self.control, self.results):
             with contextlib.suppress(OSError):
                 os.close(fd)
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.pid, signal.SIGKILL)
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except OSError:  # no group of its own (yet): the child alone
+            with contextlib.suppress(OSError):
+                os.kill(self.pid, signal.SIGKILL)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self.pid, 0)
 
@@ -104,15 +107,19 @@ def start(python: str | None, jobs: int | None, no_cache: bool) -> None:
     results_read, results_write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never returns
-        os.close(control_write)
-        os.close(results_read)
         code = 0
         try:
+            # A group of its own, with the probe it starts: ended together (see Ahead.close).
+            os.setpgid(0, 0)
+            os.close(control_write)
+            os.close(results_read)
             _child(python, threads, no_cache, control_read, results_write)
         except BaseException:
             code = 1
         finally:
             os._exit(code)
+    with contextlib.suppress(OSError):  # as the child does: whichever comes first
+        os.setpgid(pid, pid)
     os.close(control_read)
     os.close(results_write)
     _running.append(Ahead(pid, control_write, results_read))
@@ -141,7 +148,6 @@ def _cpus() -> int:
 
 def _child(python: str | None, threads: int, no_cache: bool, control: int, out: int) -> None:
     """Plan and prove in threads until told to stop; then finish what was started."""
-    import contextlib
     import signal
     import threading
 
@@ -192,7 +198,7 @@ class _State:
 def _plan_and_prove(state: _State, python: str | None, threads: int, no_cache: bool) -> None:
     import threading
 
-    rows = _biggest(python, no_cache)
+    rows = _biggest(python, no_cache, lambda: state.stopped)
     rows.sort(key=lambda row: row[3])  # biggest last: taken first
     with state.lock:
         state.rows = rows
@@ -223,12 +229,12 @@ def _prove_rows(state: _State) -> None:
             state.send(("proved ahead", *row, proof, ready))
 
 
-def _biggest(python: str | None, no_cache: bool) -> list[Key]:
+def _biggest(python: str | None, no_cache: bool, stopped: Callable[[], bool] = lambda: False) -> list[Key]:
     """Every plain row of a file of 16 MiB or more, in the dist-infos of the environment's site directories.
 
     Only where the cache (unless turned off) has no entry for the distribution: an entry may
     vouch for its files, which one ``lstat`` each then proves. A row listed by two
-    distributions is proved once.
+    distributions is proved once. Once ``stopped``, nothing more is read.
     """
     answer = _site_dirs(python)  # the probe runs while the rest is imported
     import re
@@ -257,6 +263,8 @@ def _biggest(python: str | None, no_cache: bool) -> list[Key]:
         except OSError:
             continue
         for name in names:
+            if stopped():
+                return []
             dist_path = os.path.join(location, name)
             if cache_dir is not None and os.path.lexists(cache.entry_path(cache_dir, dist_path)):
                 continue

@@ -4,7 +4,10 @@ A file of 16 MiB or more is found at the look, from its own RECORD line, and pro
 by a worker, as a piece of its own, or already by the child that started with the command
 (:mod:`wheeldoctor.checks.ahead`). Its proof counts for the parsed row of that very path,
 algorithm, digest and size, and for no other: a row that differs, is listed twice or is
-not one piece of its own is proved as any other row is.
+not one piece of its own is proved as any other row is. The child proved its files before
+the verification began: its proof counts only for a file that had settled when it was read
+and still has the fingerprint it had then (one ``lstat``, the cache's own rule); any other
+is proved again by a worker.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Any, cast
 
 from wheeldoctor.checks.ahead import Key, Result
 from wheeldoctor.checks.spread_worker import Early, FileRecord, Proof, Row
+from wheeldoctor.disk.proof_workers import unchanged
 
 Proved = tuple[list[Proof], list[FileRecord], int]
 """What proving one file gave, as a piece reports it: (proofs, cache records, bytes)."""
@@ -43,7 +47,10 @@ class EarlyFiles:
         key = cast("Key", (path, *row[1:4]))  # an early row is plain: none of its fields is None
         result = self._ahead.get(key)
         if result is not None:
-            self._proved[number] = _proved(key, result, cache)
+            proved = _proved(key, result, cache)
+            if proved is None:
+                return number
+            self._proved[number] = proved
             return None
         if key in self._in_flight:
             self._waiting.setdefault(key, []).append(number)
@@ -79,15 +86,23 @@ class EarlyFiles:
             return None
         return _frame(self.files[number][0], k, proved)
 
-    def proved_ahead(self, key: Key, result: Result, cache: bool) -> list[Any]:
-        """The child's proof of a row it was still hashing: the "proved" frames it completes."""
+    def proved_ahead(self, key: Key, result: Result, cache: bool) -> tuple[list[Any], list[int]]:
+        """The child's proof of a row it was still hashing: the "proved" frames it completes, and the
+        early files that waited for it but are to be proved by a worker after all."""
         self._in_flight.discard(key)
         self._ahead[key] = result
-        frames = [self.proved(number, _proved(key, result, cache)) for number in self._waiting.pop(key, ())]
-        return [frame for frame in frames if frame is not None]
+        waiting = self._waiting.pop(key, [])
+        proved = _proved(key, result, cache)
+        if proved is None:
+            return [], waiting
+        frames = [self.proved(number, proved) for number in waiting]
+        return [frame for frame in frames if frame is not None], []
 
-    def still_hashed(self) -> int:
-        """How many rows the child is still hashing (a core each)."""
+    def still_hashed(self, looked: bool) -> int:
+        """How many rows the child is still hashing that the verification waits for (a core each);
+        before every distribution is ``looked`` at, every row it is still hashing."""
+        if looked:
+            return sum(1 for key in self._in_flight if key in self._waiting)
         return len(self._in_flight)
 
     def ahead_gone(self) -> list[int]:
@@ -98,15 +113,22 @@ class EarlyFiles:
         return numbers
 
 
-def _proved(key: Key, result: Result, cache: bool) -> Proved:
-    """A proof of the child's as a piece of one row reports it."""
+def _proved(key: Key, result: Result, cache: bool) -> Proved | None:
+    """A proof of the child's as a piece of one row reports it; None unless it still holds.
+
+    It holds for a file read after it had settled and that has kept its fingerprint since
+    (what the child saw before reading it): the cache's rule for a digest seen before.
+    """
     proof, settled = result
     if proof is None:
         return [], [], 0
     path, algorithm, digest, size = key
-    mtime, ctime, inode, device, links = proof
+    mtime, ctime, inode, device, _ = proof
+    now = unchanged(path, (size, mtime, ctime, inode, device))
+    if not settled or now is None:
+        return None
     records: list[FileRecord] = [(path, (size, mtime, ctime, inode, device), ((algorithm, digest),))]
-    return [(0, mtime, ctime, inode, device, links, False)], records if cache and settled else [], size
+    return [(0, *now, False)], records if cache else [], size
 
 
 def _frame(index: int, k: int, proved: Proved) -> tuple[Any, ...]:

@@ -15,7 +15,7 @@ from enum import Enum
 from itertools import chain
 from typing import TYPE_CHECKING, cast
 
-from wheeldoctor.checks import cached
+from wheeldoctor.checks import ahead, cached
 from wheeldoctor.checks.claims import Claim, ownership, resolve
 from wheeldoctor.checks.managed import judge_managed, judged_by_manager, resolve_managed
 from wheeldoctor.checks.spread import rows_estimate
@@ -196,6 +196,7 @@ def verify_environment(
     started = time.time_ns()
     everybody = _unique_dists([*checked, *everyone])
     workers = jobs or default_jobs()
+    child = ahead.take()  # the biggest files, proved while ``check --all`` started
     if (
         processes
         and workers > 1
@@ -203,7 +204,9 @@ def verify_environment(
         and not any(map(judged_by_manager, everybody))  # a package manager's record: judged here
         and sum(estimates := list(map(rows_estimate, everybody))) >= hashing.PROCESS_MIN_FILES
     ):
-        return _verify_spread(checked, everybody, workers, progress, cache_dir, started, estimates, meanwhile)
+        return _verify_spread(checked, everybody, workers, progress, cache_dir, started, estimates, meanwhile, child)
+    if child is not None:  # its proofs are for the workers' pieces: here every file is read anyway
+        child.close()
     read = {id(d): with_record(d) for d in everybody}  # deferred RECORDs are read here, in turn
     checked = [read[id(d)] for d in checked]
     entries: dict[int, cache.Entry] = {}
@@ -259,6 +262,7 @@ def _verify_spread(
     started: int,
     estimates: Sequence[int],
     meanwhile: Iterator[object] | None,
+    child: ahead.Ahead | None = None,
 ) -> Verification:
     """:func:`verify_environment`, with RECORDs read and files proved in forked workers.
 
@@ -271,9 +275,7 @@ def _verify_spread(
     wanted = {id(d) for d in checked}
     flags = [id(d) in wanted for d in everybody]
     sink = (progress.begin, progress.advance) if progress is not None else (None, None)
-    found = spread(
-        everybody, flags, jobs, cache_dir, started, estimates, progress=sink[1], begin=sink[0], meanwhile=meanwhile
-    )
+    found = spread(everybody, flags, jobs, cache_dir, started, estimates, sink[1], sink[0], meanwhile, child)
 
     def read_here(dist: InstalledDistribution) -> Parsed:
         read = with_record(dist)

@@ -89,6 +89,7 @@ def spread(
     progress: Callable[[int, int], None] | None = None,
     begin: Callable[[int, int], None] | None = None,
     meanwhile: Iterator[object] | None = None,
+    child: ahead.Ahead | None = None,
 ) -> list[Parsed | None]:
     """What ``jobs`` forked workers learnt of each of ``dists`` (None where a worker died first).
 
@@ -97,6 +98,8 @@ def spread(
     ``begin`` is told the work's size once every RECORD is read; ``progress`` then
     advances as pieces come back. ``meanwhile`` is the caller's own work: one step of it
     is taken whenever no worker waits on the parent (what is left of it is left undone).
+    ``child`` proved the biggest files while the command started (:mod:`.ahead`): it is
+    stopped here, its proofs are used, and it is ended before this returns.
     """
     usable = cache_dir is not None and cache.usable(cache_dir)
     results: list[Parsed | None] = [None] * len(dists)
@@ -111,9 +114,9 @@ def spread(
     backlog: list[Any] = []  # "proved" frames not yet recorded
     totals = [0, 0]  # files and bytes to prove, known once every RECORD is read
     begun = [begin is None]
-    child = ahead.take()
-    stopped = child.stop() if child is not None else None  # no file is started there from now on
-    early = EarlyFiles(stopped[0], stopped[1]) if stopped is not None else EarlyFiles()
+    early = EarlyFiles()
+    idle: list[int] = []  # workers held back while the child's files take their cores
+    looking: set[int] = set()  # workers looking at distributions
 
     def begin_once() -> None:
         if not begun[0] and not looks and not parse and not reading:
@@ -121,9 +124,9 @@ def spread(
             assert begin is not None
             begin(totals[0], totals[1])
 
-    def add_workers() -> None:
-        """Fork workers up to ``jobs``, less a core for each file the child still hashes."""
-        while len(workers) < max(1, min(most, jobs - early.still_hashed())) and (looks or parse or pieces):
+    def fork_workers() -> None:
+        """Fork every worker now, while no other thread runs (a progress bar's starts later)."""
+        for _ in range(most):
             tasks_read, tasks_write = os.pipe()
             results_read, results_write = os.pipe()
             pid = fork_child()
@@ -141,12 +144,19 @@ def spread(
             os.close(results_write)
             workers[results_read] = (pid, tasks_write)
             buffers[results_read] = bytearray()
-            assign(results_read)
+            idle.append(results_read)
+
+    def release() -> None:
+        """Give work to idle workers: up to ``jobs`` at work, less a core for each file the child still hashes."""
+        held = early.still_hashed(looked=not looks and not looking)
+        while idle and len(workers) - len(idle) < max(1, jobs - held):
+            assign(idle.pop())
 
     def assign(fd: int) -> None:
         task_fd = workers[fd][1]
         if looks:
             reading.add(fd)
+            looking.add(fd)
             _write(task_fd, ("look", looks.pop()))
         elif parse and (not pieces or parse[0][0] <= pieces[0][0]):  # the heavier first
             _, index = heapq.heappop(parse)
@@ -181,6 +191,7 @@ def spread(
         kind = frame[0]
         if kind == "looked":
             reading.discard(fd)
+            looking.discard(fd)
             _, settled, weighed, found = frame
             for each in settled:
                 settle(each)
@@ -215,7 +226,10 @@ def spread(
             if found is not None:
                 backlog.append(found)
         elif kind == "proved ahead":  # the child's: one row it was still hashing
-            backlog.extend(early.proved_ahead(tuple(frame[1:5]), (frame[5], frame[6]), cache_dir is not None))
+            proved, again = early.proved_ahead(tuple(frame[1:5]), (frame[5], frame[6]), cache_dir is not None)
+            backlog.extend(proved)
+            for number in again:  # its proof no longer holds: a worker proves it
+                push_early(number)
         else:  # "proved": recorded later, once every waiting worker has its next task
             backlog.append(frame)
 
@@ -235,9 +249,15 @@ def spread(
 
     finished = False
     try:
-        if child is not None and stopped is not None:
-            buffers[child.results] = stopped[2]
-        add_workers()
+        if child is not None:
+            done, in_flight, rest = child.stop()  # no file is started there from now on
+            early = EarlyFiles(done, in_flight)
+        fork_workers()
+        if child is not None:
+            buffers[child.results] = rest
+            for frame in complete_frames(rest):  # what came with its "stopped"
+                handle(child.results, frame)
+        release()
         while len(buffers) > (child is not None and child.results in buffers):
             # The parent's own work waits while any worker waits for it: a worker is never idle
             # while the parent records proofs, and they are recorded while the workers hash.
@@ -253,8 +273,11 @@ def spread(
                 if not chunk:  # the worker (or the child) is gone: what it held is undone
                     del buffers[fd]
                     reading.discard(fd)
+                    looking.discard(fd)
                     if fd in parked:
                         parked.remove(fd)
+                    if fd in idle:
+                        idle.remove(fd)
                     if child is not None and fd == child.results:
                         for number in early.ahead_gone():
                             push_early(number)
@@ -266,7 +289,7 @@ def spread(
                     handle(fd, frame)
                     if fd in workers:
                         assign(fd)
-            add_workers()  # a file the child hashed is done: its core is free
+            release()  # a file the child hashed is done: its core is free
             while parked and (parse or pieces or not (reading or early.waiting)):
                 assign(parked.pop())
         for frame in backlog:
