@@ -28,6 +28,27 @@ def _verify(site: Path, prefix: Path, processes: bool) -> Verification:
     return verify_environment(env.active(), env.active(), jobs=2, processes=processes)
 
 
+def _damage(site: Path, files: dict[str, bytes], name: str, tmp_path: Path, loop: bool = True) -> None:
+    """The files ``name`` numbers 1 to 9: other bytes of the same size, shorter, missing, a FIFO, another
+    file's bytes through a link, a directory, a symlink loop (where ``loop``), the right bytes through a link."""
+    path = [site / name.format(i) for i in range(10)]
+    path[1].write_bytes(b"X" * len(files[name.format(1)]))
+    path[2].write_bytes(files[name.format(2)][:-1])
+    path[3].unlink()
+    path[4].unlink()
+    os.mkfifo(path[4])
+    path[5].unlink()
+    path[5].symlink_to(path[6])
+    path[7].unlink()
+    path[7].mkdir()
+    if loop:
+        path[8].unlink()
+        path[8].symlink_to(path[8].name)
+    (tmp_path / "outside").write_bytes(files[name.format(9)])
+    path[9].unlink()
+    path[9].symlink_to(tmp_path / "outside")
+
+
 def _comparable(verification: Verification) -> tuple[object, ...]:
     reports = [(r.name, r.status, r.findings) for r in verification.reports]
     return reports, dict(verification.states), {p: [c.row for c in cs] for p, cs in verification.owners.items()}
@@ -44,20 +65,7 @@ def test_proofs_give_the_verification_the_exact_path_gives(
     uv_install(venv, "--no-deps", wheel_factory("proven", "1.0", {**FILES, **SHARED}))
     uv_install(venv, "--no-deps", wheel_factory("rival", "1.0", {"proven/shared.txt": b"second\n"}))
     site = venv.site_packages
-    (site / "proven/m01.py").write_bytes(b"X" * len(FILES["proven/m01.py"]))  # same size, other bytes
-    (site / "proven/m02.py").write_bytes(FILES["proven/m02.py"][:-1])  # shorter
-    (site / "proven/m03.py").unlink()
-    (site / "proven/m04.py").unlink()
-    os.mkfifo(site / "proven/m04.py")
-    (site / "proven/m05.py").unlink()
-    (site / "proven/m05.py").symlink_to(site / "proven/m06.py")  # another file's bytes, through a link
-    (site / "proven/m07.py").unlink()
-    (site / "proven/m07.py").mkdir()
-    (site / "proven/m08.py").unlink()
-    (site / "proven/m08.py").symlink_to("m08.py")  # a loop
-    (tmp_path / "outside.py").write_bytes(FILES["proven/m09.py"])
-    (site / "proven/m09.py").unlink()
-    (site / "proven/m09.py").symlink_to(tmp_path / "outside.py")  # the right bytes, through a link
+    _damage(site, FILES, "proven/m{:02d}.py", tmp_path)
     exact = _verify(site, venv.prefix, processes=False)
 
     monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)
@@ -104,18 +112,7 @@ def test_files_proved_before_their_record_is_parsed_give_the_same_verification(
     b08 = next(line for line in text.splitlines() if line.startswith("proven/b08.so,"))
     other = b08.split(",")[1].replace(b08.split(",")[1][-4:], "AAAA")  # another digest of b08's size + 1
     record.write_text(f"proven/b08.so,{other},{len(BIG_FILES['proven/b08.so']) + 1}\n{text}")
-    (site / "proven/b01.so").write_bytes(b"X" * len(BIG_FILES["proven/b01.so"]))  # same size, other bytes
-    (site / "proven/b02.so").write_bytes(BIG_FILES["proven/b02.so"][:-1])  # shorter
-    (site / "proven/b03.so").unlink()
-    (site / "proven/b04.so").unlink()
-    os.mkfifo(site / "proven/b04.so")
-    (site / "proven/b05.so").unlink()
-    (site / "proven/b05.so").symlink_to(site / "proven/b06.so")
-    (site / "proven/b07.so").unlink()
-    (site / "proven/b07.so").mkdir()
-    (tmp_path / "outside.so").write_bytes(BIG_FILES["proven/b09.so"])
-    (site / "proven/b09.so").unlink()
-    (site / "proven/b09.so").symlink_to(tmp_path / "outside.so")
+    _damage(site, BIG_FILES, "proven/b{:02d}.so", tmp_path, loop=False)  # b08: listed twice, below
     exact = _verify(site, venv.prefix, processes=False)
 
     monkeypatch.setattr(spread_worker, "EARLY", 1 << 20)
