@@ -12,8 +12,8 @@ distribution in runs of about 8 MiB of work. A task goes to whichever worker is 
 the biggest file starts hashing as soon as its RECORD is read, not once every RECORD is,
 and nothing waits on a worker that drew a heavy share. Files of 16 MiB or more are found
 at the look, where the cache has no entry for their distribution, and handed out then as
-pieces of their own ("early"): their proofs are matched to their rows once the RECORD is
-parsed (a row that differs, or is not one piece, is proved as any other). A worker proves a piece's files
+pieces of their own, or taken from the child that proved them while ``check --all``
+started (:mod:`.early`, :mod:`.ahead`). A worker proves a piece's files
 as :mod:`wheeldoctor.disk.proof_workers` does (one ``lstat`` for a file the cache vouches
 for, else one listing per directory and one open, read and close per file) and returns,
 per proven file, a few integers and its cache record. Whatever is not proven comes back

@@ -24,9 +24,8 @@ from wheeldoctor.disk.digests import BUFFER_SIZE
 from wheeldoctor.disk.filesystem import ReadError, read_regular
 from wheeldoctor.disk.proof_workers import prove_file, unchanged
 from wheeldoctor.disk.workers import send
-from wheeldoctor.where import plain_rows
 from wheeldoctor.where.environment import METADATA_LIMIT, InstalledDistribution, with_record
-from wheeldoctor.where.plain_rows import biggest_rows
+from wheeldoctor.where.plain_rows import EARLY, Recorded, biggest_rows
 
 #: Files from this size are a piece of their own.
 BIG = 1 << 20
@@ -39,10 +38,6 @@ _PER_FILE = 16 << 10
 PARSE_WEIGHT = 32
 #: A RECORD row's size column, where it is 1 MB or more: enough to find the biggest file.
 _BIG_SIZE = re.compile(rb",(\d{7,})\r?$", re.MULTILINE)
-#: Files from this size are proved as soon as their distribution is looked at, before its
-#: RECORD is parsed (torch's two files of about 450 MB had waited for its parse, then for a
-#: free worker, and ended last).
-EARLY = plain_rows.EARLY
 _HEADER = 4
 
 Row = tuple[str, "str | None", "bytes | None", "int | None", int]
@@ -135,18 +130,15 @@ def _look(
         if frame is not None:
             settled.append(frame)
             continue
-        weight, biggest = _weight(dist, checked[index], fresh=cache_dir is None or not _has_entry(cache_dir, dist))
+        weight, biggest = _weight(
+            dist, checked[index], fresh=cache_dir is None or not os.path.lexists(cache.entry_path(cache_dir, dist.path))
+        )
         weighed.append((index, weight))
         early.extend((index, row[0], (*row, 0), row[3] + _PER_FILE) for row in biggest)
     return ("looked", settled, weighed, early)
 
 
-def _has_entry(cache_dir: str, dist: InstalledDistribution) -> bool:
-    """Whether the cache holds an entry for ``dist`` (whatever it vouches for)."""
-    return os.path.lexists(cache.entry_path(cache_dir, dist.path))
-
-
-def _weight(dist: InstalledDistribution, checked: bool, fresh: bool = False) -> tuple[int, list[Any]]:
+def _weight(dist: InstalledDistribution, checked: bool, fresh: bool = False) -> tuple[int, list[Recorded]]:
     """How long parsing ``dist``'s RECORD and then hashing its biggest file take, in bytes to hash,
     and (where ``fresh``: nothing cached for it) the plain rows of its files of :data:`EARLY` bytes or more.
 
@@ -170,7 +162,7 @@ def _weight(dist: InstalledDistribution, checked: bool, fresh: bool = False) -> 
     if isinstance(data, ReadError):
         return 0, []
     sizes = list(map(int, _BIG_SIZE.findall(data)))
-    biggest: list[Any] = []
+    biggest: list[Recorded] = []
     if fresh and max(sizes, default=0) >= EARLY:
         with contextlib.suppress(UnicodeDecodeError):  # the parser says what is wrong with it
             biggest = biggest_rows(data.decode(), dist.location, dist.root, EARLY)
