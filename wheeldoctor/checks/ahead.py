@@ -96,9 +96,9 @@ def start(python: str | None, jobs: int | None, no_cache: bool) -> None:
     """Fork the child for a ``check --all`` of ``python``'s environment (None: this one's).
 
     The child's threads take the CPUs the workers will take, one fewer (for the command
-    itself). Nothing is started on fewer than 4 (``--jobs``, else the CPUs this process may
-    use): on 2 cores the child's own probe took as long from the command's start-up as its
-    one thread then gained.
+    itself). Nothing is started for fewer than 4 (``--jobs``, else the CPUs this process may
+    use): on 2 cores the child's probe and imports left its one thread 27 ms of hashing
+    before the workers started, while they took the second core from the command's own.
     """
     threads = (jobs if jobs is not None else _cpus()) - 1
     if threads < _LEAST_THREADS or _running or not hasattr(os, "fork"):
@@ -151,7 +151,7 @@ def _child(python: str | None, threads: int, no_cache: bool, control: int, out: 
     import signal
     import threading
 
-    # Default handlers: a ^C aimed at the command must not print a traceback here.
+    # Default handlers: no traceback from here (in a group of its own, the command ends it on ^C).
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     state = _State(out)
     planner = threading.Thread(target=_plan_and_prove, args=(state, python, threads, no_cache), daemon=True)
