@@ -72,7 +72,8 @@ class Ahead:
                 for frame in complete_frames(buffer):
                     if frame[0] == "stopped":
                         return done, {tuple(key) for key in frame[1]}, buffer
-                    done[tuple(frame[1:5])] = (frame[5], frame[6])
+                    key, result = proved_ahead(frame)
+                    done[key] = result
         except OSError:
             return done, set(), buffer
 
@@ -90,6 +91,11 @@ class Ahead:
                 os.kill(self.pid, signal.SIGKILL)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self.pid, 0)
+
+
+def proved_ahead(frame: Sequence[Any]) -> tuple[Key, Result]:
+    """The row and the result in one of the child's ("proved ahead", *Key, *Result) frames."""
+    return (frame[1], frame[2], frame[3], frame[4]), (frame[5], frame[6])
 
 
 def start(python: str | None, jobs: int | None, no_cache: bool) -> None:
@@ -288,11 +294,11 @@ def _site_dirs(python: str | None) -> Callable[[], tuple[list[str], list[str]] |
     (None if unknown); ``python``'s probe is started at once."""
     import sys
 
-    if python is None:
-        from wheeldoctor.where.sitedirs import current_prefixes
+    from wheeldoctor.where.sitedirs import current_prefixes, locations
 
+    if python is None:
         paths = sys.path if getattr(sys.flags, "safe_path", False) else sys.path[1:]
-        found = (_unique(paths), current_prefixes())
+        found = (locations(paths), current_prefixes())
         return lambda: found
     from wheeldoctor.where import probe
 
@@ -310,18 +316,9 @@ def _site_dirs(python: str | None) -> Callable[[], tuple[list[str], list[str]] |
         try:
             stdout, _ = process.communicate(timeout=30)
             said = json.loads(stdout.strip().splitlines()[-1])
-            return _unique(str(d) for d, _ in said["site_dirs"]), [str(p) for p in said["prefixes"]]
+            return locations(str(d) for d, _ in said["site_dirs"]), [str(p) for p in said["prefixes"]]
         except Exception:  # whatever it is, the command's own probe says it
             process.kill()
             return None
 
     return answer
-
-
-def _unique(paths: Sequence[str] | Any) -> list[str]:
-    """Each directory once, as ``load_environment`` spells it: the first spelling of each real path."""
-    by_real: dict[str, str] = {}
-    for path in paths:
-        if path:
-            by_real.setdefault(os.path.realpath(path), os.path.abspath(path))
-    return list(by_real.values())

@@ -25,7 +25,11 @@ Proved = tuple[list[Proof], list[FileRecord], int]
 class EarlyFiles:
     """The early files of one verification, by number, and what became of each."""
 
-    def __init__(self, ahead: dict[Key, Result] | None = None, in_flight: set[Key] | None = None) -> None:
+    def __init__(
+        self, ahead: dict[Key, Result] | None = None, in_flight: set[Key] | None = None, cache: bool = False
+    ) -> None:
+        #: Whether the child's proofs are to be kept in the cache, as a worker's are.
+        self._cache = cache
         self.files: list[Early] = []
         self._unmatched: dict[tuple[int, str], int] = {}  # (dist, path) -> number, until its row is parsed
         self._matched: dict[int, int] = {}  # number -> its row, until its proof comes
@@ -35,11 +39,8 @@ class EarlyFiles:
         self._in_flight = set(in_flight or ())
         self._waiting: dict[Key, list[int]] = {}
 
-    def found(self, early: Early, cache: bool) -> int | None:
-        """Take one file found at the look; its number, if a worker is to prove it (None: the child has or will).
-
-        ``cache``: whether the child's proofs are to be kept in the cache, as a worker's are.
-        """
+    def found(self, early: Early) -> int | None:
+        """Take one file found at the look; its number, if a worker is to prove it (None: the child has or will)."""
         index, path, row, _ = early
         number = len(self.files)
         self.files.append(early)
@@ -47,7 +48,7 @@ class EarlyFiles:
         key = cast("Key", (path, *row[1:4]))  # an early row is plain: none of its fields is None
         result = self._ahead.get(key)
         if result is not None:
-            proved = _proved(key, result, cache)
+            proved = _proved(key, result, self._cache)
             if proved is None:
                 return number
             self._proved[number] = proved
@@ -86,13 +87,13 @@ class EarlyFiles:
             return None
         return _frame(self.files[number][0], k, proved)
 
-    def proved_ahead(self, key: Key, result: Result, cache: bool) -> tuple[list[Any], list[int]]:
+    def proved_ahead(self, key: Key, result: Result) -> tuple[list[Any], list[int]]:
         """The child's proof of a row it was still hashing: the "proved" frames it completes, and the
         early files that waited for it but are to be proved by a worker after all."""
         self._in_flight.discard(key)
         self._ahead[key] = result
         waiting = self._waiting.pop(key, [])
-        proved = _proved(key, result, cache)
+        proved = _proved(key, result, self._cache)
         if proved is None:
             return [], waiting
         frames = [self.proved(number, proved) for number in waiting]

@@ -198,7 +198,7 @@ def spread(
             for index, weight in weighed:
                 heapq.heappush(parse, (-weight, index))
             for each in found:
-                number = early.found(each, cache_dir is not None)
+                number = early.found(each)
                 if number is not None:
                     push_early(number)
             begin_once()
@@ -226,7 +226,7 @@ def spread(
             if found is not None:
                 backlog.append(found)
         elif kind == "proved ahead":  # the child's: one row it was still hashing
-            proved, again = early.proved_ahead(tuple(frame[1:5]), (frame[5], frame[6]), cache_dir is not None)
+            proved, again = early.proved_ahead(*ahead.proved_ahead(frame))
             backlog.extend(proved)
             for number in again:  # its proof no longer holds: a worker proves it
                 push_early(number)
@@ -251,7 +251,7 @@ def spread(
     try:
         if child is not None:
             done, in_flight, rest = child.stop()  # no file is started there from now on
-            early = EarlyFiles(done, in_flight)
+            early = EarlyFiles(done, in_flight, cache_dir is not None)
         fork_workers()
         if child is not None:
             buffers[child.results] = rest

@@ -19,6 +19,7 @@ from wheeldoctor.formats.headers import header_fields
 from wheeldoctor.formats.record import Record, decode_record
 from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.model.managed import ManagedBy
+from wheeldoctor.where.sitedirs import locations as site_locations
 from wheeldoctor.where.sitedirs import lookup_key, prefix_forms, root_for
 
 if TYPE_CHECKING:  # the gate's slow path imports this module: keep startup's imports off it
@@ -311,14 +312,7 @@ def load_environment(
     dist-info gave is kept there, and taken again while its files are unchanged
     (:mod:`wheeldoctor.disk.metadata_memo`).
     """
-    # Site dirs are used as given, not resolved: installers write RECORD's "../../../bin"
-    # paths from the name Python uses, and through a symlinked site-packages the two differ.
-    # The resolved form only tells two spellings of one directory apart.
-    by_real: dict[str, str] = {}
-    for path in paths:
-        if path:
-            by_real.setdefault(os.path.realpath(path), os.path.abspath(path))
-    locations = list(by_real.values())
+    locations = site_locations(paths)  # as given, each real directory once
     all_prefixes = tuple(prefix_forms(prefixes))
     seen: set[str] = set()
     distributions: list[InstalledDistribution] = []

@@ -74,6 +74,19 @@ def root_for(location: str, prefixes: Iterable[str]) -> str:
     return location
 
 
+def locations(paths: Iterable[str]) -> list[str]:
+    """Each directory of ``paths`` once, as given (absolute), not resolved: the first spelling of each real path.
+
+    Installers write RECORD's "../../../bin" paths from the name Python uses, and through a
+    symlinked site-packages the two differ; the resolved form only tells two spellings apart.
+    """
+    by_real: dict[str, str] = {}
+    for path in paths:
+        if path:
+            by_real.setdefault(os.path.realpath(path), os.path.abspath(path))
+    return list(by_real.values())
+
+
 def prefix_forms(prefixes: Iterable[str]) -> list[str]:
     """Each prefix both as given and with symlinks resolved, so either spelling of a site dir matches."""
     forms: dict[str, None] = {}
