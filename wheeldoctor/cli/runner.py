@@ -35,15 +35,19 @@ EXIT_ERROR = 2
 def fail(message: str, tip: str | None = None) -> NoReturn:
     from rich.console import Console  # not at start-up: rich takes tens of milliseconds to import
 
+    from wheeldoctor.report import inert
+
     err = Console(stderr=True, highlight=False)
-    err.print(f"[bold red]error:[/] {message}", markup=True, soft_wrap=True)
+    # Messages quote paths, names and config text: inert, and never read as markup.
+    err.print(f"[bold red]error:[/] {inert.markup(message)}", markup=True, soft_wrap=True)
     if tip:
-        err.print(f"Tip: {tip}", soft_wrap=True, markup=False)
+        err.print(f"Tip: {inert.text(tip)}", soft_wrap=True, markup=False)
     raise typer.Exit(EXIT_ERROR)
 
 
 def guard(run: Callable[[], int]) -> NoReturn:
     """Run a command body: expected errors become one line and exit 2, never a traceback."""
+    forgiving_streams()
     try:
         code = run()
     except (TargetError, InputError) as e:
@@ -65,6 +69,34 @@ def guard(run: Callable[[], int]) -> NoReturn:
             raise
         fail(f"internal error: {type(e).__name__}: {e}", "set WHEELDOCTOR_DEBUG=1 for the traceback")
     raise typer.Exit(code)
+
+
+def forgiving_streams() -> None:
+    """stdout and stderr write what their encoding cannot hold as backslash escapes.
+
+    With ``PYTHONIOENCODING=ascii`` or ``utf-8`` (strict), a non-ASCII name or an undecodable
+    file name would otherwise end the run in ``UnicodeEncodeError``.
+    """
+    import io
+
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+
+
+def write_document(text: str) -> None:
+    """A machine-readable document (JSON, SARIF, JUnit) to stdout as UTF-8 bytes, whatever the locale.
+
+    Its strings are already valid UTF-8 (:mod:`wheeldoctor.report.inert`); stdout's own
+    encoding (ASCII under ``LANG=C``, say) would otherwise mangle or refuse them.
+    """
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # a replaced stdout (tests' capture): it takes text
+        sys.stdout.write(text)
+        return
+    sys.stdout.flush()
+    buffer.write(text.encode("utf-8", "backslashreplace"))
+    buffer.flush()
 
 
 def exit_now(code: object) -> NoReturn:
@@ -159,8 +191,10 @@ def deliver(result: Result, chosen: str, output: str | None, rich: Rich = None, 
             append(os.environ["GITHUB_STEP_SUMMARY"], step_summary(result))
         except OutputError as e:
             sys.stderr.write(f"warning: {e}\n")  # the annotations still go out
-    if output is None and fmt is not Format.TEXT:
+    if output is None and fmt is Format.GITHUB:
         sys.stdout.write(render(result, fmt, show_accepted=show_accepted))
+    elif output is None and fmt is not Format.TEXT:
+        write_document(render(result, fmt, show_accepted=show_accepted))
     elif output is None or fmt is not Format.TEXT:
         from rich.console import Console
 

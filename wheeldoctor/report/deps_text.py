@@ -124,7 +124,7 @@ def render_plain(result: DepsResult, *, header: bool = True) -> Iterable[str]:
 
 def render_rich(result: DepsResult, console: Console, *, header: bool = True) -> None:
     """Tables of conflicts, duplicates and compatibility findings, then the summary and tips."""
-    from rich.markup import escape
+    from wheeldoctor.report.inert import markup as escape  # inert, and never markup
 
     if header:
         console.print(f"[bold]environment:[/] {escape(result.environment.label)}")
@@ -198,7 +198,7 @@ def render_doctor_plain(result: DoctorResult, show_accepted: bool = False) -> It
 
 def render_doctor_rich(result: DoctorResult, console: Console, show_accepted: bool = False) -> None:
     """The check tables, then the deps tables, then one verdict."""
-    from rich.markup import escape
+    from wheeldoctor.report.inert import markup as escape  # inert, and never markup
 
     from wheeldoctor.report import text
 

@@ -12,6 +12,7 @@ from typing import TextIO
 from wheeldoctor.checks.outcome import Outcome, Problem
 from wheeldoctor.checks.plan import FixStep
 from wheeldoctor.commands.fix import FixPlan, FixResult, StepResult, StepStatus
+from wheeldoctor.report import inert
 
 
 def render_plan(planned: FixPlan) -> Iterable[str]:
@@ -59,7 +60,7 @@ class StreamSink:
         self._write(f"step {number}/{self._total}: {code}")
 
     def _write(self, text: str) -> None:
-        self._stream.write(text + "\n")
+        self._stream.write(inert.text(text) + "\n")
         self._stream.flush()
 
 
@@ -114,7 +115,7 @@ def _numbers(numbers: list[int]) -> str:
 def write(stream: TextIO, lines: Iterable[str]) -> None:
     """Write ``lines`` to ``stream`` now (installer output follows them on the same stream)."""
     for line in lines:
-        stream.write(line + "\n")
+        stream.write(inert.text(line) + "\n")  # the plan can never be hidden
     stream.flush()
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from wheeldoctor.report import inert
 from wheeldoctor.report.cases import Cases
 
 #: The job summary is appended to a file GitHub caps at 1 MiB per step; stay well under it.
@@ -17,13 +18,13 @@ SUMMARY_LIMIT = 256 * 1024
 
 
 def escape_data(value: str) -> str:
-    """A message as ``escapeData`` writes it: ``%``, CR and LF percent-encoded."""
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """A message as ``escapeData`` writes it (``%``, CR and LF percent-encoded), made inert first."""
+    return inert.github_data(value)
 
 
 def escape_property(value: str) -> str:
     """A property value as ``escapeProperty`` writes it: ``escape_data`` plus ``:`` and ``,``."""
-    return escape_data(value).replace(":", "%3A").replace(",", "%2C")
+    return inert.github_property(value)
 
 
 def workflow_command(name: str, properties: dict[str, str | None], message: str) -> str:
@@ -44,13 +45,13 @@ def render(cases: Cases) -> Iterator[str]:
             warnings += 1
     verdict = "healthy" if cases.healthy else "problems found"
     where = f" in {cases.environment}" if cases.environment else ""
-    yield f"wheeldoctor {cases.command}{where}: {verdict}: {errors} error(s), {warnings} warning(s)"
+    # A plain line, not a command: inert, so a path with a newline cannot start a command line.
+    yield inert.text(f"wheeldoctor {cases.command}{where}: {verdict}: {errors} error(s), {warnings} warning(s)")
 
 
 def _cell(value: str) -> str:
-    """Text safe in a Markdown table cell: no HTML, no column break, no line break."""
-    value = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
-    return value.replace("\r", " ").replace("\n", " ").replace("`", "\\`")
+    """Text safe in Markdown: no HTML, link, image, emphasis, column break or line break."""
+    return inert.markdown(value)
 
 
 def summary(runs: Iterable[Cases], limit: int = SUMMARY_LIMIT) -> str:
@@ -62,7 +63,7 @@ def summary(runs: Iterable[Cases], limit: int = SUMMARY_LIMIT) -> str:
     tables: list[tuple[str, list[str]]] = []
     for run in runs:
         verdict = "healthy" if run.healthy else "**problems found**"
-        where = f" in `{_cell(run.environment)}`" if run.environment else ""
+        where = f" in {_cell(run.environment)}" if run.environment else ""
         head.append(f"### wheeldoctor {run.command}{where}: {verdict}")
         for suite in dict.fromkeys(c.suite for c in run.cases):
             cases = [c for c in run.cases if c.suite == suite]

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from wheeldoctor.checks.imports import Origin, Started
 from wheeldoctor.commands.imports import ImportsResult, ImportVerdict
+from wheeldoctor.report import inert
 
 if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
     from rich.console import Console
@@ -64,7 +65,11 @@ def rows(verdict: ImportVerdict) -> list[tuple[str, str]]:
 
 
 def render_plain(result: ImportsResult) -> Iterable[str]:
-    """Plain lines: a verdict line per module, then its rows indented."""
+    """Plain lines: a verdict line per module, then its rows indented; untrusted text made inert."""
+    return inert.lines(_plain(result))
+
+
+def _plain(result: ImportsResult) -> Iterable[str]:
     for verdict in result.verdicts:
         yield verdict_line(verdict)
         table = rows(verdict)
@@ -84,12 +89,12 @@ def render_rich(result: ImportsResult, console: Console) -> None:
 
     for verdict in result.verdicts:
         style = "bold red" if verdict.failed else "green"
-        table = Table(title=Text(verdict_line(verdict)), title_style=style, title_justify="left", show_header=False)
+        table = Table(title=Text(inert.text(verdict_line(verdict))), title_style=style, title_justify="left", show_header=False)
         table.add_column("what", style="bold")
         table.add_column("detail", overflow="fold")
         for what, detail in rows(verdict):
             # Text, not markup: "[nvidia]" and module names are data.
-            table.add_row(Text(what), Text(detail), style="red" if what == "error" else None)
+            table.add_row(Text(inert.text(what)), Text(inert.text(detail)), style="red" if what == "error" else None)
         console.print(table)
     for line in list(render_plain(result))[-1:]:
         console.print(line, markup=False)

@@ -17,6 +17,7 @@ from wheeldoctor.commands.results import CheckResult, DoctorResult
 from wheeldoctor.formats.config import AcceptRule
 from wheeldoctor.model.findings import Finding
 from wheeldoctor.model.managed import ManagedBy
+from wheeldoctor.report import inert
 from wheeldoctor.report.startup_json import startup_json, startup_sections
 from wheeldoctor.where.environment import Environment
 
@@ -389,4 +390,4 @@ def import_json(verdict: ImportVerdict) -> dict[str, Any]:
 
 def render(document: dict[str, Any]) -> str:
     """Serialise a document: stable key order, UTF-8 left readable."""
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(inert.document(document), indent=2, ensure_ascii=False) + "\n"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+from wheeldoctor.report import inert
 from wheeldoctor.report.cases import Case, Cases
 
 #: What XML 1.0 cannot hold at all, escaped or not: most C0 controls, lone surrogates
@@ -19,8 +20,11 @@ _FORBIDDEN = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 
 
 def xml_text(value: str) -> str:
-    """``value`` with each character XML forbids written as a visible ``\\xNN``/``\\uNNNN`` escape."""
-    return _FORBIDDEN.sub(lambda m: _escape(m.group()), value)
+    """``value`` with each character XML forbids written as a visible ``\\xNN``/``\\uNNNN`` escape.
+
+    Undecodable bytes read ``\\xNN`` as in every format (:func:`wheeldoctor.report.inert.data`).
+    """
+    return _FORBIDDEN.sub(lambda m: _escape(m.group()), inert.data(value))
 
 
 def _escape(char: str) -> str:
@@ -67,7 +71,7 @@ def _testcase(suite: ET.Element, case: Case, name: str) -> str | None:
     element = ET.SubElement(suite, "testcase", {"classname": xml_text(case.name), "name": xml_text(name)})
     if not case.items:
         return None
-    lines = "\n".join(f"{i.level}: {i.line()}" for i in case.items)
+    lines = "\n".join(f"{i.level}: {inert.text(i.line())}" for i in case.items)  # one line per item
     codes = ",".join(dict.fromkeys(i.rule for i in case.items))
     if case.failing:
         errors = sum(i.level == "error" for i in case.items)

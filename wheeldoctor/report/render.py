@@ -26,15 +26,16 @@ class Format(str, Enum):
 
 def plain_lines(result: Result, show_accepted: bool = False) -> Iterable[str]:
     """The plain text report of any command's result (what a pipe gets); accepted findings listed on request."""
-    from wheeldoctor.report import deps_text, text
+    from wheeldoctor.report import deps_text, inert, text
 
+    # Untrusted text is made inert here, on its way out: a name or path cannot add a line.
     if isinstance(result, DoctorResult):
-        return deps_text.render_doctor_plain(result, show_accepted=show_accepted)
+        return inert.lines(deps_text.render_doctor_plain(result, show_accepted=show_accepted))
     if isinstance(result, CheckResult):
-        return text.render_plain(result, show_accepted=show_accepted)
+        return inert.lines(text.render_plain(result, show_accepted=show_accepted))
     if isinstance(result, DepsResult):
-        return deps_text.render_plain(result)
-    return text.render_preflight(result)
+        return inert.lines(deps_text.render_plain(result))
+    return inert.lines(text.render_preflight(result))
 
 
 def json_document(result: Result) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 from wheeldoctor.model.code_help import code_help
 from wheeldoctor.model.findings import Code
+from wheeldoctor.report import inert
 from wheeldoctor.report.cases import Case, Cases, Item
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -70,7 +71,7 @@ def document(cases: Cases) -> dict[str, Any]:
 
 def render(cases: Cases) -> str:
     """The SARIF log, serialised."""
-    return json.dumps(document(cases), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(inert.document(document(cases)), indent=2, ensure_ascii=False) + "\n"
 
 
 def _rule(rule_id: str) -> dict[str, Any]:

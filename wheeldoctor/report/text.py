@@ -263,7 +263,7 @@ def _overlaid(result: CheckResult) -> frozenset[str]:
 
 def render_rich(result: CheckResult, console: Console, show_accepted: bool = False) -> None:
     """A table of findings per environment, then the summary and tips."""
-    from rich.markup import escape
+    from wheeldoctor.report.inert import markup as escape  # inert, and never markup
     from rich.table import Table
 
     console.print(f"[bold]environment:[/] {escape(result.environment.label)}")
