@@ -166,7 +166,7 @@ def test_an_expired_rule_fails_again_and_says_so(env: Path, tmp_path: Path) -> N
     [
         (_rule("sha256=abc", key="reson"), "tool.wheeldoctor.accept[0].'reson'"),
         ("[tool.wheeldoctor]\naccepts = []\n", "'tool.wheeldoctor.accepts'"),
-        (_rule("sha256=abc", until="'2026-01-01'"), "tool.wheeldoctor.accept[0].until"),
+        (_rule("sha256=" + "A" * 43, until="'2026-01-01'"), "tool.wheeldoctor.accept[0].until"),
         ('[[tool.wheeldoctor.accept]]\ndistribution = "pip"\ncode = "WD999"\nreason = "x"\n', "code 'WD999'"),
         ('[[tool.wheeldoctor.accept]]\ndistribution = "pip"\nreason = "x"\n', "must name a 'path', a 'code'"),
         ("[tool.wheeldoctor\n", "not valid TOML"),

@@ -45,6 +45,8 @@ class PolicyOutcome:
     stale: tuple[AcceptRule, ...]
     expired: tuple[AcceptRule, ...]
     fixed: tuple[BaselineEntry, ...]
+    broad: tuple[AcceptRule, ...] = ()
+    """Live rules that pin no ``found``: they accept only findings without bytes, and are said."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +113,7 @@ def outcome(policy: Policy, reports: Sequence[DistributionReport], *passes: Acce
         ),
         expired=tuple(r for r in mine if _old(r, policy)),
         fixed=tuple(e for i, e in enumerate(policy.baseline) if e.distribution in checked and i not in entries),
+        broad=tuple(r for r in mine if r.broad and not _old(r, policy)),
     )
 
 

@@ -14,6 +14,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
+from wheeldoctor.formats.trust import refusal, untrusted
 from wheeldoctor.model.errors import InputError
 
 FORMAT = "wheeldoctor-baseline"
@@ -72,7 +73,10 @@ def write(path: str, entries: Iterable[BaselineEntry]) -> None:
 
 
 def load(path: str) -> tuple[BaselineEntry, ...]:
-    """Read a baseline file; :class:`BaselineError` when it is not one this version writes."""
+    """Read a baseline file; :class:`BaselineError` when it is not one this version writes, or not yours."""
+    why = untrusted(path)
+    if why is not None:
+        raise BaselineError(refusal(path, why))
     try:
         with open(path, encoding="utf-8") as f:
             document: Any = json.load(f)
@@ -80,6 +84,8 @@ def load(path: str) -> tuple[BaselineEntry, ...]:
         raise BaselineError(f"{path}: cannot be read: {e.strerror or e}") from None
     except ValueError as e:
         raise BaselineError(f"{path}: not JSON: {e}") from None
+    except RecursionError:
+        raise BaselineError(f"{path}: not JSON: nested too deeply") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise BaselineError(f'{path}: not a wheeldoctor baseline (no "format": "{FORMAT}")')
     if document.get("version") != VERSION:

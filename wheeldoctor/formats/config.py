@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import datetime
 import os
-import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from wheeldoctor.formats.record_fields import ACCEPTED_ALGORITHMS, URLSAFE_ALPHABET
+from wheeldoctor.formats.trust import refusal, untrusted
 from wheeldoctor.model.errors import InputError
 from wheeldoctor.model.findings import Code
 
@@ -26,7 +27,6 @@ PYPROJECT = "pyproject.toml"
 _REPOSITORY_MARKERS = (".git", ".hg")
 _TOP_KEYS = ("accept",)
 _RULE_KEYS = ("distribution", "path", "code", "found", "reason", "until")
-_DIGEST = re.compile(r"^[a-z0-9_]+=[A-Za-z0-9_-]+$")
 
 
 class ConfigError(InputError):
@@ -51,7 +51,10 @@ class AcceptRule:
     path: str | None = None
     code: str | None = None
     found: str | None = None
-    """The finding's ``found`` exactly (``sha256=…``): only those bytes are accepted."""
+    """The finding's ``found`` exactly (``sha256=…``): only those bytes are accepted.
+
+    A rule without it is *broad*: it accepts only findings that have no bytes to pin
+    (requirements, duplicates, a missing file), never a file's or a hook's content."""
     until: datetime.date | None = None
 
     @property
@@ -64,13 +67,18 @@ class AcceptRule:
         """Whether ``until`` has passed: the rule no longer applies."""
         return self.until is not None and today > self.until
 
+    @property
+    def broad(self) -> bool:
+        """Whether it pins no bytes (no ``found``): then it accepts only findings without any."""
+        return self.found is None
+
     def matches(self, distribution: str, path: str | None, code: str, found: str | None) -> bool:
-        """Whether this rule names that finding (expiry aside)."""
+        """Whether this rule names that finding (expiry aside); bytes are accepted only where pinned."""
         return (
             self.distribution == distribution
             and (self.path is None or self.path == path)
             and (self.code is None or self.code == code)
-            and (self.found is None or self.found == found)
+            and self.found == found
         )
 
 
@@ -111,6 +119,9 @@ def load_config(path: str, outside: Iterable[str] = ()) -> Config:
     real = os.path.realpath(path)
     if any(_within(real, os.path.realpath(fence)) for fence in outside):
         raise ConfigError(f"{path}: is inside the environment being checked; a config is never read from there")
+    why = untrusted(path)
+    if why is not None:
+        raise ConfigError(refusal(path, why))
     document = _read_toml(path)
     if os.path.basename(path) == PYPROJECT:
         table = document.get("tool", {}).get("wheeldoctor", {}) if isinstance(document.get("tool"), dict) else {}
@@ -150,8 +161,11 @@ def _rules(path: str, prefix: str, table: Mapping[str, Any]) -> Iterable[AcceptR
             raise ConfigError(f"{path}: {name} must name a 'path', a 'code' or both")
         if "code" in entry and entry["code"] not in codes:
             raise ConfigError(f"{path}: {name}.code {entry['code']!r} is not a wheeldoctor code (WD001, WD002, ...)")
-        if "found" in entry and not _DIGEST.match(entry["found"]):
-            raise ConfigError(f"{path}: {name}.found must be a digest as the JSON 'found' spells it (sha256=...)")
+        if "found" in entry and not valid_digest(entry["found"]):
+            raise ConfigError(
+                f"{path}: {name}.found must be a digest as the JSON 'found' spells it "
+                f"({'/'.join(ACCEPTED_ALGORITHMS)}=, then unpadded urlsafe base64 of the digest's exact length)"
+            )
         until = entry.get("until")
         if until is not None and (not isinstance(until, datetime.date) or isinstance(until, datetime.datetime)):
             raise ConfigError(f"{path}: {name}.until must be a TOML date (until = 2026-12-31)")
@@ -180,6 +194,19 @@ def _read_toml(path: str) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot be read: {e.strerror or e}") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: not valid TOML: {e}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not valid TOML: nested too deeply") from None
+
+
+def valid_digest(text: str) -> bool:
+    """Whether ``text`` is exactly ``ALGORITHM=DIGEST`` as a finding's ``found`` spells it.
+
+    The algorithm is one RECORD accepts; the digest is unpadded urlsafe base64 of that
+    algorithm's exact length; nothing else (no whitespace, no line break).
+    """
+    algorithm, sep, value = text.partition("=")
+    size = ACCEPTED_ALGORITHMS.get(algorithm)
+    return bool(sep) and size is not None and len(value) == (4 * size + 2) // 3 and not value.strip(URLSAFE_ALPHABET)
 
 
 def _has_tool_table(path: str) -> bool:

@@ -227,6 +227,11 @@ def policy_lines(result: CheckResult) -> list[str]:
         lines.append(f"Note: {rule.source}: {rule.key} expired on {rule.until}; it no longer accepts anything")
     for rule in policy.stale:
         lines.append(f"Note: {rule.source}: {rule.key} ({rule.distribution}) matched nothing: stale, remove it")
+    for rule in policy.broad:
+        lines.append(
+            f"Note: {rule.source}: {rule.key} ({rule.distribution}) is broad: it pins no 'found', so it accepts "
+            "only findings without bytes (requirements, duplicates, missing files), never changed content"
+        )
     if policy.fixed:
         fixed = ", ".join(f"{e.distribution} {e.path or ''} {e.code}".replace("  ", " ") for e in policy.fixed)
         lines.append(
