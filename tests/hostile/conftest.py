@@ -63,10 +63,11 @@ class Planted:
         out = []
         for line in lines:
             if new_name is not None and line.startswith("Name:"):
-                line = f"Name: {new_name}"
-            if new_version is not None and line.startswith("Version:"):
-                line = f"Version: {new_version}"
-            out.append(line)
+                out.append(f"Name: {new_name}")
+            elif new_version is not None and line.startswith("Version:"):
+                out.append(f"Version: {new_version}")
+            else:
+                out.append(line)
         self.rewrite(name, "METADATA", ("\n".join(out) + "\n").encode("utf-8"))
 
 

@@ -162,7 +162,9 @@ def _undecodable(planted: Planted) -> None:
 
 @pytest.mark.parametrize("fmt", ["json", "sarif", "junit"])
 @pytest.mark.parametrize("encoding", [None, "utf-8", "ascii"])
-def test_machine_formats_are_valid_utf8_with_an_undecodable_name(planted: Planted, fmt: str, encoding: str | None) -> None:
+def test_machine_formats_are_valid_utf8_with_an_undecodable_name(
+    planted: Planted, fmt: str, encoding: str | None
+) -> None:
     _undecodable(planted)
     env = {"PYTHONIOENCODING": encoding} if encoding else {"LANG": "C", "LC_ALL": "C"}
     done = run_bytes("check", "--all", "--path", planted.site, "--format", fmt, env=env)

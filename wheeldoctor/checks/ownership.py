@@ -8,7 +8,6 @@ installed was still put there by an installer. A legacy ``.egg-info`` install's
 
 from __future__ import annotations
 
-import csv
 import io
 import os
 from collections.abc import Callable, Iterable
@@ -191,8 +190,10 @@ def record_paths(dist_info: str, read: Read | None = None) -> list[str]:
             read.failed(data)
         return []
     text = data.decode("utf-8", "surrogateescape")
-    if '"' in text:
-        return [row[0] for row in csv.reader(io.StringIO(text, newline="")) if row and row[0]]
+    if '"' in text:  # bounded: an unterminated quote is one bad row, never the rest of the file
+        from wheeldoctor.formats.record import csv_rows
+
+        return [row[0] for _, row, _ in csv_rows(io.StringIO(text, newline="")) if row and row[0]]
     return [line.partition(",")[0] for line in text.splitlines() if line]
 
 

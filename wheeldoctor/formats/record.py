@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import binascii
 import csv
-import io
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from wheeldoctor.formats.record_fields import (
     ACCEPTED_ALGORITHMS,
     FROM_URLSAFE,
+    MAX_ROW_CHARS,
     MAX_SIZE_DIGITS,
     decode_digest,
     encode_digest,
@@ -27,6 +27,8 @@ from wheeldoctor.model.findings import Code, Finding, Kind
 
 #: Algorithms that exist but are too weak to vouch for a file.
 WEAK_ALGORITHMS = frozenset({"md5", "sha1", "sha224"})
+#: Malformed rows listed one by one per RECORD; past these, one finding counts the rest.
+MAX_MALFORMED = 100
 
 
 class RecordRow(NamedTuple):
@@ -60,6 +62,8 @@ class Record:
     """Every path RECORD names, verifiable or not (unhashed .pyc rows, bad rows)."""
 
 
+#: One line with its ending, as io.StringIO(newline="") splits: at \n, \r\n or \r.
+_LINE = re.compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+")
 #: The hash field nearly every row holds: a SHA-256 digest as 43 unpadded urlsafe characters.
 _SHA256_FIELD = re.compile(r"sha256=[A-Za-z0-9_-]{43}")
 
@@ -74,31 +78,105 @@ def decode_record(data: bytes) -> Record:
         return _undecodable("holds NUL bytes: it is binary, not CSV")
     # Not str.splitlines(): it also splits at \x85, \u2028 and friends, which are legal in
     # file names and which the csv module writes unquoted. Quoted newlines stay in the field.
-    return parse_record(io.StringIO(text, newline=""))
+    # Lines as io.StringIO(newline="") gives them (ended by \n, \r\n or \r, kept), without its
+    # copy of the whole text in four bytes a character.
+    lines = (m.group() for m in _LINE.finditer(text))
+    return parse_record(lines, quoted='"' in text)
 
 
 def _undecodable(message: str) -> Record:
     return Record((), (Finding(Code.RECORD_UNDECODABLE, Kind.MALFORMED, "RECORD", message),))
 
 
-def parse_record(lines: Iterable[str]) -> Record:
-    """Parse RECORD lines into rows; each bad row becomes a finding naming its line."""
+class _RowTooLong(Exception):
+    """Raised through the csv reader when one row has taken more than MAX_ROW_CHARS characters."""
+
+
+class _BoundedLines:
+    """Lines for the csv reader that give out once one row grows past :data:`MAX_ROW_CHARS`.
+
+    The csv module reads on to a closing quote however far it is: a RECORD that opens a
+    quote and never closes it would be read into one field. Counting per row here stops it.
+    """
+
+    def __init__(self, lines: Iterable[str]) -> None:
+        self._lines = iter(lines)
+        self.number = 0
+        """Physical lines handed out so far."""
+        self.row_chars = 0
+
+    def __iter__(self) -> _BoundedLines:
+        return self
+
+    def __next__(self) -> str:
+        line = next(self._lines)
+        self.number += 1
+        self.row_chars += len(line)
+        if self.row_chars > MAX_ROW_CHARS:
+            raise _RowTooLong
+        return line
+
+
+def csv_rows(lines: Iterable[str], quoted: bool = True) -> Iterator[tuple[int, list[str] | None, str | None]]:
+    """RECORD's CSV rows as ``(line, fields, None)``, or ``(line, None, why)`` for a row that is not CSV.
+
+    Bounded: no row is read past :data:`MAX_ROW_CHARS` characters (the rest of an overlong
+    row is skipped up to the end of its line, and reading resumes after it). ``quoted``
+    False says no line holds a quote: then no row can span lines, and none is counted.
+    """
+    if not quoted:
+        plain = csv.reader(lines, strict=True)
+        while True:
+            try:
+                fields = next(plain)
+            except StopIteration:
+                return
+            except csv.Error as e:
+                yield plain.line_num, None, f"not valid CSV ({e})"
+                continue
+            yield plain.line_num, fields, None
+    bounded = _BoundedLines(lines)
+    base = 0
+    reader = csv.reader(bounded, strict=True)
+    while True:
+        bounded.row_chars = 0
+        try:
+            fields = next(reader)
+        except StopIteration:
+            return
+        except _RowTooLong:
+            yield bounded.number, None, f"a row longer than {MAX_ROW_CHARS} characters (an unterminated quote?)"
+            base = bounded.number
+            reader = csv.reader(bounded, strict=True)  # afresh, outside any quote
+            continue
+        except csv.Error as e:
+            yield base + reader.line_num, None, f"not valid CSV ({e})"
+            continue
+        yield base + reader.line_num, fields, None
+
+
+def parse_record(lines: Iterable[str], quoted: bool = True) -> Record:
+    """Parse RECORD lines into rows; each bad row becomes a finding naming its line.
+
+    Past :data:`MAX_MALFORMED` malformed rows, one more finding counts the rest.
+    ``quoted`` False promises that no line holds a quote (see :func:`csv_rows`).
+    """
     rows: list[RecordRow] = []
     problems: list[Finding] = []
     seen: set[str] = set()
-    unrowed: list[str] = []  # listed paths that give no row: seen and these make up ``listed``
-    reader = csv.reader(lines, strict=True)
+    unrowed: set[str] = set()  # listed paths that give no row: seen and these make up ``listed``
     sha256_field = _SHA256_FIELD.fullmatch
     a2b = binascii.a2b_base64
     # tuple.__new__ skips the named tuple's Python-level __new__: this loop runs once per file.
     make = tuple.__new__
-    while True:
-        try:
-            fields = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as e:
-            problems.append(_malformed(None, reader.line_num, f"not valid CSV ({e})"))
+    malformed = 0
+    last = 0
+    for line, fields, why in csv_rows(lines, quoted):
+        last = line
+        if fields is None:
+            malformed += 1
+            if malformed <= MAX_MALFORMED:
+                problems.append(_malformed(None, line, why or "not valid CSV"))
             continue
         if len(fields) == 3:
             # The row nearly every RECORD holds throughout, decided without a call per field.
@@ -113,23 +191,32 @@ def parse_record(lines: Iterable[str]) -> Record:
             ):
                 seen.add(path)
                 digest = a2b(hash_field.encode("ascii")[7:].translate(FROM_URLSAFE) + b"=")
-                rows.append(make(RecordRow, (path, "sha256", digest, int(size_field), reader.line_num)))
+                rows.append(make(RecordRow, (path, "sha256", digest, int(size_field), line)))
                 continue
         if not fields or fields == [""]:
             continue
-        line = reader.line_num
-        row, problem = _parse_fields(fields, line)
+        row, problem = _parse_fields(fields, line, malformed < MAX_MALFORMED)
+        if row is not None and row.path in seen:
+            problem = Finding(Code.DUPLICATE_ROW, Kind.MALFORMED, row.path, f"RECORD line {line} lists it again")
+            row = None
         if problem is not None:
-            problems.append(problem)
-        if row is None or row.path in seen:
-            unrowed.append(fields[0])
-            if row is not None:
-                problems.append(
-                    Finding(Code.DUPLICATE_ROW, Kind.MALFORMED, row.path, f"RECORD line {line} lists it again")
-                )
+            if problem.kind is Kind.MALFORMED:
+                malformed += 1
+            if problem.kind is not Kind.MALFORMED or malformed <= MAX_MALFORMED:
+                problems.append(problem)
+        if row is None:
+            unrowed.add(fields[0])
             continue
         seen.add(row.path)
         rows.append(row)
+    if malformed > MAX_MALFORMED:
+        problems.append(
+            _malformed(
+                None,
+                last,
+                f"and {malformed - MAX_MALFORMED} more malformed row(s) past the first {MAX_MALFORMED}, not listed",
+            )
+        )
     return Record(tuple(rows), tuple(problems), frozenset(seen).union(unrowed))
 
 
@@ -138,23 +225,38 @@ def _shown(field: str) -> str:
     return repr(field) if len(field) <= 40 else f"{field[:40]!r}… ({len(field)} characters)"
 
 
+#: What a malformed row gives once the cap is reached: counted, never shown, no message built.
+_UNDESCRIBED = Finding(Code.RECORD_ROW_MALFORMED, Kind.MALFORMED, None, "")
+
+
 def _malformed(path: str | None, line: int, why: str) -> Finding:
     return Finding(Code.RECORD_ROW_MALFORMED, Kind.MALFORMED, path, f"RECORD line {line}: {why}")
 
 
-def _parse_fields(fields: list[str], line: int) -> tuple[RecordRow | None, Finding | None]:
+def _parse_fields(fields: list[str], line: int, describe: bool = True) -> tuple[RecordRow | None, Finding | None]:
+    """A row, or the finding it gives; ``describe`` False: malformed rows give :data:`_UNDESCRIBED`."""
     if len(fields) != 3:
-        return None, _malformed(fields[0] or None, line, f"{len(fields)} fields, expected 3")
+        return None, (
+            _malformed(fields[0] or None, line, f"{len(fields)} fields, expected 3") if describe else _UNDESCRIBED
+        )
     path, hash_field, size_field = fields
     if not path:
-        return None, _malformed(None, line, "empty path")
+        return None, (_malformed(None, line, "empty path") if describe else _UNDESCRIBED)
     size: int | None = None
     if size_field:
         size = parse_size(size_field)
         if size is None:
             if size_field.isdigit() and size_field.isascii():
-                return None, _malformed(path, line, f"a size of {len(size_field)} digits is no file's size")
-            return None, _malformed(path, line, f"size {_shown(size_field)} is not a non-negative integer")
+                return None, (
+                    _malformed(path, line, f"a size of {len(size_field)} digits is no file's size")
+                    if describe
+                    else _UNDESCRIBED
+                )
+            return None, (
+                _malformed(path, line, f"size {_shown(size_field)} is not a non-negative integer")
+                if describe
+                else _UNDESCRIBED
+            )
     if not hash_field:
         if unhashed_allowed(path):
             return None, None
@@ -162,7 +264,9 @@ def _parse_fields(fields: list[str], line: int) -> tuple[RecordRow | None, Findi
     algorithm, sep, encoded = hash_field.partition("=")
     algorithm = algorithm.lower()
     if not sep or not encoded:
-        return None, _malformed(path, line, f"hash {_shown(hash_field)} is not algorithm=digest")
+        return None, (
+            _malformed(path, line, f"hash {_shown(hash_field)} is not algorithm=digest") if describe else _UNDESCRIBED
+        )
     if algorithm in WEAK_ALGORITHMS:
         return None, Finding(
             Code.WEAK_HASH, Kind.UNVERIFIABLE, path, f"RECORD line {line} uses {algorithm}, too weak to trust"
@@ -176,7 +280,11 @@ def _parse_fields(fields: list[str], line: int) -> tuple[RecordRow | None, Findi
         )
     digest = decode_digest(encoded)
     if digest is None or len(digest) != ACCEPTED_ALGORITHMS[algorithm]:
-        return None, _malformed(
-            path, line, f"{algorithm} digest {_shown(encoded)} is not valid urlsafe base64 of the right length"
+        return None, (
+            _malformed(
+                path, line, f"{algorithm} digest {_shown(encoded)} is not valid urlsafe base64 of the right length"
+            )
+            if describe
+            else _UNDESCRIBED
         )
     return RecordRow(path, algorithm, digest, size, line), None

@@ -18,6 +18,9 @@ ACCEPTED_ALGORITHMS: dict[str, int] = {"sha256": 32, "sha384": 48, "sha512": 64}
 _UNHASHED_NAMES = frozenset({"RECORD", "RECORD.jws", "RECORD.p7s"})
 #: A size field of more digits is no file's size (and int() refuses past 4300 digits).
 MAX_SIZE_DIGITS = 20
+#: The longest RECORD row read, in characters (a path is at most PATH_MAX, 4096 bytes, on Linux):
+#: a longer row, or a quote left open across lines, is one malformed row, never read on.
+MAX_ROW_CHARS = 1 << 16
 URLSAFE_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 FROM_URLSAFE = bytes.maketrans(b"-_", b"+/")
 _TO_URLSAFE = str.maketrans("+/", "-_")

@@ -198,9 +198,8 @@ def render_doctor_plain(result: DoctorResult, show_accepted: bool = False) -> It
 
 def render_doctor_rich(result: DoctorResult, console: Console, show_accepted: bool = False) -> None:
     """The check tables, then the deps tables, then one verdict."""
-    from wheeldoctor.report.inert import markup as escape  # inert, and never markup
-
     from wheeldoctor.report import text
+    from wheeldoctor.report.inert import markup as escape  # inert, and never markup
 
     text.render_rich(result.check, console, show_accepted=show_accepted)
     render_rich(result.deps, console, header=False)

@@ -89,12 +89,15 @@ def render_rich(result: ImportsResult, console: Console) -> None:
 
     for verdict in result.verdicts:
         style = "bold red" if verdict.failed else "green"
-        table = Table(title=Text(inert.text(verdict_line(verdict))), title_style=style, title_justify="left", show_header=False)
+        table = Table(
+            title=Text(inert.text(verdict_line(verdict))), title_style=style, title_justify="left", show_header=False
+        )
         table.add_column("what", style="bold")
         table.add_column("detail", overflow="fold")
         for what, detail in rows(verdict):
             # Text, not markup: "[nvidia]" and module names are data.
-            table.add_row(Text(inert.text(what)), Text(inert.text(detail)), style="red" if what == "error" else None)
+            row_style = "red" if what == "error" else None
+            table.add_row(Text(inert.text(what)), Text(inert.text(detail)), style=row_style)
         console.print(table)
     for line in list(render_plain(result))[-1:]:
         console.print(line, markup=False)

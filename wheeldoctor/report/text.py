@@ -268,8 +268,9 @@ def _overlaid(result: CheckResult) -> frozenset[str]:
 
 def render_rich(result: CheckResult, console: Console, show_accepted: bool = False) -> None:
     """A table of findings per environment, then the summary and tips."""
-    from wheeldoctor.report.inert import markup as escape  # inert, and never markup
     from rich.table import Table
+
+    from wheeldoctor.report.inert import markup as escape  # inert, and never markup
 
     console.print(f"[bold]environment:[/] {escape(result.environment.label)}")
     for line in managed_lines(result):

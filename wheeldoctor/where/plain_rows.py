@@ -12,6 +12,7 @@ import os
 
 from wheeldoctor.formats.record_fields import (
     ACCEPTED_ALGORITHMS,
+    MAX_ROW_CHARS,
     MAX_SIZE_DIGITS,
     decode_digest,
     parse_size,
@@ -34,7 +35,8 @@ def plain_rows(text: str, location: str, root: str) -> list[Recorded] | None:
     Plain: no NUL, quote or lone carriage return (so that splitting at commas reads the
     fields exactly as the csv module would), three fields a row, no path listed twice, an
     accepted algorithm with a digest of its size, a size, and a relative path that stays
-    inside ``root``. Rows the spec lets go unhashed (``.pyc``, RECORD itself) are skipped.
+    inside ``root``, no row longer than ``MAX_ROW_CHARS``. Rows the spec lets go unhashed
+    (``.pyc``, RECORD itself) are skipped.
     """
     if "\x00" in text or '"' in text:
         return None
@@ -50,6 +52,8 @@ def plain_rows(text: str, location: str, root: str) -> list[Recorded] | None:
     for line in text.split("\n"):
         if not line:
             continue
+        if len(line) > MAX_ROW_CHARS:  # the full parser says so, once
+            return None
         fields = line.split(",")
         if len(fields) != 3:
             return None
