@@ -18,6 +18,10 @@ from wheeldoctor.model.files import FileState, FileStatus, Fingerprint, HashRequ
 BUFFER_SIZE = 1 << 20
 #: Files up to this size are read with one call instead of into the shared buffer.
 _SMALL = 1 << 16
+#: A file longer than every size recorded for it is read as evidence (its own digest, whether
+#: it begins with recorded bytes) only up to this much past the largest: beyond, the sizes
+#: alone are the evidence, and a 20 GiB sparse file where RECORD says 10 bytes costs nothing.
+APPENDED_WINDOW = 16 << 20
 
 _CONSTRUCTORS: dict[str, Callable[..., hashlib._Hash]] = {
     "sha256": hashlib.sha256,
@@ -74,6 +78,8 @@ def hash_file(request: HashRequest, view: memoryview) -> FileState:
             if not request.evidence:
                 return FileState(FileStatus.SIZE_ONLY, size, links=before.st_nlink, fingerprint=Fingerprint.of(before))
             cuts = sorted(s for s in request.sizes if s < size)
+            if size > max(request.sizes, default=0) + APPENDED_WINDOW:
+                return FileState(FileStatus.SIZE_ONLY, size, links=before.st_nlink, fingerprint=Fingerprint.of(before))
         names = sorted(request.algorithms) if len(request.algorithms) > 1 else request.algorithms
         if cuts:
             total, digests, prefixes = _feed_with_prefixes(fd, view, names, size, cuts)

@@ -1,0 +1,141 @@
+"""Bounded work whatever the input (issue #28, item 6 and 9): RECORDs that run away, files far too long.
+
+Each run is measured in its own child (``os.wait4``'s rusage): CPU seconds and peak memory,
+which a busy machine inflates less than wall-clock time. The limits are the issue's.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from conftest import Planted
+
+CPU_LIMIT_S = 10
+MEMORY_LIMIT_MB = 300
+
+
+@dataclass(frozen=True)
+class Measured:
+    returncode: int
+    stdout: str
+    stderr: str
+    cpu_s: float
+    peak_mb: float
+    wall_s: float
+
+
+def measured(*args: str | Path, timeout: float = 120) -> Measured:
+    """``python -m wheeldoctor ARGS`` with its CPU time and peak resident memory."""
+    started = time.monotonic()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "wheeldoctor", *map(str, args)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        errors="replace",
+    )
+    try:
+        out, err = child.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.communicate()
+        pytest.fail(f"no answer within {timeout} s")
+    # communicate() reaped it; its rusage is in RUSAGE_CHILDREN, the deltas are this child's.
+    return Measured(child.returncode, out, err, *_last_child(), time.monotonic() - started)
+
+
+_SEEN = {"cpu": 0.0}
+
+
+def _last_child() -> tuple[float, float]:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = usage.ru_utime + usage.ru_stime
+    spent, _SEEN["cpu"] = cpu - _SEEN["cpu"], cpu
+    return spent, usage.ru_maxrss / 1024  # the peak of any child so far: the helpers' are small
+
+
+@pytest.fixture(autouse=True)
+def _baseline_rusage() -> None:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    _SEEN["cpu"] = usage.ru_utime + usage.ru_stime
+
+
+def _bounded(result: Measured) -> None:
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr, result.stderr
+    assert result.cpu_s < CPU_LIMIT_S, f"{result.cpu_s:.1f} s of CPU"
+    assert result.peak_mb < MEMORY_LIMIT_MB, f"{result.peak_mb:.0f} MB at peak"
+
+
+def test_four_million_rows_of_a(planted: Planted) -> None:
+    planted.record("alpha").write_bytes(b"a\n" * 4_000_000)
+    result = measured("check", "alpha", "--path", planted.site, "--json")
+    _bounded(result)
+    assert result.returncode == 1
+    assert len(result.stdout.splitlines()) < 5_000  # capped: not 4 M findings
+    assert "more malformed row(s)" in result.stdout
+
+
+def test_an_unterminated_quote_in_fifty_megabytes(planted: Planted) -> None:
+    record = planted.record("alpha")
+    record.write_bytes(b'"' + b"alpha/x.py,sha256=abc,1\n" * (50_000_000 // 24) + record.read_bytes())
+    result = measured("check", "alpha", "--path", planted.site, "--json")
+    _bounded(result)
+    assert result.returncode == 1
+    assert "unterminated quote" in result.stdout
+
+
+def test_one_line_of_fifty_megabytes(planted: Planted) -> None:
+    record = planted.record("alpha")
+    record.write_bytes(b"a" * 50_000_000 + b"\n" + record.read_bytes())
+    result = measured("check", "alpha", "--path", planted.site)
+    _bounded(result)
+    assert result.returncode == 1
+
+
+@pytest.mark.parametrize("size", [20 << 30, 1 << 40], ids=["20GiB", "1TiB"])
+def test_a_sparse_file_far_longer_than_recorded_is_judged_by_its_size(planted: Planted, size: int) -> None:
+    path = planted.site / "alpha/core.py"
+    with open(path, "r+b") as f:
+        f.truncate(size)
+    result = measured("check", "alpha", "--path", planted.site, "--no-cache", timeout=60)
+    _bounded(result)
+    assert result.returncode == 1
+    assert result.wall_s < 30  # the bad-input check's own bound
+    assert f"{size} bytes" in result.stdout  # the sizes are the evidence
+
+
+def test_a_file_a_little_longer_keeps_its_appended_evidence(planted: Planted) -> None:
+    """Within the window, what was appended is still told apart (a CA bundle with one more root)."""
+    path = planted.site / "alpha/core.py"
+    path.write_bytes(path.read_bytes() + b"# one more line\n")
+    result = measured("check", "alpha", "--path", planted.site)
+    assert result.returncode == 1
+    assert "intact, with 16 byte(s) appended" in result.stdout
+
+
+def test_the_gate_answers_on_a_sparse_file(planted: Planted) -> None:
+    with open(planted.site / "alpha/core.py", "r+b") as f:
+        f.truncate(1 << 40)
+    code = "import sys, wheeldoctor; print(wheeldoctor.is_intact('alpha'))"
+    started = time.monotonic()
+    done = subprocess.run(
+        [str(planted.venv.python), "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        check=False,
+    )
+    assert time.monotonic() - started < 30
+    assert done.stdout.strip() == "False", done.stderr
