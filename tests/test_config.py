@@ -37,10 +37,21 @@ def test_rules_are_read_and_match_generically(tmp_path: Path) -> None:
     config = load_config(str(_write(tmp_path, "pyproject.toml", RULES)))
     pinned, dated = config.rules
     assert pinned.distribution == "cert-ifi"
-    assert pinned.matches("cert-ifi", "certifi/cacert.pem", "WD002", "sha256=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
-    assert pinned.matches("cert-ifi", "certifi/cacert.pem", "WD001", "sha256=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")  # no code: any code
-    assert not pinned.matches("cert-ifi", "certifi/cacert.pem", "WD002", "sha256=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAB")
-    assert not pinned.matches("other", "certifi/cacert.pem", "WD002", "sha256=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
+    assert pinned.matches(
+        "cert-ifi", "certifi/cacert.pem", "WD002", "sha256=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    )
+    assert pinned.matches(
+        "cert-ifi", "certifi/cacert.pem", "WD001", "sha256=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    )  # no code: any code
+    assert not pinned.matches(
+        "cert-ifi",
+        "certifi/cacert.pem",
+        "WD002",
+        "sha256=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAB",
+    )
+    assert not pinned.matches(
+        "other", "certifi/cacert.pem", "WD002", "sha256=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    )
     assert dated.until == datetime.date(2020, 1, 1)
     assert dated.expired(datetime.date(2020, 1, 2)) and not dated.expired(datetime.date(2020, 1, 1))
     assert (pinned.key, dated.key) == ("tool.wheeldoctor.accept[0]", "tool.wheeldoctor.accept[1]")
@@ -48,8 +59,20 @@ def test_rules_are_read_and_match_generically(tmp_path: Path) -> None:
 
 def test_policy_accepts_counts_and_reports_stale_and_expired(tmp_path: Path) -> None:
     config = load_config(str(_write(tmp_path, "pyproject.toml", RULES)))
-    appended = Finding(Code.SIZE_MISMATCH, Kind.MODIFIED, "certifi/cacert.pem", "x", found="sha256=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
-    other = Finding(Code.HASH_MISMATCH, Kind.MODIFIED, "certifi/core.py", "x", found="sha256=BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB")
+    appended = Finding(
+        Code.SIZE_MISMATCH,
+        Kind.MODIFIED,
+        "certifi/cacert.pem",
+        "x",
+        found="sha256=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+    )
+    other = Finding(
+        Code.HASH_MISMATCH,
+        Kind.MODIFIED,
+        "certifi/core.py",
+        "x",
+        found="sha256=BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",
+    )
     bare = Finding(Code.NO_HASH, Kind.UNVERIFIABLE, "hooked/x.py", "x")
     reports = [
         DistributionReport("cert-ifi", "1", None, None, Status.BROKEN, (appended,)),

@@ -116,12 +116,13 @@ def test_a_sparse_file_far_longer_than_recorded_is_judged_by_its_size(planted: P
 
 
 def test_a_file_a_little_longer_keeps_its_appended_evidence(planted: Planted) -> None:
-    """Within the window, what was appended is still told apart (a CA bundle with one more root)."""
+    """Within the window, what was appended is still told apart, and the file's digest is ``found``."""
     path = planted.site / "alpha/core.py"
     path.write_bytes(path.read_bytes() + b"# one more line\n")
     result = measured("check", "alpha", "--path", planted.site)
     assert result.returncode == 1
-    assert "intact, with 16 byte(s) appended" in result.stdout
+    assert "with 16 byte(s) of code appended" in result.stdout
+    assert "found sha256=" in result.stdout
 
 
 def test_the_gate_answers_on_a_sparse_file(planted: Planted) -> None:

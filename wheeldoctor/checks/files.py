@@ -24,6 +24,7 @@ from wheeldoctor.disk import cache, hashing
 from wheeldoctor.disk.hashing import can_fork, default_jobs
 from wheeldoctor.formats.record import RecordRow
 from wheeldoctor.formats.record_fields import encode_digest
+from wheeldoctor.model.code_paths import runs_as_code
 from wheeldoctor.model.files import FileState, FileStatus, Known
 from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding, Kind
 from wheeldoctor.where.environment import InstalledDistribution, with_record
@@ -134,7 +135,9 @@ def _size_finding(claim: Claim, state: FileState, source: str | None) -> Finding
         head = state.prefix_digest(row.size, row.algorithm)
         if head is not None and head == row.digest:
             appended = state.size - row.size
-    if appended is not None:
+    if appended is not None and runs_as_code(row.path):
+        message = f"RECORD's {row.size} bytes, with {appended} byte(s) of code appended (it runs)"
+    elif appended is not None:
         message = f"RECORD's {row.size} bytes are intact, with {appended} byte(s) appended"
     else:
         message = _modified_message("size differs", source, f": {sizes}")

@@ -66,6 +66,8 @@ class StartupHook:
     known: KnownHook | None
     finding: Finding | None = None
     error: str | None = None
+    runs: str | None = None
+    """The first .pth line that runs, as ``site`` passes it to ``exec()``: the finding shows it."""
 
     @property
     def relative(self) -> str:
@@ -135,6 +137,7 @@ def _pth_hook(pth: PthRead, owner_of: Callable[[str], Owner | None], intact: Map
         owner_intact=None,
         known=known,
         error=pth.error,
+        runs=lines[0].text if lines else None,
     )
     return _judged(hook, intact)
 
@@ -206,10 +209,17 @@ def _judged(hook: StartupHook, intact: Mapping[str, bool]) -> StartupHook:
     return replace(hook, owner_intact=owner_intact, finding=finding)
 
 
+#: How much of the line that runs a finding quotes.
+_SHOWN_CODE = 120
+
+
 def _finding(hook: StartupHook, recorded: str | None) -> Finding:
     relative = hook.relative
     if hook.lines:
         where = "line" + ("s " if len(hook.lines) > 1 else " ") + ", ".join(map(str, hook.lines))
+        if hook.runs is not None:  # the code itself is the evidence (made inert where it is printed)
+            code = hook.runs if len(hook.runs) <= _SHOWN_CODE else hook.runs[:_SHOWN_CODE] + "…"
+            where += f"; line {hook.lines[0]} runs: {code}"
     else:
         where = "imported at start-up, all of it runs"
     if hook.owner is None:

@@ -7,7 +7,13 @@ from typing import Annotated
 import typer
 
 PythonOption = Annotated[
-    str | None, typer.Option("--python", metavar="PATH", help="Inspect this interpreter's environment.")
+    str | None,
+    typer.Option(
+        "--python",
+        metavar="PATH",
+        help="Inspect this interpreter's environment. It is started (with -I -S) to ask for its paths: "
+        "give only an interpreter you would run.",
+    ),
 ]
 PathOption = Annotated[
     list[str] | None,

@@ -13,6 +13,7 @@ from wheeldoctor.checks.clash import ClashPair, Relation
 from wheeldoctor.checks.files import DistributionReport, Status
 from wheeldoctor.checks.repair import RepairStep, cache_clean_command, pair_choices, repair_step
 from wheeldoctor.commands.results import CheckResult
+from wheeldoctor.model.code_paths import runs_as_code
 from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding, Kind
 from wheeldoctor.report import hooks_text
 from wheeldoctor.where.environment import InstalledDistribution
@@ -114,6 +115,12 @@ def _appended_tips(report: DistributionReport) -> list[str]:
     lines = []
     for f in report.findings:
         if f.appended_bytes is None or f.accepted is not None:
+            continue
+        if f.path is None or runs_as_code(f.path):  # appended code is never offered for keeping
+            lines.append(
+                f"Tip: {f.path} runs as code, and {f.appended_bytes} byte(s) were appended to RECORD's bytes: "
+                "read them before anything else runs; reinstalling drops them"
+            )
             continue
         lines.append(
             f"Tip: {f.path} is RECORD's bytes with {f.appended_bytes} byte(s) appended (a CA bundle, say); "

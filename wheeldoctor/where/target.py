@@ -229,6 +229,10 @@ def _load_interpreter(
     return env, (answer.stdlib, answer.venv)
 
 
+#: Said whenever the probe fails: the file given was executed, whatever it turned out to be.
+_RAN = "(it was started with -I -S to ask for its paths)"
+
+
 def _probe(python: str, with_tags: bool) -> _Probe:
     """Ask ``python``, started with ``-I -S``, for its own paths, site directories, prefixes, markers and tags."""
     process = probe.started.pop((python, with_tags), None)
@@ -242,10 +246,10 @@ def _probe(python: str, with_tags: bool) -> _Probe:
                 process.kill()
                 raise
     except (OSError, subprocess.TimeoutExpired) as e:
-        raise TargetError(f"--python {python}: could not run it ({e})") from e
+        raise TargetError(f"--python {python}: could not run it ({e}) {_RAN}") from e
     if process.returncode != 0:
-        last = (stderr.strip().splitlines() or ["no output"])[-1]
-        raise TargetError(f"--python {python}: exited {process.returncode} ({last})")
+        last = (stderr.strip().splitlines() or ["no output"])[-1][:200]
+        raise TargetError(f"--python {python}: exited {process.returncode} ({last}) {_RAN}")
     try:
         answer = json.loads(stdout.strip().splitlines()[-1])
         return _Probe(
@@ -262,4 +266,4 @@ def _probe(python: str, with_tags: bool) -> _Probe:
             venv=bool(answer.get("venv")),
         )
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:  # malformed: not our probe's answer
-        raise TargetError(f"--python {python}: did not answer like a Python interpreter") from e
+        raise TargetError(f"--python {python}: did not answer like a Python interpreter {_RAN}") from e
