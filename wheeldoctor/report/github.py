@@ -17,20 +17,18 @@ from wheeldoctor.report.cases import Cases
 SUMMARY_LIMIT = 256 * 1024
 
 
-def escape_data(value: str) -> str:
-    """A message as ``escapeData`` writes it (``%``, CR and LF percent-encoded), made inert first."""
-    return inert.github_data(value)
-
-
-def escape_property(value: str) -> str:
-    """A property value as ``escapeProperty`` writes it: ``escape_data`` plus ``:`` and ``,``."""
-    return inert.github_property(value)
+escape_data = inert.escape_data
+escape_property = inert.escape_property
 
 
 def workflow_command(name: str, properties: dict[str, str | None], message: str) -> str:
-    """``::name key=value,key=value::message``; empty properties are left out, as the toolkit does."""
-    given = ",".join(f"{key}={escape_property(value)}" for key, value in properties.items() if value)
-    return f"::{name}{' ' + given if given else ''}::{escape_data(message)}"
+    """``::name key=value,key=value::message``; empty properties are left out, as the toolkit does.
+
+    Values are made inert first (:mod:`wheeldoctor.report.inert`): no escape sequence reaches
+    the log, and a line break shows as ``\\n``.
+    """
+    given = ",".join(f"{key}={inert.github_property(value)}" for key, value in properties.items() if value)
+    return f"::{name}{' ' + given if given else ''}::{inert.github_data(message)}"
 
 
 def render(cases: Cases) -> Iterator[str]:

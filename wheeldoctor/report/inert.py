@@ -21,8 +21,9 @@ _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u
 #: Only the surrogate escapes: what machine formats (JSON, SARIF) cannot hold as UTF-8.
 _UNDECODABLE = re.compile("[\ud800-\udfff]")
 _SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-#: Every ASCII punctuation character: CommonMark lets each be backslash-escaped.
-_MARKDOWN = re.compile(r"""[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~]""")
+#: What can start Markdown inline syntax in a table cell: emphasis, code, links and images,
+#: HTML and entities, column breaks, strikethrough, math. CommonMark lets each be backslash-escaped.
+_MARKDOWN = re.compile(r"[\\`*_\[\]()!<>|#~&$]")
 
 
 def _escape(char: str) -> str:
@@ -75,18 +76,28 @@ def document(value: object) -> object:
     return value
 
 
+def escape_data(value: str) -> str:
+    """``@actions/core``'s ``escapeData``: ``%``, CR and LF percent-encoded."""
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(value: str) -> str:
+    """``@actions/core``'s ``escapeProperty``: :func:`escape_data` plus ``:`` and ``,``."""
+    return escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
 def github_data(value: str) -> str:
-    """An annotation's message: inert, then percent-encoded as ``@actions/core``'s ``escapeData``."""
-    return text(value).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """An annotation's message: inert (:func:`text`), then :func:`escape_data`."""
+    return escape_data(text(value))
 
 
 def github_property(value: str) -> str:
-    """An annotation property: :func:`github_data` plus ``:`` and ``,`` (``escapeProperty``)."""
-    return github_data(value).replace(":", "%3A").replace(",", "%2C")
+    """An annotation's property value: inert (:func:`text`), then :func:`escape_property`."""
+    return escape_property(text(value))
 
 
 def markdown(value: str) -> str:
-    """Text for a Markdown table cell: inert, every ASCII punctuation backslash-escaped.
+    """Text for a Markdown table cell: inert, every character that starts inline syntax backslash-escaped.
 
     No link, image, HTML, emphasis, code span or column break can start from it.
     """
