@@ -177,10 +177,16 @@ def _garbage_python(tmp_path: Path) -> Path:
     [
         (["x", "--python", "/nonexistent/bin/python"], "error: --python /nonexistent/bin/python: no such interpreter"),
         (["x", "--path", "/nonexistent/site"], "error: --path /nonexistent/site: no such directory"),
-        (["x", "--python", "/bin/false"], "error: --python /bin/false: exited 1 (no output)"),
+        (
+            ["x", "--python", "/bin/false"],
+            "error: --python /bin/false: exited 1 (no output) (it was started with -I -S to ask for its paths)",
+        ),
         (["x", "--python", "/etc/passwd"], "error: --python /etc/passwd: no such interpreter"),
         (["x", "--python", "{tmp}"], "error: --python {tmp}: no such interpreter"),
-        (["x", "--python", "{garbage}"], "error: --python {garbage}: did not answer like a Python interpreter"),
+        (
+            ["x", "--python", "{garbage}"],
+            "error: --python {garbage}: did not answer like a Python interpreter (it was started with -I -S to ask for its paths)",
+        ),
         (["x", "--path", "/etc/passwd"], "error: --path /etc/passwd: no such directory"),
         (["x", "--python", sys.executable, "--path", "{tmp}"], "error: give --python or --path, not both"),
         ([], "error: name the distributions to check, or pass --all (not both)"),

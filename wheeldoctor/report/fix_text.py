@@ -126,4 +126,11 @@ def finish(result: FixResult, out: TextIO, document: TextIO | None, *, dry_run: 
         from wheeldoctor.report import json as json_report
         from wheeldoctor.report.fix_json import fix_document
 
-        document.write(json_report.render(fix_document(result, dry_run=dry_run)))
+        text = json_report.render(fix_document(result, dry_run=dry_run))
+        buffer = getattr(document, "buffer", None)
+        if buffer is None:
+            document.write(text)
+        else:  # UTF-8 whatever the locale: stdout's encoding (ASCII under LANG=C) would mangle it
+            document.flush()
+            buffer.write(text.encode("utf-8", "backslashreplace"))
+            buffer.flush()
