@@ -185,7 +185,8 @@ def _garbage_python(tmp_path: Path) -> Path:
         (["x", "--python", "{tmp}"], "error: --python {tmp}: no such interpreter"),
         (
             ["x", "--python", "{garbage}"],
-            "error: --python {garbage}: did not answer like a Python interpreter (it was started with -I -S to ask for its paths)",
+            "error: --python {garbage}: did not answer like a Python interpreter"
+            " (it was started with -I -S to ask for its paths)",
         ),
         (["x", "--path", "/etc/passwd"], "error: --path /etc/passwd: no such directory"),
         (["x", "--python", sys.executable, "--path", "{tmp}"], "error: give --python or --path, not both"),
