@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import Venv, build_wheel, make_venv, pip_install, run_checked, run_cli, uv_install
+from helpers import Venv, build_wheel, make_venv, pip_install, record_hash, run_checked, run_cli, uv_install
 
 #: No index on this machine answers here: connection refused at once.
 UNREACHABLE = "http://127.0.0.1:9/simple"
@@ -485,8 +485,11 @@ def test_an_accepted_alteration_is_not_repaired(tmp_path: Path, uv_bin: Path) ->
     bundle.write_bytes(bundle.read_bytes() + b"CORPORATE CA\n")  # appended on purpose
     project = tmp_path / "project"
     project.mkdir()
+    # Pinned to the bytes: a rule without ``found`` accepts no changed content (#28).
+    found = record_hash(b"CA 1\nCORPORATE CA\n")
     (project / "pyproject.toml").write_text(
-        '[[tool.wheeldoctor.accept]]\ndistribution = "iota"\npath = "iota/ca.pem"\nreason = "our root CA"\n'
+        '[[tool.wheeldoctor.accept]]\ndistribution = "iota"\npath = "iota/ca.pem"\n'
+        f'found = "{found}"\nreason = "our root CA"\n'
     )
     before = snapshot(venv.prefix)
     done = run_cli("fix", "--all", "--yes", "--python", venv.python, env=offline(wheels), cwd=project)
