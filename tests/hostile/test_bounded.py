@@ -7,8 +7,11 @@ which a busy machine inflates less than wall-clock time. The limits are the issu
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,47 +34,36 @@ class Measured:
 
 
 def measured(*args: str | Path, timeout: float = 120) -> Measured:
-    """``python -m wheeldoctor ARGS`` with its CPU time and peak resident memory."""
-    started = time.monotonic()
-    child = subprocess.Popen(
-        [sys.executable, "-m", "wheeldoctor", *map(str, args)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        errors="replace",
-    )
-    try:
-        out, err = child.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        child.communicate()
-        pytest.fail(f"no answer within {timeout} s")
-    # communicate() reaped it; its rusage is in RUSAGE_CHILDREN, the deltas are this child's.
-    return Measured(child.returncode, out, err, *_last_child(), time.monotonic() - started)
-
-
-_SEEN = {"cpu": 0.0}
-
-
-def _last_child() -> tuple[float, float]:
-    import resource
-
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = usage.ru_utime + usage.ru_stime
-    spent, _SEEN["cpu"] = cpu - _SEEN["cpu"], cpu
-    return spent, usage.ru_maxrss / 1024  # the peak of any child so far: the helpers' are small
-
-
-@pytest.fixture(autouse=True)
-def _baseline_rusage() -> None:
-    import resource
-
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    _SEEN["cpu"] = usage.ru_utime + usage.ru_stime
+    """``python -m wheeldoctor ARGS`` with its own CPU time and peak resident memory (``os.wait4``)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.monotonic()
+        child = subprocess.Popen(
+            [sys.executable, "-m", "wheeldoctor", *map(str, args)], stdin=subprocess.DEVNULL, stdout=out, stderr=err
+        )
+        timer = threading.Timer(timeout, child.kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(child.pid, 0)
+        finally:
+            timer.cancel()
+        child.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
+        wall = time.monotonic() - started
+        if child.returncode == -signal.SIGKILL:
+            pytest.fail(f"no answer within {timeout} s")
+        out.seek(0)
+        err.seek(0)
+        return Measured(
+            child.returncode,
+            out.read().decode("utf-8", "replace"),
+            err.read().decode("utf-8", "replace"),
+            usage.ru_utime + usage.ru_stime,
+            usage.ru_maxrss / 1024,
+            wall,
+        )
 
 
 def _bounded(result: Measured) -> None:
+    print(f"{result.cpu_s:.1f} s CPU, {result.peak_mb:.0f} MB peak, {result.wall_s:.1f} s wall")  # shown with -s
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr, result.stderr
     assert result.cpu_s < CPU_LIMIT_S, f"{result.cpu_s:.1f} s of CPU"
     assert result.peak_mb < MEMORY_LIMIT_MB, f"{result.peak_mb:.0f} MB at peak"
