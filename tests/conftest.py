@@ -86,7 +86,7 @@ def wheel_factory(tmp_path: Path) -> WheelFactory:
 def no_child_ahead_left() -> Iterator[None]:
     """A test that started the child proving big files ahead (``check --all``'s) and did not verify ends it."""
     yield
-    from wheeldoctor.checks import ahead
+    from wheeldoctor.engine import ahead
 
     left = ahead.take()
     if left is not None:

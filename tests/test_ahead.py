@@ -10,9 +10,9 @@ import pytest
 import typer.main
 from helpers import VenvFactory
 
-from wheeldoctor.checks import ahead
 from wheeldoctor.cli.ahead import PROBING, VALUE_OPTIONS, check_ahead, python_ahead, start_probe_ahead
 from wheeldoctor.cli.app import app
+from wheeldoctor.engine import ahead
 from wheeldoctor.where import probe
 from wheeldoctor.where.target import Target, load_target
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from helpers import VenvFactory, WheelFactory, uv_install
 
-from wheeldoctor.checks import ahead, files, spread, spread_worker
-from wheeldoctor.checks.files import Verification, verify_environment
-from wheeldoctor.disk import hashing, proof_workers
+from wheeldoctor.engine import ahead, hashing, proof_workers, spread, spread_worker
+from wheeldoctor.judge import files
+from wheeldoctor.judge.files import Verification, verify_environment
 from wheeldoctor.where import plain_rows
 from wheeldoctor.where.environment import load_environment
 
@@ -207,7 +207,7 @@ def test_a_file_the_child_read_just_after_it_changed_is_proved_again_and_then_ca
 ) -> None:
     """A file changed in the tick the child read it could change again unseen (the cache's rule): its proof
     is not taken; a worker proves it again, and the cache keeps what the workers and the child proved."""
-    from wheeldoctor.disk import cache
+    from wheeldoctor.engine import cache
 
     touched: list[str] = []
     real_prove = proof_workers.prove_file
@@ -246,7 +246,7 @@ def test_what_the_child_sends_with_stopped_is_taken(
 ) -> None:
     """A file the child finishes as it stops comes in the same read as "stopped": its proof is taken at once,
     not left unread in the buffer (a worker proving the file again, after waiting for the child's exit)."""
-    from wheeldoctor.disk.digests import BUFFER_SIZE
+    from wheeldoctor.engine.digests import BUFFER_SIZE
     from wheeldoctor.where.plain_rows import biggest_rows
 
     venv = venv_factory()

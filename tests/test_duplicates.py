@@ -18,7 +18,7 @@ import pytest
 from helpers import Venv, build_wheel, cli_json, make_venv, pip_install, run_checked, run_cli, uv_install
 from pip_check import ours, pip_check
 
-from wheeldoctor.checks.duplicates import DuplicateKind, find_duplicates, remedy, removal_elsewhere
+from wheeldoctor.judge.duplicates import DuplicateKind, find_duplicates, remedy, removal_elsewhere
 from wheeldoctor.where.environment import Environment, load_environment
 
 

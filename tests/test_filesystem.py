@@ -12,7 +12,7 @@ from typing import TypeVar
 
 import pytest
 
-from wheeldoctor.disk.filesystem import ReadError, describe_mode, open_regular, read_regular
+from wheeldoctor.where.filesystem import ReadError, describe_mode, open_regular, read_regular
 
 T = TypeVar("T")
 

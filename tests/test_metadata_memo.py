@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from helpers import Venv, VenvFactory, WheelFactory, cli_json, pip_install, uv_install
 
-from wheeldoctor.disk import cache, metadata_memo
+from wheeldoctor.engine import cache, metadata_memo
 from wheeldoctor.model.findings import Code
 from wheeldoctor.where import environment
 from wheeldoctor.where.environment import Environment, load_environment

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from helpers import VenvFactory, WheelFactory, uv_install
 
-from wheeldoctor.checks.claims import resolve
-from wheeldoctor.checks.files import Verification, verify_environment
-from wheeldoctor.checks.spread import look_batches, repeated, rows_estimate
-from wheeldoctor.disk import hashing
+from wheeldoctor.engine import hashing
+from wheeldoctor.engine.spread import look_batches, repeated, rows_estimate
+from wheeldoctor.judge.claims import resolve
+from wheeldoctor.judge.files import Verification, verify_environment
 from wheeldoctor.where.environment import load_environment
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked workers are Linux-only")
@@ -100,7 +100,7 @@ def test_files_proved_before_their_record_is_parsed_give_the_same_verification(
     """Big files found at the look and proved early (here: every file of 1 MiB or more) give what the exact
     path gives: hostile ones, a quoted RECORD line, a path listed twice (the first row not the bytes on disk),
     early proofs that come before or after their RECORD is parsed; a worker dying on one leaves it to the parent."""
-    from wheeldoctor.checks import spread, spread_worker
+    from wheeldoctor.engine import spread, spread_worker
 
     venv = venv_factory()
     uv_install(venv, "--no-deps", wheel_factory("proven", "1.0", {**FILES, **BIG_FILES, **SHARED}))
@@ -134,7 +134,7 @@ def test_files_proved_before_their_record_is_parsed_give_the_same_verification(
 
     monkeypatch.setattr(spread_worker, "_prove_piece", early_prove)
     monkeypatch.setattr(spread_worker, "_parse", slow_parse)
-    from wheeldoctor.checks import files
+    from wheeldoctor.judge import files
 
     judged_here: list[str] = []  # what the parent's exact path hashed: what no worker proved
     real_hash = files.hash_claims
@@ -173,7 +173,7 @@ def test_the_parent_takes_its_own_steps_while_the_workers_prove(
 ) -> None:
     """``meanwhile`` (a check's later imports) is stepped through while the workers run, one step when no
     frame waits, and changes nothing that the verification finds; steps left when they are done stay undone."""
-    from wheeldoctor.checks import spread_worker
+    from wheeldoctor.engine import spread_worker
 
     venv = venv_factory()
     uv_install(venv, "--no-deps", wheel_factory("proven", "1.0", {**FILES, **SHARED}))
@@ -216,7 +216,7 @@ def test_a_worker_that_dies_leaves_its_work_to_the_parent(
     fault: str,
 ) -> None:
     """Workers that die looking at a distribution, reading a RECORD or proving a piece: the parent does that work."""
-    from wheeldoctor.checks import spread_worker as spread
+    from wheeldoctor.engine import spread_worker as spread
 
     venv = venv_factory()
     uv_install(venv, "--no-deps", wheel_factory("proven", "1.0", {**FILES, **SHARED}))
@@ -325,8 +325,8 @@ def test_the_heaviest_work_is_handed_out_first(
 
     One worker, so the order it is handed its tasks in is the order it logs them in.
     """
-    from wheeldoctor.checks import spread_worker
-    from wheeldoctor.checks.spread import spread
+    from wheeldoctor.engine import spread_worker
+    from wheeldoctor.engine.spread import spread
 
     venv = venv_factory()
     uv_install(venv, "--no-deps", wheel_factory("huge", "1.0", {"huge/blob.bin": os.urandom(3 << 20)}))

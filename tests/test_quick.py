@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 from helpers import Venv, build_wheel, make_venv, os_threads, pip_install, read_record, settled_threads, uv_install
 
-from wheeldoctor.checks.files import Status, verify
-from wheeldoctor.disk import cache
+from wheeldoctor.engine import cache
 from wheeldoctor.formats.record_fields import encode_digest
 from wheeldoctor.gate import quick, reading
+from wheeldoctor.judge.files import Status, verify
 from wheeldoctor.where.environment import MetadataDir, load_distribution
 from wheeldoctor.where.sitedirs import lookup_key
 

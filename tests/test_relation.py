@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from wheeldoctor.checks.deps import RequirementGraph
+from wheeldoctor.judge.deps import RequirementGraph
 
 _PY310 = {"python_version": "3.10", "sys_platform": "linux", "platform_machine": "x86_64"}
 

@@ -1,5 +1,5 @@
 """What the command line starts before it imports anything heavy: the ``--python`` probe, and
-for ``check --all`` the proving of the biggest files (:mod:`wheeldoctor.checks.ahead`).
+for ``check --all`` the proving of the biggest files (:mod:`wheeldoctor.engine.ahead`).
 
 Importing the app (typer, the checks) takes 70-110 ms; the probe of a big environment's
 interpreter takes about as long again, and the command waits for its answer first. So
@@ -88,6 +88,6 @@ def start_probe_ahead(argv: Sequence[str]) -> None:
         probe.start(*found)
     checking = check_ahead(argv)
     if checking is not None:
-        from wheeldoctor.checks import ahead
+        from wheeldoctor.engine import ahead
 
         ahead.start(*checking)

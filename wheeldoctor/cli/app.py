@@ -146,8 +146,8 @@ def wheels(
 
     def run() -> int:
         chosen = choose_format(format_, json)
-        from wheeldoctor.checks.preflight import preflight
         from wheeldoctor.formats.wheelfile import WheelError, read_wheel
+        from wheeldoctor.judge.preflight import preflight
 
         try:
             read = [read_wheel(f) for f in files]
@@ -286,8 +286,8 @@ def imports(
     """Import modules (this RUNS their code) and report GPU driver initialisation, threads, processes, time."""
 
     def run() -> int:
-        from wheeldoctor.checks.imports import ImportProbeError
         from wheeldoctor.commands.imports import Forbid, run_imports
+        from wheeldoctor.probes.imports import ImportProbeError
         from wheeldoctor.report import imports_text
         from wheeldoctor.report import json as json_report
 

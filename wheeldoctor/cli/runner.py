@@ -22,7 +22,7 @@ from wheeldoctor.where.target import Target, TargetError
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from wheeldoctor.checks.files import DistributionReport
+    from wheeldoctor.judge.files import DistributionReport
     from wheeldoctor.report.cases import Result
 
     Rich = Callable[[Console], None] | None
@@ -105,7 +105,7 @@ def cache_dir(disabled: bool) -> str | None:
     """Where cached digests and metadata live, unless ``--no-cache`` or the environment turned them off."""
     if disabled:
         return None
-    from wheeldoctor.disk import cache
+    from wheeldoctor.engine import cache
 
     return cache.directory()
 

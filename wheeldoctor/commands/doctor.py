@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from wheeldoctor.checks.policy import Policy
-from wheeldoctor.checks.states import ProgressSink
 from wheeldoctor.commands.check import run_check
 from wheeldoctor.commands.deps import run_deps
 from wheeldoctor.commands.results import DoctorResult
+from wheeldoctor.engine.states import ProgressSink
+from wheeldoctor.judge.policy import Policy
 from wheeldoctor.where.environment import Environment
 
 

@@ -18,9 +18,13 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
 
-from wheeldoctor.checks.deps import check_dependencies
-from wheeldoctor.checks.duplicates import Duplicate, find_duplicates
-from wheeldoctor.checks.outcome import (
+from wheeldoctor.commands.check import run_check
+from wheeldoctor.commands.results import CheckResult
+from wheeldoctor.judge.deps import check_dependencies
+from wheeldoctor.judge.duplicates import Duplicate, find_duplicates
+from wheeldoctor.judge.policy import Policy
+from wheeldoctor.model.errors import InputError
+from wheeldoctor.repair.outcome import (
     Outcome,
     Problem,
     compare,
@@ -30,11 +34,7 @@ from wheeldoctor.checks.outcome import (
     file_problems,
     pair_problems,
 )
-from wheeldoctor.checks.plan import FixStep, RepairPlan, plan_repairs
-from wheeldoctor.checks.policy import Policy
-from wheeldoctor.commands.check import run_check
-from wheeldoctor.commands.results import CheckResult
-from wheeldoctor.model.errors import InputError
+from wheeldoctor.repair.plan import FixStep, RepairPlan, plan_repairs
 from wheeldoctor.where.environment import Environment
 from wheeldoctor.where.target import Target, load_target
 

@@ -25,7 +25,7 @@ import os
 import stat
 import time
 
-from wheeldoctor.disk import cache
+from wheeldoctor.engine import cache
 from wheeldoctor.gate.reading import hash_regular, spawn
 from wheeldoctor.where.plain_rows import EARLY, Recorded, biggest_rows, plain_rows
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from wheeldoctor.checks.hooks import HookAudit
-from wheeldoctor.checks.unowned import UnownedScan
+from wheeldoctor.engine.unowned import UnownedScan
+from wheeldoctor.judge.hooks import HookAudit
 from wheeldoctor.model.findings import Finding
 
 

@@ -9,18 +9,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from wheeldoctor.checks.clash import ClashPair, Relation
-from wheeldoctor.checks.files import DistributionReport, Status
-from wheeldoctor.checks.repair import RepairStep, cache_clean_command, pair_choices, repair_step
 from wheeldoctor.commands.results import CheckResult
+from wheeldoctor.judge.clash import ClashPair, Relation
+from wheeldoctor.judge.files import DistributionReport, Status
 from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding, Kind
+from wheeldoctor.repair.steps import RepairStep, cache_clean_command, pair_choices, repair_step
 from wheeldoctor.report import hooks_text
 from wheeldoctor.where.environment import InstalledDistribution
 
 if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
     from rich.console import Console
 
-    from wheeldoctor.checks.preflight import PreflightResult
+    from wheeldoctor.judge.preflight import PreflightResult
 
 _STYLE = {
     Status.INTACT: "green",

@@ -12,13 +12,13 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from wheeldoctor.disk import cache
-from wheeldoctor.disk.filesystem import ReadError, read_regular
-from wheeldoctor.disk.metadata_memo import MetadataMemo
+from wheeldoctor.engine import cache
+from wheeldoctor.engine.metadata_memo import MetadataMemo
 from wheeldoctor.formats.headers import header_fields
 from wheeldoctor.formats.record import Record, decode_record
 from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.model.managed import ManagedBy
+from wheeldoctor.where.filesystem import ReadError, read_regular
 from wheeldoctor.where.sitedirs import locations as site_locations
 from wheeldoctor.where.sitedirs import lookup_key, prefix_forms, root_for
 
@@ -310,7 +310,7 @@ def load_environment(
     ``records=False`` reads metadata only; ``defer_records`` leaves RECORDs for the
     verification to read (see :func:`load_distribution`). With ``cache_dir``, what each
     dist-info gave is kept there, and taken again while its files are unchanged
-    (:mod:`wheeldoctor.disk.metadata_memo`).
+    (:mod:`wheeldoctor.engine.metadata_memo`).
     """
     locations = site_locations(paths)  # as given, each real directory once
     all_prefixes = tuple(prefix_forms(prefixes))

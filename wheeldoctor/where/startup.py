@@ -24,9 +24,9 @@ import sys
 from dataclasses import dataclass
 from enum import Enum
 
-from wheeldoctor.disk.filesystem import ReadError, read_regular
 from wheeldoctor.formats.pth import PthFile, parse_pth
 from wheeldoctor.formats.record_fields import encode_digest
+from wheeldoctor.where.filesystem import ReadError, read_regular
 
 #: A .pth file above this size is not read (site would read it whole; none is near this).
 PTH_LIMIT = 16 << 20

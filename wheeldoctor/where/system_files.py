@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Protocol, TypeVar
 
-from wheeldoctor.disk.result_memo import Read
+from wheeldoctor.engine.result_memo import Read
 from wheeldoctor.where.dpkg_owners import DEFAULT_ADMINDIR, read_owners
 from wheeldoctor.where.environment import Environment
 
