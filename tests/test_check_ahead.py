@@ -14,8 +14,8 @@ import pytest
 from helpers import VenvFactory, WheelFactory, uv_install
 
 from wheeldoctor.engine import ahead, hashing, proof_workers, spread, spread_worker
-from wheeldoctor.judge import files
-from wheeldoctor.judge.files import Verification, verify_environment
+from wheeldoctor.engine import verify as files
+from wheeldoctor.engine.verify import Verification, verify_environment
 from wheeldoctor.where import plain_rows
 from wheeldoctor.where.environment import load_environment
 

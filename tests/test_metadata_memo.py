@@ -13,9 +13,11 @@ import pytest
 from helpers import Venv, VenvFactory, WheelFactory, cli_json, pip_install, uv_install
 
 from wheeldoctor.engine import cache, metadata_memo
+from wheeldoctor.engine.metadata_memo import memos
+from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.findings import Code
 from wheeldoctor.where import environment
-from wheeldoctor.where.environment import Environment, load_environment
+from wheeldoctor.where.environment import load_environment
 
 
 def _settle() -> None:
@@ -55,7 +57,7 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
 def _read(venv: Venv, cache_dir: Path | None) -> Environment:
     site = str(venv.site_packages)
     return load_environment(
-        "test", [site], [str(venv.prefix)], defer_records=True, cache_dir=cache_dir and str(cache_dir)
+        "test", [site], [str(venv.prefix)], defer_records=True, memos=memos(cache_dir and str(cache_dir))
     )
 
 

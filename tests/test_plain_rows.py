@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from wheeldoctor.formats.record_fields import decode_digest, encode_digest
+from wheeldoctor.model.record_fields import decode_digest, encode_digest
 from wheeldoctor.where.plain_rows import biggest_rows, plain_rows
 
 LOCATION = "/env/lib/python3.12/site-packages"

@@ -13,8 +13,8 @@ from helpers import VenvFactory, WheelFactory, uv_install
 
 from wheeldoctor.engine import hashing
 from wheeldoctor.engine.spread import look_batches, repeated, rows_estimate
+from wheeldoctor.engine.verify import Verification, verify_environment
 from wheeldoctor.judge.claims import resolve
-from wheeldoctor.judge.files import Verification, verify_environment
 from wheeldoctor.where.environment import load_environment
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked workers are Linux-only")
@@ -134,7 +134,7 @@ def test_files_proved_before_their_record_is_parsed_give_the_same_verification(
 
     monkeypatch.setattr(spread_worker, "_prove_piece", early_prove)
     monkeypatch.setattr(spread_worker, "_parse", slow_parse)
-    from wheeldoctor.judge import files
+    from wheeldoctor.engine import verify as files
 
     judged_here: list[str] = []  # what the parent's exact path hashed: what no worker proved
     real_hash = files.hash_claims

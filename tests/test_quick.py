@@ -20,11 +20,13 @@ import pytest
 from helpers import Venv, build_wheel, make_venv, os_threads, pip_install, read_record, settled_threads, uv_install
 
 from wheeldoctor.engine import cache
-from wheeldoctor.formats.record_fields import encode_digest
+from wheeldoctor.engine.verify import verify
 from wheeldoctor.gate import quick, reading
-from wheeldoctor.judge.files import Status, verify
-from wheeldoctor.where.environment import MetadataDir, load_distribution
-from wheeldoctor.where.sitedirs import lookup_key
+from wheeldoctor.judge.files import Status
+from wheeldoctor.model.environment import MetadataDir
+from wheeldoctor.model.record_fields import encode_digest
+from wheeldoctor.model.sitedirs import lookup_key
+from wheeldoctor.where.environment import load_distribution
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="FIFOs and symlinks as POSIX has them")
 

@@ -38,6 +38,7 @@ from wheeldoctor.cli.runner import (
     exit_now,
     fail,
     guard,
+    metadata_memos,
     no_cyclic_gc,
     pin_baseline,
     refuse_report_with_baseline,
@@ -106,7 +107,7 @@ def check(
 
         with no_cyclic_gc():
             cached = cache_dir(no_cache)
-            env = load_target(target, defer_records=True, cache_dir=cached)
+            env = load_target(target, defer_records=True, memos=metadata_memos(cached))
             policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
             with progress_bar(chosen != "text") as sink:
                 result = run_check(
@@ -180,7 +181,9 @@ def deps(
         from wheeldoctor.commands.deps import run_deps
         from wheeldoctor.report import deps_text
 
-        result = run_deps(load_target(target, with_tags=True, with_records=False, cache_dir=cache_dir(no_cache)))
+        result = run_deps(
+            load_target(target, with_tags=True, with_records=False, memos=metadata_memos(cache_dir(no_cache)))
+        )
         deliver(result, chosen, output, lambda console: deps_text.render_rich(result, console))
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
@@ -217,7 +220,7 @@ def doctor(
 
         with no_cyclic_gc():
             cached = cache_dir(no_cache)
-            env = load_target(target, with_tags=True, defer_records=True, cache_dir=cached)
+            env = load_target(target, with_tags=True, defer_records=True, memos=metadata_memos(cached))
             policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
             with progress_bar(chosen != "text") as sink:
                 result = run_doctor(env, jobs=jobs, progress=sink, strict=strict, cache_dir=cached, policy=policy)

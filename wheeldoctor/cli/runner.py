@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, NoReturn
 import typer
 
 from wheeldoctor.model.errors import InputError
+from wheeldoctor.where.environment import MemoFor
 from wheeldoctor.where.target import Target, TargetError
 
 if TYPE_CHECKING:
@@ -108,6 +109,15 @@ def cache_dir(disabled: bool) -> str | None:
     from wheeldoctor.engine import cache
 
     return cache.directory()
+
+
+def metadata_memos(cache_dir: str | None) -> MemoFor | None:
+    """The metadata memo of each site directory, kept in ``cache_dir`` (none without a cache)."""
+    if cache_dir is None:
+        return None
+    from wheeldoctor.engine.metadata_memo import memos
+
+    return memos(cache_dir)
 
 
 _FORMATS = ("text", "json", "github", "junit", "sarif")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from wheeldoctor.judge.compat import CompatibilityFinding, check_compatibility
 from wheeldoctor.judge.deps import DependencyReport, check_dependencies
 from wheeldoctor.judge.duplicates import Duplicate, find_duplicates
-from wheeldoctor.where.environment import Environment
+from wheeldoctor.model.environment import Environment
 
 
 @dataclass(frozen=True, slots=True)

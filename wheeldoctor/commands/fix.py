@@ -23,6 +23,7 @@ from wheeldoctor.commands.results import CheckResult
 from wheeldoctor.judge.deps import check_dependencies
 from wheeldoctor.judge.duplicates import Duplicate, find_duplicates
 from wheeldoctor.judge.policy import Policy
+from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.errors import InputError
 from wheeldoctor.repair.outcome import (
     Outcome,
@@ -35,7 +36,6 @@ from wheeldoctor.repair.outcome import (
     pair_problems,
 )
 from wheeldoctor.repair.plan import FixStep, RepairPlan, plan_repairs
-from wheeldoctor.where.environment import Environment
 from wheeldoctor.where.target import Target, load_target
 
 #: Lines of an installer's output kept to explain its failure.

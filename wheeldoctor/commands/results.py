@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from wheeldoctor.commands.deps import DepsResult
-from wheeldoctor.engine.unowned import UnownedScan
 from wheeldoctor.judge.clash import Clash, ClashPair, Relation
 from wheeldoctor.judge.files import FAILING_STATUSES, DistributionReport, Status
 from wheeldoctor.judge.hook_policy import startup_reports
 from wheeldoctor.judge.hooks import HookAudit, StartupHook
 from wheeldoctor.judge.policy import PolicyOutcome
+from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.findings import Finding
-from wheeldoctor.where.environment import Environment
+from wheeldoctor.model.ownership import UnownedScan
 
 
 @dataclass(frozen=True, slots=True)

@@ -246,9 +246,9 @@ def _biggest(python: str | None, no_cache: bool, stopped: Callable[[], bool] = l
     import re
 
     from wheeldoctor.engine import cache
+    from wheeldoctor.model.sitedirs import prefix_forms, root_for
     from wheeldoctor.where.filesystem import ReadError, read_regular
     from wheeldoctor.where.plain_rows import EARLY, biggest_rows
-    from wheeldoctor.where.sitedirs import prefix_forms, root_for
 
     found = answer()
     if found is None:
@@ -294,7 +294,7 @@ def _site_dirs(python: str | None) -> Callable[[], tuple[list[str], list[str]] |
     (None if unknown); ``python``'s probe is started at once."""
     import sys
 
-    from wheeldoctor.where.sitedirs import current_prefixes, locations
+    from wheeldoctor.model.sitedirs import current_prefixes, locations
 
     if python is None:
         paths = sys.path if getattr(sys.flags, "safe_path", False) else sys.path[1:]

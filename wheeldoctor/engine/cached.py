@@ -10,8 +10,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from wheeldoctor.engine import cache
 from wheeldoctor.judge.claims import Claim, matches
+from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.files import FileState, FileStatus, Fingerprint
-from wheeldoctor.where.environment import InstalledDistribution
 
 
 def recall(cache_dir: str, dists: Sequence[InstalledDistribution]) -> dict[int, cache.Entry]:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
+from functools import partial
 from stat import S_ISREG
 
 from wheeldoctor import __version__
@@ -114,3 +116,8 @@ def _is_parts(value: object) -> bool:
         and (python is None or type(python) is str)
         and (installer is None or type(installer) is str)
     )
+
+
+def memos(cache_dir: str | None) -> Callable[[str], MetadataMemo] | None:
+    """The memo of each site directory, kept in ``cache_dir``; None without a cache."""
+    return None if cache_dir is None else partial(MetadataMemo, cache_dir)

@@ -12,40 +12,20 @@ import csv
 import io
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from wheeldoctor.engine.hashing import can_fork
-from wheeldoctor.engine.result_memo import Read
 from wheeldoctor.engine.workers import deal, run_workers
+from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.managed import Tool
-from wheeldoctor.where.environment import METADATA_LIMIT, Environment, InstalledDistribution, with_record
+from wheeldoctor.model.ownership import Owner
+from wheeldoctor.model.sitedirs import is_plain, plain_prefix
+from wheeldoctor.where.environment import METADATA_LIMIT, with_record
 from wheeldoctor.where.filesystem import ReadError, read_regular
-from wheeldoctor.where.sitedirs import is_plain, plain_prefix
+from wheeldoctor.where.fingerprint import Read
 from wheeldoctor.where.system_files import SystemOwners
 
 _INSTALLED_FILES_LIMIT = 64 << 20
-
-
-@dataclass(frozen=True, slots=True)
-class Owner:
-    """Who installed a file: a distribution or (``system``) a system package.
-
-    ``recorded`` is the hash the distribution's RECORD gives for the file (``sha256=…``),
-    when it gives one.
-    """
-
-    name: str
-    version: str | None
-    system: bool = False
-    recorded: str | None = None
-
-    @property
-    def label(self) -> str:
-        """``name version`` for a distribution, ``name (system package)`` otherwise."""
-        if self.system:
-            return f"{self.name} (system package)"
-        return f"{self.name} {self.version}"
 
 
 class Owners:

@@ -42,8 +42,8 @@ from wheeldoctor.engine import ahead, cache
 from wheeldoctor.engine.early import EarlyFiles
 from wheeldoctor.engine.spread_worker import FileRecord, Proof, Row, _run, _serve
 from wheeldoctor.engine.workers import complete_frames, fork_child, send
+from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.findings import Finding
-from wheeldoctor.where.environment import InstalledDistribution
 
 _DONE = object()
 

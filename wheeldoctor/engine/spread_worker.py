@@ -23,7 +23,8 @@ from wheeldoctor.engine.digests import BUFFER_SIZE
 from wheeldoctor.engine.proof_workers import prove_file, unchanged
 from wheeldoctor.engine.workers import send
 from wheeldoctor.judge.claims import resolve
-from wheeldoctor.where.environment import METADATA_LIMIT, InstalledDistribution, with_record
+from wheeldoctor.model.environment import InstalledDistribution
+from wheeldoctor.where.environment import METADATA_LIMIT, with_record
 from wheeldoctor.where.filesystem import ReadError, read_regular
 from wheeldoctor.where.plain_rows import EARLY, Recorded, biggest_rows
 

@@ -12,9 +12,10 @@ import zipfile
 from dataclasses import dataclass
 
 from wheeldoctor.formats.headers import header_fields
-from wheeldoctor.formats.record import Record, RecordRow, decode_record
-from wheeldoctor.formats.record_fields import encode_digest
+from wheeldoctor.formats.record import decode_record
 from wheeldoctor.model.findings import Code, Finding, Kind
+from wheeldoctor.model.record import Record, RecordRow
+from wheeldoctor.model.record_fields import encode_digest
 
 _CHUNK = 1 << 20
 _RECORD_LIMIT = 64 << 20

@@ -10,11 +10,11 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from wheeldoctor.formats.record import RecordRow
+from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.files import FileState, FileStatus, HashRequest
 from wheeldoctor.model.findings import Code, Finding, Kind
-from wheeldoctor.where.environment import InstalledDistribution
-from wheeldoctor.where.sitedirs import is_plain, is_within, plain_prefix
+from wheeldoctor.model.record import RecordRow
+from wheeldoctor.model.sitedirs import is_plain, is_within, plain_prefix
 
 
 class Claim(NamedTuple):

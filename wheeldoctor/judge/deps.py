@@ -21,8 +21,8 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 from wheeldoctor.judge.compat import CompatibilityFinding
+from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.findings import Code
-from wheeldoctor.where.environment import Environment, InstalledDistribution
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
@@ -257,22 +257,6 @@ def _invalid(dist: InstalledDistribution, text: str, message: str) -> Compatibil
 def _first_line(error: Exception) -> str:
     # packaging's parse errors draw a caret diagram on later lines; findings are one line.
     return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-
-
-def install_command(conflicts: tuple[DependencyConflict, ...], env: Environment) -> str | None:
-    """One command that asks the installer for everything wanted, so its resolver sees it all.
-
-    uv when uv installed most of the environment, else pip.
-    """
-    import shlex
-
-    wanted = list(dict.fromkeys(c.wanted for c in conflicts))
-    if not wanted:
-        return None
-    from wheeldoctor.repair.steps import install_argv
-
-    installers = [(d.installer or "").lower() for d in env.active()]
-    return shlex.join(install_argv(wanted, env, uv=installers.count("uv") > installers.count("pip")))
 
 
 class RequirementGraph:

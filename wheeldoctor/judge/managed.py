@@ -13,13 +13,13 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
-from wheeldoctor.formats.record import RecordRow
 from wheeldoctor.formats.rpm import altered
 from wheeldoctor.judge.claims import Claim, matches, resolve
+from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.files import FileState, FileStatus
 from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.model.managed import ManagedBy
-from wheeldoctor.where.environment import InstalledDistribution
+from wheeldoctor.model.record import RecordRow
 
 #: The ``line`` of a row made from a package manager's record: RECORD's rows count from 1.
 MANAGER_LINE = 0

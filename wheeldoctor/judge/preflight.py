@@ -14,9 +14,9 @@ from wheeldoctor.formats.wheelfile import Member, WheelFile
 from wheeldoctor.judge.claims import Claim, resolve
 from wheeldoctor.judge.clash import Clash, Relation
 from wheeldoctor.judge.deps import RequirementGraph
+from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.findings import BREAKING_KINDS
-from wheeldoctor.where.environment import Environment
-from wheeldoctor.where.sitedirs import root_for
+from wheeldoctor.model.sitedirs import root_for
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,11 +23,12 @@ from dataclasses import dataclass
 from enum import Enum
 
 from wheeldoctor.judge.clash import ClashPair, Relation
-from wheeldoctor.judge.duplicates import Duplicate, remedy_argvs
+from wheeldoctor.judge.duplicates import Duplicate
 from wheeldoctor.judge.files import DistributionReport, Status
+from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.findings import BREAKING_KINDS, Finding, Kind
+from wheeldoctor.repair.requirements import remedy_argvs
 from wheeldoctor.repair.steps import cache_clean_argv, keep_sequence, refusal, reinstall_command, repair_step
-from wheeldoctor.where.environment import Environment, InstalledDistribution
 
 #: Finding kinds a reinstall of the same version repairs: the installer rewrites the files.
 REINSTALLABLE = frozenset({Kind.MODIFIED, Kind.MISSING, Kind.UNREADABLE})

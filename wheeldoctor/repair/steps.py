@@ -16,13 +16,10 @@ import os
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from wheeldoctor.judge.clash import ClashPair
+from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.managed import Tool
-from wheeldoctor.where.environment import Environment, InstalledDistribution
-
-if TYPE_CHECKING:  # clash imports deps, whose install_command imports this module
-    from wheeldoctor.judge.clash import ClashPair
 
 _BREAK = "--break-system-packages"
 

@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING
 
 from wheeldoctor.commands.deps import DepsResult
 from wheeldoctor.judge.compat import CompatibilityFinding
-from wheeldoctor.judge.deps import DependencyConflict, install_command
-from wheeldoctor.judge.duplicates import Duplicate, remedy, removal_elsewhere
+from wheeldoctor.judge.deps import DependencyConflict
+from wheeldoctor.judge.duplicates import Duplicate
 from wheeldoctor.model.findings import Code
+from wheeldoctor.repair.requirements import install_command, remedy, removal_elsewhere
 from wheeldoctor.repair.steps import install_argv, overrides_pep668
 
 if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn

@@ -14,11 +14,11 @@ from wheeldoctor.judge.deps import DependencyConflict
 from wheeldoctor.judge.duplicates import Duplicate
 from wheeldoctor.judge.files import DistributionReport, Status
 from wheeldoctor.judge.policy import PolicyOutcome
+from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.findings import Finding
 from wheeldoctor.model.managed import ManagedBy
 from wheeldoctor.repair.steps import RepairStep, repair_step
 from wheeldoctor.report.startup_json import startup_json, startup_sections
-from wheeldoctor.where.environment import Environment
 
 if TYPE_CHECKING:  # the imports command's types, without importing its runner for every document
     from wheeldoctor.commands.imports import ImportsResult, ImportVerdict
@@ -259,7 +259,7 @@ def conflict_json(conflict: DependencyConflict) -> dict[str, Any]:
 
 def duplicate_json(duplicate: Duplicate, env: Environment) -> dict[str, Any]:
     """One project with several dist-infos: which one Python uses, and the safe clean-up."""
-    from wheeldoctor.judge.duplicates import remedy, removal_elsewhere
+    from wheeldoctor.repair.requirements import remedy, removal_elsewhere
 
     dists = duplicate.distributions
     return {
@@ -304,7 +304,7 @@ def _deps_summary(result: DepsResult) -> dict[str, Any]:
 
 
 def _deps_sections(result: DepsResult) -> dict[str, Any]:
-    from wheeldoctor.judge.deps import install_command
+    from wheeldoctor.repair.requirements import install_command
 
     return {
         "dependency_conflicts": [conflict_json(c) for c in result.dependencies.conflicts],

@@ -6,10 +6,10 @@ from collections.abc import Callable
 from typing import Any
 
 from wheeldoctor.commands.results import CheckResult
-from wheeldoctor.engine.unowned import UnownedScan
 from wheeldoctor.judge.hooks import StartupHook
 from wheeldoctor.model.findings import Finding
-from wheeldoctor.where.startup import Startup
+from wheeldoctor.model.ownership import UnownedScan
+from wheeldoctor.model.startup import Startup
 
 FindingJson = Callable[[Finding], dict[str, Any]]
 

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 from wheeldoctor.commands.results import CheckResult
 from wheeldoctor.judge.clash import ClashPair, Relation
 from wheeldoctor.judge.files import DistributionReport, Status
+from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding, Kind
 from wheeldoctor.repair.steps import RepairStep, cache_clean_command, pair_choices, repair_step
 from wheeldoctor.report import hooks_text
-from wheeldoctor.where.environment import InstalledDistribution
 
 if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
     from rich.console import Console

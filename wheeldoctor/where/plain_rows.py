@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import os
 
-from wheeldoctor.formats.record_fields import (
+from wheeldoctor.model.record_fields import (
     ACCEPTED_ALGORITHMS,
     MAX_SIZE_DIGITS,
     decode_digest,
     parse_size,
     unhashed_allowed,
 )
-from wheeldoctor.where.sitedirs import is_plain, is_within, plain_prefix
+from wheeldoctor.model.sitedirs import is_plain, is_within, plain_prefix
 
 Recorded = tuple[str, str, bytes, int]
 """One hashed RECORD row, resolved: (absolute path, algorithm, raw digest, size)."""

@@ -13,9 +13,9 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Protocol, TypeVar
 
-from wheeldoctor.engine.result_memo import Read
+from wheeldoctor.model.environment import Environment
 from wheeldoctor.where.dpkg_owners import DEFAULT_ADMINDIR, read_owners
-from wheeldoctor.where.environment import Environment
+from wheeldoctor.where.fingerprint import Read
 
 #: dpkg never installs Python's files elsewhere; other paths are not looked up late.
 _SYSTEM_ROOTS = ("/usr/", "/etc/")

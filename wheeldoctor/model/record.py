@@ -1,0 +1,43 @@
+"""A parsed RECORD as data: the rows worth verifying, and the problems found reading it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from wheeldoctor.model.findings import Finding
+from wheeldoctor.model.record_fields import encode_digest
+
+#: Algorithms that exist but are too weak to vouch for a file.
+WEAK_ALGORITHMS = frozenset({"md5", "sha1", "sha224"})
+
+
+class RecordRow(NamedTuple):
+    """One verifiable row: the path as written, its digest (raw bytes) and size.
+
+    A named tuple, not a frozen dataclass: one is made per recorded file, tens of
+    thousands per environment, and a dataclass's __init__ costs more than the parsing.
+    """
+
+    path: str
+    algorithm: str | None
+    digest: bytes | None
+    size: int | None
+    line: int
+
+    @property
+    def hash_text(self) -> str | None:
+        """The hash as RECORD writes it (``sha256=…``), or None."""
+        if self.algorithm is None or self.digest is None:
+            return None
+        return f"{self.algorithm}={encode_digest(self.digest)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """A parsed RECORD: rows worth verifying, plus one finding per problem row."""
+
+    rows: tuple[RecordRow, ...]
+    problems: tuple[Finding, ...]
+    listed: frozenset[str] = frozenset()
+    """Every path RECORD names, verifiable or not (unhashed .pyc rows, bad rows)."""
