@@ -82,17 +82,6 @@ def wheel_factory(tmp_path: Path) -> WheelFactory:
     return factory
 
 
-@pytest.fixture(autouse=True)
-def no_child_ahead_left() -> Iterator[None]:
-    """A test that started the child proving big files ahead (``check --all``'s) and did not verify ends it."""
-    yield
-    from wheeldoctor.engine import ahead
-
-    left = ahead.take()
-    if left is not None:
-        left.close()
-
-
 @pytest.fixture
 def forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The pids of the children ``os.fork`` makes during the test (it forks as ever)."""

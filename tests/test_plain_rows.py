@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import hashlib
 
+from wheeldoctor.gate.plain_rows import biggest_rows, plain_rows
 from wheeldoctor.model.record_fields import decode_digest, encode_digest
-from wheeldoctor.where.plain_rows import biggest_rows, plain_rows
 
 LOCATION = "/env/lib/python3.12/site-packages"
 ROOT = "/env"

@@ -10,6 +10,7 @@ import gc
 import os
 import sys
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, NoReturn
@@ -65,7 +66,22 @@ def guard(run: Callable[[], int]) -> NoReturn:
         if os.environ.get("WHEELDOCTOR_DEBUG"):
             raise
         fail(f"internal error: {type(e).__name__}: {e}", "set WHEELDOCTOR_DEBUG=1 for the traceback")
+    note_failed_workers()
     raise typer.Exit(code)
+
+
+def note_failed_workers() -> None:
+    """One ``note:`` line on stderr per kind of worker failure (the report is unchanged: its work was
+    redone here); ``WHEELDOCTOR_DEBUG=1`` has the children print their tracebacks."""
+    fork = sys.modules.get("wheeldoctor.engine.fork")  # not imported: nothing was forked
+    failures = getattr(fork, "failures", None)
+    if not failures:
+        return
+    for line, count in Counter(failures).items():
+        times = f" ({count} times)" if count > 1 else ""
+        tip = "" if os.environ.get("WHEELDOCTOR_DEBUG") == "1" else "; WHEELDOCTOR_DEBUG=1 shows why"
+        sys.stderr.write(f"note: {line}{times}{tip}\n")
+    failures.clear()
 
 
 def exit_now(code: object) -> NoReturn:

@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from wheeldoctor.engine.hashing import can_fork
+from wheeldoctor.engine.fork import can_fork
 from wheeldoctor.engine.workers import deal, run_workers
 from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.managed import Tool

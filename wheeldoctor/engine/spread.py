@@ -10,10 +10,7 @@ for, and the work cut into pieces). The parent hands out the heaviest task it ha
 RECORD to parse or a piece: every file of 1 MiB or more alone, the small files of a
 distribution in runs of about 8 MiB of work. A task goes to whichever worker is free, so
 the biggest file starts hashing as soon as its RECORD is read, not once every RECORD is,
-and nothing waits on a worker that drew a heavy share. Files of 16 MiB or more are found
-at the look, where the cache has no entry for their distribution, and handed out then as
-pieces of their own, or taken from the child that proved them while ``check --all``
-started (:mod:`.early`, :mod:`.ahead`). A worker proves a piece's files
+and nothing waits on a worker that drew a heavy share. A worker proves a piece's files
 as :mod:`wheeldoctor.engine.proof_workers` does (one ``lstat`` for a file the cache vouches
 for, else one listing per directory and one open, read and close per file) and returns,
 per proven file, a few integers and its cache record. Whatever is not proven comes back
@@ -21,7 +18,7 @@ as not proven, for the exact path to judge.
 
 Frames are marshal data (plain tuples of ints, strings and bytes); the rare findings that
 parsing gives travel pickled. A worker that dies only leaves its work undone: the parent
-does it itself. No worker outlives the parent.
+does it itself. No worker outlives the parent (see :mod:`.fork`).
 """
 
 from __future__ import annotations
@@ -31,17 +28,16 @@ import heapq
 import os
 import pickle
 import select
-import signal
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from itertools import chain
 from typing import Any
 
-from wheeldoctor.engine import ahead, cache
-from wheeldoctor.engine.early import EarlyFiles
-from wheeldoctor.engine.spread_worker import FileRecord, Proof, Row, _run, _serve
-from wheeldoctor.engine.workers import complete_frames, fork_child, send
+from wheeldoctor.engine import cache
+from wheeldoctor.engine.fork import fork, reap
+from wheeldoctor.engine.spread_worker import FileRecord, Proof, Row, _serve
+from wheeldoctor.engine.workers import complete_frames, send
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.findings import Finding
 
@@ -88,7 +84,6 @@ def spread(
     progress: Callable[[int, int], None] | None = None,
     begin: Callable[[int, int], None] | None = None,
     meanwhile: Iterator[object] | None = None,
-    child: ahead.Ahead | None = None,
 ) -> list[Parsed | None]:
     """What ``jobs`` forked workers learnt of each of ``dists`` (None where a worker died first).
 
@@ -97,8 +92,6 @@ def spread(
     ``begin`` is told the work's size once every RECORD is read; ``progress`` then
     advances as pieces come back. ``meanwhile`` is the caller's own work: one step of it
     is taken whenever no worker waits on the parent (what is left of it is left undone).
-    ``child`` proved the biggest files while the command started (:mod:`.ahead`): it is
-    stopped here, its proofs are used, and it is ended before this returns.
     """
     usable = cache_dir is not None and cache.usable(cache_dir)
     results: list[Parsed | None] = [None] * len(dists)
@@ -109,13 +102,10 @@ def spread(
     reading: set[int] = set()  # workers looking or parsing: more pieces may come
     parked: list[int] = []
     workers: dict[int, tuple[int, int]] = {}  # result fd -> (pid, task fd)
-    buffers: dict[int, bytearray] = {}  # what each live worker (and the child ahead) sent, not yet read
+    buffers: dict[int, bytearray] = {}  # what each live worker sent, not yet read
     backlog: list[Any] = []  # "proved" frames not yet recorded
     totals = [0, 0]  # files and bytes to prove, known once every RECORD is read
     begun = [begin is None]
-    early = EarlyFiles()
-    idle: list[int] = []  # workers held back while the child's files take their cores
-    looking: set[int] = set()  # workers looking at distributions
 
     def begin_once() -> None:
         if not begun[0] and not looks and not parse and not reading:
@@ -128,34 +118,21 @@ def spread(
         for _ in range(most):
             tasks_read, tasks_write = os.pipe()
             results_read, results_write = os.pipe()
-            pid = fork_child()
-            if pid == 0:  # the worker: never returns
-                for fd, (_, task_fd) in workers.items():  # the other workers' ends: theirs alone
-                    os.close(fd)
-                    os.close(task_fd)
-                if child is not None:
-                    os.close(child.results)
-                    os.close(child.control)
-                os.close(tasks_write)
-                os.close(results_read)
-                _run(partial(_serve, dists, checked, cache_dir, usable, started, tasks_read, results_write))
+            serve = partial(_serve, dists, checked, cache_dir, usable, started, tasks_read, results_write)
+            pid = fork(serve, keep=(tasks_read, results_write))
             os.close(tasks_read)
             os.close(results_write)
+            if pid is None:  # not safe to fork now: what no worker does, the parent does
+                os.close(tasks_write)
+                os.close(results_read)
+                continue
             workers[results_read] = (pid, tasks_write)
             buffers[results_read] = bytearray()
-            idle.append(results_read)
-
-    def release() -> None:
-        """Give work to idle workers: up to ``jobs`` at work, less a core for each file the child still hashes."""
-        held = early.still_hashed(looked=not looks and not looking)
-        while idle and len(workers) - len(idle) < max(1, jobs - held):
-            assign(idle.pop())
 
     def assign(fd: int) -> None:
         task_fd = workers[fd][1]
         if looks:
             reading.add(fd)
-            looking.add(fd)
             _write(task_fd, ("look", looks.pop()))
         elif parse and (not pieces or parse[0][0] <= pieces[0][0]):  # the heavier first
             _, index = heapq.heappop(parse)
@@ -163,16 +140,12 @@ def spread(
             _write(task_fd, ("parse", index))
         elif pieces:
             _, index, first, end = heapq.heappop(pieces)
-            if first < 0:  # an early file: ``end`` is its number
-                _, path, row, _ = early.files[end]
-                _write(task_fd, ("early", end, index, path, row))
-                return
             parsed = results[index]
             assert parsed is not None and parsed.rows is not None
             vouched = parsed.vouched[first:end] if parsed.vouched is not None else [None] * (end - first)
             _write(task_fd, ("prove", index, first, parsed.paths[first:end], parsed.rows[first:end], vouched))
-        elif reading or early.waiting:
-            parked.append(fd)  # a RECORD still being read, or the child, may give more pieces
+        elif reading:
+            parked.append(fd)  # a RECORD still being read may give more pieces
         else:
             _write(task_fd, ("stop",))
 
@@ -183,23 +156,15 @@ def spread(
         totals[1] += size
         backlog.append(("counted", files, size))
 
-    def push_early(number: int) -> None:
-        heapq.heappush(pieces, (-early.files[number][3], early.files[number][0], -1, number))
-
     def handle(fd: int, frame: Any) -> None:
         kind = frame[0]
         if kind == "looked":
             reading.discard(fd)
-            looking.discard(fd)
-            _, settled, weighed, found = frame
+            _, settled, weighed = frame
             for each in settled:
                 settle(each)
             for index, weight in weighed:
                 heapq.heappush(parse, (-weight, index))
-            for each in found:
-                number = early.found(each)
-                if number is not None:
-                    push_early(number)
             begin_once()
         elif kind == "parsed":
             reading.discard(fd)
@@ -209,26 +174,10 @@ def spread(
             if proved is not None:  # the files the cache vouched for, proved while parsing
                 backlog.append(proved)
             for first, end, weight in cuts:
-                if end == first + 1 and early.pending:
-                    taken, done = early.match(index, first, paths[first], rows[first])
-                    if done is not None:
-                        backlog.append(done)
-                    if taken:
-                        continue
                 heapq.heappush(pieces, (-weight, index, first, end))
             totals[0] += files
             totals[1] += size
             begin_once()
-        elif kind == "early":
-            _, number, proofs, files, done = frame
-            found = early.proved(number, (proofs, files, done))
-            if found is not None:
-                backlog.append(found)
-        elif kind == "proved ahead":  # the child's: one row it was still hashing
-            proved, again = early.proved_ahead(*ahead.proved_ahead(frame))
-            backlog.extend(proved)
-            for number in again:  # its proof no longer holds: a worker proves it
-                push_early(number)
         else:  # "proved": recorded later, once every waiting worker has its next task
             backlog.append(frame)
 
@@ -248,16 +197,10 @@ def spread(
 
     finished = False
     try:
-        if child is not None:
-            done, in_flight, rest = child.stop()  # no file is started there from now on
-            early = EarlyFiles(done, in_flight, cache_dir is not None)
         fork_workers()
-        if child is not None:
-            buffers[child.results] = rest
-            for frame in complete_frames(rest):  # what came with its "stopped"
-                handle(child.results, frame)
-        release()
-        while len(buffers) > (child is not None and child.results in buffers):
+        for fd in reversed(list(workers)):
+            assign(fd)
+        while buffers:
             # The parent's own work waits while any worker waits for it: a worker is never idle
             # while the parent records proofs, and they are recorded while the workers hash.
             ready, _, _ = select.select(list(buffers), [], [], 0 if backlog or meanwhile is not None else None)
@@ -269,17 +212,11 @@ def spread(
                 continue
             for fd in ready:
                 chunk = os.read(fd, 1 << 20)
-                if not chunk:  # the worker (or the child) is gone: what it held is undone
+                if not chunk:  # the worker is gone: what it held is undone
                     del buffers[fd]
                     reading.discard(fd)
-                    looking.discard(fd)
                     if fd in parked:
                         parked.remove(fd)
-                    if fd in idle:
-                        idle.remove(fd)
-                    if child is not None and fd == child.results:
-                        for number in early.ahead_gone():
-                            push_early(number)
                     begin_once()
                     continue
                 buffer = buffers[fd]
@@ -288,23 +225,17 @@ def spread(
                     handle(fd, frame)
                     if fd in workers:
                         assign(fd)
-            release()  # a file the child hashed is done: its core is free
-            while parked and (parse or pieces or not (reading or early.waiting)):
+            while parked and (parse or pieces or not reading):
                 assign(parked.pop())
         for frame in backlog:
             absorb(frame)
         finished = True
     finally:
-        if child is not None:
-            child.close()
         for fd, (pid, task_fd) in workers.items():
             for end in (fd, task_fd):
                 with contextlib.suppress(OSError):
                     os.close(end)
-            if not finished:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGTERM)
-            os.waitpid(pid, 0)
+            reap(pid, stop=not finished)
     return results
 
 

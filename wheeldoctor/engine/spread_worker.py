@@ -1,21 +1,18 @@
 """The worker's side of :mod:`wheeldoctor.engine.spread`: read and cut RECORDs, prove pieces.
 
 A worker does what the parent asks, one task at a time, until it says stop: look at a few
-distributions (settle each on the cache's verdict, else weigh it for the parse order and
-find its biggest files, to be proved before its RECORD is parsed), read, parse and resolve
+distributions (settle each on the cache's verdict, else weigh it for the parse order), read, parse and resolve
 one RECORD (and read its cache entry, proving by one ``lstat`` each file the cache vouches
 for), or prove one piece of files, as :mod:`wheeldoctor.engine.proof_workers` does.
 """
 
 from __future__ import annotations
 
-import contextlib
 import marshal
 import os
 import pickle
 import re
-import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, cast
 
 from wheeldoctor.engine import cache
@@ -26,7 +23,6 @@ from wheeldoctor.judge.claims import resolve
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.where.environment import METADATA_LIMIT, with_record
 from wheeldoctor.where.filesystem import ReadError, read_regular
-from wheeldoctor.where.plain_rows import EARLY, Recorded, biggest_rows
 
 #: Files from this size are a piece of their own.
 BIG = 1 << 20
@@ -45,21 +41,7 @@ Row = tuple[str, "str | None", "bytes | None", "int | None", int]
 """A RecordRow as a plain tuple: (path as written, algorithm, raw digest, size, line)."""
 Proof = tuple[int, int, int, int, int, int, bool]
 """(row index, mtime_ns, ctime_ns, inode, device, links, whether the cache's fingerprint proved it)."""
-Early = tuple[int, str, Row, int]
-"""A big file to prove before its RECORD is parsed: (distribution, absolute path, its row, weight)."""
 FileRecord = tuple[str, cache.Identity, cache.Digests]
-
-
-def _run(body: Callable[[], None]) -> None:
-    code = 0
-    try:
-        # Default handlers: a ^C aimed at the command must not print a traceback per worker.
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        body()
-    except BaseException:
-        code = 1
-    finally:
-        os._exit(code)
 
 
 def _read_task(fd: int) -> Any:
@@ -103,10 +85,6 @@ def _serve(
         elif task[0] == "parse":
             index = task[1]
             send(out, _parse(index, dists[index], checked[index], cache_dir if usable else None))  # type: ignore[arg-type]
-        elif task[0] == "early":
-            _, number, index, path, row = task
-            proved = _prove_piece(index, 0, [path], [row], [None], cache_dir, started, view, listings)
-            send(out, ("early", number, *proved[3:]))  # type: ignore[arg-type]
         else:
             _, index, first, paths, rows, vouched = task
             send(out, _prove_piece(index, first, paths, rows, vouched, cache_dir, started, view, listings))  # type: ignore[arg-type]
@@ -118,58 +96,42 @@ def _look(
     checked: Sequence[bool],
     cache_dir: str | None,
 ) -> tuple[Any, ...]:
-    """("looked", settled frames, [(index, weight)], [Early]): each distribution settled on the
-    cache's verdict, else weighed, and its biggest files found where the cache has no entry for it
-    (an entry may vouch for them: one ``lstat`` each then proves them, after the parse).
-    """
+    """("looked", settled frames, [(index, weight)]): each distribution settled on the cache's verdict, else weighed."""
     settled = []
     weighed = []
-    early: list[Early] = []
     for index in indices:
         dist = dists[index]
         frame = None if cache_dir is None else _settled(index, dist, checked[index], cache_dir)
         if frame is not None:
             settled.append(frame)
             continue
-        weight, biggest = _weight(
-            dist, checked[index], fresh=cache_dir is None or not os.path.lexists(cache.entry_path(cache_dir, dist.path))
-        )
-        weighed.append((index, weight))
-        early.extend((index, row[0], (*row, 0), row[3] + _PER_FILE) for row in biggest)
-    return ("looked", settled, weighed, early)
+        weighed.append((index, _weight(dist, checked[index])))
+    return ("looked", settled, weighed)
 
 
-def _weight(dist: InstalledDistribution, checked: bool, fresh: bool = False) -> tuple[int, list[Recorded]]:
-    """How long parsing ``dist``'s RECORD and then hashing its biggest file take, in bytes to hash,
-    and (where ``fresh``: nothing cached for it) the plain rows of its files of :data:`EARLY` bytes or more.
+def _weight(dist: InstalledDistribution, checked: bool) -> int:
+    """How long parsing ``dist``'s RECORD and then hashing its biggest file take, in bytes to hash.
 
     The parse order, heaviest first: the biggest file (a CUDA library of half a gigabyte)
-    can only start once its RECORD is parsed, unless it is proved early, and a long RECORD
-    (torch's 12,000 rows) keeps a worker parsing a while before its own big files can start.
-    The RECORD's size column is only scanned here, not parsed, and only for a checked
-    distribution (an unchecked one is parsed for its paths alone: its length is its weight);
-    an unreadable RECORD weighs nothing. A file proved early weighs nothing here.
+    can only start once its RECORD is parsed, and a long RECORD (torch's 12,000 rows)
+    keeps a worker parsing a while before its own big files can start. The RECORD's size
+    column is only scanned here, not parsed, and only for a checked distribution (an
+    unchecked one is parsed for its paths alone: its length is its weight); an unreadable
+    RECORD weighs nothing.
     """
     if dist.record is not None:
         sizes = [row.size or 0 for row in dist.record.rows] if checked else []
-        return len(dist.record.rows) * 100 * PARSE_WEIGHT + max(sizes, default=0), []
+        return len(dist.record.rows) * 100 * PARSE_WEIGHT + max(sizes, default=0)
     path = os.path.join(dist.path, "RECORD")
     if not checked:
         try:
-            return os.stat(path).st_size * PARSE_WEIGHT, []
+            return os.stat(path).st_size * PARSE_WEIGHT
         except (OSError, ValueError):
-            return 0, []
+            return 0
     data = read_regular(path, METADATA_LIMIT)
     if isinstance(data, ReadError):
-        return 0, []
-    sizes = list(map(int, _BIG_SIZE.findall(data)))
-    biggest: list[Recorded] = []
-    if fresh and max(sizes, default=0) >= EARLY:
-        with contextlib.suppress(UnicodeDecodeError):  # the parser says what is wrong with it
-            biggest = biggest_rows(data.decode(), dist.location, dist.root, EARLY)
-    if biggest:
-        sizes = [size for size in sizes if size < EARLY]
-    return len(data) * PARSE_WEIGHT + max(sizes, default=0), biggest
+        return 0
+    return len(data) * PARSE_WEIGHT + max(map(int, _BIG_SIZE.findall(data)), default=0)
 
 
 def _parse(index: int, dist: InstalledDistribution, checked: bool, cache_dir: str | None) -> tuple[Any, ...]:

@@ -11,7 +11,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from wheeldoctor.engine import hashing
-from wheeldoctor.engine.hashing import can_fork, default_jobs, hash_files
+from wheeldoctor.engine.fork import can_fork
+from wheeldoctor.engine.hashing import default_jobs, hash_files
 from wheeldoctor.judge.claims import Claim, plan
 from wheeldoctor.model.files import FileState, FileStatus, Fingerprint, Known, Progress
 

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from wheeldoctor.engine.audit_memo import audit_memo, is_audit, note_inputs
-from wheeldoctor.engine.hashing import can_fork
+from wheeldoctor.engine.fork import can_fork
 from wheeldoctor.engine.ownership import Owners
 from wheeldoctor.engine.workers import deal, run_workers
 from wheeldoctor.model.environment import Environment

@@ -12,8 +12,9 @@ from dataclasses import dataclass, replace
 from itertools import chain
 from typing import TYPE_CHECKING, cast
 
-from wheeldoctor.engine import ahead, cache, cached, hashing
-from wheeldoctor.engine.hashing import can_fork, default_jobs
+from wheeldoctor.engine import cache, cached, hashing
+from wheeldoctor.engine.fork import can_fork
+from wheeldoctor.engine.hashing import default_jobs
 from wheeldoctor.engine.spread import rows_estimate
 from wheeldoctor.engine.states import ProgressSink, hash_claims
 from wheeldoctor.judge.claims import Claim, ownership, resolve
@@ -61,7 +62,6 @@ def verify_environment(
     started = time.time_ns()
     everybody = _unique_dists([*checked, *everyone])
     workers = jobs or default_jobs()
-    child = ahead.take()  # the biggest files, proved while ``check --all`` started
     if (
         processes
         and workers > 1
@@ -69,9 +69,7 @@ def verify_environment(
         and not any(map(judged_by_manager, everybody))  # a package manager's record: judged here
         and sum(estimates := list(map(rows_estimate, everybody))) >= hashing.PROCESS_MIN_FILES
     ):
-        return _verify_spread(checked, everybody, workers, progress, cache_dir, started, estimates, meanwhile, child)
-    if child is not None:  # its proofs are for the workers' pieces: here every file is read anyway
-        child.close()
+        return _verify_spread(checked, everybody, workers, progress, cache_dir, started, estimates, meanwhile)
     read = {id(d): with_record(d) for d in everybody}  # deferred RECORDs are read here, in turn
     checked = [read[id(d)] for d in checked]
     entries: dict[int, cache.Entry] = {}
@@ -127,7 +125,6 @@ def _verify_spread(
     started: int,
     estimates: Sequence[int],
     meanwhile: Iterator[object] | None,
-    child: ahead.Ahead | None = None,
 ) -> Verification:
     """:func:`verify_environment`, with RECORDs read and files proved in forked workers.
 
@@ -140,7 +137,7 @@ def _verify_spread(
     wanted = {id(d) for d in checked}
     flags = [id(d) in wanted for d in everybody]
     sink = (progress.begin, progress.advance) if progress is not None else (None, None)
-    found = spread(everybody, flags, jobs, cache_dir, started, estimates, sink[1], sink[0], meanwhile, child)
+    found = spread(everybody, flags, jobs, cache_dir, started, estimates, sink[1], sink[0], meanwhile)
 
     def read_here(dist: InstalledDistribution) -> Parsed:
         read = with_record(dist)

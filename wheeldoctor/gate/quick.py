@@ -26,8 +26,8 @@ import stat
 import time
 
 from wheeldoctor.engine import cache
+from wheeldoctor.gate.plain_rows import EARLY, Recorded, biggest_rows, plain_rows
 from wheeldoctor.gate.reading import hash_regular, spawn
-from wheeldoctor.where.plain_rows import EARLY, Recorded, biggest_rows, plain_rows
 
 #: RECORD above this size is left to the verifier, which refuses it with a finding.
 _RECORD_LIMIT = 64 << 20

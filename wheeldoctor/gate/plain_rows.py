@@ -1,4 +1,4 @@
-"""RECORD's plain rows, resolved without the csv module: for the gate's cold path and the check's early pieces.
+"""RECORD's plain rows, resolved without the csv module: for the gate's cold path.
 
 Nearly every RECORD is plain: one ``path,algorithm=digest,size`` row per file, nothing
 quoted, nothing malformed, every path inside the environment. Such rows can be read by
@@ -22,9 +22,8 @@ from wheeldoctor.model.sitedirs import is_plain, is_within, plain_prefix
 Recorded = tuple[str, str, bytes, int]
 """One hashed RECORD row, resolved: (absolute path, algorithm, raw digest, size)."""
 
-#: Files from this size are proved before the rest of their RECORD is parsed: by the gate's
-#: cold path, and by the check (found at the look, or while it starts): torch's two files of
-#: about 450 MB waited for its 12,000-row parse and ended last.
+#: Files from this size are proved by the gate's cold path before the rest of their RECORD is
+#: parsed: a huge file would otherwise wait for a long RECORD's parse and end last.
 EARLY = 16 << 20
 
 
