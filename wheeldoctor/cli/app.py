@@ -5,6 +5,7 @@ Reports go to stdout, errors and progress to stderr (see :mod:`wheeldoctor.cli.r
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import replace
 from functools import partial
@@ -155,7 +156,7 @@ def wheels(
         except WheelError as e:
             fail(str(e))
         env = load_target(Target(python=python, paths=tuple(path or ()))) if (python or path) else None
-        result = preflight(read, env)
+        result = preflight(read, env, os.path.lexists)
         deliver(result, chosen, output)
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 

@@ -19,7 +19,8 @@ import _thread
 import os
 import sys
 
-from wheeldoctor.model.sitedirs import current_prefixes, lookup_key, prefix_forms, root_for
+from wheeldoctor.model.sitedirs import lookup_key, root_for
+from wheeldoctor.where.sitedirs import current_prefixes, prefix_forms
 
 
 class IntactGate:

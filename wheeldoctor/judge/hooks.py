@@ -15,7 +15,6 @@ matches them and any change to the file fails again. Known hooks are information
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from enum import Enum
@@ -23,6 +22,7 @@ from enum import Enum
 from wheeldoctor.judge.known_hooks import KnownHook
 from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.model.ownership import UNOWNED, Owner
+from wheeldoctor.model.sitedirs import below
 
 
 class HookKind(str, Enum):
@@ -58,7 +58,7 @@ class StartupHook:
     @property
     def relative(self) -> str:
         """The path below its directory, as RECORD names it (``litellm_init.pth``)."""
-        return os.path.relpath(self.path, self.site_dir)
+        return below(self.path, self.site_dir)
 
     @property
     def subject(self) -> str:

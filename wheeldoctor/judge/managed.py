@@ -10,7 +10,6 @@ as verified by the stronger one.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 
 from wheeldoctor.formats.rpm import altered
@@ -20,6 +19,7 @@ from wheeldoctor.model.files import FileState, FileStatus
 from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.model.managed import ManagedBy
 from wheeldoctor.model.record import RecordRow
+from wheeldoctor.model.sitedirs import dir_prefix
 
 #: The ``line`` of a row made from a package manager's record: RECORD's rows count from 1.
 MANAGER_LINE = 0
@@ -42,7 +42,7 @@ def resolve_managed(dist: InstalledDistribution) -> tuple[list[Claim], list[Find
     """
     managed = dist.managed_by
     assert managed is not None
-    prefix = dist.location.rstrip(os.sep) + os.sep
+    prefix = dir_prefix(dist.location)
     make = tuple.__new__  # skips the named tuples' Python-level __new__: one per packaged file
     claims: list[Claim] = []
     for file in managed.files:

@@ -7,7 +7,6 @@ where every millisecond of import counts.
 from __future__ import annotations
 
 import os
-import sys
 
 TYPE_CHECKING = False  # typing itself costs the gate's warm path ~10 ms to import
 if TYPE_CHECKING:
@@ -74,31 +73,52 @@ def root_for(location: str, prefixes: Iterable[str]) -> str:
     return location
 
 
-def locations(paths: Iterable[str]) -> list[str]:
-    """Each directory of ``paths`` once, as given (absolute), not resolved: the first spelling of each real path.
+def dir_prefix(location: str) -> str:
+    """``location`` with one trailing separator: what a recorded relative path is appended to."""
+    return location.rstrip(os.sep) + os.sep
 
-    Installers write RECORD's "../../../bin" paths from the name Python uses, and through a
-    symlinked site-packages the two differ; the resolved form only tells two spellings apart.
+
+def resolve_recorded(text: str, prefix: str, location: str, root: str) -> str | None:
+    """Where RECORD's path ``text`` of a distribution in ``location`` (``prefix``: its
+    :func:`dir_prefix`) lands; None when that is outside ``root``. Concatenation rather than
+    ``os.path.join``: this runs once per recorded file that is not plain.
     """
-    by_real: dict[str, str] = {}
-    for path in paths:
-        if path:
-            by_real.setdefault(os.path.realpath(path), os.path.abspath(path))
-    return list(by_real.values())
+    normpath, isabs = os.path.normpath, os.path.isabs
+    path = resolved(text, prefix)
+    if not is_within(path, root) and root == location and not isabs(text):
+        # `pip install --target DIR` installs through a staging --home whose purelib is
+        # HOME/lib/python, so its RECORD says ../../bin/x for what lands in DIR/bin/x.
+        staged = normpath(prefix + "lib/python/" + text)
+        if is_within(staged, root):
+            path = staged
+    return path if is_within(path, root) else None
 
 
-def prefix_forms(prefixes: Iterable[str]) -> list[str]:
-    """Each prefix both as given and with symlinks resolved, so either spelling of a site dir matches."""
-    forms: dict[str, None] = {}
-    for prefix in prefixes:
-        if prefix:
-            forms[os.path.abspath(prefix)] = None
-            forms[os.path.realpath(prefix)] = None
-    return list(forms)
+def resolved(text: str, prefix: str) -> str:
+    """RECORD's path ``text`` made absolute against ``prefix`` (a :func:`dir_prefix`) and normalised."""
+    return os.path.normpath(text if os.path.isabs(text) else prefix + text)
 
 
-def current_prefixes() -> list[str]:
-    """The prefixes of the running interpreter, the user base included."""
-    site = sys.modules.get("site")
-    user_base = getattr(site, "USER_BASE", None) if site is not None else None
-    return [p for p in (sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, user_base) if p]
+def below(path: str, directory: str) -> str:
+    """``path`` relative to ``directory``, as RECORD names a file below its site directory."""
+    return os.path.relpath(path, directory)
+
+
+def is_site_packages(path: str) -> bool:
+    """Whether ``path`` is named as a site directory is (``site-packages``, ``dist-packages``)."""
+    return os.path.basename(path) in ("site-packages", "dist-packages")
+
+
+def install_target(target: str, site: str, scripts: str) -> str | None:
+    """Where a wheel member installs: ``<scripts>/x`` below ``scripts``, a plain path below ``site``;
+    None for headers and data, which land under the prefix in scheme-specific places."""
+    if target.startswith("<scripts>/"):
+        return os.path.normpath(os.path.join(scripts, target.removeprefix("<scripts>/")))
+    if target.startswith("<"):
+        return None
+    return os.path.normpath(os.path.join(site, target))
+
+
+def scripts_dir(root: str) -> str:
+    """The directory console scripts of the environment rooted at ``root`` go to."""
+    return os.path.join(root, "bin")
