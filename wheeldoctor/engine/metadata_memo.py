@@ -22,14 +22,13 @@ from collections.abc import Callable
 from functools import partial
 from stat import S_ISREG
 
-from wheeldoctor import __version__
 from wheeldoctor.engine import cache, sealed
 
 #: The files read of a dist-info, in the order of their fingerprints.
 FILES = ("METADATA", "INSTALLER", "WHEEL")
 #: What was read depends on how this version reads (headers, INSTALLER, name normalisation):
 #: another version's memo is a miss.
-_HEADER = b"wheeldoctor-metadata 1 %s %s\n" % (__version__.encode(), cache.TAG)
+_HEADER = b"wheeldoctor-metadata 1 %s %s\n" % (sealed.CODE, cache.TAG)
 
 Fingerprints = tuple["cache.Identity | None", ...]
 """Each of :data:`FILES`: its fingerprint, or None where there is no such file."""

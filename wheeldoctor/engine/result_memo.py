@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import time
 
-from wheeldoctor import __version__
 from wheeldoctor.engine import cache, sealed
 from wheeldoctor.where.fingerprint import Read as Read  # noqa: PLC0414  (re-exported)
 from wheeldoctor.where.fingerprint import fingerprint
@@ -41,7 +40,7 @@ class ResultMemo:
         self._path = cache.entry_path(cache_dir, key, suffix)
         # ``version``: the caller's, bumped when what the result means changes within one release.
         kind = suffix.lstrip(".").encode()
-        self._header = b"wheeldoctor-%s %d %s %s\n" % (kind, version, __version__.encode(), cache.TAG)
+        self._header = b"wheeldoctor-%s %d %s %s\n" % (kind, version, sealed.CODE, cache.TAG)
         self._key = key
         self._inputs = inputs
         self._started = time.time_ns()
