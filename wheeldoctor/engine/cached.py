@@ -78,14 +78,16 @@ def remember_proven(
     intact: bool,
     files: tuple[cache.FileRecord, ...],
     rows: int,
+    found: bool,
     before: int | None,
 ) -> None:
     """:func:`remember` for a distribution whose every file forked workers proved.
 
     ``files`` are the records of the proven files that may be cached (settled or cached
-    already), in row order; ``before`` is ``hash()`` of the entry found (None: none).
+    already), in row order; ``found`` whether an entry was found, ``before`` its ``hash()`` (None
+    for a malformed one: it differs from any entry written).
     """
     intact = intact and len(files) == rows
     entry = cache.Entry(dist.path, record, dist.root if intact else None, files)
-    if hash(entry) != before and (files or before is not None):
+    if hash(entry) != before and (files or found):
         cache.store(cache_dir, entry)

@@ -16,7 +16,7 @@ for, else one listing per directory and one open, read and close per file) and r
 per proven file, a few integers and its cache record. Whatever is not proven comes back
 as not proven, for the exact path to judge.
 
-Frames are marshal data (plain tuples of ints, strings and bytes); the rare findings that
+Messages are typed (:mod:`.messages`), marshal data on the pipe; the rare findings that
 parsing gives travel pickled. A worker that dies only leaves its work undone: the parent
 does it itself. No worker outlives the parent (see :mod:`.fork`).
 """
@@ -32,11 +32,26 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from itertools import chain
-from typing import Any
 
 from wheeldoctor.engine import cache
 from wheeldoctor.engine.fork import fork, reap
-from wheeldoctor.engine.spread_worker import FileRecord, Proof, Row, _serve
+from wheeldoctor.engine.messages import (
+    FileRecord,
+    Look,
+    Looked,
+    Message,
+    Parse,
+    Proof,
+    Prove,
+    Proved,
+    RecordParsed,
+    Row,
+    Settled,
+    Stop,
+    decode,
+    encode,
+)
+from wheeldoctor.engine.spread_worker import _serve
 from wheeldoctor.engine.workers import complete_frames, send
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.findings import Finding
@@ -47,30 +62,44 @@ _DONE = object()
 class Parsed:
     """What a worker learnt of one distribution, and what the pieces proved of it."""
 
-    __slots__ = ("before", "files", "identity", "outside", "paths", "problems", "proofs", "rows", "vouched")
+    __slots__ = (
+        "before",
+        "decided",
+        "files",
+        "found",
+        "identity",
+        "outside",
+        "paths",
+        "problems",
+        "proofs",
+        "rows",
+    )
 
     def __init__(
         self,
         identity: cache.Identity | None,
         paths: list[str],
         rows: list[Row] | None,
-        vouched: list[Any] | None,
+        decided: list[bool] | None,
         problems: tuple[Finding, ...],
         outside: tuple[Finding, ...],
+        found: bool = False,
         before: int | None = None,
     ) -> None:
         self.identity = identity
         self.paths = paths
         #: None when the cache's verdict held (see ``spread_worker._settled``): nothing to report.
         self.rows = rows
-        self.vouched = vouched
+        #: The rows settled while parsing (see :class:`~wheeldoctor.engine.messages.Prove`).
+        self.decided = decided
         #: Findings of reading RECORD: the one that ``with_record`` adds, then RECORD's own.
         self.problems = problems
         self.outside = outside
         self.proofs: list[Proof] = []
         #: Cache records of the proven files, by the index of their piece's first row.
         self.files: dict[int, list[FileRecord]] = {}
-        #: ``hash()`` of the cache entry the worker found (forked workers hash as the parent does).
+        #: Whether the worker found a cache entry, and its ``hash()`` (forked workers hash as the parent does).
+        self.found = found
         self.before = before
 
 
@@ -103,7 +132,7 @@ def spread(
     parked: list[int] = []
     workers: dict[int, tuple[int, int]] = {}  # result fd -> (pid, task fd)
     buffers: dict[int, bytearray] = {}  # what each live worker sent, not yet read
-    backlog: list[Any] = []  # "proved" frames not yet recorded
+    backlog: list[Proved | Settled] = []  # what was proved (or settled) not yet recorded
     totals = [0, 0]  # files and bytes to prove, known once every RECORD is read
     begun = [begin is None]
 
@@ -133,67 +162,69 @@ def spread(
         task_fd = workers[fd][1]
         if looks:
             reading.add(fd)
-            _write(task_fd, ("look", looks.pop()))
+            _write(task_fd, Look(looks.pop()))
         elif parse and (not pieces or parse[0][0] <= pieces[0][0]):  # the heavier first
             _, index = heapq.heappop(parse)
             reading.add(fd)
-            _write(task_fd, ("parse", index))
+            _write(task_fd, Parse(index))
         elif pieces:
             _, index, first, end = heapq.heappop(pieces)
             parsed = results[index]
             assert parsed is not None and parsed.rows is not None
-            vouched = parsed.vouched[first:end] if parsed.vouched is not None else [None] * (end - first)
-            _write(task_fd, ("prove", index, first, parsed.paths[first:end], parsed.rows[first:end], vouched))
+            decided = parsed.decided[first:end] if parsed.decided is not None else [False] * (end - first)
+            _write(task_fd, Prove(index, first, parsed.paths[first:end], parsed.rows[first:end], decided))
         elif reading:
             parked.append(fd)  # a RECORD still being read may give more pieces
         else:
-            _write(task_fd, ("stop",))
+            _write(task_fd, Stop())
 
-    def settle(frame: Any) -> None:
-        _, index, identity, paths, (files, size) = frame
-        results[index] = Parsed(identity, paths, None, None, (), ())
-        totals[0] += files
-        totals[1] += size
-        backlog.append(("counted", files, size))
-
-    def handle(fd: int, frame: Any) -> None:
-        kind = frame[0]
-        if kind == "looked":
+    def handle(fd: int, message: Message) -> None:
+        if isinstance(message, Looked):
             reading.discard(fd)
-            _, settled, weighed = frame
-            for each in settled:
-                settle(each)
-            for index, weight in weighed:
+            for settled in message.settled:
+                results[settled.dist] = Parsed(settled.record, settled.paths, None, None, (), ())
+                totals[0] += settled.files
+                totals[1] += settled.size
+                backlog.append(settled)
+            for index, weight in message.weighed:
                 heapq.heappush(parse, (-weight, index))
             begin_once()
-        elif kind == "parsed":
+        elif isinstance(message, RecordParsed):
             reading.discard(fd)
-            _, index, identity, paths, rows, vouched, cuts, extras, before, proved, (files, size) = frame
-            problems, outside = pickle.loads(extras) if extras is not None else ((), ())
-            results[index] = Parsed(identity, paths, rows, vouched, problems, outside, before)
-            if proved is not None:  # the files the cache vouched for, proved while parsing
-                backlog.append(proved)
-            for first, end, weight in cuts:
+            index = message.dist
+            problems, outside = pickle.loads(message.problems) if message.problems is not None else ((), ())
+            results[index] = Parsed(
+                message.identity,
+                message.paths,
+                message.rows,
+                message.decided,
+                problems,
+                outside,
+                message.entry_found,
+                message.entry_hash,
+            )
+            backlog.append(message.proved)  # the files the cache vouched for, proved while parsing
+            for first, end, weight in message.cuts:
                 heapq.heappush(pieces, (-weight, index, first, end))
-            totals[0] += files
-            totals[1] += size
+            totals[0] += message.files
+            totals[1] += message.size
             begin_once()
-        else:  # "proved": recorded later, once every waiting worker has its next task
-            backlog.append(frame)
+        else:  # recorded later, once every waiting worker has its next task
+            assert isinstance(message, Proved)
+            backlog.append(message)
 
-    def absorb(frame: Any) -> None:
-        """Record what one piece proved."""
-        if frame[0] == "counted":  # a settled distribution's files
+    def absorb(done: Proved | Settled) -> None:
+        """Record what one piece proved (or count a settled distribution's files)."""
+        if isinstance(done, Settled):
             if progress is not None:
-                progress(frame[1], frame[2])
+                progress(done.files, done.size)
             return
-        _, index, first, proofs, files, done_bytes = frame
-        parsed = results[index]
+        parsed = results[done.dist]
         assert parsed is not None
-        parsed.proofs.extend(proofs)
-        parsed.files[first] = files
+        parsed.proofs.extend(done.proofs)
+        parsed.files[done.first] = done.files
         if progress is not None:
-            progress(len(proofs), done_bytes)
+            progress(len(done.proofs), done.size)
 
     finished = False
     try:
@@ -222,13 +253,13 @@ def spread(
                 buffer = buffers[fd]
                 buffer += chunk
                 for frame in complete_frames(buffer):
-                    handle(fd, frame)
+                    handle(fd, decode(frame))
                     if fd in workers:
                         assign(fd)
             while parked and (parse or pieces or not reading):
                 assign(parked.pop())
-        for frame in backlog:
-            absorb(frame)
+        for done in backlog:
+            absorb(done)
         finished = True
     finally:
         for fd, (pid, task_fd) in workers.items():
@@ -292,7 +323,7 @@ def rows_estimate(dist: InstalledDistribution) -> int:
         return 0
 
 
-def _write(fd: int, task: tuple[Any, ...]) -> None:
+def _write(fd: int, task: Message) -> None:
     # A worker that died cannot take it: its work is then left undone, for the parent.
     with contextlib.suppress(OSError):
-        send(fd, task)  # type: ignore[arg-type]
+        send(fd, encode(task))

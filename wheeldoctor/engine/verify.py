@@ -27,8 +27,8 @@ from wheeldoctor.model.record import RecordRow
 from wheeldoctor.where.environment import with_record
 
 if TYPE_CHECKING:
+    from wheeldoctor.engine.messages import Row
     from wheeldoctor.engine.spread import Parsed
-    from wheeldoctor.engine.spread_worker import Row
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,7 +226,9 @@ def _verify_spread(
             cached.remember(cache_dir, keyed, intact, claims_of(i), states, before, started)
         elif (rows := parsed[i].rows) is not None:  # every file proved in the workers, which made its cache record
             files = tuple(chain.from_iterable(parsed[i].files[first] for first in sorted(parsed[i].files)))
-            cached.remember_proven(cache_dir, dist, identity, intact, files, len(rows), parsed[i].before)
+            cached.remember_proven(
+                cache_dir, dist, identity, intact, files, len(rows), parsed[i].found, parsed[i].before
+            )
         # Else the cache's verdict held (see spread_worker._settled): its entry stands as it is.
     return Verification(tuple(reports), owners, states)
 

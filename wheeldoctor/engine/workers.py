@@ -22,7 +22,7 @@ Share = TypeVar("Share")
 _HEADER = 4
 
 
-def send(fd: int, batch: list[Any]) -> None:
+def send(fd: int, batch: list[Any] | tuple[Any, ...]) -> None:
     """Write one frame holding ``batch``, however many writes the pipe takes."""
     payload = marshal.dumps(batch)
     view = memoryview(len(payload).to_bytes(_HEADER, "big") + payload)
