@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.unit
+
 PACKAGE = Path(__file__).resolve().parent.parent / "wheeldoctor"
 
 #: The stages, bottom up: a module may import its own stage and the ones below it.

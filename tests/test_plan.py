@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from wheeldoctor.judge.clash import ClashPair, Relation
 from wheeldoctor.judge.duplicates import find_duplicates
 from wheeldoctor.judge.files import DistributionReport, Status
@@ -18,6 +20,8 @@ from wheeldoctor.repair.plan import Expected, StepKind, plan_repairs
 from wheeldoctor.repair.requirements import remedy_argvs
 from wheeldoctor.repair.steps import repair_step, uninstall_argv
 from wheeldoctor.where.environment import load_environment
+
+pytestmark = pytest.mark.unit
 
 
 def broken(site: Path, installer: str) -> DistributionReport:

@@ -14,6 +14,8 @@ from wheeldoctor.model.findings import Code, Kind
 from wheeldoctor.model.record import Record, RecordRow
 from wheeldoctor.model.record_fields import encode_digest, unhashed_allowed
 
+pytestmark = pytest.mark.unit
+
 DATA = b"print('hello')\n"
 
 

@@ -38,7 +38,7 @@ from wheeldoctor.engine.messages import (
 )
 from wheeldoctor.engine.proof_workers import prove_file, unchanged
 from wheeldoctor.engine.workers import send
-from wheeldoctor.judge.claims import resolve
+from wheeldoctor.judge.claims import bytes_match, resolve
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.where.environment import METADATA_LIMIT, with_record
 from wheeldoctor.where.filesystem import ReadError, read_regular
@@ -189,7 +189,9 @@ def _parse(index: int, dist: InstalledDistribution, checked: bool, cache_dir: st
         prior = known.get(path) if known else None
         settled = False
         if prior is not None:
-            if prior[0][0] == size and (algorithm, digest) in prior[1]:
+            if size is not None and any(
+                name == algorithm and bytes_match(digest, size, prior[0][0], seen) for name, seen in prior[1]
+            ):
                 # The cache's digest is RECORD's: one lstat proves it, here and now (a piece
                 # would cost more to send); changed since, a piece reads it.
                 proof = unchanged(path, prior[0])

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 from wheeldoctor.engine import hashing
 from wheeldoctor.engine.fork import can_fork
 from wheeldoctor.engine.hashing import default_jobs, hash_files
-from wheeldoctor.judge.claims import Claim, plan
+from wheeldoctor.judge.claims import Claim, matches, plan
 from wheeldoctor.model.files import FileState, FileStatus, Fingerprint, Known, Progress
 
 if TYPE_CHECKING:
@@ -72,7 +72,6 @@ def _provable(owners: Mapping[str, Sequence[Claim]], known: Known | None = None)
     """
     provable: list[Candidate] = []
     rest: list[Claim] = []
-    hashed = FileStatus.HASHED
     for claims in owners.values():
         if len(claims) == 1:
             path, row = claims[0].path, claims[0].row
@@ -82,12 +81,7 @@ def _provable(owners: Mapping[str, Sequence[Claim]], known: Known | None = None)
                     provable.append((path, row.size, row.algorithm, row.digest, None))
                     continue
                 fingerprint = prior.fingerprint
-                if (
-                    fingerprint is not None
-                    and prior.status is hashed
-                    and prior.size == row.size
-                    and prior.digest(row.algorithm) == row.digest
-                ):
+                if fingerprint is not None and matches(row, prior):
                     provable.append((path, row.size, row.algorithm, row.digest, fingerprint))
                     continue
         rest.extend(claims)

@@ -17,7 +17,7 @@ from wheeldoctor.engine.fork import can_fork
 from wheeldoctor.engine.hashing import default_jobs
 from wheeldoctor.engine.spread import rows_estimate
 from wheeldoctor.engine.states import ProgressSink, hash_claims
-from wheeldoctor.judge.claims import Claim, ownership, resolve
+from wheeldoctor.judge.claims import Claim, ownership, recorded_bytes, resolve
 from wheeldoctor.judge.files import DistributionReport, Status, judge, report_for
 from wheeldoctor.judge.managed import judge_managed, judged_by_manager, resolve_managed
 from wheeldoctor.model.environment import InstalledDistribution
@@ -99,8 +99,7 @@ def verify_environment(
         findings: list[Finding] = [*dist.problems, *(dist.record.problems if dist.record else ()), *outside]
         for claim in claims:
             state, row = states[claim.path], claim.row
-            # judge's common case, decided without the call: this loop runs once per recorded file.
-            if state.status is hashed and state.size == row.size and state.digest(row.algorithm or "") == row.digest:
+            if state.status is hashed and recorded_bytes(row, state):  # judge's common case
                 continue
             finding = judge(claim, state, owners[claim.path])
             if finding is not None:

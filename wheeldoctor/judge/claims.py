@@ -91,11 +91,21 @@ def ownership(resolved: Iterable[Sequence[Claim]]) -> dict[str, tuple[Claim, ...
     return owners
 
 
+def bytes_match(row_digest: bytes | None, row_size: int | None, size: int | None, digest: bytes | None) -> bool:
+    """Whether ``size`` bytes whose digest under the row's algorithm is ``digest`` are the bytes a RECORD row records.
+
+    The one rule, wherever it is decided (the gate's standard-library path keeps a copy,
+    tested against this one): the size, where the row records one, and the digest. A row
+    without a hash (``row_digest`` None) records no digest: bytes with none match it.
+    """
+    return (row_size is None or row_size == size) and digest == row_digest
+
+
+def recorded_bytes(row: RecordRow, state: FileState) -> bool:
+    """Whether the bytes ``state`` saw are the ones ``row`` records (a row without a hash: its size alone)."""
+    return bytes_match(row.digest, row.size, state.size, state.digest(row.algorithm or ""))
+
+
 def matches(row: RecordRow, state: FileState) -> bool:
-    """Whether the bytes seen on disk are the ones ``row`` records."""
-    return (
-        state.status is FileStatus.HASHED
-        and row.algorithm is not None
-        and (row.size is None or row.size == state.size)
-        and state.digest(row.algorithm) == row.digest
-    )
+    """Whether the bytes seen on disk are the ones ``row`` records, by a hash it records."""
+    return state.status is FileStatus.HASHED and row.algorithm is not None and recorded_bytes(row, state)

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from wheeldoctor.judge.claims import Claim
+from wheeldoctor.judge.claims import Claim, matches, recorded_bytes
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.files import FileState, FileStatus
 from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding, Kind
@@ -82,7 +82,7 @@ def judge(claim: Claim, state: FileState, others: Sequence[Claim] = ()) -> Findi
         return Finding(
             Code.CHANGED_WHILE_READ, Kind.UNREADABLE, row.path, f"{state.detail}; check again once it is quiet"
         )
-    if (row.size is None or state.size == row.size) and state.digest(row.algorithm or "") == row.digest:
+    if recorded_bytes(row, state):
         return None  # the common case, decided before looking for whose bytes these are
     source = _content_from(claim, state, others)
     if row.size is not None and state.size != row.size:
@@ -136,10 +136,7 @@ def _content_from(claim: Claim, state: FileState, others: Sequence[Claim]) -> st
     if state.status is not FileStatus.HASHED:
         return None
     for other in others:
-        row = other.row
-        if other.dist is claim.dist or row.algorithm is None or (row.size is not None and row.size != state.size):
-            continue
-        if state.digest(row.algorithm) == row.digest:
+        if other.dist is not claim.dist and matches(other.row, state):
             return other.dist.name
     return None
 
