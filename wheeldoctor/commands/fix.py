@@ -264,7 +264,7 @@ def _diagnose(step: FixStep, code: int, tail: Sequence[str]) -> str:
     """One line for a failed step: the network when the output says so, else the installer's last error."""
     import re
 
-    installer = "uv" if os.path.basename(step.argv[0]) == "uv" else "pip"
+    installer = step.tool
     if any(sign.lower() in text.lower() for text in tail for sign in _NETWORK_SIGNS):
         # The most specific cause: the OS error pip quotes, else uv's last "cause:" line.
         errno = next((m.group(0) for t in tail if (m := re.search(r"\[Errno -?\d+\] [^'\")\]]+", t))), None)

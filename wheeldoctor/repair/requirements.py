@@ -7,7 +7,15 @@ import shlex
 from wheeldoctor.judge.deps import DependencyConflict
 from wheeldoctor.judge.duplicates import Duplicate
 from wheeldoctor.model.environment import Environment, InstalledDistribution
-from wheeldoctor.repair.steps import RECORD_INSTALLERS, install_argv, pip_runner, reaching, with_override
+from wheeldoctor.repair.steps import (
+    RECORD_INSTALLERS,
+    Command,
+    StepKind,
+    install_argv,
+    pip_runner,
+    reaching,
+    with_override,
+)
 
 
 def install_command(conflicts: tuple[DependencyConflict, ...], env: Environment) -> str | None:
@@ -28,6 +36,11 @@ def remedy(duplicate: Duplicate, env: Environment) -> tuple[str, ...]:
 
 
 def remedy_argvs(duplicate: Duplicate, env: Environment) -> tuple[tuple[str, ...], ...]:
+    """:func:`remedy_steps`' words."""
+    return tuple(command.argv for _, command in remedy_steps(duplicate, env))
+
+
+def remedy_steps(duplicate: Duplicate, env: Environment) -> tuple[tuple[StepKind, Command], ...]:
     """The commands that leave one clean install where Python looks first; empty when none is stale there.
 
     Each uninstall removes one dist-info and exactly the files its RECORD lists, so a stale
@@ -45,14 +58,16 @@ def remedy_argvs(duplicate: Duplicate, env: Environment) -> tuple[tuple[str, ...
     python = reaching(active, env)
     if python is None:
         return (
-            _uv("uninstall", None, "--target", active.location, active.name),
-            _uv("install", None, "--target", active.location, "--no-deps", spec),
+            (StepKind.UNINSTALL, Command("uv", _uv("uninstall", None, "--target", active.location, active.name))),
+            (StepKind.INSTALL, Command("uv", _uv("install", None, "--target", active.location, "--no-deps", spec))),
         )
     if (active.installer or "").lower() == "uv":
-        return (with_override(_uv("install", python, "--reinstall-package", active.name, "--no-deps", spec), env),)
+        argv = with_override(_uv("install", python, "--reinstall-package", active.name, "--no-deps", spec), env)
+        return ((StepKind.REINSTALL, Command("uv", argv)),)
     pip = pip_runner(env)
-    uninstall = with_override((*pip, "uninstall", "-y", active.name), env)
-    return (*([uninstall] * count), with_override((*pip, "install", "--no-deps", spec), env))
+    uninstall = (StepKind.UNINSTALL, Command("pip", with_override((*pip, "uninstall", "-y", active.name), env)))
+    install = (StepKind.INSTALL, Command("pip", with_override((*pip, "install", "--no-deps", spec), env)))
+    return (*([uninstall] * count), install)
 
 
 def _system(dist: InstalledDistribution) -> bool:
