@@ -12,6 +12,7 @@ from wheeldoctor.engine import cache
 from wheeldoctor.judge.claims import Claim, matches
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.files import FileState, FileStatus, Fingerprint
+from wheeldoctor.model.record import fast_tuple
 
 
 def recall(cache_dir: str, dists: Sequence[InstalledDistribution]) -> dict[int, cache.Entry]:
@@ -31,7 +32,7 @@ def cached_states(entries: Iterable[cache.Entry]) -> dict[str, FileState]:
     """What the cache knows, as file states; used only while each fingerprint still holds."""
     states: dict[str, FileState] = {}
     hashed = FileStatus.HASHED
-    make = tuple.__new__  # skips the named tuples' Python-level __new__: this runs once per cached file
+    make = fast_tuple
     for entry in entries:
         if not all(map(cache.is_file_record, entry.files)):
             continue  # a malformed entry: none of it is used

@@ -1,8 +1,8 @@
 """What was read of each dist-info, kept in the cache directory by the fingerprints of its files.
 
 Reading an environment reads three small files per distribution (METADATA, INSTALLER and
-WHEEL) and parses METADATA's header: 30-60 ms for the 197 distributions of a 16-core GPU
-host, the longest step a warm ``check --all`` takes alone. What was read is kept here,
+WHEEL) and parses METADATA's header: on a big environment, the longest step a warm
+``check --all`` takes alone. What was read is kept here,
 one memo per site directory, beside the fingerprint each file had before it was read.
 The next read stats the three files instead and, where all three fingerprints are the
 same, takes what was read then.

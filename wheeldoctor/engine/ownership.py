@@ -33,7 +33,7 @@ class Owners:
 
     With ``readers`` above one (and where forking is safe), the records are read in that
     many forked processes: the map needs every RECORD of the environment before the walk
-    for unowned files can start (69k rows on a GPU host's, about 100 ms in one process).
+    for unowned files can start (tens of thousands of rows on a big environment).
     What a reader fails to deliver is read here. ``read`` is told of a record that could
     not be read for a passing reason (see :meth:`Read.doubt`).
     """

@@ -275,8 +275,8 @@ def look_batches(estimates: Sequence[int], workers: int) -> list[list[int]]:
 
     About two batches per worker, so that a slow one holds up little; what is not settled
     is then parsed heaviest first. A distribution of that many rows or more is a batch of
-    its own, looked at first: torch's 12,000 stats on a warm cache took 37 ms, and came
-    13 ms after the workers started when its batch waited its turn.
+    its own, looked at first: its stats on a warm cache are the longest look, and came
+    late when its batch waited its turn.
     """
     order = sorted(range(len(estimates)), key=estimates.__getitem__, reverse=True)
     share = max(1, sum(estimates) // (2 * workers))
@@ -299,8 +299,8 @@ def look_batches(estimates: Sequence[int], workers: int) -> list[list[int]]:
 def repeated(lists: Sequence[Sequence[str]]) -> set[str]:
     """The paths that more than one row claims, over all of ``lists`` (what the workers sent back).
 
-    Nearly always none: one set of every path shows that (on a 16-core host's 49,000
-    paths, 5 ms where counting them took 10), and only then are they counted.
+    Nearly always none: one set of every path shows that (cheaper than counting them),
+    and only then are they counted.
     """
     seen: set[str] = set()
     for paths in lists:

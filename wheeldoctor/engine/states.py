@@ -15,6 +15,7 @@ from wheeldoctor.engine.fork import can_fork
 from wheeldoctor.engine.hashing import default_jobs, hash_files
 from wheeldoctor.judge.claims import Claim, matches, plan
 from wheeldoctor.model.files import FileState, FileStatus, Fingerprint, Known, Progress
+from wheeldoctor.model.record import fast_tuple
 
 if TYPE_CHECKING:
     from wheeldoctor.engine.proof_workers import Candidate
@@ -99,8 +100,7 @@ def _prove(candidates: Sequence[Candidate], jobs: int | None, progress: Progress
 
     states: dict[str, FileState] = {}
     hashed = FileStatus.HASHED
-    # tuple.__new__ skips the named tuples' Python-level __new__: a third of the cost, per file.
-    make = tuple.__new__
+    make = fast_tuple
     for index, mtime, ctime, inode, device, links in prove_in_processes(candidates, jobs or default_jobs(), progress):
         path, size, algorithm, digest, vouched = candidates[index]
         fingerprint = make(Fingerprint, (size, mtime, ctime, inode, device))

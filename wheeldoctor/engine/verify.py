@@ -23,7 +23,7 @@ from wheeldoctor.judge.managed import judge_managed, judged_by_manager, resolve_
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.files import FileState, FileStatus, Known
 from wheeldoctor.model.findings import Finding
-from wheeldoctor.model.record import RecordRow
+from wheeldoctor.model.record import RecordRow, fast_tuple
 from wheeldoctor.where.environment import with_record
 
 if TYPE_CHECKING:
@@ -153,7 +153,7 @@ def _verify_spread(
             # The cache's verdict held, but a shared path is judged with its rivals' rows: read
             # RECORD here; its files are judged on the exact path (which asks the cache first).
             parsed[i] = read_here(everybody[i])
-    make = tuple.__new__  # skips the named tuples' Python-level __new__
+    make = fast_tuple
     built: dict[int, list[Claim]] = {}
 
     def claims_of(i: int) -> list[Claim]:

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 
 from wheeldoctor.model.findings import Code, Finding, Kind
-from wheeldoctor.model.record import WEAK_ALGORITHMS, Record, RecordRow
+from wheeldoctor.model.record import WEAK_ALGORITHMS, Record, RecordRow, fast_tuple
 from wheeldoctor.model.record_fields import (
     ACCEPTED_ALGORITHMS,
     FROM_URLSAFE,
@@ -53,8 +53,7 @@ def parse_record(lines: Iterable[str]) -> Record:
     reader = csv.reader(lines, strict=True)
     sha256_field = _SHA256_FIELD.fullmatch
     a2b = binascii.a2b_base64
-    # tuple.__new__ skips the named tuple's Python-level __new__: this loop runs once per file.
-    make = tuple.__new__
+    make = fast_tuple
     while True:
         try:
             fields = next(reader)

@@ -81,8 +81,8 @@ def plain_rows(text: str, location: str, root: str) -> list[Recorded] | None:
 def biggest_rows(text: str, location: str, root: str, least: int) -> list[Recorded]:
     """The plain rows of files of ``least`` bytes or more, biggest first, read before the rest of RECORD.
 
-    Only their own lines are read: a RECORD of ten thousand rows takes tens of milliseconds
-    to parse, and its biggest files can be hashed meanwhile. Each line is read as
+    Only their own lines are read: a RECORD of ten thousand rows takes a while to parse,
+    and its biggest files can be hashed meanwhile. Each line is read as
     :func:`plain_rows` reads it, alone; whether the whole RECORD is plain is not decided
     here (a caller that acts on these rows still parses it all).
     """

@@ -4,7 +4,7 @@ Nearly every RECORD is plain: one ``path,algorithm=digest,size`` row per file, n
 quoted, nothing malformed, every path inside the environment. Verifying such a RECORD
 takes little code: hash each file, compare it with its row. Doing that here rather than
 through the verifier keeps the verifier's imports (dataclasses, enum, csv, re, typing:
-about 35 ms, every one of them holding the GIL that the hashing threads need) out of the
+each of them holding the GIL that the hashing threads need) out of the
 caller's process. Anything else in RECORD (a quoted field, an odd or repeated row, a path
 that leaves the environment) makes this module step aside with None, and the verifier
 decides, with its findings. Where both answer they agree: the tests hold them equal on
@@ -101,7 +101,7 @@ def _encode_ahead(
 ) -> tuple[list[Outcome], bytes] | None:
     """The entry's bytes as they will be if each big file still hashing holds its recorded bytes.
 
-    Encoding torch's 11,846 records took 17-29 ms once the last big file was done; this
+    Encoding a big distribution's records takes long once the last big file is done; this
     thread waits for that file anyway. Each pending file is assumed to keep the fingerprint
     it has now: the caller writes these bytes only if every assumption held, else encodes
     again. None where a pending file could not be assumed to match (then nothing is done ahead).
@@ -130,8 +130,8 @@ def _heads_start(
     """Start examining every big file (16 MiB or more) before the rest of RECORD is parsed, biggest first.
 
     The big files bound the whole check (a file cannot be split), and parsing a RECORD of
-    ten thousand rows takes tens of milliseconds: they overlap. torch has two files of
-    about 450 MB: the second, left until the parse was done, ended last. Only their own
+    ten thousand rows takes a while: they overlap. A distribution with two huge files whose
+    second waited for the parse ended with it last. Only their own
     lines are read first (the full parse still decides whether RECORD is plain); a file
     the cache knows is left as is. One core is left for the parse; the biggest files get
     a reader thread each while cores allow.

@@ -12,7 +12,7 @@ from typing import NamedTuple
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.files import FileState, FileStatus, HashRequest
 from wheeldoctor.model.findings import Code, Finding, Kind
-from wheeldoctor.model.record import RecordRow
+from wheeldoctor.model.record import RecordRow, fast_tuple
 from wheeldoctor.model.sitedirs import dir_prefix, is_plain, plain_prefix, resolve_recorded, resolved
 
 
@@ -37,7 +37,7 @@ def resolve(dist: InstalledDistribution) -> tuple[list[Claim], list[Finding]]:
     root = dist.root
     # A plain path below a normal location inside the root is normal and inside: no normpath.
     plain = plain_prefix(dist.location, root)
-    make = tuple.__new__  # skips the named tuple's Python-level __new__, as in record.py
+    make = fast_tuple
     for row in dist.record.rows:
         text = row.path
         if plain is not None and is_plain(text):

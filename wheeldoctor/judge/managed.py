@@ -18,7 +18,7 @@ from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.files import FileState, FileStatus
 from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.model.managed import ManagedBy
-from wheeldoctor.model.record import RecordRow
+from wheeldoctor.model.record import RecordRow, fast_tuple
 from wheeldoctor.model.sitedirs import dir_prefix
 
 #: The ``line`` of a row made from a package manager's record: RECORD's rows count from 1.
@@ -43,7 +43,7 @@ def resolve_managed(dist: InstalledDistribution) -> tuple[list[Claim], list[Find
     managed = dist.managed_by
     assert managed is not None
     prefix = dir_prefix(dist.location)
-    make = tuple.__new__  # skips the named tuples' Python-level __new__: one per packaged file
+    make = fast_tuple
     claims: list[Claim] = []
     for file in managed.files:
         shown = file.path[len(prefix) :] if file.path.startswith(prefix) else file.path
