@@ -20,7 +20,7 @@ from typing import Protocol
 
 from wheeldoctor.commands.check import run_check
 from wheeldoctor.commands.results import CheckResult
-from wheeldoctor.judge.deps import check_dependencies
+from wheeldoctor.judge.deps import check_dependencies, requirement
 from wheeldoctor.judge.duplicates import Duplicate, find_duplicates
 from wheeldoctor.judge.policy import Policy
 from wheeldoctor.model.environment import Environment
@@ -194,7 +194,7 @@ def _own_locations() -> dict[str, str]:
     """wheeldoctor's own distribution and everything it requires, here: name -> real site directory."""
     from importlib import metadata
 
-    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.requirements import InvalidRequirement
     from packaging.utils import canonicalize_name
 
     found: dict[str, str] = {}
@@ -209,12 +209,11 @@ def _own_locations() -> dict[str, str]:
             continue
         found[name] = os.path.realpath(str(dist.locate_file("")))
         for text in dist.requires or ():
-            try:
-                requirement = Requirement(text)
-            except InvalidRequirement:
+            parsed = requirement(text)
+            if isinstance(parsed, InvalidRequirement):
                 continue
-            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
-                queue.append(requirement.name)
+            if parsed.marker is None or parsed.marker.evaluate({"extra": ""}):
+                queue.append(parsed.name)
     return found
 
 

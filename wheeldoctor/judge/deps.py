@@ -25,7 +25,7 @@ from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.findings import Code
 
 if TYPE_CHECKING:
-    from packaging.requirements import Requirement
+    from packaging.requirements import InvalidRequirement, Requirement
     from packaging.version import Version
 
 
@@ -198,9 +198,28 @@ def check_dependencies(env: Environment) -> DependencyReport:
     )
 
 
+#: Every Requires-Dist line parsed in this process, by its text: the walks of deps, the
+#: requirement graph, preflight and fix each ask, and each line is parsed once.
+_PARSED: dict[str, Requirement | InvalidRequirement] = {}
+
+
+def requirement(text: str) -> Requirement | InvalidRequirement:
+    """Requires-Dist line ``text`` parsed (once per process), or why it does not parse."""
+    found = _PARSED.get(text)
+    if found is None:
+        from packaging.requirements import InvalidRequirement, Requirement
+
+        try:
+            found = Requirement(text)
+        except InvalidRequirement as e:
+            found = e
+        _PARSED[text] = found
+    return found
+
+
 def _installed(env: Environment, problems: list[CompatibilityFinding]) -> dict[str, _Installed]:
     """Active distributions with readable metadata, their versions and parsed requirements."""
-    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.requirements import InvalidRequirement
     from packaging.version import InvalidVersion, Version
 
     installed: dict[str, _Installed] = {}
@@ -213,12 +232,13 @@ def _installed(env: Environment, problems: list[CompatibilityFinding]) -> dict[s
             version = None  # compat reports it
         requirements: list[Requirement] = []
         for line in dist.metadata.requires_dist:
-            try:
-                requirements.append(Requirement(line))
-            except InvalidRequirement as e:
+            parsed = requirement(line)
+            if isinstance(parsed, InvalidRequirement):
                 # pip drops the whole distribution here (and then calls it missing); we keep
                 # it installed and judge its other requirements.
-                problems.append(_invalid(dist, line, f"Requires-Dist does not parse ({_first_line(e)})"))
+                problems.append(_invalid(dist, line, f"Requires-Dist does not parse ({_first_line(parsed)})"))
+            else:
+                requirements.append(parsed)
         installed[dist.name] = _Installed(dist, version, tuple(requirements))
     return installed
 
@@ -327,13 +347,8 @@ class RequirementGraph:
     def _requirements(self, name: str) -> tuple[Requirement, ...]:
         parsed = self._parsed.get(name)
         if parsed is None:
-            from packaging.requirements import InvalidRequirement, Requirement
+            from packaging.requirements import Requirement
 
-            found = []
-            for text in self._texts.get(name, ()):
-                try:
-                    found.append(Requirement(text))
-                except InvalidRequirement:
-                    continue  # deps reports it
-            parsed = self._parsed[name] = tuple(found)
+            found = [r for text in self._texts.get(name, ()) if isinstance(r := requirement(text), Requirement)]
+            parsed = self._parsed[name] = tuple(found)  # what does not parse, deps reports
         return parsed
