@@ -29,13 +29,13 @@ import sys
 import zlib
 from stat import S_ISREG  # os imports stat: free
 
-from wheeldoctor.where.fingerprint import SETTLE_COARSE_NS as SETTLE_COARSE_NS  # noqa: PLC0414  (the cache's vocabulary, re-exported)
-from wheeldoctor.where.fingerprint import SETTLE_NS as SETTLE_NS  # noqa: PLC0414  (the cache's vocabulary, re-exported)
-from wheeldoctor.where.fingerprint import Identity as Identity  # noqa: PLC0414  (the cache's vocabulary, re-exported)
-from wheeldoctor.where.fingerprint import identity as identity  # noqa: PLC0414  (the cache's vocabulary, re-exported)
-from wheeldoctor.where.fingerprint import record_identity as record_identity  # noqa: PLC0414  (the cache's vocabulary, re-exported)
-from wheeldoctor.where.fingerprint import settled as settled  # noqa: PLC0414  (the cache's vocabulary, re-exported)
-from wheeldoctor.where.fingerprint import settled_record_identity as settled_record_identity  # noqa: PLC0414  (the cache's vocabulary, re-exported)
+from wheeldoctor.model.fingerprint import SETTLE_COARSE_NS as SETTLE_COARSE_NS  # noqa: PLC0414  (the cache's vocabulary, re-exported)
+from wheeldoctor.model.fingerprint import SETTLE_NS as SETTLE_NS  # noqa: PLC0414  (the cache's vocabulary, re-exported)
+from wheeldoctor.model.fingerprint import Identity as Identity  # noqa: PLC0414  (the cache's vocabulary, re-exported)
+from wheeldoctor.model.fingerprint import identity as identity  # noqa: PLC0414  (the cache's vocabulary, re-exported)
+from wheeldoctor.model.fingerprint import record_identity as record_identity  # noqa: PLC0414  (the cache's vocabulary, re-exported)
+from wheeldoctor.model.fingerprint import settled as settled  # noqa: PLC0414  (the cache's vocabulary, re-exported)
+from wheeldoctor.model.fingerprint import settled_record_identity as settled_record_identity  # noqa: PLC0414  (the cache's vocabulary, re-exported)
 
 TYPE_CHECKING = False  # typing costs the gate's warm path to import
 if TYPE_CHECKING:

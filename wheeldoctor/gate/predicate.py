@@ -19,8 +19,7 @@ import _thread
 import os
 import sys
 
-from wheeldoctor.model.sitedirs import lookup_key, root_for
-from wheeldoctor.where.sitedirs import current_prefixes, prefix_forms
+from wheeldoctor.model.sitedirs import current_prefixes, lookup_key, prefix_forms, root_for
 
 
 class IntactGate:

@@ -16,12 +16,11 @@ from wheeldoctor.formats.headers import header_fields
 from wheeldoctor.formats.record import decode_record
 from wheeldoctor.model.environment import Environment, InstalledDistribution, Metadata, MetadataDir
 from wheeldoctor.model.findings import Code, Finding, Kind
+from wheeldoctor.model.fingerprint import settled_record_identity
 from wheeldoctor.model.record import Record
-from wheeldoctor.model.sitedirs import lookup_key, root_for
+from wheeldoctor.model.sitedirs import locations as site_locations
+from wheeldoctor.model.sitedirs import lookup_key, prefix_forms, root_for
 from wheeldoctor.where.filesystem import ReadError, read_regular
-from wheeldoctor.where.fingerprint import settled_record_identity
-from wheeldoctor.where.sitedirs import locations as site_locations
-from wheeldoctor.where.sitedirs import prefix_forms
 
 if TYPE_CHECKING:  # the gate's slow path imports this module: keep startup's imports off it
     from wheeldoctor.model.startup import Startup

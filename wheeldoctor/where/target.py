@@ -24,11 +24,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from wheeldoctor.model.environment import Environment
-from wheeldoctor.model.sitedirs import root_for
+from wheeldoctor.model.sitedirs import current_prefixes, root_for
 from wheeldoctor.model.startup import SiteDir, Startup
 from wheeldoctor.where import probe
 from wheeldoctor.where.environment import MemoFor, load_environment
-from wheeldoctor.where.sitedirs import current_prefixes
 from wheeldoctor.where.startup import given, pythonpath, running, simulate
 
 _PROBE_TIMEOUT = 30
