@@ -474,8 +474,8 @@ def test_entry_encoded_while_the_last_big_file_hashes_is_written_only_if_it_hold
 
 @pytest.mark.unit
 def test_the_gates_copy_of_the_match_rule_is_the_judges() -> None:
-    """Whether bytes are a row's is decided in judge/claims.py; the stdlib-only gate keeps a copy: same answers."""
-    from wheeldoctor.judge.claims import bytes_match
+    """Whether bytes are a row's is decided in model/record.py; the stdlib-only gate keeps a copy: same answers."""
+    from wheeldoctor.model.record import bytes_match
 
     digest, other = b"\x01" * 32, b"\x02" * 32
     sizes = (0, 5, 6)

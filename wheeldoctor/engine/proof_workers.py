@@ -23,7 +23,7 @@ from typing import Any
 
 from wheeldoctor.engine import workers as frames
 from wheeldoctor.engine.digests import _CONSTRUCTORS, BUFFER_SIZE, _feed
-from wheeldoctor.judge.claims import bytes_match
+from wheeldoctor.model.record import bytes_match
 
 _SMALL = 1 << 16
 _BATCH = 1024

@@ -38,8 +38,9 @@ from wheeldoctor.engine.messages import (
 )
 from wheeldoctor.engine.proof_workers import prove_file, unchanged
 from wheeldoctor.engine.workers import send
-from wheeldoctor.judge.claims import bytes_match, resolve
+from wheeldoctor.judge.claims import resolve
 from wheeldoctor.model.environment import InstalledDistribution
+from wheeldoctor.model.record import bytes_match
 from wheeldoctor.where.environment import METADATA_LIMIT, with_record
 from wheeldoctor.where.filesystem import ReadError, read_regular
 

@@ -253,7 +253,7 @@ def _collect(results: list[Outcome], taken: list[tuple[int, Head]]) -> None:
 
 
 def bytes_match(row_digest: bytes, row_size: int, size: int, digest: bytes | None) -> bool:
-    """:func:`wheeldoctor.judge.claims.bytes_match` for the cold path's plain rows, which always
+    """:func:`wheeldoctor.model.record.bytes_match` for the cold path's plain rows, which always
     have a digest and a size: the gate imports nothing but the standard library, so it keeps
     this copy, and a test holds the two equal over the same cases."""
     return row_size == size and digest == row_digest

@@ -12,7 +12,7 @@ from typing import NamedTuple
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.files import FileState, FileStatus, HashRequest
 from wheeldoctor.model.findings import Code, Finding, Kind
-from wheeldoctor.model.record import RecordRow, fast_tuple
+from wheeldoctor.model.record import RecordRow, bytes_match, fast_tuple
 from wheeldoctor.model.sitedirs import dir_prefix, is_plain, plain_prefix, resolve_recorded, resolved
 
 
@@ -89,16 +89,6 @@ def ownership(resolved: Iterable[Sequence[Claim]]) -> dict[str, tuple[Claim, ...
             prior = owners.get(claim.path)
             owners[claim.path] = (claim,) if prior is None else (*prior, claim)
     return owners
-
-
-def bytes_match(row_digest: bytes | None, row_size: int | None, size: int | None, digest: bytes | None) -> bool:
-    """Whether ``size`` bytes whose digest under the row's algorithm is ``digest`` are the bytes a RECORD row records.
-
-    The one rule, wherever it is decided (the gate's standard-library path keeps a copy,
-    tested against this one): the size, where the row records one, and the digest. A row
-    without a hash (``row_digest`` None) records no digest: bytes with none match it.
-    """
-    return (row_size is None or row_size == size) and digest == row_digest
 
 
 def recorded_bytes(row: RecordRow, state: FileState) -> bool:

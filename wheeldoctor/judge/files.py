@@ -15,6 +15,7 @@ from wheeldoctor.judge.claims import Claim, matches, recorded_bytes
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.files import FileState, FileStatus
 from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding, Kind
+from wheeldoctor.model.record import bytes_match
 from wheeldoctor.model.record_fields import encode_digest
 
 
@@ -89,7 +90,7 @@ def judge(claim: Claim, state: FileState, others: Sequence[Claim] = ()) -> Findi
         return _size_finding(claim, state, source)
     assert row.algorithm is not None and row.digest is not None  # rows without a hash never reach here
     digest = state.digest(row.algorithm)
-    if digest != row.digest:
+    if not bytes_match(row.digest, row.size, state.size, digest):
         found = f"{row.algorithm}={encode_digest(digest)}" if digest is not None else None
         return Finding(
             Code.HASH_MISMATCH,
@@ -117,7 +118,7 @@ def _size_finding(claim: Claim, state: FileState, source: str | None) -> Finding
     appended = None
     if row.algorithm is not None and row.size is not None and state.size is not None and row.size < state.size:
         head = state.prefix_digest(row.size, row.algorithm)
-        if head is not None and head == row.digest:
+        if head is not None and bytes_match(row.digest, row.size, row.size, head):  # the first bytes are the row's
             appended = state.size - row.size
     if appended is not None:
         message = f"RECORD's {row.size} bytes are intact, with {appended} byte(s) appended"

@@ -47,3 +47,13 @@ class Record:
     problems: tuple[Finding, ...]
     listed: frozenset[str] = frozenset()
     """Every path RECORD names, verifiable or not (unhashed .pyc rows, bad rows)."""
+
+
+def bytes_match(row_digest: bytes | None, row_size: int | None, size: int | None, digest: bytes | None) -> bool:
+    """Whether ``size`` bytes whose digest under the row's algorithm is ``digest`` are the bytes a RECORD row records.
+
+    The one rule, wherever it is decided (the gate's standard-library path keeps a copy,
+    tested against this one): the size, where the row records one, and the digest. A row
+    without a hash (``row_digest`` None) records no digest: bytes with none match it.
+    """
+    return (row_size is None or row_size == size) and digest == row_digest
