@@ -17,7 +17,7 @@ import pytest
 from conftest import Planted, no_traceback
 from helpers import VenvFactory, WheelFactory, pip_install, record_hash, run_cli
 
-from wheeldoctor.disk import cache
+from wheeldoctor.engine import cache
 
 PENDING = pytest.mark.xfail(strict=True, reason="#28: after engine merge")
 NOBODY = 65534

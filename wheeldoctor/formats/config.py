@@ -17,10 +17,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from wheeldoctor.formats.record_fields import ACCEPTED_ALGORITHMS, URLSAFE_ALPHABET
 from wheeldoctor.formats.trust import refusal, untrusted
 from wheeldoctor.model.errors import InputError
 from wheeldoctor.model.findings import Code
+from wheeldoctor.model.record_fields import ACCEPTED_ALGORITHMS, URLSAFE_ALPHABET
 
 CONFIG_NAME = "wheeldoctor.toml"
 PYPROJECT = "pyproject.toml"

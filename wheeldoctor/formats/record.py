@@ -10,56 +10,21 @@ import binascii
 import csv
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from typing import NamedTuple
 
-from wheeldoctor.formats.record_fields import (
+from wheeldoctor.model.findings import Code, Finding, Kind
+from wheeldoctor.model.record import WEAK_ALGORITHMS, Record, RecordRow, fast_tuple
+from wheeldoctor.model.record_fields import (
     ACCEPTED_ALGORITHMS,
     FROM_URLSAFE,
     MAX_ROW_CHARS,
     MAX_SIZE_DIGITS,
     decode_digest,
-    encode_digest,
     parse_size,
     unhashed_allowed,
 )
-from wheeldoctor.model.findings import Code, Finding, Kind
 
-#: Algorithms that exist but are too weak to vouch for a file.
-WEAK_ALGORITHMS = frozenset({"md5", "sha1", "sha224"})
 #: Malformed rows listed one by one per RECORD; past these, one finding counts the rest.
 MAX_MALFORMED = 100
-
-
-class RecordRow(NamedTuple):
-    """One verifiable row: the path as written, its digest (raw bytes) and size.
-
-    A named tuple, not a frozen dataclass: one is made per recorded file, tens of
-    thousands per environment, and a dataclass's __init__ costs more than the parsing.
-    """
-
-    path: str
-    algorithm: str | None
-    digest: bytes | None
-    size: int | None
-    line: int
-
-    @property
-    def hash_text(self) -> str | None:
-        """The hash as RECORD writes it (``sha256=…``), or None."""
-        if self.algorithm is None or self.digest is None:
-            return None
-        return f"{self.algorithm}={encode_digest(self.digest)}"
-
-
-@dataclass(frozen=True, slots=True)
-class Record:
-    """A parsed RECORD: rows worth verifying, plus one finding per problem row."""
-
-    rows: tuple[RecordRow, ...]
-    problems: tuple[Finding, ...]
-    listed: frozenset[str] = frozenset()
-    """Every path RECORD names, verifiable or not (unhashed .pyc rows, bad rows)."""
 
 
 #: One line with its ending, as io.StringIO(newline="") splits: at \n, \r\n or \r.
@@ -167,8 +132,7 @@ def parse_record(lines: Iterable[str], quoted: bool = True) -> Record:
     unrowed: set[str] = set()  # listed paths that give no row: seen and these make up ``listed``
     sha256_field = _SHA256_FIELD.fullmatch
     a2b = binascii.a2b_base64
-    # tuple.__new__ skips the named tuple's Python-level __new__: this loop runs once per file.
-    make = tuple.__new__
+    make = fast_tuple
     malformed = 0
     last = 0
     for line, fields, why in csv_rows(lines, quoted):
