@@ -209,4 +209,4 @@ def test_hard_linked_alteration_suggests_cleaning_uv_cache(tmp_path: Path, wheel
         f.write(b"#")
     done = run_cli("check", BASE, "--python", venv.python)
     assert done.returncode == 1
-    assert f"uv cache clean {BASE}" in done.stdout
+    assert f"uv cache clean -- {BASE}" in done.stdout

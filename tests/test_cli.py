@@ -124,7 +124,7 @@ def test_modified_is_exit_1_with_a_uv_tip(installed: Installed) -> None:
         f"(content differs from RECORD) (expected {record_hash(ALPHA['alpha/core.py'])}, "
         f"found {record_hash(altered)})",
         "2 checked: 1 intact, 1 broken; 1 finding(s)",
-        f"Tip: uv pip install --python {installed.python} --reinstall-package alpha --no-deps alpha==1.0",
+        f"Tip: uv pip install --python {installed.python} --reinstall-package alpha --no-deps -- alpha==1.0",
     ]
 
 
@@ -136,7 +136,7 @@ def test_pip_install_without_pip_in_the_venv_gets_a_pip_python_tip(installed: In
     assert f"beta 1.0: WD003: beta/__init__.py is missing (expected {record_hash(BETA['beta/__init__.py'])})" in lines(
         done
     )
-    assert lines(done)[-1] == f"Tip: pip --python {installed.python} install --force-reinstall --no-deps beta==1.0"
+    assert lines(done)[-1] == f"Tip: pip --python {installed.python} install --force-reinstall --no-deps -- beta==1.0"
 
 
 def test_not_installed_is_exit_1(installed: Installed) -> None:
@@ -564,7 +564,7 @@ def test_running_the_python_m_pip_tip_heals(tmp_path: Path, uv_bin: Path) -> Non
     before = run_cli("check", "gamma", "--python", venv.python)
     assert before.returncode == 1
     python = _executable(venv.python)
-    assert lines(before)[-1] == f"Tip: {python} -m pip install --force-reinstall --no-deps gamma==1.0"
+    assert lines(before)[-1] == f"Tip: {python} -m pip install --force-reinstall --no-deps -- gamma==1.0"
     _run_tip(lines(before)[-1], tmp_path / "wheels")
     assert run_cli("check", "--all", "--python", venv.python).returncode == 0
 
@@ -641,7 +641,7 @@ def test_path_without_interpreter_gets_a_target_tip(installed: Installed, tmp_pa
     (site / "beta" / "__init__.py").write_bytes(b"tampered\n")
     done = run_cli("check", "beta", "--path", site)
     assert done.returncode == 1
-    assert lines(done)[-1] == f"Tip: pip install --target {site} --upgrade --force-reinstall --no-deps beta==1.0"
+    assert lines(done)[-1] == f"Tip: pip install --target {site} --upgrade --force-reinstall --no-deps -- beta==1.0"
 
 
 def test_probe_does_not_import_from_the_working_directory(installed: Installed, tmp_path: Path) -> None:

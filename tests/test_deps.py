@@ -293,7 +293,7 @@ def test_a_bare_site_directory_gets_tips_aimed_at_it(tmp_path: Path) -> None:
     subprocess.run([*pip, str(wheel)], check=True)
     done = run_cli("deps", "--path", site)
     assert done.returncode == 1
-    tip = f"Tip: ask the installer for everything wanted at once: pip install --target {site} 'needs-me>=1'"
+    tip = f"Tip: ask the installer for everything wanted at once: pip install --target {site} -- 'needs-me>=1'"
     assert tip in done.stdout.splitlines(), done.stdout
     rc, document = cli_json("deps", "--path", site)
     assert (rc, document["dependency_repair"]) == (1, tip.rpartition(": ")[2])

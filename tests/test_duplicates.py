@@ -124,8 +124,8 @@ def test_printed_remedy_leaves_one_intact_install(stale: Stale, uv_bin: Path) ->
         assert "--reinstall-package" in commands[0]
     else:
         # pip removes one dist-info per call: two uninstalls, then the reinstall.
-        assert [c.split()[-3:] for c in commands[:2]] == [["uninstall", "-y", "foo"]] * 2
-        assert commands[2].endswith("install --no-deps foo==2.0")
+        assert [c.split()[-4:] for c in commands[:2]] == [["uninstall", "-y", "--", "foo"]] * 2
+        assert commands[2].endswith("install --no-deps -- foo==2.0")
     for command in commands:
         run_checked(_runnable(command, uv_bin, stale.wheels), env={"PIP_DISABLE_PIP_VERSION_CHECK": "1"})
     assert sorted(p.name for p in stale.venv.site_packages.glob("foo-*.dist-info")) == ["foo-2.0.dist-info"]
@@ -239,7 +239,7 @@ def test_without_an_interpreter_the_clean_up_names_the_directory(tmp_path: Path)
     active = duplicate.active.version
     assert remedy(duplicate, env) == (
         f"uv pip uninstall --target {site.resolve()} dup",
-        f"uv pip install --target {site.resolve()} --no-deps dup=={active}",
+        f"uv pip install --target {site.resolve()} --no-deps -- dup=={active}",
     )
 
 

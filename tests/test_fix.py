@@ -146,10 +146,10 @@ def test_dry_run_lists_the_commands_and_changes_no_byte(sick: Sick) -> None:
     used = run_checked([sick.python, "-c", "import importlib.metadata as m; print(m.version('foo'))"]).stdout.strip()
     steps = [line.strip() for line in done.stdout.splitlines() if line.strip()[:2] in {"1.", "2.", "3.", "4."}]
     assert steps == [
-        f"1. {python} -m pip uninstall -y foo",
-        f"2. {python} -m pip uninstall -y foo",
-        f"3. {python} -m pip install --no-deps foo=={used}",
-        f"4. {python} -m pip install --force-reinstall --no-deps alpha==1.0",
+        f"1. {python} -m pip uninstall -y -- foo",
+        f"2. {python} -m pip uninstall -y -- foo",
+        f"3. {python} -m pip install --no-deps -- foo=={used}",
+        f"4. {python} -m pip install --force-reinstall --no-deps -- alpha==1.0",
     ]
     assert "reinstall alpha 1.0: puts back 3 file(s) (1 missing, 2 modified)" in done.stdout
     assert done.stdout.splitlines()[-1] == "fix: 4 step(s) planned; nothing was run"
@@ -207,8 +207,8 @@ def test_uv_hard_linked_file_is_dropped_from_the_cache_first(tmp_path: Path, uv_
     env = {**offline(wheels), "UV_CACHE_DIR": str(cache)}
     rc, doc = fix_json("gamma", "--yes", "--python", venv.python, env=env)
     assert [(s["kind"], s["command"]) for s in doc["plan"]["steps"]] == [
-        ("cache-clean", "uv cache clean gamma"),
-        ("reinstall", f"uv pip install --python {venv.python} --reinstall-package gamma --no-deps gamma==1.0"),
+        ("cache-clean", "uv cache clean -- gamma"),
+        ("reinstall", f"uv pip install --python {venv.python} --reinstall-package gamma --no-deps -- gamma==1.0"),
     ]
     assert rc == 0, doc
     assert rc_of("check", "gamma", "--python", venv.python) == 0

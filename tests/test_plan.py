@@ -54,7 +54,7 @@ def test_a_pip_distribution_gets_its_pinned_reinstall(tmp_path: Path) -> None:
     env = load_environment("test", [str(tmp_path / "site-packages")], [], python="/venv/bin/python")
     plan = plan_repairs(env, [report], [], [])
     assert [s.command for s in plan.steps] == [
-        "pip --python /venv/bin/python install --force-reinstall --no-deps yaml-demo==6.0"
+        "pip --python /venv/bin/python install --force-reinstall --no-deps -- yaml-demo==6.0"
     ]
     assert plan.left_alone == ()
 
@@ -107,6 +107,6 @@ def test_a_second_path_directory_is_repaired_in_place_not_through_the_first_ones
     assert dist is not None
     plan = plan_repairs(env, [replace(report, dist=dist)], [], [])
     assert [s.argv for s in plan.steps] == [
-        ("pip", "install", "--target", str(second), "--upgrade", "--force-reinstall", "--no-deps", "yaml-demo==6.0")
+        ("pip", "install", "--target", str(second), "--upgrade", "--force-reinstall", "--no-deps", "--", "yaml-demo==6.0")
     ]
-    assert uninstall_argv(dist, env) == ("uv", "pip", "uninstall", "--target", str(second), "yaml-demo")
+    assert uninstall_argv(dist, env) == ("uv", "pip", "uninstall", "--target", str(second), "--", "yaml-demo")

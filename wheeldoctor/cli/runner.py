@@ -156,7 +156,20 @@ def cache_dir(disabled: bool) -> str | None:
         return None
     from wheeldoctor.engine import cache
 
-    return cache.directory()
+    directory = cache.directory()
+    why = None if directory is None else cache.distrust(directory)
+    if why is not None:
+        if directory not in _distrusted:  # said once
+            from wheeldoctor.report import inert
+
+            _distrusted.add(directory)
+            sys.stderr.write(f"note: not using the cache {inert.text(directory)}: {why}; no cache this run\n")
+        return None
+    return directory
+
+
+#: Cache directories already said to be untrusted in this process.
+_distrusted: set[str] = set()
 
 
 def metadata_memos(cache_dir: str | None) -> MemoFor | None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import marshal
 import os
+import stat
 import sys
 import zlib
 from stat import S_ISREG  # os imports stat: free
@@ -119,16 +120,43 @@ def entry_path(cache_dir: str, dist_path: str, suffix: str = ".entry") -> str:
 
 
 def usable(cache_dir: str) -> bool:
-    """Whether ``cache_dir`` exists and only we (or root) could have written into it."""
+    """Whether ``cache_dir`` exists and is yours alone (:func:`distrust` finds nothing wrong)."""
     try:
-        st = os.stat(cache_dir)
+        os.stat(cache_dir)
     except (OSError, ValueError):
         return False
-    getuid = getattr(os, "geteuid", None)
-    if getuid is None:  # Windows: no owners to compare
-        return True
-    # Group-writable is allowed (a shared volume's group); world-writable is not.
-    return st.st_uid in (getuid(), 0) and not st.st_mode & 0o002
+    return distrust(cache_dir) is None
+
+
+def distrust(cache_dir: str) -> str | None:
+    """Why nothing in ``cache_dir`` may be believed, or None when it is yours alone (or not made yet).
+
+    An entry claims digests for files: whoever can write one can make an altered file pass.
+    So the directory must be owned by the current user and writable by nobody else, its
+    group included (ssh's StrictModes rule); each entry is judged as it is read (:func:`read`).
+    """
+    try:
+        st = os.stat(cache_dir)
+    except (FileNotFoundError, NotADirectoryError):
+        return None  # made 0700 on the first write (or never: then nothing is read either)
+    except (OSError, ValueError) as e:
+        return f"it cannot be examined ({getattr(e, 'strerror', None) or e})"
+    if not stat.S_ISDIR(st.st_mode):
+        return "it is not a directory"
+    geteuid = getattr(os, "geteuid", None)
+    if geteuid is None:  # Windows: no owners to compare
+        return None
+    if st.st_uid != geteuid():
+        return f"it is owned by uid {st.st_uid}, not by you"
+    if st.st_mode & 0o022:
+        return f"its group or others can write it (mode {stat.S_IMODE(st.st_mode):04o})"
+    return None
+
+
+def _yours(st: os.stat_result) -> bool:
+    """An entry written by this user and writable by no one else (:func:`write` makes them 0600)."""
+    geteuid = getattr(os, "geteuid", None)
+    return geteuid is None or (st.st_uid == geteuid() and not st.st_mode & 0o022)
 
 
 def load(cache_dir: str, dist_path: str, record: Identity) -> Entry | None:
@@ -348,7 +376,7 @@ def is_file_record(value: object) -> bool:
 
 
 def read(path: str) -> bytes | None:
-    """The bytes of a regular file of the cache (no symlink followed), or None."""
+    """The bytes of a regular file of the cache (no symlink followed) that is yours alone, or None."""
     try:
         fd = os.open(path, _OPEN_READ)
     except (OSError, ValueError):
@@ -356,7 +384,7 @@ def read(path: str) -> bytes | None:
     try:
         st = os.fstat(fd)
         size = st.st_size
-        if st.st_mode & 0o170000 != 0o100000 or size > _READ_LIMIT:  # regular files only
+        if st.st_mode & 0o170000 != 0o100000 or size > _READ_LIMIT or not _yours(st):  # regular, ours only
             return None
         chunks: list[bytes] = []
         while True:

@@ -233,8 +233,9 @@ def reinstall(dist: InstalledDistribution, env: Environment, fixes: str) -> FixS
 
 
 def _for_the_user(subject: str, reason: str, dist: InstalledDistribution, env: Environment) -> LeftAlone:
-    """Left alone, with the command its tip prints (another manager's, say) for the user to run."""
-    return LeftAlone(subject, reason, (reinstall_command(dist, env),))
+    """Left alone, with the command its tip prints (another manager's, say) for the user to run, if one is built."""
+    command = reinstall_command(dist, env)
+    return LeftAlone(subject, reason, (command,) if command else ())
 
 
 def explained_by_clash(findings: Iterable[Finding]) -> bool:

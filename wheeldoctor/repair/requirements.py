@@ -14,6 +14,7 @@ from wheeldoctor.repair.steps import (
     install_argv,
     pip_runner,
     reaching,
+    untrusted,
     with_override,
 )
 
@@ -54,20 +55,30 @@ def remedy_steps(duplicate: Duplicate, env: Environment) -> tuple[tuple[StepKind
     if count == 1 or any(_system(d) for d in duplicate.distributions if d.location == active.location):
         # pip or uv would remove files a system package manager owns: that manager decides.
         return ()
+    if untrusted(active) is not None:
+        return ()  # no command from that name or version (:func:`refused` says why)
     spec = f"{active.name}=={active.version}"
     python = reaching(active, env)
     if python is None:
         return (
-            (StepKind.UNINSTALL, Command("uv", _uv("uninstall", None, "--target", active.location, active.name))),
-            (StepKind.INSTALL, Command("uv", _uv("install", None, "--target", active.location, "--no-deps", spec))),
+            (StepKind.UNINSTALL, Command("uv", _uv("uninstall", None, "--target", active.location, "--", active.name))),
+            (
+                StepKind.INSTALL,
+                Command("uv", _uv("install", None, "--target", active.location, "--no-deps", "--", spec)),
+            ),
         )
     if (active.installer or "").lower() == "uv":
-        argv = with_override(_uv("install", python, "--reinstall-package", active.name, "--no-deps", spec), env)
+        argv = with_override(_uv("install", python, "--reinstall-package", active.name, "--no-deps", "--", spec), env)
         return ((StepKind.REINSTALL, Command("uv", argv)),)
     pip = pip_runner(env)
-    uninstall = (StepKind.UNINSTALL, Command("pip", with_override((*pip, "uninstall", "-y", active.name), env)))
-    install = (StepKind.INSTALL, Command("pip", with_override((*pip, "install", "--no-deps", spec), env)))
+    uninstall = (StepKind.UNINSTALL, Command("pip", with_override((*pip, "uninstall", "-y", "--", active.name), env)))
+    install = (StepKind.INSTALL, Command("pip", with_override((*pip, "install", "--no-deps", "--", spec), env)))
     return (*([uninstall] * count), install)
+
+
+def refused(duplicate: Duplicate) -> str | None:
+    """Why no command is built for ``duplicate``: its name or version may not enter one (:func:`untrusted`)."""
+    return untrusted(duplicate.active)
 
 
 def _system(dist: InstalledDistribution) -> bool:
@@ -82,11 +93,13 @@ def removal_elsewhere(duplicate: Duplicate, env: Environment) -> dict[str, str |
     """
     active = duplicate.active
     commands: dict[str, str | None] = {}
+    if untrusted(active) is not None:
+        return commands
     for dist in duplicate.distributions[1:]:
         if dist.location == active.location:
             continue
         known = (dist.installer or "").lower() in RECORD_INSTALLERS
-        argv = _uv("uninstall", env.python, "--target", dist.location, duplicate.name) if known else None
+        argv = _uv("uninstall", env.python, "--target", dist.location, "--", duplicate.name) if known else None
         command = shlex.join(argv) if argv is not None else None
         if dist.location not in commands or command is None:
             commands[dist.location] = command

@@ -8,16 +8,26 @@ A clash is repaired by a sequence of commands (:func:`pair_choices`), also as da
 
 Each command is built once, as an argument list: tips print it joined (``shlex.join``),
 ``fix`` runs the same list. What ``fix`` must not run by itself says why (:func:`refusal`).
+
+Names and versions come from METADATA, which an attacker may have written: a word enters
+a command only when :func:`untrusted` finds nothing wrong with it (a valid project name
+that cannot be read as an option, a PEP 440 version), and pip's and uv's requirements
+follow ``--``, so that even then nothing positional can become an option. Otherwise there
+is no command: the step's ``argv`` is empty and its ``note`` says why.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import NamedTuple
+
+from packaging.utils import InvalidName, canonicalize_name
+from packaging.version import InvalidVersion, Version
 
 from wheeldoctor.judge.clash import ClashPair
 from wheeldoctor.model.environment import Environment, InstalledDistribution
@@ -29,6 +39,41 @@ _BREAK = "--break-system-packages"
 RECORD_INSTALLERS = frozenset({"pip", "uv"})
 
 Argv = tuple[str, ...]
+
+#: A system package name (Debian, RPM and conda names are of these characters), never option-shaped.
+_SYSTEM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+~-]*")
+
+
+def unsafe_words(name: str, version: str | None = None) -> str | None:
+    """Why ``name`` (and ``version``) must not enter a command, or None when they may.
+
+    A name must be a valid project name by packaging's rules (it then starts with a letter
+    or digit: never ``-r/file``, ``-e/dir`` or ``evil @ file:///dir``); a version must
+    parse as a PEP 440 version.
+    """
+    try:
+        canonicalize_name(name, validate=True)
+    except InvalidName:
+        return f"its name {name!r} is not a valid project name, so no command is built from it"
+    if name.startswith("-"):  # the rules above exclude it; said again for whoever changes them
+        return f"its name {name!r} reads as an option, so no command is built from it"
+    if version is not None:
+        try:
+            Version(version)
+        except InvalidVersion:
+            return f"its version {version!r} is not a PEP 440 version, so no command is built from it"
+    return None
+
+
+def untrusted(dist: InstalledDistribution) -> str | None:
+    """:func:`unsafe_words` for ``dist``'s name and version (an empty version is :func:`refusal`'s to say)."""
+    return unsafe_words(dist.name, dist.version or None)
+
+
+def _system_unsafe(package: str) -> str | None:
+    if _SYSTEM_NAME.fullmatch(package) is None:
+        return f"its package name {package!r} is not a package name, so no command is built from it"
+    return None
 
 
 class Command(NamedTuple):
@@ -70,7 +115,7 @@ class RepairStep:
 
     @property
     def command(self) -> str:
-        """The command as one shell line."""
+        """The command as one shell line; empty where none is built (``note`` says why)."""
         return shlex.join(self.argv)
 
 
@@ -80,11 +125,14 @@ def repair_step(dist: InstalledDistribution, env: Environment) -> RepairStep:
     if managed is not None and managed.tool.system:
         return _system_step(dist)
     tool = managed.tool if managed is not None else Tool.UNKNOWN
+    why = untrusted(dist)
+    if why is not None:
+        return RepairStep(tool, (), note=why)
     program, argv = _installer_words(dist, env)
     note = None
     if overrides_pep668(env):
         # pip and uv refuse a PEP 668 interpreter; say so, and what overriding it means.
-        argv = [*argv[:-1], _BREAK, argv[-1]]
+        argv = list(with_override(tuple(argv), env))
         owner = "pip's" if tool in (Tool.PIP, Tool.UV) else "no package manager's"
         note = (
             f"{env.python} is EXTERNALLY-MANAGED (PEP 668: {env.externally_managed}); {dist.name}'s files are "
@@ -103,8 +151,11 @@ def overrides_pep668(env: Environment) -> bool:
 
 
 def with_override(argv: tuple[str, ...], env: Environment) -> tuple[str, ...]:
-    """``argv`` (pip or uv, its operand last) with ``--break-system-packages`` when ``env`` needs it."""
-    return (*argv[:-1], _BREAK, argv[-1]) if overrides_pep668(env) else argv
+    """``argv`` (pip or uv, its operands after ``--``) with ``--break-system-packages`` when ``env`` needs it."""
+    if not overrides_pep668(env):
+        return argv
+    at = argv.index("--") if "--" in argv else len(argv) - 1
+    return (*argv[:at], _BREAK, *argv[at:])
 
 
 def install_argv(specs: Sequence[str], env: Environment, *, uv: bool, reinstall: str | None = None) -> Argv:
@@ -127,7 +178,7 @@ def install_argv(specs: Sequence[str], env: Environment, *, uv: bool, reinstall:
     else:
         runner = ["pip", "install", "--target", env.paths[0]] if bare else [*pip_runner(env), "install"]
         words = [*runner, *(["--force-reinstall", "--no-deps"] if reinstall else [])]
-    return with_override((*words, *specs), env)
+    return with_override((*words, "--", *specs), env)
 
 
 def _system_step(dist: InstalledDistribution) -> RepairStep:
@@ -135,12 +186,17 @@ def _system_step(dist: InstalledDistribution) -> RepairStep:
     assert managed is not None
     if managed.package is None:
         return _unnamed_step(dist, managed.tool)
+    why = _system_unsafe(managed.package)
+    if why is not None:
+        return RepairStep(managed.tool, (), None, why)
     if managed.tool is Tool.DPKG:
         return RepairStep(Tool.DPKG, ("apt-get", "install", "--reinstall", managed.package), managed.package)
     if managed.tool is Tool.RPM:
         return RepairStep(Tool.RPM, ("dnf", "reinstall", managed.package), managed.package)
     prefix = os.path.dirname(os.path.dirname(managed.record)) if managed.record else None
     version = (managed.version or "").rpartition("-")[0] or managed.version
+    if version and _SYSTEM_NAME.fullmatch(version) is None:
+        return RepairStep(Tool.CONDA, (), managed.package, f"its version {version!r} is not a version: no command")
     spec = f"{managed.package}={version}" if version else managed.package
     where = ["--prefix", prefix] if prefix else []
     argv = ("conda", "install", *where, "--force-reinstall", "--no-deps", spec)
@@ -151,6 +207,9 @@ def _unnamed_step(dist: InstalledDistribution, tool: Tool) -> RepairStep:
     """A system manager's step when its package could not be named: never pip over its files."""
     metadata = os.path.join(dist.path, "METADATA") if not dist.legacy else dist.path
     if tool is Tool.CONDA:
+        why = untrusted(dist)
+        if why is not None:
+            return RepairStep(tool, (), None, why)
         spec = f"{dist.name}=={dist.version}"
         note = "no conda-meta record names the conda package; its name may differ from the distribution's"
         return RepairStep(
@@ -185,12 +244,14 @@ def _installer_words(dist: InstalledDistribution, env: Environment) -> tuple[str
         # Site directories without an interpreter: aim at the directory itself, never at
         # whatever environment happens to be active where the tip is pasted.
         if uv:
-            target = ["--target", dist.location, "--reinstall-package", dist.name, "--no-deps", spec]
+            target = ["--target", dist.location, "--reinstall-package", dist.name, "--no-deps", "--", spec]
             return "uv", ["uv", "pip", "install", *target]
-        return "pip", ["pip", "install", "--target", dist.location, "--upgrade", "--force-reinstall", "--no-deps", spec]
+        words = ["pip", "install", "--target", dist.location, "--upgrade", "--force-reinstall", "--no-deps"]
+        return "pip", [*words, "--", spec]
     if uv:
-        return "uv", ["uv", "pip", "install", "--python", python, "--reinstall-package", dist.name, "--no-deps", spec]
-    return "pip", [*pip_runner(env), "install", "--force-reinstall", "--no-deps", spec]
+        words = ["uv", "pip", "install", "--python", python, "--reinstall-package", dist.name, "--no-deps"]
+        return "uv", [*words, "--", spec]
+    return "pip", [*pip_runner(env), "install", "--force-reinstall", "--no-deps", "--", spec]
 
 
 def refusal(dist: InstalledDistribution, env: Environment) -> str | None:
@@ -200,8 +261,12 @@ def refusal(dist: InstalledDistribution, env: Environment) -> str | None:
     instead); a tool that is not recorded, or is not pip or uv, may keep records that pip
     would leave stale; without a version a reinstall cannot be pinned to what is installed.
     In a directory no known interpreter reaches, pip or uv ``--target`` picks builds for the
-    Python that runs it, which fits compiled extensions only by luck.
+    Python that runs it, which fits compiled extensions only by luck. A name or version
+    that may not enter a command (:func:`untrusted`) is refused before anything else.
     """
+    why = untrusted(dist)
+    if why is not None:
+        return why
     managed = dist.managed_by
     if managed is not None and managed.tool.system:
         package = f" (package {managed.package})" if managed.package else ""
@@ -260,9 +325,9 @@ def cache_clean_argv(dist: InstalledDistribution) -> Argv | None:
     uv links installed files to its cache, so bytes altered in place are altered in the
     cache too, and a reinstall would link them back.
     """
-    if (dist.installer or "").strip().lower() != "uv":
+    if (dist.installer or "").strip().lower() != "uv" or untrusted(dist) is not None:
         return None
-    return ("uv", "cache", "clean", dist.name)
+    return ("uv", "cache", "clean", "--", dist.name)
 
 
 def cache_clean_command(dist: InstalledDistribution) -> str | None:
@@ -281,19 +346,25 @@ def uninstall_command(dist: InstalledDistribution, env: Environment) -> Command:
 
     A system package manager's distribution is removed by that manager. Site directories
     without an interpreter are aimed at with ``uv pip uninstall --target`` (pip has no
-    such option), never at whatever environment is active where it is pasted.
+    such option), never at whatever environment is active where it is pasted. Where no
+    command may be built (:func:`untrusted`), its ``argv`` is empty.
     """
     managed = dist.managed_by
     if managed is not None and managed.tool.system and managed.package is not None:
+        if _system_unsafe(managed.package) is not None:
+            return Command(managed.tool.value, ())
         remove = {Tool.DPKG: ("apt-get", "remove"), Tool.RPM: ("dnf", "remove")}.get(managed.tool)
         argv = (*(remove or ("conda", "remove", "--prefix", dist.root)), managed.package)
         return Command(managed.tool.value, argv)
     python = reaching(dist, env)
+    uv = python is None or (dist.installer or "").lower() == "uv"
+    if untrusted(dist) is not None:
+        return Command("uv" if uv else "pip", ())
     if python is None:
-        return Command("uv", ("uv", "pip", "uninstall", "--target", dist.location, dist.name))
-    if (dist.installer or "").lower() == "uv":
-        return Command("uv", with_override(("uv", "pip", "uninstall", "--python", python, dist.name), env))
-    return Command("pip", with_override((*pip_runner(env), "uninstall", "-y", dist.name), env))
+        return Command("uv", ("uv", "pip", "uninstall", "--target", dist.location, "--", dist.name))
+    if uv:
+        return Command("uv", with_override(("uv", "pip", "uninstall", "--python", python, "--", dist.name), env))
+    return Command("pip", with_override((*pip_runner(env), "uninstall", "-y", "--", dist.name), env))
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,6 +374,8 @@ class Choice:
     keep: str
     remove: str | None
     steps: tuple[Command, ...]
+    refused: str | None = None
+    """Why there are no steps: a name or version that may not enter a command (:func:`untrusted`)."""
 
     @property
     def argvs(self) -> tuple[Argv, ...]:
@@ -317,6 +390,9 @@ class Choice:
 
 def keep_sequence(keep: InstalledDistribution, drop: InstalledDistribution, env: Environment) -> Choice:
     """Uninstall ``drop``, then reinstall ``keep``: uninstalling deletes every shared path, ``keep``'s too."""
+    why = untrusted(drop) or untrusted(keep)
+    if why is not None:
+        return Choice(keep.name, drop.name, (), why)
     return Choice(keep.name, drop.name, (uninstall_command(drop, env), reinstall_command_of(keep, env)))
 
 
@@ -328,5 +404,8 @@ def pair_choices(pair: ClashPair, env: Environment) -> tuple[Choice, ...]:
     alternatives: keep the winner (uninstall the other, then reinstall it), or the other.
     """
     if pair.overlay is not None:
+        why = untrusted(pair.winner)
+        if why is not None:
+            return (Choice(pair.winner.name, None, (), why),)
         return (Choice(pair.winner.name, None, (reinstall_command_of(pair.winner, env),)),)
     return (keep_sequence(pair.winner, pair.loser, env), keep_sequence(pair.loser, pair.winner, env))

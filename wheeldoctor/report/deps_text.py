@@ -15,8 +15,8 @@ from wheeldoctor.judge.compat import CompatibilityFinding
 from wheeldoctor.judge.deps import DependencyConflict
 from wheeldoctor.judge.duplicates import Duplicate
 from wheeldoctor.model.findings import Code
-from wheeldoctor.repair.requirements import install_command, remedy, removal_elsewhere
-from wheeldoctor.repair.steps import install_argv, overrides_pep668
+from wheeldoctor.repair.requirements import install_command, refused, remedy, removal_elsewhere
+from wheeldoctor.repair.steps import install_argv, overrides_pep668, untrusted
 
 if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
     from rich.console import Console
@@ -65,6 +65,9 @@ def tips(result: DepsResult) -> list[str]:
     lines = []
     for duplicate in result.duplicates:
         commands = remedy(duplicate, env)
+        why = refused(duplicate)
+        if why is not None and duplicate.failing:
+            lines.append(f"Tip: {duplicate.name}: no command: {why}")
         if commands:
             lines.append(
                 f"Tip: {duplicate.name}: remove every dist-info in {duplicate.active.location}, then reinstall "
@@ -87,6 +90,8 @@ def tips(result: DepsResult) -> list[str]:
                 from wheeldoctor.repair.steps import repair_step
 
                 fresh = repair_step(dist, env).command  # never pip over a system package's files
+            elif untrusted(dist) is not None:
+                fresh = f"no command: {untrusted(dist)}"
             else:
                 fresh = _fresh_install(dist.name, dist.installer, result)
             why = f"{name} {version} does not fit this interpreter"

@@ -16,7 +16,7 @@ from wheeldoctor.model.code_paths import runs_as_code
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.repair.plan import explained_by_clash
-from wheeldoctor.repair.steps import RepairStep, cache_clean_command, pair_choices, repair_step
+from wheeldoctor.repair.steps import Choice, RepairStep, cache_clean_command, pair_choices, repair_step
 from wheeldoctor.report import hooks_text
 
 if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
@@ -150,14 +150,20 @@ def pair_tips(pair: ClashPair, result: CheckResult) -> list[str]:
     return [
         f"Tip: {first} and {second} are unrelated (neither requires the other) yet write {pair.shared} of the "
         f"same path(s); they are alternatives: keep one.",
-        f"Tip: keep {keep_winner.keep}: {' && '.join(keep_winner.commands)}",
-        f"Tip: or keep {keep_loser.keep}: {' && '.join(keep_loser.commands)}",
+        f"Tip: keep {keep_winner.keep}: {_choice_text(keep_winner)}",
+        f"Tip: or keep {keep_loser.keep}: {_choice_text(keep_loser)}",
         f"Note: {deletes}",
     ]
 
 
+def _choice_text(choice: Choice) -> str:
+    return f"no command: {choice.refused}" if choice.refused else " && ".join(choice.commands)
+
+
 def step_text(step: RepairStep) -> str:
-    """A repair step as a tip: the command, then what to know before running it."""
+    """A repair step as a tip: the command, then what to know before running it (or why there is none)."""
+    if not step.argv:
+        return f"no command: {step.note}"
     return f"{step.command}  # {step.note}" if step.note else step.command
 
 
