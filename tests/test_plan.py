@@ -106,7 +106,6 @@ def test_a_second_path_directory_is_repaired_in_place_not_through_the_first_ones
     dist = env.find("yaml-demo")
     assert dist is not None
     plan = plan_repairs(env, [replace(report, dist=dist)], [], [])
-    assert [s.argv for s in plan.steps] == [
-        ("pip", "install", "--target", str(second), "--upgrade", "--force-reinstall", "--no-deps", "--", "yaml-demo==6.0")
-    ]
+    words = ("pip", "install", "--target", str(second), "--upgrade", "--force-reinstall", "--no-deps")
+    assert [s.argv for s in plan.steps] == [(*words, "--", "yaml-demo==6.0")]
     assert uninstall_argv(dist, env) == ("uv", "pip", "uninstall", "--target", str(second), "--", "yaml-demo")

@@ -157,7 +157,9 @@ def cache_dir(disabled: bool) -> str | None:
     from wheeldoctor.engine import cache
 
     directory = cache.directory()
-    why = None if directory is None else cache.distrust(directory)
+    if directory is None:
+        return None
+    why = cache.distrust(directory)
     if why is not None:
         if directory not in _distrusted:  # said once
             from wheeldoctor.report import inert
