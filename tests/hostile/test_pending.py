@@ -6,6 +6,7 @@ it); the lead removes the marks once the fixes land.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -15,11 +16,10 @@ from pathlib import Path
 
 import pytest
 from conftest import Planted, no_traceback
-from helpers import VenvFactory, WheelFactory, pip_install, record_hash, run_cli
+from helpers import VenvFactory, WheelFactory, pip_install, record_hash, run_cli, uv_install
 
 from wheeldoctor.engine import cache
 
-PENDING = pytest.mark.xfail(strict=True, reason="#28: after engine merge")
 NOBODY = 65534
 
 
@@ -136,7 +136,6 @@ def test_a_forged_entry_in_a_group_writable_cache_is_not_trusted(planted: Plante
 # -- item 7: symlinks that leave the environment ----------------------------------------------
 
 
-@PENDING
 def test_a_file_link_out_of_the_environment_is_reported_with_its_target(planted: Planted, tmp_path: Path) -> None:
     secret = tmp_path / "outside" / "secret"
     secret.parent.mkdir()
@@ -150,7 +149,6 @@ def test_a_file_link_out_of_the_environment_is_reported_with_its_target(planted:
     assert str(secret) in done.stdout
 
 
-@PENDING
 def test_a_directory_link_out_of_the_environment_is_reported(planted: Planted) -> None:
     rows = planted.rows("alpha")
     data = Path("/etc/hostname").read_bytes() if Path("/etc/hostname").exists() else b""
@@ -161,3 +159,72 @@ def test_a_directory_link_out_of_the_environment_is_reported(planted: Planted) -
     no_traceback(done)
     assert done.returncode == 1, done.stdout
     assert "/etc/hostname" in done.stdout
+
+
+def test_a_link_inside_the_environment_is_judged_as_before(planted: Planted) -> None:
+    # A link that stays in site-packages is the environment's own business: no WD008.
+    (planted.site / "alpha/elsewhere.py").write_bytes(b"ANSWER = 42\n")
+    link = planted.site / "alpha/core.py"
+    link.unlink()
+    link.symlink_to(planted.site / "alpha/elsewhere.py")
+    done = run_cli("check", "alpha", "--path", planted.site, "--strict")
+    no_traceback(done)
+    assert done.returncode == 0, done.stdout
+    assert "WD008" not in done.stdout
+
+
+def test_the_link_out_is_said_without_strict_and_fails_with_it(planted: Planted, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.py"
+    secret.write_bytes(b"ANSWER = 42\n")
+    link = planted.site / "alpha/core.py"
+    link.unlink()
+    link.symlink_to(secret)
+    done = run_cli("check", "--all", "--path", planted.site, "--json")
+    no_traceback(done)
+    reports = {d["name"]: d for d in json.loads(done.stdout)["distributions"]}
+    [finding] = reports["alpha"]["findings"]
+    assert (finding["code"], finding["path"]) == ("WD008", "alpha/core.py")
+    assert str(secret) in finding["message"]
+    assert reports["alpha"]["status"] == "unverifiable"
+    assert done.returncode == 0  # unverifiable: --all tolerates it, as every such finding
+    assert run_cli("check", "--all", "--strict", "--path", planted.site).returncode == 1
+
+
+def test_uv_symlink_link_mode_is_judged_as_before(
+    venv_factory: VenvFactory, wheel_factory: WheelFactory, tmp_path: Path
+) -> None:
+    venv = venv_factory()
+    cache_dir = tmp_path / "uv-cache"
+    wheel = wheel_factory("linked", "1.0", {"linked/__init__.py": b"L = 1\n"})
+    uv_install(venv, "--no-deps", wheel, cache_dir=cache_dir, link_mode="symlink")
+    installed = venv.site_packages / "linked/__init__.py"
+    if not installed.is_symlink():
+        pytest.skip("uv did not symlink on this filesystem")
+    assert str(cache_dir) in os.path.realpath(installed)  # into uv's cache, outside the environment
+    done = run_cli("check", "linked", "--python", venv.python, "--strict")
+    no_traceback(done)
+    assert done.returncode == 0, done.stdout
+    assert "WD008" not in done.stdout
+
+
+def test_a_version_that_is_not_pep_440_builds_no_command(planted: Planted) -> None:
+    planted.set_metadata("beta", new_version="1.0 --index-url=http://127.0.0.1:9/")
+    (planted.site / "beta/__init__.py").write_bytes(b"BETA = False\n")
+    done = run_cli("check", "beta", "--python", planted.venv.python)
+    no_traceback(done)
+    assert done.returncode == 1
+    tips = [line for line in done.stdout.splitlines() if line.startswith("Tip: ")]
+    assert tips and all("--index-url" not in line or "no command: " in line for line in tips), tips
+    assert any("is not a PEP 440 version" in line for line in tips), tips
+
+
+def test_a_cache_directory_of_another_user_is_not_used_and_said_once(planted: Planted, tmp_path: Path) -> None:
+    store = tmp_path / "cache"
+    store.mkdir(mode=0o700)
+    os.chown(store, NOBODY, -1)
+    done = run_cli("check", "--all", "--path", planted.site, env={"WHEELDOCTOR_CACHE_DIR": str(store)})
+    no_traceback(done)
+    assert done.returncode == 0, done.stdout
+    assert done.stderr.count("not using the cache") == 1, done.stderr
+    assert f"owned by uid {NOBODY}" in done.stderr
+    assert list(store.iterdir()) == []  # nothing written there either

@@ -19,12 +19,14 @@ from wheeldoctor.engine.spread import rows_estimate
 from wheeldoctor.engine.states import ProgressSink, hash_claims
 from wheeldoctor.judge.claims import Claim, ownership, recorded_bytes, resolve
 from wheeldoctor.judge.files import DistributionReport, Status, judge, report_for
+from wheeldoctor.judge.links import inside, link_findings
 from wheeldoctor.judge.managed import judge_managed, judged_by_manager, resolve_managed
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.files import FileState, FileStatus, Known
 from wheeldoctor.model.findings import Finding
 from wheeldoctor.model.record import RecordRow, fast_tuple
 from wheeldoctor.where.environment import with_record
+from wheeldoctor.where.links import in_uv_cache, links_below, real_roots, through_links
 
 if TYPE_CHECKING:
     from wheeldoctor.engine.messages import Row
@@ -69,7 +71,8 @@ def verify_environment(
         and not any(map(judged_by_manager, everybody))  # a package manager's record: judged here
         and sum(estimates := list(map(rows_estimate, everybody))) >= hashing.PROCESS_MIN_FILES
     ):
-        return _verify_spread(checked, everybody, workers, progress, cache_dir, started, estimates, meanwhile)
+        spread_out = _verify_spread(checked, everybody, workers, progress, cache_dir, started, estimates, meanwhile)
+        return _linked_out(spread_out, everybody)
     read = {id(d): with_record(d) for d in everybody}  # deferred RECORDs are read here, in turn
     checked = [read[id(d)] for d in checked]
     entries: dict[int, cache.Entry] = {}
@@ -112,7 +115,43 @@ def verify_environment(
             intact = report.status is Status.INTACT
             cached.remember(cache_dir, dist, intact, resolved[id(dist)][0], states, entries.get(id(dist)), started)
     shared = {path: claims for path, claims in owners.items() if len(claims) > 1}
-    return Verification(tuple(reports), shared, states)
+    return _linked_out(Verification(tuple(reports), shared, states), everybody)
+
+
+def _linked_out(verification: Verification, everybody: Sequence[InstalledDistribution]) -> Verification:
+    """Each report with a WD008 for every recorded path a symbolic link takes outside the environment.
+
+    The links are found unfollowed under the checked distributions' site directories
+    (:mod:`wheeldoctor.where.links`); RECORD is read again only for a distribution whose
+    directory holds one. A system package manager's files are its own to judge.
+    """
+    mine = [r.dist for r in verification.reports if r.dist is not None and not _system(r.dist)]
+    links = links_below(d.location for d in mine)
+    if not links:
+        return verification
+    roots = real_roots(chain.from_iterable((d.location, d.root) for d in everybody))
+    reports = []
+    for report in verification.reports:
+        dist = report.dist
+        if dist is None or _system(dist) or not any(path.startswith(dist.location) for path in links):
+            reports.append(report)
+            continue
+        claims = resolve(with_record(dist))[0]
+        resolved = through_links((c.path for c in claims), links)
+        outside = {path: target for path, target in resolved.items() if not inside(target, roots)}
+        if not outside:
+            reports.append(report)
+            continue
+        uv = (dist.installer or "").strip().lower() == "uv"
+        kept = [target for target in outside.values() if uv and in_uv_cache(target)]
+        named = {c.path: c.row.path for c in claims if c.path in outside}
+        found = link_findings(outside, named, roots, kept)
+        reports.append(report_for(dist, [*report.findings, *found], report.verified_by) if found else report)
+    return replace(verification, reports=tuple(reports))
+
+
+def _system(dist: InstalledDistribution) -> bool:
+    return dist.managed_by is not None and dist.managed_by.tool.system
 
 
 def _verify_spread(

@@ -55,6 +55,14 @@ CODE_HELP: dict[Code, CodeHelp] = {
         "A RECORD row resolves outside the environment's root; it is never read, and uninstalling the "
         "distribution could delete it.",
     ),
+    Code.LINK_OUTSIDE: CodeHelp(
+        "recorded path links outside the environment",
+        "A symbolic link (the file itself or a directory above it) takes a recorded path outside the "
+        "environment's site directories and prefix; the finding names where it resolves. The bytes may be "
+        "intact, but they are read from elsewhere, so the file is unverifiable and --strict fails on it. "
+        "Files a system package manager owns, and uv's symlink link mode (links into uv's cache), are judged "
+        "as any file.",
+    ),
     Code.NO_RECORD: CodeHelp(
         "no RECORD",
         "The distribution has no RECORD (an .egg-info install, or one by a tool that writes none), so its "

@@ -37,6 +37,8 @@ class Code(str, Enum):
     UNREADABLE = "WD005"
     CHANGED_WHILE_READ = "WD006"
     OUTSIDE = "WD007"
+    #: A recorded path that a symbolic link resolves outside the environment's roots.
+    LINK_OUTSIDE = "WD008"
     NO_RECORD = "WD010"
     RECORD_UNDECODABLE = "WD011"
     RECORD_ROW_MALFORMED = "WD012"
