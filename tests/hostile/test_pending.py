@@ -1,7 +1,7 @@
-"""Attacks whose repair lands after the engine merge (issue #28 items 1, 5 and 7): ready, and xfail until then.
+"""Attacks repaired after the engine merge (issue #28 items 1, 5 and 7): fix argv, cache trust, symlinks.
 
-Each fails on today's main for the reason the issue gives (run with ``--runxfail`` to see
-it); the lead removes the marks once the fixes land.
+Each failed on main for the reason the issue gives; they were xfail here until the
+repairs landed.
 """
 
 from __future__ import annotations

@@ -109,10 +109,12 @@ def note_failed_workers() -> None:
     failures = getattr(fork, "failures", None)
     if not failures:
         return
+    from wheeldoctor.report import inert
+
     for line, count in Counter(failures).items():
         times = f" ({count} times)" if count > 1 else ""
         tip = "" if os.environ.get("WHEELDOCTOR_DEBUG") == "1" else "; WHEELDOCTOR_DEBUG=1 shows why"
-        sys.stderr.write(f"note: {line}{times}{tip}\n")
+        sys.stderr.write(f"note: {inert.text(line)}{times}{tip}\n")
     failures.clear()
 
 
@@ -231,7 +233,9 @@ def deliver(result: Result, chosen: str, output: str | None, rich: Rich = None, 
         try:
             append(os.environ["GITHUB_STEP_SUMMARY"], step_summary(result))
         except OutputError as e:
-            sys.stderr.write(f"warning: {e}\n")  # the annotations still go out
+            from wheeldoctor.report import inert
+
+            sys.stderr.write(f"warning: {inert.text(str(e))}\n")  # the annotations still go out
     if output is None and fmt is Format.GITHUB:
         sys.stdout.write(render(result, fmt, show_accepted=show_accepted))
     elif output is None and fmt is not Format.TEXT:
@@ -257,5 +261,7 @@ def pin_baseline(file: str, reports: Sequence[DistributionReport]) -> int:
     from wheeldoctor.commands import policy as policies
 
     pinned = policies.write_baseline(file, reports)
-    sys.stderr.write(f"wrote {file}: {pinned} finding(s) pinned\n")
+    from wheeldoctor.report import inert
+
+    sys.stderr.write(f"wrote {inert.text(file)}: {pinned} finding(s) pinned\n")
     return EXIT_HEALTHY
