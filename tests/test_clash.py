@@ -176,7 +176,8 @@ def test_repair_tip_heals(venv_factory: Any, wheels: Wheels, installer: str, uv_
     repair = pair["repair"]
     # A uv venv has no pip of its own, so pip is pointed at it from outside.
     assert repair.startswith("uv pip install" if installer == "uv" else f"pip --python {venv.python}")
-    _run_tip(f"{repair} {shlex.join(find_links)}", uv_bin.parent)
+    assert " -- " in repair  # the requirement follows "--": the options go before it
+    _run_tip(repair.replace(" -- ", f" {shlex.join(find_links)} -- ", 1), uv_bin.parent)
     rc, document = _check_json(venv, OVERLAY)
     assert rc == 0, document
     truth = _assert_attribution(venv, document)

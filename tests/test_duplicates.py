@@ -111,7 +111,8 @@ def _runnable(command: str, uv_bin: Path, wheels: Path) -> list[str]:
     elif words[0] == "pip":
         words[:1] = [sys.executable, "-m", "pip"]
     if "install" in words and "uninstall" not in words:
-        words += ["--no-index", "--find-links", str(wheels)]
+        at = words.index("--")  # options before the requirements' "--"
+        words[at:at] = ["--no-index", "--find-links", str(wheels)]
     return words
 
 
@@ -211,7 +212,7 @@ def test_a_later_directory_holding_two_copies_has_one_shadowed_and_one_stale(tmp
     env = environment(first, later)
     assert remedy(duplicate, env) == ()
     assert removal_elsewhere(duplicate, env) == {
-        str(later.resolve()): f"uv pip uninstall --python /venv/bin/python --target {later.resolve()} bar"
+        str(later.resolve()): f"uv pip uninstall --python /venv/bin/python --target {later.resolve()} -- bar"
     }
 
 
@@ -238,7 +239,7 @@ def test_without_an_interpreter_the_clean_up_names_the_directory(tmp_path: Path)
     [duplicate] = find_duplicates(env)
     active = duplicate.active.version
     assert remedy(duplicate, env) == (
-        f"uv pip uninstall --target {site.resolve()} dup",
+        f"uv pip uninstall --target {site.resolve()} -- dup",
         f"uv pip install --target {site.resolve()} --no-deps -- dup=={active}",
     )
 

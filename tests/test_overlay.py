@@ -158,7 +158,10 @@ def alternatives(tmp_path: Path) -> tuple[Path, Path]:
 def _run(command: str, uv_dir: Path, extra: list[str] | None = None) -> None:
     path = os.pathsep.join([str(uv_dir), str(Path(sys.executable).parent), os.environ["PATH"]])
     env = {**os.environ, "PATH": path, "PIP_NO_INDEX": "1"}
-    subprocess.run([*shlex.split(command), *(extra or [])], env=env, check=True, capture_output=True, timeout=300)
+    words = shlex.split(command)
+    at = words.index("--") if "--" in words else len(words)  # options go before the operands' "--"
+    words[at:at] = extra or []
+    subprocess.run(words, env=env, check=True, capture_output=True, timeout=300)
 
 
 @pytest.mark.parametrize("installer", ["pip", "uv"])

@@ -28,6 +28,6 @@ def link_findings(
     for path, target in resolved.items():
         if inside(target, roots) or target in kept:
             continue
-        message = f"resolves through a symbolic link to {target}, outside the environment; read from there"
+        message = f"resolves through a symbolic link to {target}, outside the environment"
         findings.append(Finding(Code.LINK_OUTSIDE, Kind.UNVERIFIABLE, relative.get(path, path), message))
     return findings
