@@ -239,17 +239,20 @@ def test_pyc_rows_are_not_verified_but_their_absence_is_fine(installed: Installe
 
 
 @pytest.mark.parametrize(
-    ("kind", "code"),
+    ("kind", "code", "also"),
     [
-        ("fifo", Code.NOT_REGULAR),
-        ("dev-zero", Code.NOT_REGULAR),
-        ("dev-urandom", Code.NOT_REGULAR),
-        ("directory", Code.NOT_REGULAR),
-        ("loop", Code.UNREADABLE),
-        ("dangling", Code.MISSING),
+        ("fifo", Code.NOT_REGULAR, ()),
+        # A link to /dev leaves the environment too: WD008 names the device.
+        ("dev-zero", Code.NOT_REGULAR, (Code.LINK_OUTSIDE,)),
+        ("dev-urandom", Code.NOT_REGULAR, (Code.LINK_OUTSIDE,)),
+        ("directory", Code.NOT_REGULAR, ()),
+        ("loop", Code.UNREADABLE, ()),
+        ("dangling", Code.MISSING, ()),
     ],
 )
-def test_hostile_file_in_place_of_a_recorded_one(installed: Installed, kind: str, code: Code) -> None:
+def test_hostile_file_in_place_of_a_recorded_one(
+    installed: Installed, kind: str, code: Code, also: tuple[Code, ...]
+) -> None:
     rel = "demo/core.py"
     path = installed.venv.site_packages / rel
     with restored(path):
@@ -264,7 +267,7 @@ def test_hostile_file_in_place_of_a_recorded_one(installed: Installed, kind: str
             path.symlink_to(path)
         else:
             path.symlink_to(path.with_name("nowhere"))
-        assert findings(installed.venv) == {("demo", code.value, rel)}
+        assert findings(installed.venv) == {("demo", c.value, rel) for c in (code, *also)}
         assert statuses(installed.venv) == {"demo": Status.BROKEN}
 
 
