@@ -80,6 +80,7 @@ def test_proofs_give_the_verification_the_exact_path_gives(
         ("WD002", "proven/m05.py", None),
         ("WD004", "proven/m07.py", None),
         ("WD005", "proven/m08.py", None),
+        ("WD008", "proven/m09.py", None),  # the right bytes, through a link out of the environment
         ("WD002", "proven/shared.txt", "rival"),
     }
 
