@@ -297,3 +297,35 @@ def test_the_paths_several_rows_claim_are_found_across_and_within_records() -> N
     assert repeated([["/a", "/b"], ["/c"], []]) == set()
     assert repeated([["/a", "/b"], ["/c", "/b"], ["/d"]]) == {"/b"}
     assert repeated([["/a", "/x", "/a"], ["/c"]]) == {"/a"}  # a RECORD that lists a path twice
+
+
+def test_a_directory_moved_out_behind_a_link_is_wd008_while_the_cache_vouches_for_its_files(
+    venv_factory: VenvFactory,
+    wheel_factory: WheelFactory,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    forks: list[int],
+) -> None:
+    """Each file under the link is still a regular file with its fingerprint (an lstat follows the
+    directory link): only the directory's own lstat tells that the path leaves the environment."""
+    files = {f"proven/sub/m{i:02d}.py": f"VALUE = {i}\n".encode() for i in range(12)}
+    venv = venv_factory()
+    uv_install(venv, "--no-deps", wheel_factory("proven", "1.0", {"proven/__init__.py": b"", **files}))
+    site = venv.site_packages
+    monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)
+    store = tmp_path / "cache"
+    store.mkdir(mode=0o700)
+    env = load_environment("test", [str(site)], [str(venv.prefix)])
+    time.sleep(0.2)  # the files settle: the cache keeps them
+    warm = verify_environment(env.active(), env.active(), jobs=2, processes=True, cache_dir=str(store))
+    assert forks
+    assert [r.findings for r in warm.reports] == [()]
+    moved = tmp_path / "moved"
+    os.rename(site / "proven/sub", moved)  # the files keep their inodes and ctimes
+    (site / "proven/sub").symlink_to(moved)
+    for cache_dir in (str(store), None):
+        env = load_environment("test", [str(site)], [str(venv.prefix)])
+        done = verify_environment(env.active(), env.active(), jobs=2, processes=True, cache_dir=cache_dir)
+        found = {(f.code.value, f.path) for r in done.reports for f in r.findings}
+        assert found == {("WD008", name) for name in files}, cache_dir
+        assert all(str(moved) in f.message for r in done.reports for f in r.findings)

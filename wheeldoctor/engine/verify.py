@@ -26,7 +26,7 @@ from wheeldoctor.model.files import FileState, FileStatus, Known
 from wheeldoctor.model.findings import Finding
 from wheeldoctor.model.record import RecordRow, fast_tuple
 from wheeldoctor.where.environment import with_record
-from wheeldoctor.where.links import in_uv_cache, links_below, real_roots, through_links
+from wheeldoctor.where.links import in_uv_cache, real_roots, through_links
 
 if TYPE_CHECKING:
     from wheeldoctor.engine.messages import Row
@@ -71,8 +71,11 @@ def verify_environment(
         and not any(map(judged_by_manager, everybody))  # a package manager's record: judged here
         and sum(estimates := list(map(rows_estimate, everybody))) >= hashing.PROCESS_MIN_FILES
     ):
-        spread_out = _verify_spread(checked, everybody, workers, progress, cache_dir, started, estimates, meanwhile)
-        return _linked_out(spread_out, everybody)
+        recorded: dict[str, tuple[Sequence[str], Sequence[str]]] = {}
+        spread_out = _verify_spread(
+            checked, everybody, workers, progress, cache_dir, started, estimates, meanwhile, recorded
+        )
+        return _linked_out(spread_out, everybody, recorded)
     read = {id(d): with_record(d) for d in everybody}  # deferred RECORDs are read here, in turn
     checked = [read[id(d)] for d in checked]
     entries: dict[int, cache.Entry] = {}
@@ -115,33 +118,40 @@ def verify_environment(
             intact = report.status is Status.INTACT
             cached.remember(cache_dir, dist, intact, resolved[id(dist)][0], states, entries.get(id(dist)), started)
     shared = {path: claims for path, claims in owners.items() if len(claims) > 1}
-    return _linked_out(Verification(tuple(reports), shared, states), everybody)
+    # The engine's stats follow links: each file's own kind is unknown, so each is lstat-ed.
+    paths = {dist.path: [c.path for c in resolved[id(dist)][0]] for dist in checked}
+    return _linked_out(Verification(tuple(reports), shared, states), everybody, {k: (v, v) for k, v in paths.items()})
 
 
-def _linked_out(verification: Verification, everybody: Sequence[InstalledDistribution]) -> Verification:
+def _linked_out(
+    verification: Verification,
+    everybody: Sequence[InstalledDistribution],
+    recorded: Mapping[str, tuple[Sequence[str], Sequence[str]]],
+) -> Verification:
     """Each report with a WD008 for every recorded path a symbolic link takes outside the environment.
 
-    The links are found unfollowed under the checked distributions' site directories
-    (:mod:`wheeldoctor.where.links`); RECORD is read again only for a distribution whose
-    directory holds one. A system package manager's files are its own to judge.
+    ``recorded`` gives, by dist-info path, a distribution's recorded paths and those of its
+    files no ``lstat`` has yet seen as regular files; the paths below its site directory
+    that pass through a link are found by :func:`wheeldoctor.where.links.through_links`.
+    RECORD is read again only for a distribution that has one. A system package
+    manager's files are its own to judge.
     """
-    mine = [r.dist for r in verification.reports if r.dist is not None and not _system(r.dist)]
-    links = links_below(d.location for d in mine)
-    if not links:
-        return verification
-    roots = real_roots(chain.from_iterable((d.location, d.root) for d in everybody))
+    roots: tuple[str, ...] | None = None
     reports = []
     for report in verification.reports:
         dist = report.dist
-        if dist is None or _system(dist) or not any(path.startswith(dist.location) for path in links):
+        paths, unproven = recorded.get(dist.path, ((), ())) if dist is not None else ((), ())
+        resolved = through_links(paths, dist.location, unproven) if dist is not None and not _system(dist) else {}
+        if dist is None or not resolved:
             reports.append(report)
             continue
-        claims = resolve(with_record(dist))[0]
-        resolved = through_links((c.path for c in claims), links)
+        if roots is None:
+            roots = real_roots(chain.from_iterable((d.location, d.root) for d in everybody))
         outside = {path: target for path, target in resolved.items() if not inside(target, roots)}
         if not outside:
             reports.append(report)
             continue
+        claims = resolve(with_record(dist))[0]
         uv = (dist.installer or "").strip().lower() == "uv"
         kept = [target for target in outside.values() if uv and in_uv_cache(target)]
         named = {c.path: c.row.path for c in claims if c.path in outside}
@@ -163,8 +173,13 @@ def _verify_spread(
     started: int,
     estimates: Sequence[int],
     meanwhile: Iterator[object] | None,
+    recorded: dict[str, tuple[Sequence[str], Sequence[str]]],
 ) -> Verification:
     """:func:`verify_environment`, with RECORDs read and files proved in forked workers.
+
+    ``recorded`` is filled for the link check (see :func:`_linked_out`): each checked
+    distribution's paths, and those its workers did not prove (a proof ``lstat``-s a
+    regular file; a held cache verdict proved every file so).
 
     The parent keeps what needs the whole picture: the paths that several rows claim, and
     whatever the workers could not prove, which it judges exactly as the threads do.
@@ -244,6 +259,8 @@ def _verify_spread(
     for dist in checked:
         i = index[id(dist)]
         done = parsed[i]
+        left = [done.paths[k] for k in unproven[i]] if i in unproven else []
+        recorded[dist.path] = (done.paths, left)
         findings: list[Finding] = [*dist.problems, *done.problems, *done.outside]
         if i in unproven:
             claims = claims_of(i)

@@ -1,66 +1,73 @@
 """Symbolic links below the environment's directories, and where they resolve.
 
 RECORD's paths are judged lexically (``../`` and absolute paths are refused); a link on
-disk can still take a recorded path elsewhere. This module finds the links, unfollowed,
-and resolves them; :mod:`wheeldoctor.judge.links` decides which leave the environment.
+disk can still take a recorded path elsewhere. This module finds the recorded paths that
+pass through one, unfollowed, and resolves them; :mod:`wheeldoctor.judge.links` decides
+which leave the environment.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+import stat
+from collections.abc import Iterable, Sequence
 
 #: uv's cache keeps unpacked wheels under this folder; its root holds CACHEDIR.TAG.
 _UV_ARCHIVE = "archive-v0"
 
 
-def links_below(directories: Iterable[str]) -> dict[str, str]:
-    """Every symbolic link under ``directories`` (walked, links never followed): link -> resolved target.
+def through_links(paths: Sequence[str], base: str, unproven: Iterable[str] = ()) -> dict[str, str]:
+    """For each of ``paths`` below ``base`` that a symbolic link takes elsewhere: path -> where it resolves.
 
-    Also the directories' own entries in ``bin``/``Scripts`` beside them are the caller's
-    to name. A loop or a dangling link resolves as far as ``realpath`` gets.
+    A path leaves only if it, or a directory between ``base`` and it, is a link. Each
+    distinct directory is ``lstat``-ed once (far fewer than files); a file itself only
+    if it is in ``unproven``: the others were seen as regular files by an ``lstat``
+    already (the workers' proofs, the cache's verdict). Only the links found are
+    resolved (a loop or a dangling link as far as ``realpath`` gets).
     """
+    prefix = base.rstrip(os.sep) + os.sep
+    linked: dict[str, bool] = {prefix[:-1]: False}
     found: dict[str, str] = {}
-    stack = [d for d in dict.fromkeys(directories) if os.path.isdir(d)]
-    while stack:
-        here = stack.pop()
-        try:
-            entries = os.scandir(here)
-        except OSError:
-            continue
-        with entries:
-            for entry in entries:
-                try:
-                    if entry.is_symlink():
-                        found[entry.path] = os.path.realpath(entry.path)
-                    elif entry.is_dir(follow_symlinks=False):
-                        stack.append(entry.path)
-                except OSError:
-                    continue
+    sep, top = os.sep, prefix[:-1]
+    below = {head for head in {path.rpartition(sep)[0] for path in paths} if head.startswith(prefix) or head == top}
+    if any(_below_link(head, linked) for head in below):  # else no directory is a link: the common case
+        for path in paths:
+            head = path.rpartition(sep)[0]
+            if head in below and _below_link(head, linked):
+                found[path] = os.path.realpath(path)
+    for path in unproven:
+        if path not in found and path.startswith(prefix) and _is_link(path):
+            found[path] = os.path.realpath(path)
     return found
+
+
+def _below_link(directory: str, linked: dict[str, bool]) -> bool:
+    """Whether ``directory`` or one of its parents up to the base (``linked``'s seed) is a link; memoised."""
+    known = linked.get(directory)
+    if known is not None:
+        return known
+    climb = [directory]
+    parent = os.path.dirname(directory)
+    while (known := linked.get(parent)) is None and parent != climb[-1]:
+        climb.append(parent)
+        parent = os.path.dirname(parent)
+    answer = bool(known)
+    for here in reversed(climb):  # from the top down: below a link is linked
+        answer = answer or _is_link(here)
+        linked[here] = answer
+    return answer
+
+
+def _is_link(path: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.lstat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def real_roots(roots: Iterable[str]) -> tuple[str, ...]:
     """The roots as given and as their links resolve (a venv under a linked /home is still itself)."""
     return tuple(dict.fromkeys(p for root in roots for p in (os.path.abspath(root), os.path.realpath(root))))
-
-
-def through_links(paths: Iterable[str], links: Mapping[str, str]) -> dict[str, str]:
-    """For each of ``paths`` that is a link in ``links`` or lies below one: path -> where it resolves."""
-    if not links:
-        return {}
-    found: dict[str, str] = {}
-    for path in paths:
-        probe = path
-        while True:
-            if probe in links:
-                found[path] = os.path.realpath(path) if probe != path else links[probe]
-                break
-            parent = os.path.dirname(probe)
-            if parent == probe:
-                break
-            probe = parent
-    return found
 
 
 def in_uv_cache(target: str) -> bool:
