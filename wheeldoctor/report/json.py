@@ -1,4 +1,4 @@
-"""Results -> the versioned JSON document (schema documented in the README)."""
+"""Results -> the versioned JSON document (its schema: docs/schema/report.schema.json)."""
 
 from __future__ import annotations
 
