@@ -110,7 +110,7 @@ def cache_dir(disabled: bool) -> str | None:
     return cache.directory()
 
 
-_FORMATS = ("text", "json", "github", "junit", "sarif")
+_FORMATS = ("text", "json", "github", "junit", "sarif", "cyclonedx")
 
 
 def choose_format(chosen: str | None, json: bool) -> str:
