@@ -105,10 +105,10 @@ def compare(labels: Sequence[str], snapshots: Sequence[Snapshot]) -> Drift:
         same = [d is not None and d.version == reference for d in dists]
         if sum(same) < 2:
             continue
-        add(DriftKind.RECORD, name, None, _each(dists, same, lambda d: d.record), same)
+        record = _difference(DriftKind.RECORD, name, None, _each(dists, same, lambda d: d.record), same)
         files = _files(name, dists, same)
-        found.extend(files)
-        if not files:
+        found.extend(d for d in (record, *files) if d is not None)
+        if record is None and not files:  # the same RECORD, and no listed file says what differs on disk
             add(DriftKind.DISK, name, None, _each(dists, same, lambda d: d.disk), same)
     hooks = sorted({(h.path, h.kind) for s in snapshots for h in s.hooks})
     for path, kind in hooks:
@@ -156,7 +156,8 @@ def _files(name: str, dists: Sequence[DistributionState | None], same: Sequence[
     """One difference per listed file whose bytes are not the same on every compared node.
 
     A node that does not list a file holds its RECORD's bytes: the ``recorded`` digest another
-    node with the same RECORD gives for it (else ``as RECORD``, for a node with another RECORD).
+    node with the same RECORD gives for it. A node with another RECORD that does not list the
+    file is not compared on it: its RECORD difference already names the distribution.
     """
     compared = [d for d, s in zip(dists, same, strict=True) if d is not None and s]
     paths = sorted({f.path for d in compared for f in d.files})
@@ -168,13 +169,13 @@ def _files(name: str, dists: Sequence[DistributionState | None], same: Sequence[
                 if f.path == path and f.recorded is not None:
                     recorded.setdefault(c.record, f.recorded)
         values: list[str | None] = []
+        known: list[bool] = []
         for d, s in zip(dists, same, strict=True):
-            if d is None or not s:
-                values.append(None)
-                continue
-            listed = next((f for f in d.files if f.path == path), None)
-            values.append(listed.found if listed is not None else recorded.get(d.record, "as its RECORD"))
-        difference = _difference(DriftKind.FILE, name, path, values, list(same))
+            listed = None if d is None or not s else next((f for f in d.files if f.path == path), None)
+            value = listed.found if listed is not None else recorded.get(d.record) if d is not None and s else None
+            values.append(value)
+            known.append(value is not None)
+        difference = _difference(DriftKind.FILE, name, path, values, known)
         if difference is not None:
             out.append(difference)
     return out

@@ -145,7 +145,10 @@ def _rows(dist: InstalledDistribution) -> list[Row] | None:
     read = with_record(dist)
     if read.record is None:
         return None
-    return [(row.path, row.hash_text, row.size) for row in read.record.rows]
+    rows: list[Row] = [(row.path, row.hash_text, row.size) for row in read.record.rows]
+    # A row without a hash (RECORD's own, a .pyc's) gives no RecordRow; its path is still listed.
+    rows.extend((path, None, None) for path in read.record.listed.difference(row[0] for row in rows))
+    return rows
 
 
 def _evidence(finding: Finding) -> str:
