@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Annotated
 
@@ -28,7 +29,10 @@ def snapshot(
     python: PythonOption = None,
     path: PathOption = None,
     output: Annotated[
-        str | None, typer.Option("--output", "-o", metavar="FILE", help="Write to FILE atomically (default stdout).")
+        str | None,
+        typer.Option(
+            "--output", "-o", metavar="FILE", help="Write to FILE atomically (default stdout); %N in FILE is the host."
+        ),
     ] = None,
     format_: Annotated[
         str, typer.Option("--format", metavar="FORMAT", help="json (the snapshot, default) or cyclonedx (an SBOM).")
@@ -63,10 +67,20 @@ def snapshot(
             text = sbom_text(result, taken)
         else:
             text = encode(taken)
-        _write(output, text)
+        _write(None if output is None else node_path(output, taken.host), text)
         return EXIT_HEALTHY
 
     guard(run)
+
+
+def node_path(output: str, host: str) -> str:
+    """``output`` with ``%N`` as the host's name (as srun spells a node's) and ``%%`` as ``%``.
+
+    The name comes from the machine: only letters, digits, ``.``, ``_`` and ``-`` of it are
+    kept (others become ``_``), so it cannot leave the directory or hide a file.
+    """
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", host).lstrip(".") or "node"
+    return re.sub(r"%[N%]", lambda m: safe if m.group() == "%N" else "%", output)
 
 
 def diff(
