@@ -26,6 +26,7 @@ from wheeldoctor.where.target import Target, load_target
         (["doctor", "--jobs", "4", "--python", "py"], ("py", True)),
         (["check", "--python", "a", "--python", "b"], ("b", False)),  # the last one, as the parser takes
         (["check", "-j4", "--python", "py"], ("py", False)),
+        (["snapshot", "--host", "--python", "--python", "py", "-o", "snap.json"], ("py", True)),
         # Nothing plainly understood: nothing started.
         (["check", "--config", "--python", "py"], None),  # "--python" is --config's value
         (["check", "--output", "--python", "--python", "py"], ("py", False)),
@@ -50,6 +51,10 @@ def test_python_is_read_as_the_parser_reads_it(argv: list[str], expected: tuple[
         (["check", "--all", "--python", "/p/python", "--no-cache", "--jobs", "8"], ("/p/python", 8, True)),
         (["check", "--json", "-j", "3", "--all", "--python=py"], ("py", 3, False)),
         (["check", "--all", "--jobs", "2", "--jobs", "5"], (None, 5, False)),  # the last one, as the parser takes
+        # snapshot verifies as check --all does.
+        (["snapshot", "--python", "py", "-o", "snap-%N.json", "--host", "n1"], ("py", None, False)),
+        (["snapshot", "--no-cache"], (None, None, True)),
+        (["snapshot", "stray"], None),
         # Not a plain check of everything: nothing started.
         (["check", "torch"], None),
         (["check", "--all", "torch"], None),

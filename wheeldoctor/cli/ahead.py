@@ -15,11 +15,11 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 #: The commands that inspect ``--python``'s environment, and whether they ask it for tags.
-PROBING = {"check": False, "deps": True, "doctor": True}
+PROBING = {"check": False, "deps": True, "doctor": True, "snapshot": True}
 #: Every option of those commands that takes a value: the argument after one is its value.
 VALUE_OPTIONS = frozenset(
     {"--python", "--path", "--format", "--output", "-o", "--jobs", "-j", "--config", "--baseline"}
-    | {"--write-baseline", "--dpkg-admindir"}
+    | {"--write-baseline", "--dpkg-admindir", "--host"}
 )
 
 
@@ -63,9 +63,11 @@ def python_ahead(argv: Sequence[str]) -> tuple[str, bool] | None:
 
 
 def check_ahead(argv: Sequence[str]) -> tuple[str | None, int | None, bool] | None:
-    """``(--python's value or None, --jobs or None, --no-cache)`` of a plain ``check --all``; else None."""
-    words = plain_words(argv) if argv and argv[0] == "check" else None
-    if words is None or "--all" not in words[0] or words[1]:
+    """``(--python's value or None, --jobs or None, --no-cache)`` of a plain ``check --all`` (or
+    ``snapshot``, which verifies as it does); else None."""
+    command = argv[0] if argv else None
+    words = plain_words(argv) if command in ("check", "snapshot") else None
+    if words is None or (command == "check" and "--all" not in words[0]) or words[1]:
         return None
     options = words[0]
     if any(word.startswith("-j") and word != "-j" for word in options):
