@@ -115,7 +115,7 @@ def distribution_state(
     """One distribution's digests: RECORD's from the memo where it holds; its rows are read only
     on a miss, or where files differ (their rows on disk are summed up with what was found)."""
     drifted = [f for f in report.findings if f.path is not None and f.kind in FILE_KINDS]
-    identity = None if dist.managed_by is not None else cache.settled_record_identity(dist.path)
+    identity = cache.settled_record_identity(dist.path)
     record = memo.get(dist.path, identity) if not drifted else None
     disk = record
     if record is None:
