@@ -1,4 +1,4 @@
-"""The memo of RECORD digests: kept by RECORD's fingerprint, and worthless once RECORD changes or the memo is damaged."""
+"""The memo of RECORD digests: kept by RECORD's fingerprint; worthless once RECORD changes or the memo is damaged."""
 
 from __future__ import annotations
 

@@ -237,7 +237,8 @@ def test_a_snapshot_reports_its_sha256_when_asked_twice_in_a_row(fleet: Fleet) -
 
 
 def test_percent_n_in_the_output_is_the_host_made_safe(fleet: Fleet, tmp_path: Path) -> None:
-    done = run_cli("snapshot", "--python", fleet.a.python, "--host", "../up/node 7", "-o", "snap-%N-%%.json", cwd=tmp_path)
+    output = "snap-%N-%%.json"
+    done = run_cli("snapshot", "--python", fleet.a.python, "--host", "../up/node 7", "-o", output, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert [p.name for p in tmp_path.iterdir()] == ["snap-_up_node_7-%.json"]
     assert json.loads((tmp_path / "snap-_up_node_7-%.json").read_text())["host"] == "../up/node 7"
