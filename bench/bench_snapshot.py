@@ -87,9 +87,8 @@ def main() -> None:
         walls = [w for w, _ in got]
         medians[name] = statistics.median(walls)
         cpus = statistics.median(c for _, c in got)
-        print(
-            f"  {name:12} median {medians[name] * 1e3:7.1f} ms, best {min(walls) * 1e3:7.1f} ms, CPU {cpus * 1e3:7.1f} ms"
-        )
+        best = min(walls)
+        print(f"  {name:12} median {medians[name] * 1e3:7.1f} ms, best {best * 1e3:7.1f} ms, CPU {cpus * 1e3:7.1f} ms")
     ratio = medians["snapshot"] / medians["check --all"]
     print(f"warm snapshot / warm check --all: {ratio:.3f} ({(ratio - 1) * 100:+.1f}%)")
 
