@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -242,3 +244,21 @@ def test_percent_n_in_the_output_is_the_host_made_safe(fleet: Fleet, tmp_path: P
     assert done.returncode == 0, done.stderr
     assert [p.name for p in tmp_path.iterdir()] == ["snap-_up_node_7-%.json"]
     assert json.loads((tmp_path / "snap-_up_node_7-%.json").read_text())["host"] == "../up/node 7"
+
+
+def test_diff_reads_a_pipe_and_refuses_a_device(fleet: Fleet, tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    data = (fleet.snaps / "c.json").read_bytes()
+
+    def feed() -> None:
+        with open(fifo, "wb") as stream:
+            stream.write(data)
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    rc, out, err = diff(fleet.snaps / "a.json", fifo)
+    writer.join()
+    assert (rc, out) == (0, "all 2 snapshots agree\n"), err
+    rc, _, err = diff(fleet.snaps / "a.json", "/dev/null")
+    assert (rc, err) == (2, "error: /dev/null: not a regular file or a pipe\n")

@@ -15,15 +15,19 @@ def read_snapshot(path: str) -> Snapshot:
     """The snapshot in file ``path``; :class:`SnapshotError` (one line naming the file) if it is none.
 
     At most :data:`~wheeldoctor.formats.snapshot.MAX_BYTES` (and one more) are read, from a
-    regular file only: a FIFO or a device given by mistake is refused, not waited on.
+    regular file or a pipe (``diff ref.json <(wheeldoctor snapshot)``): a device given by
+    mistake is refused, not read.
     """
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
         raise SnapshotError(f"{path}: cannot read: {e.strerror or e}") from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise SnapshotError(f"{path}: not a regular file")
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISFIFO(mode):
+            os.set_blocking(fd, True)  # opened without waiting for a writer; now wait for its bytes
+        elif not stat.S_ISREG(mode):
+            raise SnapshotError(f"{path}: not a regular file or a pipe")
         chunks = []
         left = MAX_BYTES + 1
         while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
