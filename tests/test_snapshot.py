@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import shutil
+import socket
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -262,3 +263,25 @@ def test_diff_reads_a_pipe_and_refuses_a_device(fleet: Fleet, tmp_path: Path) ->
     assert (rc, out) == (0, "all 2 snapshots agree\n"), err
     rc, _, err = diff(fleet.snaps / "a.json", "/dev/null")
     assert (rc, err) == (2, "error: /dev/null: not a regular file or a pipe\n")
+
+
+@pytest.mark.network
+def test_a_real_environment_snapshots_small_deterministic_and_copies_agree(tmp_path: Path, uv_bin: Path) -> None:
+    """The suite's largest real environment (tests/test_real_packages.py's packages, from PyPI)."""
+    try:
+        socket.create_connection(("pypi.org", 443), timeout=5).close()
+    except OSError as e:
+        pytest.skip(f"PyPI is not reachable ({e})")
+    from test_real_packages import PACKAGES
+
+    venv = make_venv(tmp_path / "real", uv_bin=uv_bin)
+    pip_install(venv, *PACKAGES)
+    copy = _copy(venv, tmp_path / "copy")
+    first = snapshot(venv, tmp_path / "first.json", "n").read_bytes()
+    again = snapshot(venv, tmp_path / "again.json", "n").read_bytes()
+    copied = snapshot(copy, tmp_path / "copied.json", "m")
+    assert first == again
+    assert len(first) < 100_000
+    assert len(json.loads(first)["distributions"]) >= len(PACKAGES)
+    rc, out, err = diff(tmp_path / "first.json", copied)
+    assert (rc, out) == (0, "all 2 snapshots agree\n"), err
