@@ -107,3 +107,25 @@ def test_hostile_names_are_inert_in_every_format() -> None:
     assert "%250A" in github  # a literal %0A in a name cannot become a line break
     document = json.loads(drift_json.render(drift))
     assert document["differences"][0]["subject"] == HOSTILE  # JSON keeps the value, escaped by JSON
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"[" * 20 + b"]" * 20, "nested deeper than 16 levels: not a snapshot"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested deeper than 16 levels: not a snapshot"),
+        (b"[" * 16 + b"]" * 16, 'not a wheeldoctor snapshot (no "schema": "wheeldoctor-snapshot")'),
+        # Millions of escaped quotes in an unterminated string: read once, not once per quote.
+        (
+            b'{"schema": "' + b'\\"' * 4_000_000,
+            "not JSON (Unterminated string starting at: line 1 column 12 (char 11)): ",
+        ),
+        (b"\xff\xfe{}", "not JSON ("),
+        (b"x" * (32 << 20) + b"x", "larger than 32 MiB: not a snapshot"),
+    ],
+)
+def test_hostile_documents_are_refused_in_one_line(data: bytes, message: str) -> None:
+    with pytest.raises(SnapshotError) as raised:
+        decode(data)
+    assert str(raised.value).startswith(message)
+    assert "\n" not in str(raised.value)

@@ -34,8 +34,6 @@ MAX_BYTES = 32 << 20
 #: The document nests four levels deep; a reader stops well before recursion could.
 MAX_DEPTH = 16
 
-_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
-
 
 class SnapshotError(InputError):
     """A file is not a snapshot this version can read; the message is one line."""
@@ -86,20 +84,17 @@ def decode(data: bytes) -> Snapshot:
     """The snapshot in ``data``; :class:`SnapshotError` for anything else."""
     if len(data) > MAX_BYTES:
         raise SnapshotError(f"larger than {MAX_BYTES >> 20} MiB: not a snapshot")
-    depth = deepest = 0
-    for token in _TOKENS.finditer(data):
-        char = token.group()[:1]
-        if char in (b"[", b"{"):
-            depth += 1
-            deepest = max(deepest, depth)
-            if deepest > MAX_DEPTH:
-                raise SnapshotError(f"nested deeper than {MAX_DEPTH} levels: not a snapshot")
-        elif char in (b"]", b"}"):
-            depth -= 1
+    deep = SnapshotError(f"nested deeper than {MAX_DEPTH} levels: not a snapshot")
     try:
+        # The C parser is linear in the input; it raises RecursionError at the interpreter's
+        # recursion limit, long before the stack could overflow.
         raw = json.loads(data)
-    except (ValueError, RecursionError) as e:  # UnicodeDecodeError is a ValueError
+    except RecursionError:
+        raise deep from None
+    except ValueError as e:  # UnicodeDecodeError is a ValueError
         raise SnapshotError(f"not JSON ({_short(e)}): truncated, or not a snapshot") from None
+    if _deeper(raw, MAX_DEPTH):
+        raise deep
     if not isinstance(raw, dict) or raw.get("schema") != SCHEMA:
         raise SnapshotError(f'not a wheeldoctor snapshot (no "schema": "{SCHEMA}")')
     version = raw.get("version")
@@ -112,6 +107,21 @@ def decode(data: bytes) -> Snapshot:
         return _snapshot(raw)
     except _Bad as e:
         raise SnapshotError(f"malformed snapshot: {e}") from None
+
+
+def _deeper(value: object, limit: int) -> bool:
+    """Whether ``value`` nests lists and objects more than ``limit`` levels deep (no recursion)."""
+    level: list[object] = [value]
+    for _ in range(limit):
+        level = [
+            child
+            for item in level
+            if isinstance(item, (list, dict))
+            for child in (item.values() if isinstance(item, dict) else item)
+        ]
+        if not level:
+            return False
+    return any(isinstance(item, (list, dict)) for item in level)
 
 
 class _Bad(Exception):
