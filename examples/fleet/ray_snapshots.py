@@ -75,6 +75,7 @@ def main() -> int:
         fd, temporary = tempfile.mkstemp(dir=args.out, prefix=".snap-")
         with os.fdopen(fd, "w", encoding="utf-8") as stream:
             stream.write(result["snapshot"])
+        os.chmod(temporary, 0o644)  # mkstemp's 0600 would surprise whoever collects the files
         os.replace(temporary, path)
         print(path)
     ray.shutdown()
