@@ -7,10 +7,12 @@ from dataclasses import replace
 
 import pytest
 
-from wheeldoctor.checks.drift import DriftKind, compare
 from wheeldoctor.formats.snapshot import SnapshotError, decode, encode
+from wheeldoctor.judge.drift import DriftKind, compare
 from wheeldoctor.model.snapshot import DistributionState, FileDrift, HookState, Snapshot, UnownedSummary
 from wheeldoctor.report import drift_github, drift_json, drift_text
+
+pytestmark = pytest.mark.unit
 
 HOSTILE = "evil\n::warning::owned\x1b[31m%0A\u202e"
 

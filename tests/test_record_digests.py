@@ -6,8 +6,9 @@ import os
 import time
 from pathlib import Path
 
-from wheeldoctor.disk import cache
-from wheeldoctor.disk.record_digests import RecordDigests
+from wheeldoctor.engine import cache
+from wheeldoctor.engine.record_digests import RecordDigests
+from wheeldoctor.model import fingerprint
 
 
 def dist_info(site: Path, rows: bytes = b"a.py,sha256=x,1\n") -> Path:
@@ -22,7 +23,7 @@ def test_a_kept_digest_is_found_while_record_keeps_its_fingerprint(tmp_path: Pat
     site, store = tmp_path / "site", str(tmp_path / "cache")
     os.makedirs(store, mode=0o700)
     path = dist_info(site)
-    identity = cache.settled_record_identity(str(path))
+    identity = fingerprint.settled_record_identity(str(path))
     assert identity is not None
     memo = RecordDigests(store, str(site))
     assert memo.get(str(path), identity) is None
@@ -32,14 +33,14 @@ def test_a_kept_digest_is_found_while_record_keeps_its_fingerprint(tmp_path: Pat
     assert RecordDigests(store, str(tmp_path / "elsewhere")).get(str(path), identity) is None
     time.sleep(0.01)
     (path / "RECORD").write_bytes(b"a.py,sha256=y,1\n")  # rewritten: another ctime, another fingerprint
-    assert RecordDigests(store, str(site)).get(str(path), cache.record_identity(str(path))) is None
+    assert RecordDigests(store, str(site)).get(str(path), fingerprint.record_identity(str(path))) is None
 
 
 def test_a_damaged_memo_is_not_used(tmp_path: Path) -> None:
     site, store = tmp_path / "site", str(tmp_path / "cache")
     os.makedirs(store, mode=0o700)
     path = dist_info(site)
-    identity = cache.settled_record_identity(str(path))
+    identity = fingerprint.settled_record_identity(str(path))
     memo = RecordDigests(store, str(site))
     memo.keep(str(path), identity, "d" * 64)
     memo.save()
@@ -55,7 +56,7 @@ def test_a_record_changed_just_now_is_not_kept(tmp_path: Path) -> None:
     os.makedirs(store, mode=0o700)
     path = dist_info(site)
     (path / "RECORD").write_bytes(b"fresh\n")
-    fresh = cache.record_identity(str(path))
+    fresh = fingerprint.record_identity(str(path))
     memo = RecordDigests(store, str(site))
     memo.keep(str(path), fresh, "d" * 64)
     memo.save()

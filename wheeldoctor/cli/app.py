@@ -5,6 +5,7 @@ Reports go to stdout, errors and progress to stderr (see :mod:`wheeldoctor.cli.r
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import replace
 from functools import partial
@@ -39,6 +40,7 @@ from wheeldoctor.cli.runner import (
     exit_now,
     fail,
     guard,
+    metadata_memos,
     no_cyclic_gc,
     pin_baseline,
     refuse_report_with_baseline,
@@ -109,7 +111,7 @@ def check(
 
         with no_cyclic_gc():
             cached = cache_dir(no_cache)
-            env = load_target(target, defer_records=True, cache_dir=cached)
+            env = load_target(target, defer_records=True, memos=metadata_memos(cached))
             policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
             with progress_bar(chosen != "text") as sink:
                 result = run_check(
@@ -152,15 +154,15 @@ def wheels(
 
     def run() -> int:
         chosen = choose_format(format_, json)
-        from wheeldoctor.checks.preflight import preflight
         from wheeldoctor.formats.wheelfile import WheelError, read_wheel
+        from wheeldoctor.judge.preflight import preflight
 
         try:
             read = [read_wheel(f) for f in files]
         except WheelError as e:
             fail(str(e))
         env = load_target(Target(python=python, paths=tuple(path or ()))) if (python or path) else None
-        result = preflight(read, env)
+        result = preflight(read, env, os.path.lexists)
         deliver(result, chosen, output)
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
@@ -186,7 +188,9 @@ def deps(
         from wheeldoctor.commands.deps import run_deps
         from wheeldoctor.report import deps_text
 
-        result = run_deps(load_target(target, with_tags=True, with_records=False, cache_dir=cache_dir(no_cache)))
+        result = run_deps(
+            load_target(target, with_tags=True, with_records=False, memos=metadata_memos(cache_dir(no_cache)))
+        )
         deliver(result, chosen, output, lambda console: deps_text.render_rich(result, console))
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
@@ -225,7 +229,7 @@ def doctor(
 
         with no_cyclic_gc():
             cached = cache_dir(no_cache)
-            env = load_target(target, with_tags=True, defer_records=True, cache_dir=cached)
+            env = load_target(target, with_tags=True, defer_records=True, memos=metadata_memos(cached))
             policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
             with progress_bar(chosen != "text") as sink:
                 result = run_doctor(env, jobs=jobs, progress=sink, strict=strict, cache_dir=cached, policy=policy)
@@ -297,8 +301,8 @@ def imports(
     """Import modules (this RUNS their code) and report GPU driver initialisation, threads, processes, time."""
 
     def run() -> int:
-        from wheeldoctor.checks.imports import ImportProbeError
         from wheeldoctor.commands.imports import Forbid, run_imports
+        from wheeldoctor.probes.imports import ImportProbeError
         from wheeldoctor.report import imports_text
         from wheeldoctor.report import json as json_report
 

@@ -16,6 +16,7 @@ from wheeldoctor.cli.runner import (
     cache_dir,
     fail,
     guard,
+    metadata_memos,
     no_cyclic_gc,
     target_of,
 )
@@ -59,7 +60,7 @@ def snapshot(
 
         with no_cyclic_gc():
             cached = cache_dir(no_cache)
-            env = load_target(target, with_tags=True, defer_records=True, cache_dir=cached)
+            env = load_target(target, with_tags=True, defer_records=True, memos=metadata_memos(cached))
             result, taken = run_snapshot(env, host=host, cache_dir=cached)
         if format_ == "cyclonedx":
             from wheeldoctor.cli.sbom import sbom_text

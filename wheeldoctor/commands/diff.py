@@ -1,4 +1,4 @@
-"""``diff``: read snapshots of several nodes and say what differs (:mod:`wheeldoctor.checks.drift`)."""
+"""``diff``: read snapshots of several nodes and say what differs (:mod:`wheeldoctor.judge.drift`)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import os
 import stat
 from collections.abc import Sequence
 
-from wheeldoctor.checks.drift import Drift, compare
 from wheeldoctor.formats.snapshot import MAX_BYTES, SnapshotError, decode
+from wheeldoctor.judge.drift import Drift, compare
 from wheeldoctor.model.snapshot import Snapshot
 
 

@@ -12,9 +12,10 @@ import os
 from dataclasses import dataclass
 
 from wheeldoctor.commands.results import CheckResult
-from wheeldoctor.disk.filesystem import read_regular
 from wheeldoctor.formats.headers import header_fields
-from wheeldoctor.where.environment import METADATA_LIMIT, InstalledDistribution
+from wheeldoctor.model.environment import InstalledDistribution
+from wheeldoctor.where.environment import METADATA_LIMIT
+from wheeldoctor.where.filesystem import read_regular
 
 UNOWNED_LIMIT = 1000
 UNOWNED_BYTES = 64 << 20

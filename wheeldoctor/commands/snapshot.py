@@ -3,7 +3,7 @@
 The verification is ``check --all``'s own (:func:`wheeldoctor.commands.check.run_check`,
 the one seam this module uses), so the same cache serves both: files are not hashed
 again. What a snapshot adds is one digest over each RECORD's rows, kept by RECORD's
-fingerprint (:mod:`wheeldoctor.disk.record_digests`); RECORD is parsed here only on a miss
+fingerprint (:mod:`wheeldoctor.engine.record_digests`); RECORD is parsed here only on a miss
 and for a distribution whose files differ from it (their rows on disk are summed up too).
 """
 
@@ -12,11 +12,12 @@ from __future__ import annotations
 import socket
 from typing import TYPE_CHECKING
 
-from wheeldoctor.checks.files import DistributionReport
 from wheeldoctor.commands.check import run_check
-from wheeldoctor.disk import cache
-from wheeldoctor.disk.record_digests import RecordDigests
+from wheeldoctor.engine.record_digests import RecordDigests
+from wheeldoctor.judge.files import DistributionReport
+from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.findings import Finding, Kind
+from wheeldoctor.model.fingerprint import settled_record_identity
 from wheeldoctor.model.snapshot import (
     FILES_LIMIT,
     TAGS_SHOWN,
@@ -30,11 +31,11 @@ from wheeldoctor.model.snapshot import (
     rows_digest,
     tags_digest,
 )
-from wheeldoctor.where.environment import Environment, InstalledDistribution, with_record
+from wheeldoctor.where.environment import with_record
 
 if TYPE_CHECKING:
-    from wheeldoctor.checks.states import ProgressSink
     from wheeldoctor.commands.results import CheckResult
+    from wheeldoctor.engine.states import ProgressSink
 
 #: Findings about one file's bytes: the file's row on disk differs from its RECORD row.
 FILE_KINDS = frozenset({Kind.MODIFIED, Kind.MISSING, Kind.UNREADABLE, Kind.REPLACED})
@@ -115,7 +116,7 @@ def distribution_state(
     """One distribution's digests: RECORD's from the memo where it holds; its rows are read only
     on a miss, or where files differ (their rows on disk are summed up with what was found)."""
     drifted = [f for f in report.findings if f.path is not None and f.kind in FILE_KINDS]
-    identity = cache.settled_record_identity(dist.path)
+    identity = settled_record_identity(dist.path)
     record = memo.get(dist.path, identity) if not drifted else None
     disk = record
     if record is None:

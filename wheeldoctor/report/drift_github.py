@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from wheeldoctor.checks.drift import Drift
+from wheeldoctor.judge.drift import Drift
 from wheeldoctor.report.drift_text import against, describe, deviants, node
 from wheeldoctor.report.github import workflow_command
 

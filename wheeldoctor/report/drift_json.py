@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from wheeldoctor.checks.drift import Drift
+from wheeldoctor.judge.drift import Drift
 
 #: Bump the major part on any change that can break a reader; add fields freely.
 SCHEMA_VERSION = "1.0"

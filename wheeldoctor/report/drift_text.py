@@ -9,7 +9,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterator
 
-from wheeldoctor.checks.drift import Difference, Drift, DriftKind
+from wheeldoctor.judge.drift import Difference, Drift, DriftKind
 
 
 def inert(text: str) -> str:
