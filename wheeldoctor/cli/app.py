@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from wheeldoctor.cli import fleet, sbom
 from wheeldoctor.cli.options import (
     BaselineOption,
     ConfigOption,
@@ -101,6 +102,8 @@ def check(
             fail("name the distributions to check, or pass --all (not both)")
         chosen = choose_format(format_, json)
         refuse_report_with_baseline(write_baseline, chosen, output)
+        if chosen == "cyclonedx":
+            sbom.require_sbom()
         target = target_of(python, path, dpkg_admindir)
         start_probe(target)  # it runs while the checks are imported
         from wheeldoctor.commands import policy as policies
@@ -126,6 +129,9 @@ def check(
         result = replace(result, show_unowned=show_unowned)
         if write_baseline is not None:
             return pin_baseline(write_baseline, result.baseline_reports)
+        if chosen == "cyclonedx":
+            sbom.deliver_sbom(result, output, cached)
+            return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
         from wheeldoctor.report import text
 
         rich = partial(text.render_rich, result, show_accepted=show_accepted)
@@ -213,6 +219,8 @@ def doctor(
     def run() -> int:
         chosen = choose_format(format_, json)
         refuse_report_with_baseline(write_baseline, chosen, output)
+        if chosen == "cyclonedx":
+            sbom.require_sbom()
         target = target_of(python, path, dpkg_admindir)
         start_probe(target, with_tags=True)
         from wheeldoctor.commands import policy as policies
@@ -228,6 +236,9 @@ def doctor(
         result = replace(result, check=replace(result.check, show_unowned=show_unowned))
         if write_baseline is not None:
             return pin_baseline(write_baseline, result.check.baseline_reports)
+        if chosen == "cyclonedx":
+            sbom.deliver_sbom(result.check, output, cached)
+            return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
         rich = partial(deps_text.render_doctor_rich, result, show_accepted=show_accepted)
         deliver(result, chosen, output, rich, show_accepted=show_accepted)
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
@@ -312,6 +323,10 @@ def imports(
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
     guard(run)
+
+
+app.command()(fleet.snapshot)
+app.command()(fleet.diff)
 
 
 def main() -> None:

@@ -136,7 +136,7 @@ def metadata_memos(cache_dir: str | None) -> MemoFor | None:
     return memos(cache_dir)
 
 
-_FORMATS = ("text", "json", "github", "junit", "sarif")
+_FORMATS = ("text", "json", "github", "junit", "sarif", "cyclonedx")
 
 
 def choose_format(chosen: str | None, json: bool) -> str:
