@@ -1,0 +1,69 @@
+"""``pylock.toml`` (PEP 751): validated and selected by ``packaging.pylock``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from packaging.utils import NormalizedName
+
+from wheeldoctor.formats.lock_model import LockedPackage, LockedWheel, LockError, LockTarget, locked_wheel
+
+
+def select_pylock(
+    document: Mapping[str, Any], target: LockTarget, base: str
+) -> tuple[tuple[LockedPackage, ...], frozenset[NormalizedName]]:
+    """PEP 751 selection by ``packaging.pylock``; each selected wheel with its siblings."""
+    from packaging.pylock import (
+        PackageWheel,
+        Pylock,
+        PylockSelectError,
+        PylockUnsupportedVersionError,
+        PylockValidationError,
+    )
+
+    try:
+        lock = Pylock.from_dict(document)
+    except PylockUnsupportedVersionError as e:
+        raise LockError(f"lock-version: {e}") from e
+    except PylockValidationError as e:
+        raise LockError(f"{e.context or 'pylock'}: {e.message}") from e
+    try:
+        chosen = list(
+            lock.select(
+                environment=dict(target.markers),  # type: ignore[arg-type]
+                tags=target.tags,
+                extras=target.extras,
+                dependency_groups=target.groups,
+            )
+        )
+    except PylockSelectError as e:
+        raise LockError(f"packages: {e}") from e
+    packages = []
+    for index, (package, source) in enumerate(chosen):
+        wheels = tuple(
+            _pylock_wheel(w, base, f"packages[{index}].wheels[{i}]") for i, w in enumerate(package.wheels or ())
+        )
+        selected = None
+        kind = type(source).__name__.removeprefix("Package").lower()
+        if isinstance(source, PackageWheel):
+            selected = next(w for w, raw in zip(wheels, package.wheels or (), strict=True) if raw is source)
+            kind = "wheel"
+        version = str(package.version) if package.version is not None else None
+        packages.append(
+            LockedPackage(name=package.name, version=version, wheels=wheels, selected=selected, source=kind)
+        )
+    return tuple(packages), frozenset(p.name for p in lock.packages)
+
+
+def _pylock_wheel(wheel: Any, base: str, key: str) -> LockedWheel:
+    hashes = {str(k).lower(): str(v) for k, v in (wheel.hashes or {}).items()}
+    return locked_wheel(
+        key,
+        filename=wheel.filename,
+        url=wheel.url,
+        path=wheel.path,
+        sha256=hashes.get("sha256"),
+        size=wheel.size,
+        base=base,
+    )
