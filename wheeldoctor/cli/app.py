@@ -16,16 +16,21 @@ from wheeldoctor.cli.options import (
     BaselineOption,
     ConfigOption,
     DpkgAdmindirOption,
+    FindLinksOption,
     FormatOption,
     JobsOption,
     JsonOption,
+    LockOption,
     NoCacheOption,
     OutputOption,
     PathOption,
+    PlatformOption,
     PythonOption,
+    PythonVersionOption,
     ShowAcceptedOption,
     ShowUnownedOption,
     StrictOption,
+    VerifyWheelsOption,
     WriteBaselineOption,
 )
 from wheeldoctor.cli.runner import (
@@ -135,17 +140,35 @@ def check(
 
 @app.command()
 def wheels(
-    files: Annotated[list[str], typer.Argument(metavar="WHEEL...", help="Wheel files to check before install.")],
+    files: Annotated[
+        list[str] | None, typer.Argument(metavar="WHEEL...", help="Wheel files to check before install.")
+    ] = None,
     python: PythonOption = None,
     path: PathOption = None,
     json: JsonOption = False,
     format_: FormatOption = None,
     output: OutputOption = None,
+    lock: LockOption = None,
+    python_version: PythonVersionOption = None,
+    platform: PlatformOption = None,
+    find_links: FindLinksOption = None,
+    verify_wheels: VerifyWheelsOption = False,
+    no_cache: NoCacheOption = False,
 ) -> None:
-    """Check wheel files against their RECORDs, each other, and (optionally) an environment."""
+    """Check wheel files (or a lock's wheels, by their RECORDs) against each other and (optionally) an environment."""
 
     def run() -> int:
         chosen = choose_format(format_, json)
+        if lock is not None:
+            if files:
+                fail("give wheel files or --lock, not both")
+            from wheeldoctor.cli.lock import wheels_lock
+
+            return wheels_lock(
+                lock, python, path, chosen, output, python_version, platform, find_links, verify_wheels, no_cache
+            )
+        if not files:
+            fail("name the wheel files to check, or give --lock FILE")
         from wheeldoctor.checks.preflight import preflight
         from wheeldoctor.formats.wheelfile import WheelError, read_wheel
 

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 from packaging.utils import NormalizedName
 
+from wheeldoctor.model.errors import InputError
+
 if TYPE_CHECKING:
     from packaging.tags import Tag
 
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
 SCHEMES = ("https", "http", "file")
 
 
-class LockError(ValueError):
+class LockError(InputError):
     """The lock cannot be read or used; the message is one line naming the key."""
 
 

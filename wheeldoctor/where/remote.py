@@ -32,6 +32,7 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from wheeldoctor.model.errors import InputError
 from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.where.ranged import RangedFile, RangeError
 
@@ -53,7 +54,7 @@ Progress = Callable[[int, int, "LockedWheel"], None]
 """Called after each wheel: (done, total, wheel)."""
 
 
-class FetchError(ValueError):
+class FetchError(InputError):
     """A wheel's RECORD cannot be had (404, host unreachable); one line, no credential in it."""
 
 
@@ -235,8 +236,13 @@ class Fetcher:
     # Over the network --------------------------------------------------------------------
 
     def _from_network(self, wheel: LockedWheel) -> FetchedRecord:
+        from wheeldoctor.where.http import HttpError
+
         assert wheel.url is not None
-        fetched = self._download(wheel) if self.verify_wheels else self._by_range(wheel)
+        try:
+            fetched = self._download(wheel) if self.verify_wheels else self._by_range(wheel)
+        except HttpError as e:
+            raise FetchError(str(e)) from None
         self._store(fetched)
         return fetched
 

@@ -1,0 +1,52 @@
+"""The ``--lock`` command bodies, kept out of app.py: choose the target, fetch, judge, render, exit."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+from wheeldoctor.cli.runner import EXIT_HEALTHY, EXIT_PROBLEMS, cache_dir, deliver, fail
+
+if TYPE_CHECKING:
+    from wheeldoctor.where.remote import Fetcher
+
+
+def fetcher_for(find_links: list[str] | None, verify_wheels: bool, no_cache: bool) -> Fetcher:
+    """The RECORD fetcher for a run: its cache, local wheel directories and verification mode."""
+    import os
+
+    from wheeldoctor.where.remote import Fetcher
+
+    for directory in find_links or ():
+        if not os.path.isdir(directory):
+            fail(f"--find-links {directory}: not a directory")
+    return Fetcher(cache_dir=cache_dir(no_cache), find_links=find_links or (), verify_wheels=verify_wheels)
+
+
+def wheels_lock(
+    lock: str,
+    python: str | None,
+    path: list[str] | None,
+    chosen: str,
+    output: str | None,
+    python_version: str | None,
+    platform: list[str] | None,
+    find_links: list[str] | None,
+    verify_wheels: bool,
+    no_cache: bool,
+) -> int:
+    """``wheels --lock FILE``: the lock's wheels preflighted from their RECORDs."""
+    from wheeldoctor.commands.lock import lock_target, run_wheels_lock
+    from wheeldoctor.report.lock_text import fetch_lines
+    from wheeldoctor.report.progress import count_progress
+    from wheeldoctor.where.target import Target, load_target
+
+    if (python or path) and (python_version or platform):
+        fail("give --python/--path or --python-version/--platform, not both")
+    env = load_target(Target(python=python, paths=tuple(path or ())), with_tags=True) if (python or path) else None
+    target = lock_target(env, python_version=python_version, platforms=platform or ())
+    fetcher = fetcher_for(find_links, verify_wheels, no_cache)
+    done = run_wheels_lock(lock, target, fetcher, env, count_progress("RECORDs", chosen != "text"))
+    deliver(done.result, chosen, output)
+    sys.stderr.writelines(line + "\n" for line in fetch_lines(done.summary, done.fetched, done.unjudged))
+    return EXIT_HEALTHY if done.result.healthy else EXIT_PROBLEMS
