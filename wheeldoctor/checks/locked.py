@@ -92,6 +92,14 @@ def membership(lock: Lock, installed: Sequence[Installed]) -> Membership:
     return Membership({k: tuple(v) for k, v in found.items() if v}, tuple(missing))
 
 
+@dataclass(frozen=True, slots=True)
+class LockVerdict:
+    """What a lock adds to a check: findings per installed distribution, and the locked ones not installed."""
+
+    findings: Mapping[str, tuple[Finding, ...]]
+    missing: tuple[tuple[str, Finding], ...] = ()
+
+
 def missing_finding(package: LockedPackage, lock_path: str) -> Finding:
     """The finding for a locked package that is not installed."""
     return Finding(
