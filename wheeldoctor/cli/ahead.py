@@ -19,7 +19,7 @@ PROBING = {"check": False, "deps": True, "doctor": True}
 #: Every option of those commands that takes a value: the argument after one is its value.
 VALUE_OPTIONS = frozenset(
     {"--python", "--path", "--format", "--output", "-o", "--jobs", "-j", "--config", "--baseline"}
-    | {"--write-baseline", "--dpkg-admindir"}
+    | {"--write-baseline", "--dpkg-admindir", "--lock", "--find-links"}
 )
 
 
@@ -65,8 +65,8 @@ def python_ahead(argv: Sequence[str]) -> tuple[str, bool] | None:
 def check_ahead(argv: Sequence[str]) -> tuple[str | None, int | None, bool] | None:
     """``(--python's value or None, --jobs or None, --no-cache)`` of a plain ``check --all``; else None."""
     words = plain_words(argv) if argv and argv[0] == "check" else None
-    if words is None or "--all" not in words[0] or words[1]:
-        return None
+    if words is None or "--all" not in words[0] or words[1] or "--lock" in words[0]:
+        return None  # --lock: the claims are the locked wheels', not the RECORDs the child would read
     options = words[0]
     if any(word.startswith("-j") and word != "-j" for word in options):
         return None  # -jN: read by the parser alone

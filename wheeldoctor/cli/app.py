@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from wheeldoctor.cli.lock import against, tell_fetch
 from wheeldoctor.cli.options import (
     BaselineOption,
     ConfigOption,
@@ -96,12 +97,17 @@ def check(
     write_baseline: WriteBaselineOption = None,
     show_accepted: ShowAcceptedOption = False,
     show_unowned: ShowUnownedOption = False,
+    lock: LockOption = None,
+    find_links: FindLinksOption = None,
+    verify_wheels: VerifyWheelsOption = False,
 ) -> None:
     """Verify distributions' files against their RECORD or package manager's record (--all: start-up hooks too)."""
 
     def run() -> int:
         if bool(names) == all_:
             fail("name the distributions to check, or pass --all (not both)")
+        if lock is not None and not all_:
+            fail("--lock judges the whole environment: give --all")
         chosen = choose_format(format_, json)
         refuse_report_with_baseline(write_baseline, chosen, output)
         target = target_of(python, path, dpkg_admindir)
@@ -111,7 +117,9 @@ def check(
 
         with no_cyclic_gc():
             cached = cache_dir(no_cache)
-            env = load_target(target, defer_records=True, cache_dir=cached)
+            env = load_target(target, with_tags=bool(lock), defer_records=lock is None, cache_dir=cached)
+            locked = against(env, lock, find_links, verify_wheels, no_cache, chosen) if lock else None
+            env = locked.environment if locked else env
             policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
             with progress_bar(chosen != "text") as sink:
                 result = run_check(
@@ -121,10 +129,11 @@ def check(
                     progress=sink,
                     strict=strict or not all_,
                     cache_dir=cached,
-                    processes=True,
+                    processes=locked is None,  # the lock's claims are in env; forked workers read RECORD files
                     strict_overlays=strict,
                     policy=policy,
                     meanwhile=import_stepwise(REPORT_MODULES),
+                    lock=locked.verdict if locked else None,
                 )
         result = replace(result, show_unowned=show_unowned)
         if write_baseline is not None:
@@ -133,6 +142,7 @@ def check(
 
         rich = partial(text.render_rich, result, show_accepted=show_accepted)
         deliver(result, chosen, output, rich, show_accepted=show_accepted)
+        tell_fetch(locked)
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
     guard(run)
@@ -226,6 +236,9 @@ def doctor(
     baseline: BaselineOption = None,
     write_baseline: WriteBaselineOption = None,
     show_accepted: ShowAcceptedOption = False,
+    lock: LockOption = None,
+    find_links: FindLinksOption = None,
+    verify_wheels: VerifyWheelsOption = False,
 ) -> None:
     """Everything at once: files, clashes, start-up hooks, dependencies, duplicates, compatibility; one exit code."""
 
@@ -240,15 +253,21 @@ def doctor(
 
         with no_cyclic_gc():
             cached = cache_dir(no_cache)
-            env = load_target(target, with_tags=True, defer_records=True, cache_dir=cached)
+            env = load_target(target, with_tags=True, defer_records=lock is None, cache_dir=cached)
+            locked = against(env, lock, find_links, verify_wheels, no_cache, chosen) if lock else None
+            env = locked.environment if locked else env
             policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
             with progress_bar(chosen != "text") as sink:
-                result = run_doctor(env, jobs=jobs, progress=sink, strict=strict, cache_dir=cached, policy=policy)
+                verdict = locked.verdict if locked else None
+                result = run_doctor(
+                    env, jobs=jobs, progress=sink, strict=strict, cache_dir=cached, policy=policy, lock=verdict
+                )
         result = replace(result, check=replace(result.check, show_unowned=show_unowned))
         if write_baseline is not None:
             return pin_baseline(write_baseline, result.check.baseline_reports)
         rich = partial(deps_text.render_doctor_rich, result, show_accepted=show_accepted)
         deliver(result, chosen, output, rich, show_accepted=show_accepted)
+        tell_fetch(locked)
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
     guard(run)

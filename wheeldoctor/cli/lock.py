@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 from wheeldoctor.cli.runner import EXIT_HEALTHY, EXIT_PROBLEMS, cache_dir, deliver, fail
 
 if TYPE_CHECKING:
+    from wheeldoctor.commands.lock_check import LockedEnvironment
+    from wheeldoctor.where.environment import Environment
     from wheeldoctor.where.remote import Fetcher
 
 
@@ -50,3 +52,23 @@ def wheels_lock(
     deliver(done.result, chosen, output)
     sys.stderr.writelines(line + "\n" for line in fetch_lines(done.summary, done.fetched, done.unjudged))
     return EXIT_HEALTHY if done.result.healthy else EXIT_PROBLEMS
+
+
+def against(
+    env: Environment, lock: str, find_links: list[str] | None, verify_wheels: bool, no_cache: bool, chosen: str
+) -> LockedEnvironment:
+    """``check``/``doctor`` ``--lock``: the environment with the locked wheels' claims, and the lock's findings."""
+    from wheeldoctor.commands.lock_check import against_lock
+    from wheeldoctor.report.progress import count_progress
+
+    fetcher = fetcher_for(find_links, verify_wheels, no_cache)
+    return against_lock(env, lock, fetcher, count_progress("RECORDs", chosen != "text"))
+
+
+def tell_fetch(locked: LockedEnvironment | None) -> None:
+    """On stderr, how the lock's RECORDs were had and what they are trusted for."""
+    if locked is None:
+        return
+    from wheeldoctor.report.lock_text import fetch_lines
+
+    sys.stderr.writelines(line + "\n" for line in fetch_lines(locked.summary, locked.fetched))

@@ -16,6 +16,7 @@ from wheeldoctor.where.environment import Environment
 
 if TYPE_CHECKING:
     from wheeldoctor.checks.deps import RequirementGraph
+    from wheeldoctor.checks.locked import LockVerdict
     from wheeldoctor.checks.policy import Policy
     from wheeldoctor.checks.states import ProgressSink
     from wheeldoctor.commands.results import CheckResult
@@ -59,6 +60,7 @@ def run_check(
     policy: Policy | None = None,
     audit: bool | None = None,
     meanwhile: Iterable[object] = (),
+    lock: LockVerdict | None = None,
 ) -> CheckResult:
     """Verify ``names`` (canonicalised; None for every active distribution) in ``env``.
 
@@ -112,6 +114,8 @@ def run_check(
         pairs = pair_up(clashes, active, graph)
         # Read, judge files, judge shared paths, then build the result: statuses once, at the end.
         judged = list(verification.reports)
+        if lock is not None:
+            judged = [replace(r, findings=(*r.findings, *lock.findings.get(r.name, ()))) for r in judged]
         helpers = _overlays_to_verify(env, judged, graph, jobs=jobs, cache_dir=cache_dir)
         policy = policy or Policy(datetime.date.today())
         first = accept([*judged, *helpers], policy)
@@ -120,6 +124,8 @@ def run_check(
         shown = {d.name for d in checked}
         reports = [replace(r, status=status_of(r.findings)) for r in second.reports if r.name in shown]
         reports.extend(not_installed(n) for n in missing)
+        if lock is not None:
+            reports.extend(replace(not_installed(n), findings=(f,)) for n, f in lock.missing)
         reports.sort(key=lambda r: r.name)
         hooks = unowned = None
         passes, judged_too = [first, second], list(reports)

@@ -35,7 +35,9 @@ class LockedEnvironment:
     summary: FetchSummary
 
 
-def against_lock(env: Environment, lock_path: str, fetcher: Fetcher, progress: Progress | None = None) -> LockedEnvironment:
+def against_lock(
+    env: Environment, lock_path: str, fetcher: Fetcher, progress: Progress | None = None
+) -> LockedEnvironment:
     """Read the lock for ``env``'s interpreter, fetch the RECORDs, and put the locked wheels' claims in place."""
     from packaging.version import InvalidVersion, Version
 
