@@ -77,12 +77,13 @@ def _handler(index: RangeIndex) -> type[BaseHTTPRequestHandler]:
             for key, value in (headers or {}).items():
                 self.send_header(key, value)
             self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
             head = self.command == "HEAD"
-            if not head:
-                self.wfile.write(body)
+            # Logged before the client can have the answer, so a test reading the log sees it.
             with index.lock:
                 index.log.append(Served(self.path, self.headers.get("Range"), status, 0 if head else len(body)))
+            self.end_headers()
+            if not head:
+                self.wfile.write(body)
 
         def do_HEAD(self) -> None:
             self.do_GET()

@@ -7,7 +7,7 @@ from typing import Any
 
 from packaging.utils import NormalizedName
 
-from wheeldoctor.formats.lock_model import LockedPackage, LockedWheel, LockError, LockTarget, locked_wheel
+from wheeldoctor.formats.lock_model import LockedPackage, LockedWheel, LockError, LockTarget, check_url, locked_wheel
 
 
 def select_pylock(
@@ -22,6 +22,7 @@ def select_pylock(
         PylockValidationError,
     )
 
+    _check_urls(document)
     try:
         lock = Pylock.from_dict(document)
     except PylockUnsupportedVersionError as e:
@@ -67,3 +68,14 @@ def _pylock_wheel(wheel: Any, base: str, key: str) -> LockedWheel:
         size=wheel.size,
         base=base,
     )
+
+
+def _check_urls(document: Mapping[str, Any]) -> None:
+    """Refuse a wheel URL of another scheme first, before anything reads a file name out of it."""
+    packages = document.get("packages")
+    for index, package in enumerate(packages if isinstance(packages, list) else ()):
+        wheels = package.get("wheels") if isinstance(package, dict) else None
+        for i, wheel in enumerate(wheels if isinstance(wheels, list) else ()):
+            url = wheel.get("url") if isinstance(wheel, dict) else None
+            if isinstance(url, str):
+                check_url(url, f"packages[{index}].wheels[{i}]")
