@@ -60,7 +60,8 @@ def membership(lock: Lock, installed: Sequence[Installed]) -> Membership:
     for package in lock.packages:
         dist = by_name.get(package.name)
         if dist is None:
-            missing.append(package)
+            if package.source != "virtual":  # a uv project that is not a package is never installed
+                missing.append(package)
             continue
         here = found.setdefault(dist.name, [])
         if package.version is not None:

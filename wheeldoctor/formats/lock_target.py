@@ -37,17 +37,18 @@ _WINDOWS_MACHINES = {"win_amd64": "AMD64", "win32": "x86", "win_arm64": "ARM64"}
 
 
 def explicit_target(python_version: str, platforms: Sequence[str], **options: Any) -> LockTarget:
-    """A machine you are not on: CPython ``X.Y`` on platform tags (``manylinux_2_28_x86_64``).
+    """A machine you are not on: CPython ``X.Y`` (``X.Y.0``) or ``X.Y.Z`` on platform tags (``manylinux_2_28_x86_64``).
 
     A manylinux/musllinux tag also accepts the older glibc/musl versions' wheels, and a
     macOS tag the older macOS releases', as pip's ``--platform`` does.
     """
     from packaging import tags as t
 
-    try:
-        major, minor = (int(p) for p in python_version.split("."))
-    except ValueError as e:
-        raise LockError(f"--python-version: {python_version!r} is not X.Y") from e
+    parts = python_version.split(".")
+    if not 2 <= len(parts) <= 3 or not all(p.isdigit() and p.isascii() for p in parts):
+        raise LockError(f"--python-version: {python_version!r} is not X.Y or X.Y.Z")
+    major, minor = int(parts[0]), int(parts[1])
+    full = python_version if len(parts) == 3 else f"{major}.{minor}.0"
     if not platforms:
         raise LockError("--platform: give at least one platform tag with --python-version")
     expanded = [p for tag in platforms for p in _expand_platform(tag.replace("-", "_").replace(".", "_"))]
@@ -59,14 +60,14 @@ def explicit_target(python_version: str, platforms: Sequence[str], **options: An
     machine = _WINDOWS_MACHINES.get(first) or _machine(first)
     markers = {
         "implementation_name": "cpython",
-        "implementation_version": f"{major}.{minor}.0",
+        "implementation_version": full,
         "os_name": os_name,
         "platform_machine": machine,
         "platform_python_implementation": "CPython",
         "platform_release": "",
         "platform_system": system,
         "platform_version": "",
-        "python_full_version": f"{major}.{minor}.0",
+        "python_full_version": full,
         "python_version": f"{major}.{minor}",
         "sys_platform": sys_platform,
     }

@@ -1,0 +1,189 @@
+"""``check --all --lock`` and ``wheels --lock`` end to end: real locks made by uv against a local index.
+
+The index is served on 127.0.0.1 by :mod:`range_server`; uv resolves, locks and installs
+from it; wheeldoctor fetches the locked wheels' RECORDs from it by range.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from helpers import Venv, build_wheel, find_uv, make_venv, record_hash, run_checked, run_cli
+from range_server import RangeIndex, range_index
+
+#: uv must copy files into the venv: the tests alter installed files, never uv's cache.
+UV_ENV = {"UV_LINK_MODE": "copy", "UV_NO_PROGRESS": "1", "UV_PYTHON_DOWNLOADS": "never"}
+API = b'def get(url):\n    return "GET " + url\n'
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> Iterator[RangeIndex]:
+    wheels = tmp_path / "index"
+    build_wheel(wheels, "alpha", "1.0", {"alpha/__init__.py": b"", "alpha/api.py": API}, requires=["beta>=2"])
+    build_wheel(wheels, "beta", "2.0", {"beta/__init__.py": b"B = 2\n"})
+    for version in ("1.16.0", "1.17.0"):
+        build_wheel(wheels, "six", version, {"six.py": f"__version__ = {version!r}\n".encode()})
+    build_wheel(wheels, "tomli", "2.0.1", {"tomli/__init__.py": b""})
+    with range_index(wheels) as served:
+        yield served
+
+
+def _uv(*args: str | Path, cwd: Path | None = None) -> None:
+    run_checked([find_uv(), *args], env=UV_ENV, cwd=cwd)
+
+
+def _pylock(index: RangeIndex, tmp_path: Path, *requirements: str, no_deps: bool = False) -> Path:
+    wanted = tmp_path / "requirements.in"
+    wanted.write_text("".join(r + "\n" for r in requirements))
+    lock = tmp_path / "pylock.toml"
+    extra = ["--no-deps", "--python-version", "3.11", "--python-platform", "x86_64-manylinux_2_28"] if no_deps else []
+    _uv("pip", "compile", "-q", "--format", "pylock.toml", "--index-url", index.simple, *extra, wanted, "-o", lock)
+    return lock
+
+
+def _synced(index: RangeIndex, tmp_path: Path, lock: Path) -> Venv:
+    venv = make_venv(tmp_path / "venv")
+    _uv("pip", "sync", "-q", "--python", venv.python, "--index-url", index.simple, lock)
+    return venv
+
+
+def _rewrite(venv: Venv, name: str, path: str, data: bytes) -> None:
+    """Alter an installed file and rewrite its row in the installed RECORD to match."""
+    (venv.site_packages / path).write_bytes(data)
+    record = venv.dist_info(name) / "RECORD"
+    rows = record.read_text().splitlines()
+    rows = [f"{path},{record_hash(data)},{len(data)}" if r.startswith(path + ",") else r for r in rows]
+    record.write_text("\n".join(rows) + "\n")
+
+
+def test_check_lock_passes_a_synced_venv_and_catches_a_rewritten_record(index: RangeIndex, tmp_path: Path) -> None:
+    lock = _pylock(index, tmp_path, "alpha", "six==1.17.0")
+    venv = _synced(index, tmp_path, lock)
+    index.clear()
+    done = run_cli("check", "--all", "--python", venv.python, "--lock", lock)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "3 range" in done.stderr and "only as trusted as the index and TLS" in done.stderr
+    assert index.wheel_requests() and all(s.status == 206 for s in index.wheel_requests())
+
+    _rewrite(venv, "alpha", "alpha/api.py", API + b"import os; os.system('id')\n")
+    plain = run_cli("check", "--all", "--python", venv.python)
+    assert plain.returncode == 0, plain.stdout
+    index.clear()
+    locked = run_cli("check", "--all", "--python", venv.python, "--lock", lock)
+    assert locked.returncode == 1, locked.stdout + locked.stderr
+    assert "alpha 1.0: WD084: alpha/api.py RECORD rewritten" in locked.stdout
+    assert index.log == []  # the RECORDs came from the cache
+    assert "3 cache" in locked.stderr
+
+
+def test_check_lock_names_another_version_and_an_unlocked_distribution(index: RangeIndex, tmp_path: Path) -> None:
+    lock = _pylock(index, tmp_path, "alpha", "six==1.17.0")
+    venv = _synced(index, tmp_path, lock)
+    _uv("pip", "install", "-q", "--python", venv.python, "--index-url", index.simple, "six==1.16.0", "tomli")
+    done = run_cli("check", "--all", "--python", venv.python, "--lock", lock)
+    assert done.returncode == 1
+    assert "six 1.16.0: WD081" in done.stdout
+    assert "tomli 2.0.1: WD083" in done.stdout
+    assert "WD084" not in done.stdout  # six's other version is not judged against 1.17.0's RECORD
+
+
+def test_check_lock_with_a_uv_project(index: RangeIndex, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "project"\nversion = "0.1"\nrequires-python = ">=3.10"\n'
+        'dependencies = ["alpha", "six"]\n[tool.uv]\npackage = false\n'
+    )
+    _uv("lock", "-q", "--default-index", index.simple, "--python", sys.executable, cwd=project)
+    _uv("sync", "-q", "--default-index", index.simple, "--python", sys.executable, cwd=project)
+    python = project / ".venv" / "bin" / "python"
+    lock = project / "uv.lock"
+    done = run_cli("check", "--all", "--python", python, "--lock", lock)
+    assert done.returncode == 0, done.stdout + done.stderr
+    site = next((project / ".venv" / "lib").glob("python3.*/site-packages"))
+    venv = Venv(prefix=project / ".venv", python=python, site_packages=site, bin=project / ".venv" / "bin")
+    _rewrite(venv, "six", "six.py", b"__version__ = 'evil'\n")
+    failed = run_cli("check", "--all", "--python", python, "--lock", lock)
+    assert failed.returncode == 1
+    assert "six 1.17.0: WD084: six.py RECORD rewritten" in failed.stdout
+
+
+def test_wheels_lock_finds_a_clash_from_records_alone(tmp_path: Path) -> None:
+    wheels = tmp_path / "index"
+    build_wheel(wheels, "cv", "5.0", {"cv2/__init__.py": b"full\n", "cv2/data.txt": b"same\n"})
+    build_wheel(wheels, "cv-headless", "5.0", {"cv2/__init__.py": b"headless\n", "cv2/data.txt": b"same\n"})
+    with range_index(wheels) as index:
+        lock = _pylock(index, tmp_path, "cv", "cv-headless", no_deps=True)
+        target = ["--python-version", "3.11", "--platform", "manylinux_2_28_x86_64"]
+        done = run_cli("wheels", "--lock", lock, *target)
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert "clash: cv2/__init__.py is shipped by cv, cv-headless with different bytes" in done.stdout
+        assert "cv2/data.txt" not in done.stdout.split("wheel(s):")[0]
+        assert "RECORDs of 2 locked wheel(s) (2 range)" in done.stderr
+        index.missing.add("cv-5.0-py3-none-any.whl")
+        gone = run_cli("wheels", "--lock", lock, "--no-cache", *target)
+    assert gone.returncode == 2
+    assert gone.stderr.strip().splitlines() == [f"error: {index.file_url('cv-5.0-py3-none-any.whl')}: not found (404)"]
+
+
+def test_wheels_lock_reads_find_links_and_verifies_downloads(tmp_path: Path) -> None:
+    wheels = tmp_path / "index"
+    build_wheel(wheels, "one", "1.0", {"one/__init__.py": b"1\n"})
+    with range_index(wheels) as index:
+        lock = _pylock(index, tmp_path, "one")
+        verified = run_cli("wheels", "--lock", lock, "--verify-wheels", "--no-cache")
+        assert verified.returncode == 0, verified.stderr
+        assert "1 download" in verified.stderr and "trust:" not in verified.stderr
+        index.clear()
+        local = run_cli("wheels", "--lock", lock, "--find-links", wheels, "--no-cache")
+        assert local.returncode == 0 and index.log == []
+        assert "1 local" in local.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "line"),
+    [
+        ("uv.lock", "version = 2\n", "error: version: uv.lock version 2 is not supported (only 1)"),
+        ("pylock.toml", 'lock-version = "1.0"\n', "error: created-by: Missing required value"),
+        ("pylock.toml", "[[", "error: "),
+    ],
+)
+def test_a_bad_lock_is_one_line_and_exit_2(tmp_path: Path, name: str, text: str, line: str) -> None:
+    lock = tmp_path / name
+    lock.write_text(text)
+    done = run_cli("wheels", "--lock", lock)
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert done.stderr.startswith(line)
+    assert "Traceback" not in done.stderr
+
+
+def test_an_unreachable_index_is_one_line_naming_the_host(tmp_path: Path) -> None:
+    wheels = tmp_path / "index"
+    build_wheel(wheels, "one", "1.0", {"one/__init__.py": b"1\n"})
+    with range_index(wheels) as index:
+        lock = _pylock(index, tmp_path, "one")
+    done = run_cli("wheels", "--lock", lock, "--no-cache", env={"NO_PROXY": "*"})
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [f"error: cannot reach 127.0.0.1:{index.port}: connection failed"]
+
+
+@pytest.mark.network
+def test_check_lock_against_pypi_requests_and_six(tmp_path: Path) -> None:
+    wanted = tmp_path / "requirements.in"
+    wanted.write_text("requests\nsix\n")
+    lock = tmp_path / "pylock.toml"
+    _uv("pip", "compile", "-q", "--format", "pylock.toml", wanted, "-o", lock)
+    venv = make_venv(tmp_path / "venv")
+    _uv("pip", "sync", "-q", "--python", venv.python, lock)
+    done = run_cli("check", "--all", "--python", venv.python, "--lock", lock)
+    assert done.returncode == 0, done.stdout + done.stderr
+    _rewrite(venv, "requests", "requests/api.py", b"# altered\n")
+    assert run_cli("check", "--all", "--python", venv.python).returncode == 0
+    failed = run_cli("check", "--all", "--python", venv.python, "--lock", lock)
+    assert failed.returncode == 1
+    assert "requests/api.py RECORD rewritten" in failed.stdout
+    assert "6 locked wheel(s)" in failed.stderr  # requests, six, certifi, charset-normalizer, idna, urllib3
