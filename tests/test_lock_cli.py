@@ -187,3 +187,17 @@ def test_check_lock_against_pypi_requests_and_six(tmp_path: Path) -> None:
     assert failed.returncode == 1
     assert "requests/api.py RECORD rewritten" in failed.stdout
     assert "6 locked wheel(s)" in failed.stderr  # requests, six, certifi, charset-normalizer, idna, urllib3
+
+
+def test_wheels_lock_takes_a_pip_install_report(tmp_path: Path) -> None:
+    wheels = tmp_path / "index"
+    build_wheel(wheels, "cv", "5.0", {"cv2/__init__.py": b"full\n"})
+    build_wheel(wheels, "cv-headless", "5.0", {"cv2/__init__.py": b"headless\n"})
+    report = tmp_path / "report.json"
+    with range_index(wheels) as index:
+        pip = [sys.executable, "-m", "pip", "install", "-q", "--dry-run", "--ignore-installed", "--report", report]
+        run_checked([*pip, "--index-url", index.simple, "cv", "cv-headless"], env={"PIP_NO_CACHE_DIR": "1"})
+        done = run_cli("wheels", "--lock", report, "--no-cache")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "clash: cv2/__init__.py is shipped by cv, cv-headless with different bytes" in done.stdout
+    assert "RECORDs of 2 locked wheel(s) (2 range)" in done.stderr

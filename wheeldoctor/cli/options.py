@@ -51,7 +51,9 @@ NoCacheOption = Annotated[
 ShowUnownedOption = Annotated[bool, typer.Option("--show-unowned", help="List every file no installer recorded.")]
 LockOption = Annotated[
     str | None,
-    typer.Option("--lock", metavar="FILE", help="A pylock.toml, pylock.NAME.toml or uv.lock to judge against."),
+    typer.Option(
+        "--lock", metavar="FILE", help="pylock.toml, pylock.NAME.toml, uv.lock (wheels: also pip --report JSON)."
+    ),
 ]
 PythonVersionOption = Annotated[
     str | None, typer.Option("--python-version", metavar="X.Y", help="Select the lock for this CPython version.")

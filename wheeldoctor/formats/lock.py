@@ -24,12 +24,14 @@ _LOCK_LIMIT = 64 << 20
 
 
 def is_lock_path(path: str) -> str | None:
-    """``pylock`` or ``uv.lock`` by the file name (PEP 751 names), else None."""
+    """``pylock``, ``uv.lock`` or ``pip-report`` (``*.json``) by the file name (PEP 751 names), else None."""
     base = os.path.basename(path)
     if base == "uv.lock":
         return "uv.lock"
     if base == "pylock.toml" or (base.startswith("pylock.") and base.endswith(".toml") and base.count(".") == 2):
         return "pylock"
+    if base.endswith(".json"):
+        return "pip-report"
     return None
 
 
@@ -37,7 +39,7 @@ def read_lock(path: str, target: LockTarget) -> Lock:
     """Read the lock at ``path`` and select what it installs for ``target``."""
     kind = is_lock_path(path)
     if kind is None:
-        raise LockError(f"{path}: not a lock file name (pylock.toml, pylock.NAME.toml or uv.lock)")
+        raise LockError(f"{path}: not a lock file name (pylock.toml, pylock.NAME.toml, uv.lock, or a pip report .json)")
     try:
         with open(path, "rb") as f:
             data = f.read(_LOCK_LIMIT + 1)
@@ -45,8 +47,12 @@ def read_lock(path: str, target: LockTarget) -> Lock:
         raise LockError(f"{path}: cannot be read ({e.strerror or e})") from e
     if len(data) > _LOCK_LIMIT:
         raise LockError(f"{path}: larger than {_LOCK_LIMIT >> 20} MiB")
-    document = parse_toml(path, data)
     base = os.path.dirname(os.path.abspath(path))
+    if kind == "pip-report":
+        from wheeldoctor.formats.pip_report import select_pip_report
+
+        return Lock(path, kind, *select_pip_report(parse_json(path, data), base))
+    document = parse_toml(path, data)
     if kind == "uv.lock":
         from wheeldoctor.formats.uv_lock import select_uv_lock
 
@@ -64,4 +70,17 @@ def parse_toml(path: str, data: bytes) -> dict[str, Any]:
         raise LockError(f"{path}: not UTF-8 (byte {e.start})") from e
     except tomllib.TOMLDecodeError as e:
         raise LockError(f"{path}: not valid TOML ({e})") from e
+    return document
+
+
+def parse_json(path: str, data: bytes) -> dict[str, Any]:
+    """A JSON object from bytes; anything else is a LockError."""
+    import json
+
+    try:
+        document = json.loads(data)
+    except ValueError as e:
+        raise LockError(f"{path}: not valid JSON ({e})") from e
+    if not isinstance(document, dict):
+        raise LockError(f"{path}: not a JSON object")
     return document
