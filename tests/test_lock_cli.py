@@ -201,3 +201,24 @@ def test_wheels_lock_takes_a_pip_install_report(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stdout + done.stderr
     assert "clash: cv2/__init__.py is shipped by cv, cv-headless with different bytes" in done.stdout
     assert "RECORDs of 2 locked wheel(s) (2 range)" in done.stderr
+
+
+@pytest.mark.network
+def test_wheels_lock_of_opencv_gives_the_clashes_that_the_downloaded_wheels_give(tmp_path: Path) -> None:
+    wanted = tmp_path / "requirements.in"
+    wanted.write_text("opencv-python==5.0.0.93\nopencv-python-headless==5.0.0.93\n")
+    lock = tmp_path / "pylock.toml"
+    target = ["--python-version", "3.11", "--python-platform", "x86_64-manylinux_2_28"]
+    _uv("pip", "compile", "-q", "--format", "pylock.toml", "--no-deps", *target, wanted, "-o", lock)
+    by_lock = run_cli("wheels", "--lock", lock, "--python-version", "3.11", "--platform", "manylinux_2_28_x86_64")
+    assert by_lock.returncode == 1, by_lock.stderr
+    pip = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "-d", tmp_path / "dl"]
+    run_checked([*pip, "--python-version", "3.11", "--platform", "manylinux_2_28_x86_64", "-r", wanted])
+    by_wheels = run_cli("wheels", *sorted((tmp_path / "dl").glob("*.whl")))
+    assert by_wheels.returncode == 1
+
+    def clashes(out: str) -> list[str]:
+        return [line for line in out.splitlines() if line.startswith("clash:")]
+
+    assert clashes(by_lock.stdout) and clashes(by_lock.stdout) == clashes(by_wheels.stdout)
+    assert "(0." in by_lock.stderr  # under 1% of the wheels' bytes fetched
