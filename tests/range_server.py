@@ -2,7 +2,8 @@
 
 ``/simple/`` and ``/simple/NAME/`` are PEP 503 pages (links carry ``#sha256=``), so uv can
 resolve and lock against it; ``/files/FILE`` serves the wheel, honouring one
-``bytes=`` range (``a-b``, ``a-``, ``-n``). The server can be told to ignore ``Range``
+``bytes=`` range (``a-b``, ``a-``, ``-n``). Asked for an absolute URL, it answers as an
+HTTP proxy would, from its own directory. The server can be told to ignore ``Range``
 (answer 200 with the whole file), to answer 404 for some files, or to fail the next
 requests with 503. Each request is logged as :class:`Served` with the bytes sent.
 """
@@ -32,6 +33,8 @@ class Served:
     range: str | None
     status: int
     sent: int
+    authorization: str | None = None
+    proxy_authorization: str | None = None
 
 
 @dataclass
@@ -58,7 +61,7 @@ class RangeIndex:
         return f"{self.url}/files/{filename}"
 
     def wheel_requests(self) -> list[Served]:
-        return [s for s in self.log if s.path.startswith("/files/")]
+        return [s for s in self.log if "/files/" in s.path]
 
     def clear(self) -> None:
         with self.lock:
@@ -80,7 +83,16 @@ def _handler(index: RangeIndex) -> type[BaseHTTPRequestHandler]:
             head = self.command == "HEAD"
             # Logged before the client can have the answer, so a test reading the log sees it.
             with index.lock:
-                index.log.append(Served(self.path, self.headers.get("Range"), status, 0 if head else len(body)))
+                index.log.append(
+                    Served(
+                        self.path,
+                        self.headers.get("Range"),
+                        status,
+                        0 if head else len(body),
+                        self.headers.get("Authorization"),
+                        self.headers.get("Proxy-Authorization"),
+                    )
+                )
             self.end_headers()
             if not head:
                 self.wfile.write(body)
@@ -95,7 +107,8 @@ def _handler(index: RangeIndex) -> type[BaseHTTPRequestHandler]:
             if failing:
                 self._send(503, b"try again")
                 return
-            path = self.path.split("?")[0]
+            # A proxy is asked for the absolute URL: it serves the path from its own directory.
+            path = re.sub(r"^https?://[^/]*", "", self.path.split("?")[0])
             if path.rstrip("/") == "/simple":
                 names = sorted({str(canonicalize_name(parse_wheel_filename(p.name)[0])) for p in self._wheels()})
                 links = "".join(f'<a href="/simple/{n}/">{n}</a>\n' for n in names)

@@ -161,3 +161,29 @@ def test_parallel_fetches_report_progress(wheel_factory: WheelFactory) -> None:
         fetched = Fetcher(cache_dir=None, jobs=4).fetch_all(wheels, lambda done, total, _w: seen.append((done, total)))
     assert [f.wheel for f in fetched] == wheels
     assert sorted(seen) == [(i, 12) for i in range(1, 13)]
+
+
+def test_credentials_come_from_the_url_or_netrc_and_proxies_from_the_environment(
+    wheel_factory: WheelFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import base64
+
+    built = wheel_factory("secret", "1.0", {"secret/__init__.py": b""})
+    netrc = tmp_path / ".netrc"
+    netrc.write_text("machine 127.0.0.1 login fromnetrc password pw2\n")
+    netrc.chmod(0o600)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    basic = lambda text: "Basic " + base64.b64encode(text.encode()).decode()  # noqa: E731
+    with range_index(built.parent) as index:
+        url = index.file_url(built.name)
+        Fetcher(cache_dir=None).fetch_all([_locked(built, url.replace("http://", "http://me:pw1@"))])
+        Fetcher(cache_dir=None).fetch_all([_locked(built, url)])
+        assert [s.authorization for s in index.wheel_requests()] == [basic("me:pw1"), basic("fromnetrc:pw2")]
+        with range_index(built.parent) as proxy:
+            monkeypatch.setenv("HTTP_PROXY", f"http://puser:ppw@127.0.0.1:{proxy.port}")
+            monkeypatch.setenv("NO_PROXY", "")
+            index.clear()
+            (fetched,) = Fetcher(cache_dir=None).fetch_all([_locked(built, url)])
+            assert fetched.record is not None and index.log == []
+            assert [s.path for s in proxy.wheel_requests()] == [url]
+            assert proxy.wheel_requests()[0].proxy_authorization == basic("puser:ppw")

@@ -100,8 +100,21 @@ class Client:
         with self._lock:
             manager = self._proxies.get(proxy)
             if manager is None:
+                # urllib3 sends no Proxy-Authorization of its own: the proxy URL's user:password is made one.
+                found = urllib.parse.urlsplit(proxy)
+                headers = None
+                if found.username is not None:
+                    user = urllib.parse.unquote(found.username)
+                    password = urllib.parse.unquote(found.password or "")
+                    headers = self._urllib3.make_headers(proxy_basic_auth=f"{user}:{password}")
+                bare = urllib.parse.urlunsplit(found._replace(netloc=found.netloc.rpartition("@")[2]))
                 manager = self._proxies[proxy] = self._urllib3.ProxyManager(
-                    proxy, num_pools=32, maxsize=self._max, ssl_context=self._context, retries=self._retry
+                    bare,
+                    num_pools=32,
+                    maxsize=self._max,
+                    ssl_context=self._context,
+                    retries=self._retry,
+                    proxy_headers=headers,
                 )
             return manager
 
