@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import Venv, build_wheel, find_uv, make_venv, record_hash, run_checked, run_cli
+from helpers import Venv, build_wheel, cli_json, find_uv, make_venv, record_hash, run_checked, run_cli
 from range_server import RangeIndex, range_index
 
 #: uv must copy files into the venv: the tests alter installed files, never uv's cache.
@@ -123,6 +123,11 @@ def test_wheels_lock_finds_a_clash_from_records_alone(tmp_path: Path) -> None:
         assert "clash: cv2/__init__.py is shipped by cv, cv-headless with different bytes" in done.stdout
         assert "cv2/data.txt" not in done.stdout.split("wheel(s):")[0]
         assert "RECORDs of 2 locked wheel(s) (2 range)" in done.stderr
+        code, document = cli_json("wheels", "--lock", lock, *target)
+        assert code == 1
+        assert document["fetched"]["by_source"] == {"cache": 2} and document["fetched"]["requests"] == 0
+        assert document["fetched"]["range_only"] == 2
+        assert [c["path"] for c in document["clashes"] if not c["identical"]] == ["cv2/__init__.py"]
         index.missing.add("cv-5.0-py3-none-any.whl")
         gone = run_cli("wheels", "--lock", lock, "--no-cache", *target)
     assert gone.returncode == 2

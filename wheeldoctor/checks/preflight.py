@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from wheeldoctor.checks.claims import Claim, resolve
 from wheeldoctor.checks.clash import Clash, Relation
@@ -17,6 +18,9 @@ from wheeldoctor.formats.wheelfile import Member, WheelFile
 from wheeldoctor.model.findings import BREAKING_KINDS
 from wheeldoctor.where.environment import Environment
 from wheeldoctor.where.sitedirs import root_for
+
+if TYPE_CHECKING:
+    from wheeldoctor.where.remote import FetchSummary
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +57,8 @@ class PreflightResult:
     overwrites: tuple[Overwrite, ...]
     environment: Environment | None
     pairs: tuple[WheelPair, ...] = ()
+    fetched: FetchSummary | None = None
+    """For ``wheels --lock``: how the locked wheels' RECORDs were had; None for wheel files."""
 
     @property
     def healthy(self) -> bool:

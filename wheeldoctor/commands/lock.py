@@ -8,7 +8,7 @@ judge them with the ``wheels`` clash code as if the wheels were at hand.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -74,6 +74,7 @@ def run_wheels_lock(
 
     lock = read_lock(lock_path, target)
     fetched = fetch_selected(lock, fetcher, progress)
-    result = preflight(locked_wheel_files(fetched, lock.packages), env)
+    summary = summarize(fetched)
+    result = replace(preflight(locked_wheel_files(fetched, lock.packages), env), fetched=summary)
     unjudged = tuple(f"{p.name} ({p.source})" for p in lock.packages if p.selected is None and p.source != "virtual")
-    return LockPreflight(lock, result, tuple(fetched), summarize(fetched), unjudged)
+    return LockPreflight(lock, result, tuple(fetched), summary, unjudged)

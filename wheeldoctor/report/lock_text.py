@@ -36,7 +36,7 @@ def fetch_lines(summary: FetchSummary, fetched: Sequence[FetchedRecord], unjudge
     skipped = list(unjudged)
     if skipped:
         lines.append(f"not judged (no locked wheel for this target): {plain(', '.join(skipped))}")
-    unverified = sum(not r.verified for r in fetched if r.record is not None)
+    unverified = summary.unverified
     if unverified:
         lines.append(
             f"trust: {unverified} RECORD(s) came from the index by range (or a cache of such), not from a wheel "

@@ -88,7 +88,10 @@ class FetchSummary:
     fetched: int
     requests: int
     total_size: int
+    """The wheels' sizes as the lock gives them (0 for a wheel whose size it does not give)."""
     by_source: tuple[tuple[str, int], ...]
+    unverified: int = 0
+    """RECORDs not read from a wheel whose sha256 was checked (by range, or cached from a range fetch)."""
 
 
 def summarize(records: Sequence[FetchedRecord]) -> FetchSummary:
@@ -102,6 +105,7 @@ def summarize(records: Sequence[FetchedRecord]) -> FetchSummary:
         sum(r.requests for r in records),
         sum(r.wheel.size or 0 for r in records),
         tuple(sorted(sources.items())),
+        sum(not r.verified for r in records if r.record is not None),
     )
 
 
