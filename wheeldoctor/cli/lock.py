@@ -39,7 +39,7 @@ def wheels_lock(
 ) -> int:
     """``wheels --lock FILE``: the lock's wheels preflighted from their RECORDs."""
     from wheeldoctor.commands.lock import lock_target, run_wheels_lock
-    from wheeldoctor.report.lock_text import fetch_lines
+    from wheeldoctor.report.fetch import fetch_lines
     from wheeldoctor.report.progress import count_progress
     from wheeldoctor.where.target import Target, load_target
 
@@ -69,6 +69,6 @@ def tell_fetch(locked: LockedEnvironment | None) -> None:
     """On stderr, how the lock's RECORDs were had and what they are trusted for."""
     if locked is None:
         return
-    from wheeldoctor.report.lock_text import fetch_lines
+    from wheeldoctor.report.fetch import fetch_lines
 
     sys.stderr.writelines(line + "\n" for line in fetch_lines(locked.summary, locked.fetched))

@@ -17,13 +17,13 @@ from wheeldoctor.commands.results import CheckResult, DoctorResult
 from wheeldoctor.formats.config import AcceptRule
 from wheeldoctor.model.findings import Finding
 from wheeldoctor.model.managed import ManagedBy
+from wheeldoctor.report.fetch import fetch_json
 from wheeldoctor.report.startup_json import startup_json, startup_sections
 from wheeldoctor.where.environment import Environment
 
 if TYPE_CHECKING:  # the imports command's types, without importing its runner for every document
     from wheeldoctor.checks.preflight import PreflightResult
     from wheeldoctor.commands.imports import ImportsResult, ImportVerdict
-    from wheeldoctor.where.remote import FetchSummary
 
 #: Bump the major part on any change that can break a reader; add fields freely.
 SCHEMA_VERSION = "1.1"
@@ -238,19 +238,7 @@ def wheels_document(result: PreflightResult) -> dict[str, Any]:
             }
             for p in result.pairs
         ],
-        **({"fetched": _fetched_json(result.fetched)} if result.fetched is not None else {}),
-    }
-
-
-def _fetched_json(summary: FetchSummary) -> dict[str, Any]:
-    """``wheels --lock``: how the RECORDs were had, and how many are only as trusted as the index."""
-    return {
-        "wheels": summary.wheels,
-        "bytes": summary.fetched,
-        "requests": summary.requests,
-        "wheels_size": summary.total_size,
-        "by_source": dict(summary.by_source),
-        "range_only": summary.unverified,
+        **({"fetched": fetch_json(result.fetched)} if result.fetched is not None else {}),
     }
 
 

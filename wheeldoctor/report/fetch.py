@@ -1,9 +1,9 @@
-"""How a lock's RECORDs were had, as plain lines for stderr: sources, bytes, notes, and what they are trusted for."""
+"""How a lock's RECORDs were had, as plain lines for stderr and as JSON: sources, bytes, notes, trust."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from wheeldoctor.where.remote import FetchedRecord, FetchSummary
@@ -44,3 +44,15 @@ def fetch_lines(summary: FetchSummary, fetched: Sequence[FetchedRecord], unjudge
             "--verify-wheels downloads the wheels and checks each hash against the lock."
         )
     return lines
+
+
+def fetch_json(summary: FetchSummary) -> dict[str, Any]:
+    """``wheels --lock``: how the RECORDs were had, and how many are only as trusted as the index."""
+    return {
+        "wheels": summary.wheels,
+        "bytes": summary.fetched,
+        "requests": summary.requests,
+        "wheels_size": summary.total_size,
+        "by_source": dict(summary.by_source),
+        "range_only": summary.unverified,
+    }
