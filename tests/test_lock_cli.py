@@ -227,3 +227,22 @@ def test_wheels_lock_of_opencv_gives_the_clashes_that_the_downloaded_wheels_give
 
     assert clashes(by_lock.stdout) and clashes(by_lock.stdout) == clashes(by_wheels.stdout)
     assert "(0." in by_lock.stderr  # under 1% of the wheels' bytes fetched
+
+
+@pytest.mark.network
+def test_wheels_lock_of_cutlass_dsl_base_and_cu13_finds_98_differing_paths(tmp_path: Path) -> None:
+    wanted = tmp_path / "requirements.in"
+    wanted.write_text("nvidia-cutlass-dsl-libs-base==4.5.0\nnvidia-cutlass-dsl-libs-cu13==4.5.0\n")
+    lock = tmp_path / "pylock.toml"
+    target = ["--python-version", "3.11", "--python-platform", "x86_64-manylinux_2_28"]
+    _uv("pip", "compile", "-q", "--format", "pylock.toml", "--no-deps", *target, wanted, "-o", lock)
+    code, document = cli_json(
+        "wheels", "--lock", lock, "--python-version", "3.11", "--platform", "manylinux_2_28_x86_64"
+    )
+    assert code == 1
+    assert sum(not c["identical"] for c in document["clashes"]) == 98
+    (pair,) = document["clash_pairs"]
+    assert (pair["differing"], pair["install_last"]) == (98, "nvidia-cutlass-dsl-libs-cu13")
+    assert (
+        document["fetched"]["bytes"] < 0.01 * document["fetched"]["wheels_size"] or document["fetched"]["requests"] == 0
+    )
