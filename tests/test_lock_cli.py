@@ -77,6 +77,9 @@ def test_check_lock_passes_a_synced_venv_and_catches_a_rewritten_record(index: R
     assert "alpha 1.0: WD084: alpha/api.py RECORD rewritten" in locked.stdout
     assert index.log == []  # the RECORDs came from the cache
     assert "3 cache" in locked.stderr
+    doctor = run_cli("doctor", "--python", venv.python, "--lock", lock)
+    assert doctor.returncode == 1
+    assert "WD084" in doctor.stdout and "alpha/api.py" in doctor.stdout
 
 
 def test_check_lock_names_another_version_and_an_unlocked_distribution(index: RangeIndex, tmp_path: Path) -> None:
@@ -246,3 +249,17 @@ def test_wheels_lock_of_cutlass_dsl_base_and_cu13_finds_98_differing_paths(tmp_p
     assert (
         document["fetched"]["bytes"] < 0.01 * document["fetched"]["wheels_size"] or document["fetched"]["requests"] == 0
     )
+
+
+def test_wheels_lock_against_an_installed_environment(tmp_path: Path) -> None:
+    wheels = tmp_path / "index"
+    build_wheel(wheels, "cv", "5.0", {"cv2/__init__.py": b"full\n"})
+    build_wheel(wheels, "cv-headless", "5.0", {"cv2/__init__.py": b"headless\n"})
+    with range_index(wheels) as index:
+        venv = make_venv(tmp_path / "venv")
+        _uv("pip", "install", "-q", "--python", venv.python, "--index-url", index.simple, "cv")
+        lock = _pylock(index, tmp_path, "cv-headless", no_deps=True)
+        done = run_cli("wheels", "--lock", lock, "--python", venv.python, "--no-cache")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "overwrite: installing cv-headless would replace" in done.stdout
+    assert "(recorded by cv)" in done.stdout
