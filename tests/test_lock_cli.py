@@ -90,6 +90,7 @@ def test_check_lock_names_another_version_and_an_unlocked_distribution(index: Ra
     assert done.returncode == 1
     assert "six 1.16.0: WD081" in done.stdout
     assert "tomli 2.0.1: WD083" in done.stdout
+    assert "Tip: tomli is not in the lock: uninstall it, or accept WD083 for it by a rule" in done.stdout
     assert "WD084" not in done.stdout  # six's other version is not judged against 1.17.0's RECORD
 
 

@@ -92,6 +92,10 @@ def tips(result: CheckResult) -> list[str]:
             continue
         if report.name in in_pairs and _explained_by_clash(report):
             continue
+        failing = {f.kind for f in report.findings if f.accepted is None and f.kind in BREAKING_KINDS}
+        if failing == {Kind.UNLOCKED}:  # a reinstall keeps it unlocked: remove it, or accept it
+            lines.append(f"Tip: {report.name} is not in the lock: uninstall it, or accept WD083 for it by a rule")
+            continue
         if any(f.kind is Kind.MODIFIED and f.content_from is None and f.links > 1 for f in report.findings):
             clean = cache_clean_command(report.dist)
             if clean:
