@@ -187,3 +187,23 @@ def test_credentials_come_from_the_url_or_netrc_and_proxies_from_the_environment
             assert fetched.record is not None and index.log == []
             assert [s.path for s in proxy.wheel_requests()] == [url]
             assert proxy.wheel_requests()[0].proxy_authorization == basic("puser:ppw")
+
+
+def test_a_malformed_record_member_becomes_a_finding_of_the_locked_wheel(tmp_path: Path) -> None:
+    from wheeldoctor.checks.locked import locked_wheel_files
+    from wheeldoctor.formats.lock_model import LockedPackage
+
+    (tmp_path / "index").mkdir()
+    bad = tmp_path / "index" / "badrecord-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(bad, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("badrecord/__init__.py", b"")
+        archive.writestr("badrecord-1.0.dist-info/METADATA", b"Name: badrecord\nRequires-Dist: other\n")
+        archive.writestr("badrecord-1.0.dist-info/RECORD", b"badrecord/__init__.py,sha256=\xff\xfe,0\n")
+    with range_index(bad.parent) as index:
+        wheel = _locked(bad, index.file_url(bad.name))
+        (fetched,) = Fetcher(cache_dir=None).fetch_all([wheel])
+    package = LockedPackage(name="badrecord", version="1.0", wheels=(wheel,), selected=wheel)  # type: ignore[arg-type]
+    (read,) = locked_wheel_files([fetched], [package])
+    assert read.requires_dist == ("other",)
+    assert [f.code for f in read.findings] == [Code.RECORD_UNDECODABLE]
+    assert read.members == ()

@@ -45,6 +45,8 @@ JOBS = 8
 #: The first, suffix range: most wheels' central directory fits in it.
 TAIL_BYTES = 256 << 10
 _MEMBER_LIMIT = 64 << 20
+#: Most bytes read by range for one wheel's RECORD (the central directory and the members).
+RANGED_LIMIT = 256 << 20
 #: Largest wheel downloaded whole (``--verify-wheels``, a server without ranges).
 DOWNLOAD_LIMIT = 8 << 30
 _CACHE_FORMAT = 1
@@ -263,7 +265,8 @@ class Fetcher:
         assert wheel.url is not None
         url = wheel.url
         client = self.client()
-        first = client.get(url, byte_range=f"bytes=-{TAIL_BYTES}", limit=DOWNLOAD_LIMIT)
+        whole = min(wheel.size, DOWNLOAD_LIMIT) if wheel.size is not None else DOWNLOAD_LIMIT
+        first = client.get(url, byte_range=f"bytes=-{TAIL_BYTES}", limit=whole)  # whole: a server ignoring Range
         if first.status != 206:
             note = f"{redact(url)}: the server ignored Range; the whole wheel ({len(first.body)} bytes) was downloaded"
             result = _read_whole(wheel, first.body, source="download")
@@ -282,6 +285,8 @@ class Fetcher:
         counter = [1, len(first.body)]
 
         def fetch(start: int, end: int) -> bytes:
+            if counter[1] + end - start > RANGED_LIMIT:  # a central directory or member that claims too much
+                raise RangeError(f"{redact(url)}: more than {RANGED_LIMIT >> 20} MiB of ranges to read its RECORD")
             try:
                 response = client.get(url, byte_range=f"bytes={start}-{end - 1}", limit=end - start)
             except HttpError as e:  # out through zipfile, which would take a ValueError for a bad zip
