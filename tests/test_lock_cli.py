@@ -264,3 +264,29 @@ def test_wheels_lock_against_an_installed_environment(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stdout + done.stderr
     assert "overwrite: installing cv-headless would replace" in done.stdout
     assert "(recorded by cv)" in done.stdout
+
+
+def test_extras_and_groups_select_more_of_a_uv_lock(index: RangeIndex, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "project"\nversion = "0.1"\nrequires-python = ">=3.10"\ndependencies = ["six"]\n'
+        '[project.optional-dependencies]\nfast = ["tomli"]\n[dependency-groups]\ndev = ["alpha"]\n'
+        "[tool.uv]\npackage = false\n"
+    )
+    _uv("lock", "-q", "--default-index", index.simple, "--python", sys.executable, cwd=project)
+    lock = project / "uv.lock"
+
+    def wheels(*options: str) -> int:
+        code, document = cli_json("wheels", "--lock", lock, *options)
+        assert code == 0
+        return int(document["fetched"]["wheels"])
+
+    assert wheels() == 3  # six, and the dev group: alpha, beta
+    assert wheels("--extra", "fast") == 4
+    assert wheels("--group", "dev") == 3
+    unknown = run_cli("wheels", "--lock", lock, "--group", "none-such")
+    assert unknown.returncode == 2
+    assert unknown.stderr == "error: dev-dependencies: no workspace member declares the group(s) none-such\n"
+    refused = run_cli("wheels", "A.whl", "--extra", "fast")
+    assert refused.returncode == 2 and "need --lock FILE" in refused.stderr

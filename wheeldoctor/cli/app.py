@@ -12,13 +12,15 @@ from typing import Annotated
 
 import typer
 
-from wheeldoctor.cli.lock import against, tell_fetch
+from wheeldoctor.cli.lock import against, lock_options, tell_fetch
 from wheeldoctor.cli.options import (
     BaselineOption,
     ConfigOption,
     DpkgAdmindirOption,
+    ExtraOption,
     FindLinksOption,
     FormatOption,
+    GroupOption,
     JobsOption,
     JsonOption,
     LockOption,
@@ -100,6 +102,8 @@ def check(
     lock: LockOption = None,
     find_links: FindLinksOption = None,
     verify_wheels: VerifyWheelsOption = False,
+    extra: ExtraOption = None,
+    group: GroupOption = None,
 ) -> None:
     """Verify distributions' files against their RECORD or package manager's record (--all: start-up hooks too)."""
 
@@ -118,7 +122,8 @@ def check(
         with no_cyclic_gc():
             cached = cache_dir(no_cache)
             env = load_target(target, with_tags=bool(lock), defer_records=lock is None, cache_dir=cached)
-            locked = against(env, lock, find_links, verify_wheels, no_cache, chosen) if lock else None
+            given = lock_options(lock, find_links, verify_wheels, extra, group, no_cache)
+            locked = against(env, given, chosen) if given else None
             env = locked.environment if locked else env
             policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
             with progress_bar(chosen != "text") as sink:
@@ -164,19 +169,22 @@ def wheels(
     find_links: FindLinksOption = None,
     verify_wheels: VerifyWheelsOption = False,
     no_cache: NoCacheOption = False,
+    extra: ExtraOption = None,
+    group: GroupOption = None,
 ) -> None:
     """Check wheel files (or a lock's wheels, by their RECORDs) against each other and (optionally) an environment."""
 
     def run() -> int:
         chosen = choose_format(format_, json)
-        if lock is not None:
+        given = lock_options(lock, find_links, verify_wheels, extra, group, no_cache)
+        if given is not None:
             if files:
                 fail("give wheel files or --lock, not both")
             from wheeldoctor.cli.lock import wheels_lock
 
-            return wheels_lock(
-                lock, python, path, chosen, output, python_version, platform, find_links, verify_wheels, no_cache
-            )
+            return wheels_lock(given, python, path, chosen, output, python_version, platform)
+        if python_version or platform:
+            fail("--python-version and --platform select a lock: give --lock FILE")
         if not files:
             fail("name the wheel files to check, or give --lock FILE")
         from wheeldoctor.checks.preflight import preflight
@@ -239,6 +247,8 @@ def doctor(
     lock: LockOption = None,
     find_links: FindLinksOption = None,
     verify_wheels: VerifyWheelsOption = False,
+    extra: ExtraOption = None,
+    group: GroupOption = None,
 ) -> None:
     """Everything at once: files, clashes, start-up hooks, dependencies, duplicates, compatibility; one exit code."""
 
@@ -254,7 +264,8 @@ def doctor(
         with no_cyclic_gc():
             cached = cache_dir(no_cache)
             env = load_target(target, with_tags=True, defer_records=lock is None, cache_dir=cached)
-            locked = against(env, lock, find_links, verify_wheels, no_cache, chosen) if lock else None
+            given = lock_options(lock, find_links, verify_wheels, extra, group, no_cache)
+            locked = against(env, given, chosen) if given else None
             env = locked.environment if locked else env
             policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
             with progress_bar(chosen != "text") as sink:

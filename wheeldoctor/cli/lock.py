@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from wheeldoctor.cli.runner import EXIT_HEALTHY, EXIT_PROBLEMS, cache_dir, deliver, fail
@@ -13,29 +14,64 @@ if TYPE_CHECKING:
     from wheeldoctor.where.remote import Fetcher
 
 
-def fetcher_for(find_links: list[str] | None, verify_wheels: bool, no_cache: bool) -> Fetcher:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LockOptions:
+    """The ``--lock`` options of a command, as given."""
+
+    file: str
+    find_links: tuple[str, ...] = ()
+    verify_wheels: bool = False
+    extras: tuple[str, ...] = ()
+    groups: tuple[str, ...] | None = None
+    """None: the lock's default groups."""
+    no_cache: bool = False
+
+
+def lock_options(
+    lock: str | None,
+    find_links: list[str] | None,
+    verify_wheels: bool,
+    extras: list[str] | None,
+    groups: list[str] | None,
+    no_cache: bool,
+) -> LockOptions | None:
+    """The ``--lock`` options as given on the command line; None without ``--lock``."""
+    if lock is None:
+        if find_links or verify_wheels or extras or groups:
+            fail("--find-links, --verify-wheels, --extra and --group need --lock FILE")
+        return None
+    return LockOptions(
+        file=lock,
+        find_links=tuple(find_links or ()),
+        verify_wheels=verify_wheels,
+        extras=tuple(extras or ()),
+        groups=tuple(groups) if groups else None,
+        no_cache=no_cache,
+    )
+
+
+def fetcher_for(options: LockOptions) -> Fetcher:
     """The RECORD fetcher for a run: its cache, local wheel directories and verification mode."""
     import os
 
     from wheeldoctor.where.remote import Fetcher
 
-    for directory in find_links or ():
+    for directory in options.find_links:
         if not os.path.isdir(directory):
             fail(f"--find-links {directory}: not a directory")
-    return Fetcher(cache_dir=cache_dir(no_cache), find_links=find_links or (), verify_wheels=verify_wheels)
+    return Fetcher(
+        cache_dir=cache_dir(options.no_cache), find_links=options.find_links, verify_wheels=options.verify_wheels
+    )
 
 
 def wheels_lock(
-    lock: str,
+    options: LockOptions,
     python: str | None,
     path: list[str] | None,
     chosen: str,
     output: str | None,
     python_version: str | None,
     platform: list[str] | None,
-    find_links: list[str] | None,
-    verify_wheels: bool,
-    no_cache: bool,
 ) -> int:
     """``wheels --lock FILE``: the lock's wheels preflighted from their RECORDs."""
     from wheeldoctor.commands.lock import lock_target, run_wheels_lock
@@ -46,23 +82,22 @@ def wheels_lock(
     if (python or path) and (python_version or platform):
         fail("give --python/--path or --python-version/--platform, not both")
     env = load_target(Target(python=python, paths=tuple(path or ())), with_tags=True) if (python or path) else None
-    target = lock_target(env, python_version=python_version, platforms=platform or ())
-    fetcher = fetcher_for(find_links, verify_wheels, no_cache)
-    done = run_wheels_lock(lock, target, fetcher, env, count_progress("RECORDs", chosen != "text"))
+    target = lock_target(
+        env, python_version=python_version, platforms=platform or (), extras=options.extras, groups=options.groups
+    )
+    done = run_wheels_lock(options.file, target, fetcher_for(options), env, count_progress("RECORDs", chosen != "text"))
     deliver(done.result, chosen, output)
     sys.stderr.writelines(line + "\n" for line in fetch_lines(done.summary, done.fetched, done.unjudged))
     return EXIT_HEALTHY if done.result.healthy else EXIT_PROBLEMS
 
 
-def against(
-    env: Environment, lock: str, find_links: list[str] | None, verify_wheels: bool, no_cache: bool, chosen: str
-) -> LockedEnvironment:
+def against(env: Environment, options: LockOptions, chosen: str) -> LockedEnvironment:
     """``check``/``doctor`` ``--lock``: the environment with the locked wheels' claims, and the lock's findings."""
     from wheeldoctor.commands.lock_check import against_lock
     from wheeldoctor.report.progress import count_progress
 
-    fetcher = fetcher_for(find_links, verify_wheels, no_cache)
-    return against_lock(env, lock, fetcher, count_progress("RECORDs", chosen != "text"))
+    progress = count_progress("RECORDs", chosen != "text")
+    return against_lock(env, options.file, fetcher_for(options), progress, extras=options.extras, groups=options.groups)
 
 
 def tell_fetch(locked: LockedEnvironment | None) -> None:

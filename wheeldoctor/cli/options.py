@@ -72,3 +72,12 @@ VerifyWheelsOption = Annotated[
     bool,
     typer.Option("--verify-wheels", help="Download whole wheels and check each sha256 against the lock."),
 ]
+ExtraOption = Annotated[
+    list[str] | None, typer.Option("--extra", metavar="NAME", help="Select the lock with this extra (repeatable).")
+]
+GroupOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--group", metavar="NAME", help="Select these dependency groups, not the lock's default (repeatable)."
+    ),
+]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -36,7 +37,13 @@ class LockedEnvironment:
 
 
 def against_lock(
-    env: Environment, lock_path: str, fetcher: Fetcher, progress: Progress | None = None
+    env: Environment,
+    lock_path: str,
+    fetcher: Fetcher,
+    progress: Progress | None = None,
+    *,
+    extras: Sequence[str] = (),
+    groups: Sequence[str] | None = None,
 ) -> LockedEnvironment:
     """Read the lock for ``env``'s interpreter, fetch the RECORDs, and put the locked wheels' claims in place."""
     from packaging.version import InvalidVersion, Version
@@ -45,7 +52,7 @@ def against_lock(
     from wheeldoctor.formats.lock import read_lock
     from wheeldoctor.where.remote import summarize
 
-    lock = read_lock(lock_path, lock_target(env))
+    lock = read_lock(lock_path, lock_target(env, extras=extras, groups=groups))
     fetched = fetch_selected(lock, fetcher, progress)
     active = env.active()
     judged = membership(lock, [_installed(d) for d in active])

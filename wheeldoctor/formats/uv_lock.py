@@ -42,6 +42,15 @@ def select_uv_lock(
     roots = [p for p in packages if p.name in member_names or p.source_kind in ("editable", "virtual")]
     if not roots:  # a lock of plain requirements: every package is installed
         roots = packages
+    declared = {canonicalize_name(g) for r in roots for g in r.groups}
+    unknown = sorted({canonicalize_name(g) for g in target.groups or ()} - declared)
+    if unknown:
+        raise LockError(f"dev-dependencies: no workspace member declares the group(s) {', '.join(unknown)}")
+    undeclared = sorted(
+        {canonicalize_name(e) for e in target.extras} - {canonicalize_name(e) for r in roots for e in r.extras}
+    )
+    if undeclared:
+        raise LockError(f"optional-dependencies: no workspace member declares the extra(s) {', '.join(undeclared)}")
     markers = dict(target.markers)
     reached: dict[int, _UvPackage] = {}
     extras_done: set[tuple[int, str]] = set()
