@@ -7,9 +7,9 @@ import io
 
 from helpers import record_hash
 
-from wheeldoctor.checks.locked import Installed, lock_claims, membership
 from wheeldoctor.formats.lock_model import Lock, LockedPackage, locked_wheel
 from wheeldoctor.formats.record import decode_record
+from wheeldoctor.judge.locked import Installed, lock_claims, membership
 from wheeldoctor.model.findings import Code
 
 DIST_INFO = "demo-1.0.dist-info"

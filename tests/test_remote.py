@@ -11,11 +11,11 @@ import pytest
 from helpers import WheelFactory, build_wheel
 from range_server import range_index
 
+from wheeldoctor.engine.http import redact
+from wheeldoctor.engine.remote import Fetcher, FetchError
 from wheeldoctor.formats.lock_model import LockedWheel, locked_wheel
 from wheeldoctor.formats.record import decode_record
 from wheeldoctor.model.findings import Code
-from wheeldoctor.where.http import redact
-from wheeldoctor.where.remote import Fetcher, FetchError
 
 BIG = 24 << 20
 
@@ -190,8 +190,8 @@ def test_credentials_come_from_the_url_or_netrc_and_proxies_from_the_environment
 
 
 def test_a_malformed_record_member_becomes_a_finding_of_the_locked_wheel(tmp_path: Path) -> None:
-    from wheeldoctor.checks.locked import locked_wheel_files
     from wheeldoctor.formats.lock_model import LockedPackage
+    from wheeldoctor.judge.locked import locked_wheel_files
 
     (tmp_path / "index").mkdir()
     bad = tmp_path / "index" / "badrecord-1.0-py3-none-any.whl"

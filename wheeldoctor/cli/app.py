@@ -5,6 +5,7 @@ Reports go to stdout, errors and progress to stderr (see :mod:`wheeldoctor.cli.r
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import replace
 from functools import partial
@@ -46,6 +47,7 @@ from wheeldoctor.cli.runner import (
     exit_now,
     fail,
     guard,
+    metadata_memos,
     no_cyclic_gc,
     pin_baseline,
     refuse_report_with_baseline,
@@ -115,13 +117,14 @@ def check(
         chosen = choose_format(format_, json)
         refuse_report_with_baseline(write_baseline, chosen, output)
         target = target_of(python, path, dpkg_admindir)
-        start_probe(target)  # it runs while the checks are imported
+        start_probe(target, with_tags=lock is not None)  # it runs while the checks are imported
         from wheeldoctor.commands import policy as policies
         from wheeldoctor.commands.check import import_stepwise, run_check
 
         with no_cyclic_gc():
             cached = cache_dir(no_cache)
-            env = load_target(target, with_tags=bool(lock), defer_records=lock is None, cache_dir=cached)
+            memos = metadata_memos(cached)
+            env = load_target(target, with_tags=bool(lock), defer_records=lock is None, memos=memos)
             given = lock_options(lock, find_links, verify_wheels, extra, group, no_cache)
             locked = against(env, given, chosen) if given else None
             env = locked.environment if locked else env
@@ -187,15 +190,15 @@ def wheels(
             fail("--python-version and --platform select a lock: give --lock FILE")
         if not files:
             fail("name the wheel files to check, or give --lock FILE")
-        from wheeldoctor.checks.preflight import preflight
         from wheeldoctor.formats.wheelfile import WheelError, read_wheel
+        from wheeldoctor.judge.preflight import preflight
 
         try:
             read = [read_wheel(f) for f in files]
         except WheelError as e:
             fail(str(e))
         env = load_target(Target(python=python, paths=tuple(path or ()))) if (python or path) else None
-        result = preflight(read, env)
+        result = preflight(read, env, os.path.lexists)
         deliver(result, chosen, output)
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
@@ -221,7 +224,9 @@ def deps(
         from wheeldoctor.commands.deps import run_deps
         from wheeldoctor.report import deps_text
 
-        result = run_deps(load_target(target, with_tags=True, with_records=False, cache_dir=cache_dir(no_cache)))
+        result = run_deps(
+            load_target(target, with_tags=True, with_records=False, memos=metadata_memos(cache_dir(no_cache)))
+        )
         deliver(result, chosen, output, lambda console: deps_text.render_rich(result, console))
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
@@ -263,7 +268,8 @@ def doctor(
 
         with no_cyclic_gc():
             cached = cache_dir(no_cache)
-            env = load_target(target, with_tags=True, defer_records=lock is None, cache_dir=cached)
+            memos = metadata_memos(cached)
+            env = load_target(target, with_tags=True, defer_records=lock is None, memos=memos)
             given = lock_options(lock, find_links, verify_wheels, extra, group, no_cache)
             locked = against(env, given, chosen) if given else None
             env = locked.environment if locked else env
@@ -339,8 +345,8 @@ def imports(
     """Import modules (this RUNS their code) and report GPU driver initialisation, threads, processes, time."""
 
     def run() -> int:
-        from wheeldoctor.checks.imports import ImportProbeError
         from wheeldoctor.commands.imports import Forbid, run_imports
+        from wheeldoctor.probes.imports import ImportProbeError
         from wheeldoctor.report import imports_text
         from wheeldoctor.report import json as json_report
 

@@ -10,8 +10,8 @@ from wheeldoctor.cli.runner import EXIT_HEALTHY, EXIT_PROBLEMS, cache_dir, deliv
 
 if TYPE_CHECKING:
     from wheeldoctor.commands.lock_check import LockedEnvironment
-    from wheeldoctor.where.environment import Environment
-    from wheeldoctor.where.remote import Fetcher
+    from wheeldoctor.engine.remote import Fetcher
+    from wheeldoctor.model.environment import Environment
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -54,7 +54,7 @@ def fetcher_for(options: LockOptions) -> Fetcher:
     """The RECORD fetcher for a run: its cache, local wheel directories and verification mode."""
     import os
 
-    from wheeldoctor.where.remote import Fetcher
+    from wheeldoctor.engine.remote import Fetcher
 
     for directory in options.find_links:
         if not os.path.isdir(directory):

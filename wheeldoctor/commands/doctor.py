@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from wheeldoctor.checks.locked import LockVerdict
-from wheeldoctor.checks.policy import Policy
-from wheeldoctor.checks.states import ProgressSink
 from wheeldoctor.commands.check import run_check
 from wheeldoctor.commands.deps import run_deps
 from wheeldoctor.commands.results import DoctorResult
-from wheeldoctor.where.environment import Environment
+from wheeldoctor.engine.states import ProgressSink
+from wheeldoctor.judge.locked import LockVerdict
+from wheeldoctor.judge.policy import Policy
+from wheeldoctor.model.environment import Environment
 
 
 def run_doctor(

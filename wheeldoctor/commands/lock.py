@@ -1,7 +1,7 @@
 """``wheels --lock``: preflight what a lock would install, from the locked wheels' RECORDs alone.
 
 Select the lock for the target (an inspected interpreter, or an explicit version and
-platform), fetch each selected wheel's RECORD (:mod:`wheeldoctor.where.remote`), and
+platform), fetch each selected wheel's RECORD (:mod:`wheeldoctor.engine.remote`), and
 judge them with the ``wheels`` clash code as if the wheels were at hand.
 """
 
@@ -12,10 +12,11 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from wheeldoctor.checks.preflight import PreflightResult
+    from wheeldoctor.engine.remote import Fetcher, Progress
     from wheeldoctor.formats.lock import Lock, LockTarget
-    from wheeldoctor.where.environment import Environment
-    from wheeldoctor.where.remote import FetchedRecord, Fetcher, FetchSummary, Progress
+    from wheeldoctor.formats.lock_fetched import FetchedRecord, FetchSummary
+    from wheeldoctor.judge.preflight import PreflightResult
+    from wheeldoctor.model.environment import Environment
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,10 +68,10 @@ def run_wheels_lock(
     progress: Progress | None = None,
 ) -> LockPreflight:
     """Read and select the lock, fetch its wheels' RECORDs, and preflight them together (and against ``env``)."""
-    from wheeldoctor.checks.locked import locked_wheel_files
-    from wheeldoctor.checks.preflight import preflight
     from wheeldoctor.formats.lock import read_lock
-    from wheeldoctor.where.remote import summarize
+    from wheeldoctor.formats.lock_fetched import summarize
+    from wheeldoctor.judge.locked import locked_wheel_files
+    from wheeldoctor.judge.preflight import preflight
 
     lock = read_lock(lock_path, target)
     fetched = fetch_selected(lock, fetcher, progress)

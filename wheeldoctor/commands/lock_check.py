@@ -2,7 +2,7 @@
 
 Select the lock for the inspected interpreter, fetch the selected wheels' RECORDs, and
 hand the check two things: the environment with each locked distribution's claims taken
-from its locked wheel (:func:`wheeldoctor.checks.locked.lock_claims`), and the findings
+from its locked wheel (:func:`wheeldoctor.judge.locked.lock_claims`), and the findings
 the lock adds (membership, RECORD rewritten, broken locked wheels). The files are then
 verified by the usual check.
 """
@@ -15,12 +15,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from wheeldoctor.checks.locked import Installed, LockVerdict, lock_claims, membership, missing_finding
+from wheeldoctor.judge.locked import Installed, LockVerdict, lock_claims, membership, missing_finding
 
 if TYPE_CHECKING:
+    from wheeldoctor.engine.remote import Fetcher, Progress
     from wheeldoctor.formats.lock import Lock
-    from wheeldoctor.where.environment import Environment, InstalledDistribution
-    from wheeldoctor.where.remote import FetchedRecord, Fetcher, FetchSummary, Progress
+    from wheeldoctor.formats.lock_fetched import FetchedRecord, FetchSummary
+    from wheeldoctor.model.environment import Environment, InstalledDistribution
 
 _DIRECT_URL_LIMIT = 64 << 10
 
@@ -50,7 +51,7 @@ def against_lock(
 
     from wheeldoctor.commands.lock import fetch_selected, lock_target
     from wheeldoctor.formats.lock import read_lock
-    from wheeldoctor.where.remote import summarize
+    from wheeldoctor.formats.lock_fetched import summarize
 
     lock = read_lock(lock_path, lock_target(env, extras=extras, groups=groups))
     fetched = fetch_selected(lock, fetcher, progress)

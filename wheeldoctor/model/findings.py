@@ -21,11 +21,11 @@ class Kind(str, Enum):
     MALFORMED = "malformed"
     #: Another distribution's recorded bytes, put there by one that requires this one (an overlay).
     REPLACED = "replaced"
-    #: Code that runs at every interpreter start (checks/hooks.py).
+    #: Code that runs at every interpreter start (judge/hooks.py).
     STARTUP_HOOK = "startup-hook"
-    #: A file in a site directory that no installer recorded (checks/unowned.py).
+    #: A file in a site directory that no installer recorded (engine/unowned.py).
     UNOWNED = "unowned"
-    #: Installed, but the lock does not hold it (checks/locked.py).
+    #: Installed, but the lock does not hold it (judge/locked.py).
     UNLOCKED = "unlocked"
 
 
@@ -47,7 +47,7 @@ class Code(str, Enum):
     NO_HASH = "WD015"
     METADATA_PROBLEM = "WD016"
     DUPLICATE_ROW = "WD017"
-    #: The package manager that owns the distribution keeps no usable record of it (checks/managed.py).
+    #: The package manager that owns the distribution keeps no usable record of it (judge/managed.py).
     MANAGER_UNVERIFIABLE = "WD018"
     WHEEL_MEMBER_MISSING = "WD020"
     WHEEL_MEMBER_UNRECORDED = "WD021"
@@ -72,7 +72,7 @@ class Code(str, Enum):
     STARTUP_HOOK_OWNED = "WD070"
     STARTUP_HOOK_UNOWNED = "WD071"
     UNOWNED_MODULE = "WD072"
-    # The environment against its lock, the locked wheels' RECORDs as the reference (checks/locked.py).
+    # The environment against its lock, the locked wheels' RECORDs as the reference (judge/locked.py).
     LOCKED_MISSING = "WD080"
     LOCKED_OTHER_VERSION = "WD081"
     NOT_FROM_LOCKED_WHEEL = "WD082"

@@ -20,14 +20,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from wheeldoctor.checks.files import Status
 from wheeldoctor.commands.deps import DepsResult
 from wheeldoctor.commands.results import CheckResult, DoctorResult
+from wheeldoctor.judge.files import Status
+from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding
-from wheeldoctor.where.environment import InstalledDistribution
 
 if TYPE_CHECKING:  # preflight's wheel reading (zipfile) is imported only by the commands that read wheels
-    from wheeldoctor.checks.preflight import PreflightResult
+    from wheeldoctor.judge.preflight import PreflightResult
 
     Result = CheckResult | DoctorResult | DepsResult | PreflightResult
 

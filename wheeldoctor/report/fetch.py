@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from wheeldoctor.where.remote import FetchedRecord, FetchSummary
+    from wheeldoctor.formats.lock_fetched import FetchedRecord, FetchSummary
 
 
 def plain(text: str) -> str:

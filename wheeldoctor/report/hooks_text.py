@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from wheeldoctor.checks.hooks import HookAudit
-from wheeldoctor.checks.unowned import UnownedScan
+from wheeldoctor.judge.hooks import HookAudit
 from wheeldoctor.model.findings import Finding
+from wheeldoctor.model.ownership import UnownedScan
 
 
 def _evidence(finding: Finding) -> str:
