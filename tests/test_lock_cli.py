@@ -81,6 +81,25 @@ def test_check_lock_passes_a_synced_venv_and_catches_a_rewritten_record(index: R
     assert doctor.returncode == 1
     assert "WD084" in doctor.stdout and "alpha/api.py" in doctor.stdout
 
+    code, document = cli_json("check", "--all", "--python", venv.python, "--lock", lock)
+    assert code == 1
+    assert document["fetched"] == {
+        "wheels": 3,
+        "bytes": 0,
+        "requests": 0,
+        "wheels_size": document["fetched"]["wheels_size"],
+        "by_source": {"cache": 3},
+        "range_only": 3,  # cached from range fetches: only as trusted as the index
+    }
+    assert isinstance(document["fetched"]["wheels_size"], int)  # 0 here: uv's pylock gives no sizes
+    [alpha] = [d for d in document["distributions"] if d["name"] == "alpha"]
+    assert "WD084" in {f["code"] for f in alpha["findings"]}
+    assert alpha["repair"]["argv"][-3:] == ["alpha", "--no-deps", "alpha==1.0"]
+    code, document = cli_json("doctor", "--python", venv.python, "--lock", lock)
+    assert code == 1 and document["fetched"]["by_source"] == {"cache": 3}
+    code, document = cli_json("check", "--all", "--python", venv.python)
+    assert code == 0 and "fetched" not in document
+
 
 def test_check_lock_names_another_version_and_an_unlocked_distribution(index: RangeIndex, tmp_path: Path) -> None:
     lock = _pylock(index, tmp_path, "alpha", "six==1.17.0")
@@ -92,6 +111,14 @@ def test_check_lock_names_another_version_and_an_unlocked_distribution(index: Ra
     assert "tomli 2.0.1: WD083" in done.stdout
     assert "Tip: tomli is not in the lock: uninstall it, or accept WD083 for it by a rule" in done.stdout
     assert "WD084" not in done.stdout  # six's other version is not judged against 1.17.0's RECORD
+    uninstall = ["uv", "pip", "uninstall", "--python", str(venv.python), "tomli"]
+    assert f"(to uninstall: {' '.join(uninstall)})" in done.stdout
+    code, document = cli_json("check", "--all", "--python", venv.python, "--lock", lock)
+    assert code == 1
+    repairs = {d["name"]: d["repair"] for d in document["distributions"] if d["repair"] is not None}
+    assert repairs["tomli"]["argv"] == uninstall  # a reinstall would keep it unlocked
+    assert repairs["tomli"]["note"] == "not in the lock: uninstall it, or accept WD083 for it by a rule"
+    assert repairs["six"]["argv"][-1] == "six==1.17.0"  # the lock's version, not the installed 1.16.0
 
 
 def test_check_lock_with_a_uv_project(index: RangeIndex, tmp_path: Path) -> None:
@@ -290,3 +317,30 @@ def test_extras_and_groups_select_more_of_a_uv_lock(index: RangeIndex, tmp_path:
     assert unknown.stderr == "error: dev-dependencies: no workspace member declares the group(s) none-such\n"
     refused = run_cli("wheels", "A.whl", "--extra", "fast")
     assert refused.returncode == 2 and "need --lock FILE" in refused.stderr
+
+
+def test_fix_lock_reinstalls_the_locked_versions_and_a_recheck_passes(index: RangeIndex, tmp_path: Path) -> None:
+    """A rewritten RECORD and another version: ``fix --lock`` reinstalls the lock's versions by the tips' words."""
+    lock = _pylock(index, tmp_path, "alpha", "six==1.17.0")
+    venv = _synced(index, tmp_path, lock)
+    _uv("pip", "install", "-q", "--python", venv.python, "--index-url", index.simple, "six==1.16.0")
+    _rewrite(venv, "alpha", "alpha/api.py", API + b"import os; os.system('id')\n")
+    found = run_cli("check", "--all", "--python", venv.python, "--lock", lock)
+    assert found.returncode == 1, found.stdout + found.stderr
+    uv = f"uv pip install --python {venv.python}"
+    assert f"Tip: {uv} --reinstall-package alpha --no-deps alpha==1.0" in found.stdout
+    assert f"Tip: {uv} --reinstall-package six --no-deps six==1.17.0" in found.stdout  # the lock's, not 1.16.0
+
+    installers = {**UV_ENV, "UV_INDEX_URL": index.simple, "PIP_INDEX_URL": index.simple}
+    fixed = run_cli("fix", "--all", "--python", venv.python, "--lock", lock, "--yes", env=installers)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert (venv.site_packages / "alpha" / "api.py").read_bytes() == API
+    assert (venv.site_packages / "six.py").read_text() == "__version__ = '1.17.0'\n"
+    again = run_cli("check", "--all", "--python", venv.python, "--lock", lock)
+    assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_fix_lock_needs_all(tmp_path: Path) -> None:
+    done = run_cli("fix", "alpha", "--lock", tmp_path / "pylock.toml", "--dry-run")
+    assert done.returncode == 2
+    assert done.stderr.strip() == "error: --lock judges the whole environment: give --all"

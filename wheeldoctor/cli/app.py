@@ -143,7 +143,7 @@ def check(
                     meanwhile=import_stepwise(REPORT_MODULES),
                     lock=locked.verdict if locked else None,
                 )
-        result = replace(result, show_unowned=show_unowned)
+        result = replace(result, show_unowned=show_unowned, fetched=locked.summary if locked else None)
         if write_baseline is not None:
             return pin_baseline(write_baseline, result.baseline_reports)
         from wheeldoctor.report import text
@@ -279,7 +279,8 @@ def doctor(
                 result = run_doctor(
                     env, jobs=jobs, progress=sink, strict=strict, cache_dir=cached, policy=policy, lock=verdict
                 )
-        result = replace(result, check=replace(result.check, show_unowned=show_unowned))
+        fetched = locked.summary if locked else None
+        result = replace(result, check=replace(result.check, show_unowned=show_unowned, fetched=fetched))
         if write_baseline is not None:
             return pin_baseline(write_baseline, result.check.baseline_reports)
         rich = partial(deps_text.render_doctor_rich, result, show_accepted=show_accepted)
@@ -304,6 +305,11 @@ def fix(
     dpkg_admindir: DpkgAdmindirOption = None,
     config: ConfigOption = None,
     baseline: BaselineOption = None,
+    lock: LockOption = None,
+    find_links: FindLinksOption = None,
+    verify_wheels: VerifyWheelsOption = False,
+    extra: ExtraOption = None,
+    group: GroupOption = None,
 ) -> None:
     """Repair what check and doctor report, with the recorded installer; then verify again."""
 
@@ -313,6 +319,9 @@ def fix(
         from wheeldoctor.commands.fix import plan_fix, run_fix
         from wheeldoctor.report import fix_text
 
+        given = lock_options(lock, find_links, verify_wheels, extra, group, no_cache)
+        if given is not None and not all_:
+            fail("--lock judges the whole environment: give --all")
         planned = plan_fix(
             target_of(python, path, dpkg_admindir),
             names or None,
@@ -320,6 +329,7 @@ def fix(
             cache_dir=cache_dir(no_cache),
             config=config,
             baseline=baseline,
+            against=(lambda env: against(env, given, "json" if json else "text")) if given else None,
         )
         out = sys.stderr if json else sys.stdout  # with --json, stdout holds the document alone
         ask = (lambda n: typer.confirm(f"Run these {n} step(s)?", err=True)) if sys.stdin.isatty() else None

@@ -4,7 +4,8 @@ Select the lock for the inspected interpreter, fetch the selected wheels' RECORD
 hand the check two things: the environment with each locked distribution's claims taken
 from its locked wheel (:func:`wheeldoctor.judge.locked.lock_claims`), and the findings
 the lock adds (membership, RECORD rewritten, broken locked wheels). The files are then
-verified by the usual check.
+verified by the usual check. The environment also carries the versions the lock pins
+(``Environment.locked``): the repair plan reinstalls those.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from wheeldoctor.judge.locked import Installed, LockVerdict, lock_claims, membership, missing_finding
+from wheeldoctor.repair.steps import locked_pin
 
 if TYPE_CHECKING:
     from wheeldoctor.engine.remote import Fetcher, Progress
@@ -79,7 +81,12 @@ def against_lock(
         here.extend(claims.findings)
         # No record identity: the verification cache is keyed on the installed RECORD, not these claims.
         replaced[id(dist)] = replace(dist, record=claims.record, record_identity=None, record_deferred=False)
-    env = replace(env, distributions=tuple(replaced.get(id(d), d) for d in env.distributions))
+    pins = (locked_pin(str(p.name), p.version) for p in lock.packages)
+    env = replace(
+        env,
+        distributions=tuple(replaced.get(id(d), d) for d in env.distributions),
+        locked=dict(pin for pin in pins if pin is not None),
+    )
     missing = tuple((str(p.name), missing_finding(p, lock.path)) for p in judged.missing)
     verdict = LockVerdict({k: tuple(v) for k, v in findings.items() if v}, missing)
     return LockedEnvironment(env, verdict, lock, tuple(fetched), summarize(fetched))

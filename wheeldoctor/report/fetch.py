@@ -47,7 +47,7 @@ def fetch_lines(summary: FetchSummary, fetched: Sequence[FetchedRecord], unjudge
 
 
 def fetch_json(summary: FetchSummary) -> dict[str, Any]:
-    """``wheels --lock``: how the RECORDs were had, and how many are only as trusted as the index."""
+    """``--lock`` (wheels, check, doctor): how the RECORDs were had, and how many are only as trusted as the index."""
     return {
         "wheels": summary.wheels,
         "bytes": summary.fetched,
