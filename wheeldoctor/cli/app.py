@@ -14,20 +14,28 @@ from typing import Annotated
 import typer
 
 from wheeldoctor.cli import fleet, sbom
+from wheeldoctor.cli.lock import against, lock_options, tell_fetch
 from wheeldoctor.cli.options import (
     BaselineOption,
     ConfigOption,
     DpkgAdmindirOption,
+    ExtraOption,
+    FindLinksOption,
     FormatOption,
+    GroupOption,
     JobsOption,
     JsonOption,
+    LockOption,
     NoCacheOption,
     OutputOption,
     PathOption,
+    PlatformOption,
     PythonOption,
+    PythonVersionOption,
     ShowAcceptedOption,
     ShowUnownedOption,
     StrictOption,
+    VerifyWheelsOption,
     WriteBaselineOption,
 )
 from wheeldoctor.cli.runner import (
@@ -94,24 +102,35 @@ def check(
     write_baseline: WriteBaselineOption = None,
     show_accepted: ShowAcceptedOption = False,
     show_unowned: ShowUnownedOption = False,
+    lock: LockOption = None,
+    find_links: FindLinksOption = None,
+    verify_wheels: VerifyWheelsOption = False,
+    extra: ExtraOption = None,
+    group: GroupOption = None,
 ) -> None:
     """Verify distributions' files against their RECORD or package manager's record (--all: start-up hooks too)."""
 
     def run() -> int:
         if bool(names) == all_:
             fail("name the distributions to check, or pass --all (not both)")
+        if lock is not None and not all_:
+            fail("--lock judges the whole environment: give --all")
         chosen = choose_format(format_, json)
         refuse_report_with_baseline(write_baseline, chosen, output)
         if chosen == "cyclonedx":
             sbom.require_sbom()
         target = target_of(python, path, dpkg_admindir)
-        start_probe(target)  # it runs while the checks are imported
+        start_probe(target, with_tags=lock is not None)  # it runs while the checks are imported
         from wheeldoctor.commands import policy as policies
         from wheeldoctor.commands.check import import_stepwise, run_check
 
         with no_cyclic_gc():
             cached = cache_dir(no_cache)
-            env = load_target(target, defer_records=True, memos=metadata_memos(cached))
+            memos = metadata_memos(cached)
+            env = load_target(target, with_tags=bool(lock), defer_records=lock is None, memos=memos)
+            given = lock_options(lock, find_links, verify_wheels, extra, group, no_cache)
+            locked = against(env, given, chosen) if given else None
+            env = locked.environment if locked else env
             policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
             with progress_bar(chosen != "text") as sink:
                 result = run_check(
@@ -121,12 +140,13 @@ def check(
                     progress=sink,
                     strict=strict or not all_,
                     cache_dir=cached,
-                    processes=True,
+                    processes=locked is None,  # the lock's claims are in env; forked workers read RECORD files
                     strict_overlays=strict,
                     policy=policy,
                     meanwhile=import_stepwise(REPORT_MODULES),
+                    lock=locked.verdict if locked else None,
                 )
-        result = replace(result, show_unowned=show_unowned)
+        result = replace(result, show_unowned=show_unowned, fetched=locked.summary if locked else None)
         if write_baseline is not None:
             return pin_baseline(write_baseline, result.baseline_reports)
         if chosen == "cyclonedx":
@@ -136,6 +156,7 @@ def check(
 
         rich = partial(text.render_rich, result, show_accepted=show_accepted)
         deliver(result, chosen, output, rich, show_accepted=show_accepted)
+        tell_fetch(locked)
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
     guard(run)
@@ -143,17 +164,38 @@ def check(
 
 @app.command()
 def wheels(
-    files: Annotated[list[str], typer.Argument(metavar="WHEEL...", help="Wheel files to check before install.")],
+    files: Annotated[
+        list[str] | None, typer.Argument(metavar="WHEEL...", help="Wheel files to check before install.")
+    ] = None,
     python: PythonOption = None,
     path: PathOption = None,
     json: JsonOption = False,
     format_: FormatOption = None,
     output: OutputOption = None,
+    lock: LockOption = None,
+    python_version: PythonVersionOption = None,
+    platform: PlatformOption = None,
+    find_links: FindLinksOption = None,
+    verify_wheels: VerifyWheelsOption = False,
+    no_cache: NoCacheOption = False,
+    extra: ExtraOption = None,
+    group: GroupOption = None,
 ) -> None:
-    """Check wheel files against their RECORDs, each other, and (optionally) an environment."""
+    """Check wheel files (or a lock's wheels, by their RECORDs) against each other and (optionally) an environment."""
 
     def run() -> int:
         chosen = choose_format(format_, json)
+        given = lock_options(lock, find_links, verify_wheels, extra, group, no_cache)
+        if given is not None:
+            if files:
+                fail("give wheel files or --lock, not both")
+            from wheeldoctor.cli.lock import wheels_lock
+
+            return wheels_lock(given, python, path, chosen, output, python_version, platform)
+        if python_version or platform:
+            fail("--python-version and --platform select a lock: give --lock FILE")
+        if not files:
+            fail("name the wheel files to check, or give --lock FILE")
         from wheeldoctor.formats.wheelfile import WheelError, read_wheel
         from wheeldoctor.judge.preflight import preflight
 
@@ -213,6 +255,11 @@ def doctor(
     baseline: BaselineOption = None,
     write_baseline: WriteBaselineOption = None,
     show_accepted: ShowAcceptedOption = False,
+    lock: LockOption = None,
+    find_links: FindLinksOption = None,
+    verify_wheels: VerifyWheelsOption = False,
+    extra: ExtraOption = None,
+    group: GroupOption = None,
 ) -> None:
     """Everything at once: files, clashes, start-up hooks, dependencies, duplicates, compatibility; one exit code."""
 
@@ -229,11 +276,19 @@ def doctor(
 
         with no_cyclic_gc():
             cached = cache_dir(no_cache)
-            env = load_target(target, with_tags=True, defer_records=True, memos=metadata_memos(cached))
+            memos = metadata_memos(cached)
+            env = load_target(target, with_tags=True, defer_records=lock is None, memos=memos)
+            given = lock_options(lock, find_links, verify_wheels, extra, group, no_cache)
+            locked = against(env, given, chosen) if given else None
+            env = locked.environment if locked else env
             policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
             with progress_bar(chosen != "text") as sink:
-                result = run_doctor(env, jobs=jobs, progress=sink, strict=strict, cache_dir=cached, policy=policy)
-        result = replace(result, check=replace(result.check, show_unowned=show_unowned))
+                verdict = locked.verdict if locked else None
+                result = run_doctor(
+                    env, jobs=jobs, progress=sink, strict=strict, cache_dir=cached, policy=policy, lock=verdict
+                )
+        fetched = locked.summary if locked else None
+        result = replace(result, check=replace(result.check, show_unowned=show_unowned, fetched=fetched))
         if write_baseline is not None:
             return pin_baseline(write_baseline, result.check.baseline_reports)
         if chosen == "cyclonedx":
@@ -241,6 +296,7 @@ def doctor(
             return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
         rich = partial(deps_text.render_doctor_rich, result, show_accepted=show_accepted)
         deliver(result, chosen, output, rich, show_accepted=show_accepted)
+        tell_fetch(locked)
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
     guard(run)
@@ -260,6 +316,11 @@ def fix(
     dpkg_admindir: DpkgAdmindirOption = None,
     config: ConfigOption = None,
     baseline: BaselineOption = None,
+    lock: LockOption = None,
+    find_links: FindLinksOption = None,
+    verify_wheels: VerifyWheelsOption = False,
+    extra: ExtraOption = None,
+    group: GroupOption = None,
 ) -> None:
     """Repair what check and doctor report, with the recorded installer; then verify again."""
 
@@ -269,6 +330,9 @@ def fix(
         from wheeldoctor.commands.fix import plan_fix, run_fix
         from wheeldoctor.report import fix_text
 
+        given = lock_options(lock, find_links, verify_wheels, extra, group, no_cache)
+        if given is not None and not all_:
+            fail("--lock judges the whole environment: give --all")
         planned = plan_fix(
             target_of(python, path, dpkg_admindir),
             names or None,
@@ -276,6 +340,7 @@ def fix(
             cache_dir=cache_dir(no_cache),
             config=config,
             baseline=baseline,
+            against=(lambda env: against(env, given, "json" if json else "text")) if given else None,
         )
         out = sys.stderr if json else sys.stdout  # with --json, stdout holds the document alone
         ask = (lambda n: typer.confirm(f"Run these {n} step(s)?", err=True)) if sys.stdin.isatty() else None

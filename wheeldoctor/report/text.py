@@ -6,6 +6,7 @@ A finding reads ``subject: code: path what is wrong (expected …, found …)``,
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -14,8 +15,8 @@ from wheeldoctor.judge.clash import ClashPair, Relation
 from wheeldoctor.judge.files import DistributionReport, Status
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.findings import Code, Finding, Kind
-from wheeldoctor.repair.plan import explained_by_clash
-from wheeldoctor.repair.steps import RepairStep, cache_clean_command, pair_choices, repair_step
+from wheeldoctor.repair.plan import explained_by_clash, only_unlocked
+from wheeldoctor.repair.steps import RepairStep, cache_clean_command, pair_choices, repair_step, uninstall_argv
 from wheeldoctor.report import hooks_text
 
 if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
@@ -86,6 +87,13 @@ def tips(result: CheckResult) -> list[str]:
         if report.status is not Status.BROKEN or report.dist is None:
             continue
         if report.name in in_pairs and explained_by_clash(report.findings):
+            continue
+        if only_unlocked(report.findings):  # a reinstall keeps it unlocked: remove it, or accept it
+            remove = shlex.join(uninstall_argv(report.dist, result.environment))
+            lines.append(
+                f"Tip: {report.name} is not in the lock: uninstall it, or accept WD083 for it by a rule "
+                f"(to uninstall: {remove})"
+            )
             continue
         if any(f.kind is Kind.MODIFIED and f.content_from is None and f.links > 1 for f in report.findings):
             clean = cache_clean_command(report.dist)
