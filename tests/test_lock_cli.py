@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from helpers import Venv, build_wheel, cli_json, find_uv, make_venv, record_hash, run_checked, run_cli
 from range_server import RangeIndex, range_index
+from test_schema import validate
 
 #: uv must copy files into the venv: the tests alter installed files, never uv's cache.
 UV_ENV = {"UV_LINK_MODE": "copy", "UV_NO_PROGRESS": "1", "UV_PYTHON_DOWNLOADS": "never"}
@@ -92,11 +93,13 @@ def test_check_lock_passes_a_synced_venv_and_catches_a_rewritten_record(index: R
         "range_only": 3,  # cached from range fetches: only as trusted as the index
     }
     assert isinstance(document["fetched"]["wheels_size"], int)  # 0 here: uv's pylock gives no sizes
+    validate(document)  # the JSON Schema names fetched and the lock's codes
     [alpha] = [d for d in document["distributions"] if d["name"] == "alpha"]
     assert "WD084" in {f["code"] for f in alpha["findings"]}
     assert alpha["repair"]["argv"][-3:] == ["alpha", "--no-deps", "alpha==1.0"]
     code, document = cli_json("doctor", "--python", venv.python, "--lock", lock)
     assert code == 1 and document["fetched"]["by_source"] == {"cache": 3}
+    validate(document)
     code, document = cli_json("check", "--all", "--python", venv.python)
     assert code == 0 and "fetched" not in document
 
