@@ -19,7 +19,8 @@ the stdlib's venv and pip, offline, where uv is missing). ``--no-built`` leaves 
     git worktree add /tmp/base a1c52ea
     python bench/bench_fixed_cost.py --old /tmp/base
 
-Every wheeldoctor runs as ``python -c "...; from wheeldoctor.cli import main; main()"`` with
+Bytecode is written and used (``PYTHONDONTWRITEBYTECODE`` is dropped), as for an installed
+package; the warm-up round writes it. Every wheeldoctor runs as ``python -c "...; from wheeldoctor.cli import main; main()"`` with
 its package directory first on ``sys.path`` (no ``PYTHONPATH``, which the probe would pass
 on to the environment read); the console script does the same import. Tools that are
 missing are skipped, with a note.
@@ -68,6 +69,7 @@ def run(case: Case) -> tuple[float, subprocess.CompletedProcess[bytes]]:
     """Wall time of one whole process, stdout piped, stdin closed."""
     env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
     env.pop("PYTHONPATH", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: the warm-up compiles each version once
     if case.cache is not None:
         env["WHEELDOCTOR_CACHE_DIR"] = case.cache
     start = time.perf_counter()

@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from wheeldoctor.cli import commands
 from wheeldoctor.cli.options import (
     BaselineOption,
     ConfigOption,
@@ -29,9 +30,9 @@ from wheeldoctor.cli.options import (
     WriteBaselineOption,
 )
 from wheeldoctor.cli.runner import (
+    EXIT_ERROR,
     EXIT_HEALTHY,
     EXIT_PROBLEMS,
-    REPORT_MODULES,
     cache_dir,
     choose_format,
     deliver,
@@ -42,6 +43,7 @@ from wheeldoctor.cli.runner import (
     pin_baseline,
     refuse_report_with_baseline,
     target_of,
+    terminal_console,
 )
 from wheeldoctor.report.progress import progress_bar
 from wheeldoctor.where.target import Target, load_target, start_probe
@@ -57,10 +59,7 @@ app = typer.Typer(
 
 def _show_version(value: bool) -> None:
     if value:
-        from wheeldoctor import __version__
-
-        sys.stdout.write(f"wheeldoctor {__version__}\n")
-        raise typer.Exit(EXIT_HEALTHY)
+        raise SystemExit(commands.version())
 
 
 @app.callback()
@@ -94,43 +93,26 @@ def check(
 ) -> None:
     """Verify distributions' files against their RECORD or package manager's record (--all: start-up hooks too)."""
 
-    def run() -> int:
-        if bool(names) == all_:
-            fail("name the distributions to check, or pass --all (not both)")
-        chosen = choose_format(format_, json)
-        refuse_report_with_baseline(write_baseline, chosen, output)
-        target = target_of(python, path, dpkg_admindir)
-        start_probe(target)  # it runs while the checks are imported
-        from wheeldoctor.commands import policy as policies
-        from wheeldoctor.commands.check import import_stepwise, run_check
-
-        with no_cyclic_gc():
-            cached = cache_dir(no_cache)
-            env = load_target(target, defer_records=True, cache_dir=cached)
-            policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
-            with progress_bar(chosen != "text") as sink:
-                result = run_check(
-                    env,
-                    names or None,
-                    jobs=jobs,
-                    progress=sink,
-                    strict=strict or not all_,
-                    cache_dir=cached,
-                    processes=True,
-                    strict_overlays=strict,
-                    policy=policy,
-                    meanwhile=import_stepwise(REPORT_MODULES),
-                )
-        result = replace(result, show_unowned=show_unowned)
-        if write_baseline is not None:
-            return pin_baseline(write_baseline, result.baseline_reports)
-        from wheeldoctor.report import text
-
-        rich = partial(text.render_rich, result, show_accepted=show_accepted)
-        deliver(result, chosen, output, rich, show_accepted=show_accepted)
-        return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
-
-    guard(run)
+    guard(
+        lambda: commands.check(
+            names=names,
+            all_=all_,
+            python=python,
+            path=path,
+            json=json,
+            format_=format_,
+            output=output,
+            jobs=jobs,
+            strict=strict,
+            no_cache=no_cache,
+            dpkg_admindir=dpkg_admindir,
+            config=config,
+            baseline=baseline,
+            write_baseline=write_baseline,
+            show_accepted=show_accepted,
+            show_unowned=show_unowned,
+        )
+    )
 
 
 @app.command()
@@ -173,18 +155,17 @@ def deps(
 ) -> None:
     """Check requirements (as pip check does, and further), duplicate dist-infos and compatibility."""
 
-    def run() -> int:
-        chosen = choose_format(format_, json)
-        target = target_of(python, path, dpkg_admindir)
-        start_probe(target, with_tags=True)
-        from wheeldoctor.commands.deps import run_deps
-        from wheeldoctor.report import deps_text
-
-        result = run_deps(load_target(target, with_tags=True, with_records=False, cache_dir=cache_dir(no_cache)))
-        deliver(result, chosen, output, lambda console: deps_text.render_rich(result, console))
-        return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
-
-    guard(run)
+    guard(
+        lambda: commands.deps(
+            python=python,
+            path=path,
+            json=json,
+            format_=format_,
+            output=output,
+            no_cache=no_cache,
+            dpkg_admindir=dpkg_admindir,
+        )
+    )
 
 
 @app.command()
@@ -263,13 +244,21 @@ def fix(
             baseline=baseline,
         )
         out = sys.stderr if json else sys.stdout  # with --json, stdout holds the document alone
-        ask = (lambda n: typer.confirm(f"Run these {n} step(s)?", err=True)) if sys.stdin.isatty() else None
+        ask = _confirm if sys.stdin.isatty() else None
         sink = fix_text.StreamSink(out)  # a refusal (FixRefused) exits 2 through the guard
         result = run_fix(planned, sink, dry_run=dry_run, yes=yes, ask=ask, explicit_python=bool(python))
         fix_text.finish(result, out, sys.stdout if json else None, dry_run=dry_run)
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
     guard(run)
+
+
+def _confirm(steps: int) -> bool:
+    """Ask on the terminal whether to run ``steps`` steps; cut short (EOF, Ctrl-C), nothing runs: exit 2."""
+    try:
+        return typer.confirm(f"Run these {steps} step(s)?", err=True)
+    except typer.Abort:
+        raise SystemExit(EXIT_ERROR) from None
 
 
 _FORBID_HELP = "Effects that fail the run: gpu-init, threads, processes, devices, slow:SECONDS."
@@ -297,14 +286,10 @@ def imports(
             fail(str(e))
         if json:
             sys.stdout.write(json_report.render(json_report.imports_document(result)))
+        elif (console := terminal_console()) is not None:
+            imports_text.render_rich(result, console)
         else:
-            from rich.console import Console
-
-            console = Console(highlight=False)
-            if console.is_terminal:
-                imports_text.render_rich(result, console)
-            else:
-                sys.stdout.writelines(line + "\n" for line in imports_text.render_plain(result))
+            sys.stdout.writelines(line + "\n" for line in imports_text.render_plain(result))
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
     guard(run)

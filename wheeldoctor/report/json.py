@@ -5,24 +5,24 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from wheeldoctor.commands.deps import DepsResult
-from wheeldoctor.commands.results import CheckResult, DoctorResult
-from wheeldoctor.formats.config import AcceptRule
-from wheeldoctor.judge.clash import Clash, ClashPair
-from wheeldoctor.judge.compat import CompatibilityFinding
-from wheeldoctor.judge.deps import DependencyConflict
-from wheeldoctor.judge.duplicates import Duplicate
-from wheeldoctor.judge.files import DistributionReport, Status
-from wheeldoctor.judge.policy import PolicyOutcome
-from wheeldoctor.model.findings import Finding
-from wheeldoctor.model.managed import ManagedBy
-from wheeldoctor.repair.steps import RepairStep, repair_step
 from wheeldoctor.report.startup_json import startup_json, startup_sections
-from wheeldoctor.where.environment import Environment
 
-if TYPE_CHECKING:  # the imports command's types, without importing its runner for every document
+if TYPE_CHECKING:  # types only: a document imports what its own command produced, no more
+    from wheeldoctor.commands.deps import DepsResult
     from wheeldoctor.commands.imports import ImportsResult, ImportVerdict
+    from wheeldoctor.commands.results import CheckResult, DoctorResult
+    from wheeldoctor.formats.config import AcceptRule
+    from wheeldoctor.judge.clash import Clash, ClashPair
+    from wheeldoctor.judge.compat import CompatibilityFinding
+    from wheeldoctor.judge.deps import DependencyConflict
+    from wheeldoctor.judge.duplicates import Duplicate
+    from wheeldoctor.judge.files import DistributionReport
+    from wheeldoctor.judge.policy import PolicyOutcome
     from wheeldoctor.judge.preflight import PreflightResult
+    from wheeldoctor.model.findings import Finding
+    from wheeldoctor.model.managed import ManagedBy
+    from wheeldoctor.repair.steps import RepairStep
+    from wheeldoctor.where.environment import Environment
 
 #: Bump the major part on any change that can break a reader; add fields freely.
 SCHEMA_VERSION = "1.1"
@@ -59,6 +59,9 @@ def distribution_json(report: DistributionReport, env: Environment | None = None
         "verified_by": dict(report.verified_by),
     }
     if env is not None:
+        from wheeldoctor.judge.files import Status
+        from wheeldoctor.repair.steps import repair_step
+
         broken = report.status is Status.BROKEN and report.dist is not None
         document["repair"] = repair_json(repair_step(report.dist, env)) if broken and report.dist else None
     return document
@@ -103,7 +106,7 @@ def clash_json(clash: Clash) -> dict[str, Any]:
 
 def pair_json(pair: ClashPair, env: Environment) -> dict[str, Any]:
     """One pair of clashing distributions, how they are related, and the ways to repair them."""
-    from wheeldoctor.repair.steps import pair_choices
+    from wheeldoctor.repair.steps import pair_choices, repair_step
 
     choices = pair_choices(pair, env)
     return {
@@ -127,6 +130,8 @@ def pair_json(pair: ClashPair, env: Environment) -> dict[str, Any]:
 
 def check_document(result: CheckResult, command: str = "check") -> dict[str, Any]:
     """The whole ``check`` document."""
+    from wheeldoctor.judge.files import Status
+
     env = result.environment
     counts = {status.value: 0 for status in Status}
     for report in result.distributions:

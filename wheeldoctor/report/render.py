@@ -8,10 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from wheeldoctor.commands.deps import DepsResult
 from wheeldoctor.commands.results import CheckResult, DoctorResult
-from wheeldoctor.report.cases import Cases, cases_of
 
 if TYPE_CHECKING:
-    from wheeldoctor.report.cases import Result
+    from wheeldoctor.report.cases import Cases, Result
 
 
 class Format(str, Enum):
@@ -26,14 +25,16 @@ class Format(str, Enum):
 
 def plain_lines(result: Result, show_accepted: bool = False) -> Iterable[str]:
     """The plain text report of any command's result (what a pipe gets); accepted findings listed on request."""
+    if isinstance(result, DepsResult):  # the deps report alone needs no file verifier's text
+        from wheeldoctor.report import deps_text
+
+        return deps_text.render_plain(result)
     from wheeldoctor.report import deps_text, text
 
     if isinstance(result, DoctorResult):
         return deps_text.render_doctor_plain(result, show_accepted=show_accepted)
     if isinstance(result, CheckResult):
         return text.render_plain(result, show_accepted=show_accepted)
-    if isinstance(result, DepsResult):
-        return deps_text.render_plain(result)
     return text.render_preflight(result)
 
 
@@ -58,6 +59,8 @@ def render(result: Result, chosen: Format, show_accepted: bool = False) -> str:
         from wheeldoctor.report import json as json_report
 
         return json_report.render(json_document(result))
+    from wheeldoctor.report.cases import cases_of
+
     cases = cases_of(result)
     if chosen is Format.GITHUB:
         from wheeldoctor.report import github
@@ -75,6 +78,7 @@ def render(result: Result, chosen: Format, show_accepted: bool = False) -> str:
 def step_summary(result: Result) -> str:
     """The Markdown job summary GitHub shows for the step (``--format github``)."""
     from wheeldoctor.report import github
+    from wheeldoctor.report.cases import cases_of
 
     summary_cases: Cases = cases_of(result)
     return github.summary([summary_cases])

@@ -65,17 +65,48 @@ def root_of(admindir: str) -> str:
 
 
 def read_owners(
-    admindir: str, locations: Iterable[str], *, explicit: bool = False, read: Read | None = None
+    admindir: str,
+    locations: Iterable[str],
+    *,
+    explicit: bool = False,
+    read: Read | None = None,
+    cache_dir: str | None = None,
 ) -> DpkgOwners | None:
     """Read which packages own files under ``locations``; None when there is no dpkg database.
 
     ``explicit`` (the user named the directory) turns a missing or unreadable database
     into :class:`DpkgError` instead of None. ``read`` notes the ``info`` directory and each
     file list before it is read, and hears of a read that failed for a passing reason
-    (see :class:`wheeldoctor.engine.result_memo.Read`).
+    (see :class:`wheeldoctor.engine.result_memo.Read`). Without ``read``, ``cache_dir``
+    keeps which lists name something under ``locations`` while none of them changes: a
+    later run stats the lists instead of reading them all.
     """
     root = root_of(admindir)
     info = os.path.join(admindir, "info")
+    prefixes = _inside_root(locations, root)
+    try:
+        if read is None and cache_dir is not None:
+            lists, listed = _scan_kept(info, prefixes, cache_dir)
+        else:
+            lists, listed = _scan(info, prefixes, read)
+    except OSError as e:
+        if explicit:
+            raise DpkgError(f"--dpkg-admindir {admindir}: cannot read {info} ({e.strerror or e})") from e
+        return None
+    owners: dict[str, str] = {}
+    for package, paths in listed.items():
+        for path in paths:
+            if any(path.startswith(p + "/") for p in prefixes):
+                owners[_on_disk(root, path)] = package
+    packages = _packages(admindir, root, listed) if listed else {}
+    return DpkgOwners(admindir, root, owners, packages, lists)
+
+
+def _scan(info: str, prefixes: list[str], read: Read | None) -> tuple[int, dict[str, list[str]]]:
+    """``(lists in info, {package: its listed paths})`` for the lists that name something under ``prefixes``.
+
+    Raises OSError where ``info`` cannot be listed.
+    """
     if read is not None:
         read.note(info)
     try:
@@ -84,12 +115,8 @@ def read_owners(
     except OSError as e:
         if read is not None:
             read.failed(e)
-        if explicit:
-            raise DpkgError(f"--dpkg-admindir {admindir}: cannot read {info} ({e.strerror or e})") from e
-        return None
-    prefixes = _inside_root(locations, root)
+        raise
     needles = [b"\n" + p.encode("utf-8", "surrogateescape") + b"/" for p in prefixes]
-    owners: dict[str, str] = {}
     listed: dict[str, list[str]] = {}
     for name in names:
         if read is not None:
@@ -102,14 +129,29 @@ def read_owners(
         # A byte search before any parsing: nearly every list names nothing here.
         if not any(needle in data for needle in needles):
             continue
-        package = name[: -len(".list")]
-        paths = parse_list(data)
-        listed[package] = paths
-        for path in paths:
-            if any(path.startswith(p + "/") for p in prefixes):
-                owners[_on_disk(root, path)] = package
-    packages = _packages(admindir, root, listed) if listed else {}
-    return DpkgOwners(admindir, root, owners, packages, len(names))
+        listed[name[: -len(".list")]] = parse_list(data)
+    return len(names), listed
+
+
+def _scan_kept(info: str, prefixes: list[str], cache_dir: str) -> tuple[int, dict[str, list[str]]]:
+    """:func:`_scan`, kept in ``cache_dir`` with the fingerprints of ``info`` and every list."""
+    from wheeldoctor.engine.result_memo import ResultMemo
+
+    # An entry per environment (its site directories): two environments do not evict each other.
+    memo = ResultMemo(cache_dir, "\0".join(["dpkg-lists", info, *prefixes]), ".dpkg", 1, (info, tuple(prefixes)))
+    kept = memo.get()
+    if (
+        type(kept) is tuple
+        and len(kept) == 2
+        and type(kept[0]) is int
+        and type(kept[1]) is dict
+        and all(type(k) is str and type(v) is list and all(type(p) is str for p in v) for k, v in kept[1].items())
+    ):
+        return kept[0], kept[1]
+    read = Read()
+    found = _scan(info, prefixes, read)
+    memo.keep(read, found)
+    return found
 
 
 def _inside_root(locations: Iterable[str], root: str) -> list[str]:

@@ -36,13 +36,15 @@ def attach_managers(
     stdlib: str | None = None,
     in_venv: bool = False,
     rpm: str | None = "rpm",
+    cache_dir: str | None = None,
 ) -> Environment:
     """``env`` with every distribution's ``managed_by`` filled in, and the interpreter's PEP 668 marker.
 
     ``dpkg_admindir`` None reads ``/var/lib/dpkg`` when it exists and the interpreter is no
     venv (``in_venv``: its stdlib's marker does not apply either); a directory given
     explicitly that cannot be read raises :class:`~wheeldoctor.where.dpkg_owners.DpkgError`.
-    ``rpm`` is the rpm executable to ask, None never to run it.
+    ``rpm`` is the rpm executable to ask, None never to run it. ``cache_dir`` keeps which of
+    dpkg's file lists name something here (see :func:`~wheeldoctor.where.dpkg_owners.read_owners`).
     """
     # Directories holding distributions, and the stdlib (where a distro's sitecustomize lives):
     # who installed a start-up hook or an unowned file there is asked of the same map.
@@ -50,7 +52,9 @@ def attach_managers(
     # apt never installs into a virtual environment: unless asked, its lists are not scanned for one.
     dpkg = None
     if dpkg_admindir is not None or not in_venv:
-        dpkg = read_owners(dpkg_admindir or DEFAULT_ADMINDIR, locations, explicit=dpkg_admindir is not None)
+        dpkg = read_owners(
+            dpkg_admindir or DEFAULT_ADMINDIR, locations, explicit=dpkg_admindir is not None, cache_dir=cache_dir
+        )
     # Each site directory's root too: site directories given without an interpreter have no prefixes.
     conda = _conda_owners([*env.prefixes, *(d.root for d in env.distributions)])
     dists = [_managed(d, dpkg, conda) for d in env.distributions]

@@ -15,23 +15,24 @@ which move the interpreter's own standard library, are not applied.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import subprocess
 import sys
-from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from wheeldoctor.model.errors import InputError
 from wheeldoctor.where import probe
-from wheeldoctor.where.environment import Environment, load_environment
-from wheeldoctor.where.sitedirs import current_prefixes, root_for
-from wheeldoctor.where.startup import SiteDir, Startup, given, pythonpath, running, simulate
+
+if TYPE_CHECKING:  # what reads the environment is imported when it is read, not with TargetError
+    from collections.abc import Sequence
+
+    from wheeldoctor.where.environment import Environment
+    from wheeldoctor.where.startup import SiteDir, Startup
 
 _PROBE_TIMEOUT = 30
 
 
-class TargetError(ValueError):
+class TargetError(InputError):
     """The environment asked for cannot be inspected; the message is one line for the user."""
 
 
@@ -64,6 +65,7 @@ def load_target(
     """
     if target.python and target.paths:
         raise TargetError("give --python or --path, not both")
+
     if target.paths:
         env, stdlib = _load_paths(target.paths, with_tags, with_records, defer_records, cache_dir)
     elif target.python:
@@ -74,7 +76,9 @@ def load_target(
     from wheeldoctor.where.managers import attach_managers
 
     try:
-        return attach_managers(env, dpkg_admindir=target.dpkg_admindir, stdlib=stdlib[0], in_venv=stdlib[1])
+        return attach_managers(
+            env, dpkg_admindir=target.dpkg_admindir, stdlib=stdlib[0], in_venv=stdlib[1], cache_dir=cache_dir
+        )
     except DpkgError as e:
         raise TargetError(str(e)) from e
 
@@ -90,6 +94,10 @@ def _load_current(
     cache_dir: str | None = None,
 ) -> tuple[Environment, _Stdlib]:
     import sysconfig
+
+    from wheeldoctor.where.environment import load_environment
+    from wheeldoctor.where.sitedirs import current_prefixes
+    from wheeldoctor.where.startup import running
 
     # sys.path[0] is the script's directory (or the cwd): where we were started from,
     # not where anything is installed, unless -P/safe_path already removed it.
@@ -129,6 +137,9 @@ def _load_paths(
     defer_records: bool = False,
     cache_dir: str | None = None,
 ) -> tuple[Environment, _Stdlib]:
+    from wheeldoctor.where.environment import load_environment
+    from wheeldoctor.where.startup import given
+
     for path in paths:
         if not os.path.isdir(path):
             raise TargetError(f"--path {path}: no such directory")
@@ -136,6 +147,8 @@ def _load_paths(
     python = _python_beside(paths[0])
     probe: _Probe | None = None
     if python is not None:
+        import contextlib
+
         # The interpreter of that layout says what its markers and tags are; one that
         # cannot answer (a broken venv) leaves us with our own, as for a bare directory.
         with contextlib.suppress(TargetError):
@@ -162,6 +175,8 @@ def _load_paths(
 
 def _python_beside(site_dir: str) -> str | None:
     """The interpreter of a PREFIX/lib/pythonX.Y/site-packages layout, for repair tips."""
+    from wheeldoctor.where.sitedirs import root_for
+
     root = root_for(os.path.abspath(site_dir), [])
     for candidate in ("bin/python", "Scripts/python.exe"):
         path = os.path.join(root, candidate)
@@ -190,6 +205,8 @@ class _Probe:
 
     def startup(self) -> Startup:
         """The search path a normal start would build (``PYTHONPATH`` applied), executing nothing."""
+        from wheeldoctor.where.startup import pythonpath, simulate
+
         return simulate(
             self.interpreter, self.site_dirs, self.version, pythonpath=pythonpath(), user_site=self.user_site
         )
@@ -209,6 +226,8 @@ def _load_interpreter(
     defer_records: bool = False,
     cache_dir: str | None = None,
 ) -> tuple[Environment, _Stdlib]:
+    from wheeldoctor.where.environment import load_environment
+
     python = probe.resolved(python)
     if not probe.runnable(python):
         raise TargetError(f"--python {python}: no such interpreter")
@@ -231,6 +250,11 @@ def _load_interpreter(
 
 def _probe(python: str, with_tags: bool) -> _Probe:
     """Ask ``python``, started with ``-I -S``, for its own paths, site directories, prefixes, markers and tags."""
+    import json
+    import subprocess
+
+    from wheeldoctor.where.startup import SiteDir
+
     process = probe.started.pop((python, with_tags), None)
     try:
         if process is None:

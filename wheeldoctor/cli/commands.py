@@ -1,0 +1,132 @@
+"""The bodies of the commands that both parsers run: typer's (``cli/app.py``) and the exact
+fast one (``cli/plain.py``). Each takes its options as keyword arguments, named as typer
+names them, and returns the exit code; everything else is imported when the body runs."""
+
+from __future__ import annotations
+
+import sys
+
+from wheeldoctor.cli.runner import (
+    EXIT_HEALTHY,
+    EXIT_PROBLEMS,
+    REPORT_MODULES,
+    cache_dir,
+    choose_format,
+    deliver,
+    fail,
+    no_cyclic_gc,
+    pin_baseline,
+    refuse_report_with_baseline,
+    target_of,
+)
+
+TYPE_CHECKING = False  # typing costs milliseconds to import: ``--version`` runs through here
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from rich.console import Console
+
+
+def version() -> int:
+    """``--version``: the version on stdout."""
+    from wheeldoctor import __version__
+
+    sys.stdout.write(f"wheeldoctor {__version__}\n")
+    return EXIT_HEALTHY
+
+
+def check(
+    *,
+    names: list[str] | None,
+    all_: bool,
+    python: str | None,
+    path: list[str] | None,
+    json: bool,
+    format_: str | None,
+    output: str | None,
+    jobs: int | None,
+    strict: bool,
+    no_cache: bool,
+    dpkg_admindir: str | None,
+    config: str | None,
+    baseline: str | None,
+    write_baseline: str | None,
+    show_accepted: bool,
+    show_unowned: bool,
+) -> int:
+    """``check``: verify distributions' files (``--all``: every one, and the start-up hooks)."""
+    if bool(names) == all_:
+        fail("name the distributions to check, or pass --all (not both)")
+    chosen = choose_format(format_, json)
+    refuse_report_with_baseline(write_baseline, chosen, output)
+    target = target_of(python, path, dpkg_admindir)
+    from wheeldoctor.where.target import load_target, start_probe
+
+    start_probe(target)  # it runs while the checks are imported
+    from dataclasses import replace
+
+    from wheeldoctor.commands import policy as policies
+    from wheeldoctor.commands.check import import_stepwise, run_check
+    from wheeldoctor.report.progress import progress_bar
+
+    with no_cyclic_gc():
+        cached = cache_dir(no_cache)
+        env = load_target(target, defer_records=True, cache_dir=cached)
+        policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
+        with progress_bar(chosen != "text") as sink:
+            result = run_check(
+                env,
+                names or None,
+                jobs=jobs,
+                progress=sink,
+                strict=strict or not all_,
+                cache_dir=cached,
+                processes=True,
+                strict_overlays=strict,
+                policy=policy,
+                meanwhile=import_stepwise(REPORT_MODULES),
+            )
+    result = replace(result, show_unowned=show_unowned)
+    if write_baseline is not None:
+        return pin_baseline(write_baseline, result.baseline_reports)
+
+    def rich(console: Console) -> None:
+        from wheeldoctor.report import text
+
+        text.render_rich(result, console, show_accepted=show_accepted)
+
+    deliver(result, chosen, output, rich, show_accepted=show_accepted)
+    return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
+
+
+def deps(
+    *,
+    python: str | None,
+    path: list[str] | None,
+    json: bool,
+    format_: str | None,
+    output: str | None,
+    no_cache: bool,
+    dpkg_admindir: str | None,
+) -> int:
+    """``deps``: requirements (as pip check judges them, and further), duplicates, compatibility."""
+    chosen = choose_format(format_, json)
+    target = target_of(python, path, dpkg_admindir)
+    from wheeldoctor.where.target import load_target, start_probe
+
+    start_probe(target, with_tags=True)
+    from wheeldoctor.commands.deps import run_deps
+
+    result = run_deps(load_target(target, with_tags=True, with_records=False, cache_dir=cache_dir(no_cache)))
+
+    def rich(console: Console) -> None:
+        from wheeldoctor.report import deps_text
+
+        deps_text.render_rich(result, console)
+
+    deliver(result, chosen, output, rich)
+    return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
+
+
+#: The bodies the fast parser may run, by command (``version`` for ``--version`` alone).
+BODIES: dict[str, Callable[..., int]] = {"version": version, "check": check, "deps": deps}
