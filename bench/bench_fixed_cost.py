@@ -20,10 +20,10 @@ the stdlib's venv and pip, offline, where uv is missing). ``--no-built`` leaves 
     python bench/bench_fixed_cost.py --old /tmp/base
 
 Bytecode is written and used (``PYTHONDONTWRITEBYTECODE`` is dropped), as for an installed
-package; the warm-up round writes it. Every wheeldoctor runs as ``python -c "...; from wheeldoctor.cli import main; main()"`` with
-its package directory first on ``sys.path`` (no ``PYTHONPATH``, which the probe would pass
-on to the environment read); the console script does the same import. Tools that are
-missing are skipped, with a note.
+package; the warm-up round writes it. Every wheeldoctor runs as
+``python -c "...; from wheeldoctor.cli import main; main()"`` with its package directory
+first on ``sys.path`` (no ``PYTHONPATH``, which the probe would pass on to the environment
+read); the console script does the same import. Tools that are missing are skipped, with a note.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
 """The command line: options, exit codes, and where each report goes; the only stage that talks to a terminal.
-
-Nothing heavy here. :func:`main` starts ``--python``'s probe, then runs the plainest command
-lines (``cli/plain.py``: ``--version``, ``deps``, ``check`` written out plainly) straight to
-their bodies; every other command line goes to the typer app (``cli/app.py``), imported only then.
-"""
+Plain ``--version``, ``deps`` and ``check`` run without typer (``cli/plain.py``); the rest through ``cli/app.py``."""
 
 from __future__ import annotations
 
