@@ -9,7 +9,6 @@ import sys
 from wheeldoctor.cli.runner import (
     EXIT_HEALTHY,
     EXIT_PROBLEMS,
-    REPORT_MODULES,
     cache_dir,
     choose_format,
     deliver,
@@ -17,6 +16,7 @@ from wheeldoctor.cli.runner import (
     no_cyclic_gc,
     pin_baseline,
     refuse_report_with_baseline,
+    report_modules,
     target_of,
 )
 
@@ -84,7 +84,7 @@ def check(
                 processes=True,
                 strict_overlays=strict,
                 policy=policy,
-                meanwhile=import_stepwise(REPORT_MODULES),
+                meanwhile=import_stepwise(report_modules(chosen)),
             )
     result = replace(result, show_unowned=show_unowned)
     if write_baseline is not None:

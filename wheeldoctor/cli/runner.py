@@ -172,13 +172,10 @@ def target_of(python: str | None, path: list[str] | None, dpkg_admindir: str | N
     return Target(python=python, paths=tuple(path or ()), dpkg_admindir=dpkg_admindir)
 
 
-#: What :func:`deliver` imports to render a report, for a command to import while its workers run.
-REPORT_MODULES = (
-    "wheeldoctor.report.output",
-    "wheeldoctor.report.render",
-    "wheeldoctor.report.json",
-    "wheeldoctor.report.text",
-)
+def report_modules(chosen: str) -> tuple[str, ...]:
+    """What :func:`deliver` imports to render a ``chosen`` report, for a command to import while its workers run."""
+    report = {"text": "text", "json": "json"}.get(chosen, "cases")
+    return ("wheeldoctor.report.output", "wheeldoctor.report.render", f"wheeldoctor.report.{report}")
 
 
 def deliver(result: Result, chosen: str, output: str | None, rich: Rich = None, show_accepted: bool = False) -> None:

@@ -29,10 +29,12 @@ def plain_lines(result: Result, show_accepted: bool = False) -> Iterable[str]:
         from wheeldoctor.report import deps_text
 
         return deps_text.render_plain(result)
-    from wheeldoctor.report import deps_text, text
-
     if isinstance(result, DoctorResult):
+        from wheeldoctor.report import deps_text
+
         return deps_text.render_doctor_plain(result, show_accepted=show_accepted)
+    from wheeldoctor.report import text
+
     if isinstance(result, CheckResult):
         return text.render_plain(result, show_accepted=show_accepted)
     return text.render_preflight(result)
