@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from enum import Enum
 
 from wheeldoctor.model.findings import Code
-from wheeldoctor.repair.steps import RECORD_INSTALLERS
 from wheeldoctor.where.environment import Environment, InstalledDistribution
 
 
@@ -153,6 +152,8 @@ def removal_elsewhere(duplicate: Duplicate, env: Environment) -> dict[str, str |
     None when a tool other than pip or uv installed them there: that tool must remove them.
     Optional: a copy in a base interpreter's site-packages may be that interpreter's own.
     """
+    from wheeldoctor.repair.steps import RECORD_INSTALLERS
+
     active = duplicate.active
     commands: dict[str, str | None] = {}
     for dist in duplicate.distributions[1:]:

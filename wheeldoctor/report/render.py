@@ -7,7 +7,6 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from wheeldoctor.commands.deps import DepsResult
-from wheeldoctor.commands.results import CheckResult, DoctorResult
 
 if TYPE_CHECKING:
     from wheeldoctor.report.cases import Cases, Result
@@ -29,6 +28,8 @@ def plain_lines(result: Result, show_accepted: bool = False) -> Iterable[str]:
         from wheeldoctor.report import deps_text
 
         return deps_text.render_plain(result)
+    from wheeldoctor.commands.results import CheckResult, DoctorResult
+
     if isinstance(result, DoctorResult):
         from wheeldoctor.report import deps_text
 
@@ -44,12 +45,14 @@ def json_document(result: Result) -> dict[str, Any]:
     """The versioned JSON document of any command's result."""
     from wheeldoctor.report import json as json_report
 
+    if isinstance(result, DepsResult):  # checked first: the file verifier's results are not imported for it
+        return json_report.deps_document(result)
+    from wheeldoctor.commands.results import CheckResult, DoctorResult
+
     if isinstance(result, DoctorResult):
         return json_report.doctor_document(result)
     if isinstance(result, CheckResult):
         return json_report.check_document(result)
-    if isinstance(result, DepsResult):
-        return json_report.deps_document(result)
     return json_report.wheels_document(result)
 
 
