@@ -15,7 +15,6 @@ from wheeldoctor.judge.compat import CompatibilityFinding
 from wheeldoctor.judge.deps import DependencyConflict, install_command
 from wheeldoctor.judge.duplicates import Duplicate, remedy, removal_elsewhere
 from wheeldoctor.model.findings import Code
-from wheeldoctor.repair.steps import install_argv, overrides_pep668
 
 if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
     from rich.console import Console
@@ -93,6 +92,8 @@ def tips(result: DepsResult) -> list[str]:
     command = install_command(result.dependencies.conflicts, env)
     if command is not None:
         lines.append(f"Tip: ask the installer for everything wanted at once: {command}")
+    from wheeldoctor.repair.steps import overrides_pep668
+
     if (unfit or command is not None) and overrides_pep668(env):
         lines.append(
             f"Note: {env.python} is EXTERNALLY-MANAGED (PEP 668), so these pip and uv commands carry "
@@ -106,6 +107,8 @@ _REINSTALLABLE = frozenset({Code.REQUIRES_PYTHON_UNMET, Code.TAGS_UNSUPPORTED})
 
 
 def _fresh_install(name: str, installer: str | None, result: DepsResult) -> str:
+    from wheeldoctor.repair.steps import install_argv
+
     uv = (installer or "").lower() == "uv"
     return shlex.join(install_argv([name], result.environment, uv=uv, reinstall=name))
 

@@ -19,19 +19,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from wheeldoctor.engine.result_memo import Read
-from wheeldoctor.formats.dpkg import (
-    Diversion,
-    DpkgFormatError,
-    PackageStatus,
-    filtered_out,
-    parse_diversions,
-    parse_list,
-    parse_md5sums,
-    parse_path_filters,
-    parse_status,
-)
 from wheeldoctor.model.managed import DistroFile, ManagedBy, Tool
 from wheeldoctor.where.filesystem import ReadError, read_regular
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the parsers are imported where a list is read: a kept scan of no owner reads none
+    from wheeldoctor.formats.dpkg import Diversion, PackageStatus
 
 DEFAULT_ADMINDIR = "/var/lib/dpkg"
 _LIMIT = 256 << 20
@@ -116,6 +109,8 @@ def _scan(info: str, prefixes: list[str], read: Read | None) -> tuple[int, dict[
         if read is not None:
             read.failed(e)
         raise
+    from wheeldoctor.formats.dpkg import parse_list
+
     needles = [b"\n" + p.encode("utf-8", "surrogateescape") + b"/" for p in prefixes]
     listed: dict[str, list[str]] = {}
     for name in names:
@@ -178,6 +173,8 @@ def _read(path: str) -> bytes | None:
 
 def _packages(admindir: str, root: str, listed: Mapping[str, list[str]]) -> dict[str, ManagedBy]:
     """Each owning package's record: its md5sums over its listed files, as debsums checks them."""
+    from wheeldoctor.formats.dpkg import DpkgFormatError, filtered_out, parse_diversions, parse_md5sums, parse_status
+
     status_data = _read(os.path.join(admindir, "status"))
     statuses: dict[str, PackageStatus] = {}
     if status_data is not None:
@@ -238,6 +235,8 @@ def _bare(package: str) -> str:
 
 def _path_filters(root: str) -> list[tuple[bool, str]]:
     """dpkg's path-exclude/path-include options, from dpkg.cfg then dpkg.cfg.d/* in name order."""
+    from wheeldoctor.formats.dpkg import parse_path_filters
+
     etc = os.path.join(root, "etc", "dpkg")
     files = [os.path.join(etc, "dpkg.cfg")]
     with contextlib.suppress(OSError):
