@@ -92,13 +92,14 @@ def tips(result: DepsResult) -> list[str]:
     command = install_command(result.dependencies.conflicts, env)
     if command is not None:
         lines.append(f"Tip: ask the installer for everything wanted at once: {command}")
-    from wheeldoctor.repair.steps import overrides_pep668
+    if unfit or command is not None:
+        from wheeldoctor.repair.steps import overrides_pep668  # only where there is a command to run
 
-    if (unfit or command is not None) and overrides_pep668(env):
-        lines.append(
-            f"Note: {env.python} is EXTERNALLY-MANAGED (PEP 668), so these pip and uv commands carry "
-            "--break-system-packages; prefer the system package manager or a venv"
-        )
+        if overrides_pep668(env):
+            lines.append(
+                f"Note: {env.python} is EXTERNALLY-MANAGED (PEP 668), so these pip and uv commands carry "
+                "--break-system-packages; prefer the system package manager or a venv"
+            )
     return lines
 
 

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 from wheeldoctor.engine import cache
 from wheeldoctor.engine.metadata_memo import MetadataMemo
 from wheeldoctor.formats.headers import header_fields
-from wheeldoctor.formats.record import Record, decode_record
 from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.model.managed import ManagedBy
 from wheeldoctor.where.filesystem import ReadError, read_regular
@@ -23,6 +22,7 @@ from wheeldoctor.where.sitedirs import locations as site_locations
 from wheeldoctor.where.sitedirs import lookup_key, prefix_forms, root_for
 
 if TYPE_CHECKING:  # the gate's slow path imports this module: keep startup's imports off it
+    from wheeldoctor.formats.record import Record
     from wheeldoctor.where.startup import Startup
 
 #: RECORD and METADATA above this size are refused rather than read into memory.
@@ -246,6 +246,8 @@ def _no_record(legacy: bool) -> Finding:
 
 
 def _read_record(path: str, legacy: bool) -> tuple[Record | None, Finding | None]:
+    from wheeldoctor.formats.record import decode_record  # with csv: only where RECORD is read
+
     data = read_regular(path, METADATA_LIMIT)
     if isinstance(data, ReadError):
         if data.missing:
