@@ -99,18 +99,18 @@ def test_deps_json_imports_no_renderer_and_no_verifier(env: Venv) -> None:
     modules = imported("deps", "--json", "--python", str(env.python))
     assert "packaging.requirements" in modules and "wheeldoctor.report.json" in modules
     assert not tops(modules) & (NO_TERMINAL | {"multiprocessing", "concurrent", "asyncio", "pickle"})
-    assert (
-        not {
-            "wheeldoctor.judge.files",
-            "wheeldoctor.engine.spread",
-            "wheeldoctor.engine.unowned",
-            "wheeldoctor.report.text",
-            "wheeldoctor.report.deps_text",
-            "wheeldoctor.report.cases",
-            "wheeldoctor.report.progress",
-        }
-        & modules
-    )
+    absent = {
+        "wheeldoctor.judge.files",
+        "wheeldoctor.engine.spread",
+        "wheeldoctor.engine.unowned",
+        "wheeldoctor.report.text",
+        "wheeldoctor.report.deps_text",
+        "wheeldoctor.report.cases",
+        "wheeldoctor.report.progress",
+        "wheeldoctor.formats.record",  # no RECORD is read
+        "wheeldoctor.repair.steps",  # nothing to repair
+    }
+    assert not absent & modules
 
 
 def test_deps_text_on_a_pipe_imports_no_rich(env: Venv) -> None:
@@ -118,6 +118,7 @@ def test_deps_text_on_a_pipe_imports_no_rich(env: Venv) -> None:
     assert "wheeldoctor.report.deps_text" in modules
     assert not tops(modules) & NO_TERMINAL
     assert not {"wheeldoctor.judge.files", "wheeldoctor.report.text", "wheeldoctor.report.json"} & modules
+    assert not {"wheeldoctor.formats.record", "wheeldoctor.repair.steps", "csv"} & modules
 
 
 def test_check_imports_no_requirement_parser_where_nothing_clashes(env: Venv) -> None:
