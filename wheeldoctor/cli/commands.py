@@ -115,9 +115,10 @@ def deps(
     from wheeldoctor.where.target import load_target, start_probe
 
     start_probe(target, with_tags=True)
-    from wheeldoctor.commands.deps import run_deps
+    with no_cyclic_gc():  # as for check: reading and judging make many objects, none in a cycle
+        from wheeldoctor.commands.deps import run_deps
 
-    result = run_deps(load_target(target, with_tags=True, with_records=False, cache_dir=cache_dir(no_cache)))
+        result = run_deps(load_target(target, with_tags=True, with_records=False, cache_dir=cache_dir(no_cache)))
 
     def rich(console: Console) -> None:
         from wheeldoctor.report import deps_text
