@@ -116,6 +116,8 @@ def deps(
 
     start_probe(target, with_tags=True)
     with no_cyclic_gc():  # as for check: reading and judging make many objects, none in a cycle
+        for module in (*DEPS_MODULES, *report_modules(chosen, "deps_text")):  # while the probe runs
+            __import__(module)
         from wheeldoctor.commands.deps import run_deps
 
         result = run_deps(load_target(target, with_tags=True, with_records=False, cache_dir=cache_dir(no_cache)))
@@ -128,6 +130,21 @@ def deps(
     deliver(result, chosen, output, rich)
     return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
+
+#: What ``deps`` reads and judges with: imported while ``--python``'s probe runs in its own
+#: process, instead of after its answer is read (the command would wait on it first).
+DEPS_MODULES = (
+    "wheeldoctor.where.environment",
+    "wheeldoctor.where.startup",
+    "wheeldoctor.where.managers",
+    "wheeldoctor.commands.deps",
+    "wheeldoctor.judge.deps",
+    "wheeldoctor.judge.compat",
+    "wheeldoctor.judge.duplicates",
+    "wheeldoctor.formats.requirement",
+    "packaging.requirements",
+    "packaging.tags",
+)
 
 #: The bodies the fast parser may run, by command (``version`` for ``--version`` alone).
 BODIES: dict[str, Callable[..., int]] = {"version": version, "check": check, "deps": deps}

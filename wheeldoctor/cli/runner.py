@@ -172,9 +172,10 @@ def target_of(python: str | None, path: list[str] | None, dpkg_admindir: str | N
     return Target(python=python, paths=tuple(path or ()), dpkg_admindir=dpkg_admindir)
 
 
-def report_modules(chosen: str) -> tuple[str, ...]:
-    """What :func:`deliver` imports to render a ``chosen`` report, for a command to import while its workers run."""
-    report = {"text": "text", "json": "json"}.get(chosen, "cases")
+def report_modules(chosen: str, text: str = "text") -> tuple[str, ...]:
+    """What :func:`deliver` imports to render a ``chosen`` report (``text``: the command's plain
+    renderer), for a command to import while it waits on another process."""
+    report = {"text": text, "json": "json"}.get(chosen, "cases")
     return ("wheeldoctor.report.output", "wheeldoctor.report.render", f"wheeldoctor.report.{report}")
 
 
