@@ -109,7 +109,7 @@ def built_env(count: int) -> str | None:
     if find_uv() is not None:
         return str(bench_deps.build(count, rebuild=False))
     # No uv (an offline host): the stdlib's venv with pip from ensurepip installs the same wheels.
-    work = ROOT / "bench" / ".work" / "fixed-cost-env"
+    work = ROOT / "bench" / ".work" / f"fixed-cost-env-{count}"
     python = work / "venv" / "bin" / "python"
     if not python.exists():
         shutil.rmtree(work, ignore_errors=True)
