@@ -95,7 +95,7 @@ def _run(package_dir: Path, cache: Path, *args: str) -> tuple[int, Any]:
 
 def _diff(a: Any, b: Any, where: str = "") -> list[str]:
     if type(a) is not type(b):
-        return [f"{where}: {a!r} != {b!r}"]
+        return [f"{where}: {_short(a)} != {_short(b)}"]
     if isinstance(a, dict):
         out = []
         for key in sorted(set(a) | set(b)):
@@ -108,7 +108,12 @@ def _diff(a: Any, b: Any, where: str = "") -> list[str]:
         if len(a) != len(b):
             return [f"{where}: {len(a)} items != {len(b)} items"]
         return [d for i, (x, y) in enumerate(zip(a, b, strict=True)) for d in _diff(x, y, f"{where}[{i}]")]
-    return [] if a == b else [f"{where}: {a!r} != {b!r}"]
+    return [] if a == b else [f"{where}: {_short(a)} != {_short(b)}"]
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 300 else text[:300] + "..."
 
 
 def main() -> int:

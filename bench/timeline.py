@@ -71,25 +71,11 @@ def _patch(module):
             return f"{os.path.basename(dist.path)} ~{rows} rows" if rows >= _ROWS else False
         module._prove_piece = _span("prove", module._prove_piece, big)
         module._parse = _span("parse", module._parse, long)
-    elif name == "wheeldoctor.engine.ahead":
-        def ahead_big(path, size, *rest):
-            return f"{os.path.basename(path)} {size / 1e6:.0f} MB" if size >= _BIG else False
-        module._site_dirs = _span("ahead: site dirs", module._site_dirs)
-        module.Ahead.stop = _span("ahead: stop", module.Ahead.stop)
-        proving = module._prove_rows
-        def _prove_rows(state):
-            import wheeldoctor.engine.proof_workers as workers
-            if not getattr(workers.prove_file, "_timed", False):
-                workers.prove_file = _span("ahead: prove", workers.prove_file, ahead_big)
-                workers.prove_file._timed = True
-            return proving(state)
-        module._prove_rows = _prove_rows
     elif name == "wheeldoctor.cli.app":
         _event("app imported")
 
 _WANTED = {
     "wheeldoctor.where.target", "wheeldoctor.engine.spread", "wheeldoctor.engine.spread_worker", "wheeldoctor.cli.app",
-    "wheeldoctor.engine.ahead",
 }
 
 class _Finder(importlib.abc.MetaPathFinder):

@@ -15,8 +15,9 @@ from helpers import Venv, VenvFactory, WheelFactory, cli_json, fail_in_children,
 from wheeldoctor.engine import cache, ownership, sealed, unowned
 from wheeldoctor.engine.audit_memo import audit_memo
 from wheeldoctor.engine.unowned import audit_data
+from wheeldoctor.model.environment import Environment
 from wheeldoctor.where import system_files
-from wheeldoctor.where.environment import Environment, load_environment
+from wheeldoctor.where.environment import load_environment
 from wheeldoctor.where.filesystem import ReadError
 
 

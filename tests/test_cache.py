@@ -18,12 +18,14 @@ from helpers import Venv, build_wheel, make_venv, uv_install
 
 import wheeldoctor
 from wheeldoctor.engine import cache, hashing
+from wheeldoctor.engine.verify import Verification, verify_environment
 from wheeldoctor.gate import predicate as gate
 from wheeldoctor.gate.predicate import IntactGate
-from wheeldoctor.judge.files import Status, Verification, verify_environment
+from wheeldoctor.judge.files import Status
+from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.findings import Code
-from wheeldoctor.where.environment import InstalledDistribution, load_environment, scan_location
-from wheeldoctor.where.sitedirs import lookup_key
+from wheeldoctor.model.sitedirs import lookup_key
+from wheeldoctor.where.environment import load_environment, scan_location
 
 REPO = Path(wheeldoctor.__file__).resolve().parent.parent
 BIG = bytes(range(256)) * 6000  # over the small-file threshold

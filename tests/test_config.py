@@ -12,6 +12,8 @@ from wheeldoctor.judge.files import DistributionReport, Status, status_of
 from wheeldoctor.judge.policy import Policy, accept, outcome
 from wheeldoctor.model.findings import Code, Finding, Kind
 
+pytestmark = pytest.mark.unit
+
 RULES = """
 [[tool.wheeldoctor.accept]]
 distribution = "Cert_Ifi"

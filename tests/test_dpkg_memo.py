@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from wheeldoctor.engine import cache
+from wheeldoctor.engine.result_memo import keeper
 from wheeldoctor.where import dpkg_owners
 from wheeldoctor.where.dpkg_owners import read_owners
 
@@ -47,8 +48,8 @@ def test_a_kept_scan_answers_as_a_fresh_read_and_reads_no_list(
     root = admindir.parent.parent.parent
     assert fresh is not None
     assert fresh.owners == {f"{root}{SITE}/foo": "python3-foo", f"{root}{SITE}/foo/__init__.py": "python3-foo"}
-    assert read_owners(str(admindir), [str(site)], cache_dir=str(kept)) == fresh
-    assert len(list(kept.glob("*.dpkg"))) == 1
+    assert read_owners(str(admindir), [str(site)], keeper=keeper(str(kept))) == fresh
+    assert len(list(kept.glob("*.dpkg-lists"))) == 1
 
     lists_read: list[str] = []
     real = dpkg_owners.read_regular
@@ -59,7 +60,7 @@ def test_a_kept_scan_answers_as_a_fresh_read_and_reads_no_list(
         return real(path, limit)
 
     monkeypatch.setattr(dpkg_owners, "read_regular", counting)
-    assert read_owners(str(admindir), [str(site)], cache_dir=str(kept)) == fresh
+    assert read_owners(str(admindir), [str(site)], keeper=keeper(str(kept))) == fresh
     assert lists_read == []
 
 
@@ -70,7 +71,7 @@ def test_any_change_to_the_lists_is_seen(image: tuple[Path, Path], tmp_path: Pat
     kept = tmp_path / "cache"
     kept.mkdir()
     _settle()
-    read_owners(str(admindir), [str(site)], cache_dir=str(kept))
+    read_owners(str(admindir), [str(site)], keeper=keeper(str(kept)))
     if change == "append":
         with open(info / "other.list", "a") as f:
             f.write(f"{SITE}/other.pth\n")
@@ -78,7 +79,7 @@ def test_any_change_to_the_lists_is_seen(image: tuple[Path, Path], tmp_path: Pat
         (info / "python3-bar.list").write_text(f"{SITE}/bar.py\n")
     else:
         (info / "python3-foo.list").unlink()
-    after = read_owners(str(admindir), [str(site)], cache_dir=str(kept))
+    after = read_owners(str(admindir), [str(site)], keeper=keeper(str(kept)))
     assert after == read_owners(str(admindir), [str(site)])
     assert after is not None and after.lists_read == len(list(info.glob("*.list")))
 
@@ -88,8 +89,8 @@ def test_another_environment_keeps_its_own_scan(image: tuple[Path, Path], tmp_pa
     kept = tmp_path / "cache"
     kept.mkdir()
     _settle()
-    first = read_owners(str(admindir), [str(site)], cache_dir=str(kept))
-    elsewhere = read_owners(str(admindir), [str(tmp_path / "elsewhere")], cache_dir=str(kept))
+    first = read_owners(str(admindir), [str(site)], keeper=keeper(str(kept)))
+    elsewhere = read_owners(str(admindir), [str(tmp_path / "elsewhere")], keeper=keeper(str(kept)))
     assert elsewhere is not None and elsewhere.owners == {}
-    assert len(list(kept.glob("*.dpkg"))) == 2
-    assert read_owners(str(admindir), [str(site)], cache_dir=str(kept)) == first
+    assert len(list(kept.glob("*.dpkg-lists"))) == 2
+    assert read_owners(str(admindir), [str(site)], keeper=keeper(str(kept))) == first

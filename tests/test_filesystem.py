@@ -14,6 +14,8 @@ import pytest
 
 from wheeldoctor.where.filesystem import ReadError, describe_mode, open_regular, read_regular
 
+pytestmark = pytest.mark.unit
+
 T = TypeVar("T")
 
 

@@ -28,8 +28,9 @@ from helpers import (
 
 from wheeldoctor.engine import unowned
 from wheeldoctor.engine.ownership import Owners
-from wheeldoctor.engine.unowned import UnownedScan, scan_unowned
+from wheeldoctor.engine.unowned import scan_unowned
 from wheeldoctor.judge.known_hooks import known_module, known_pth
+from wheeldoctor.model.ownership import UnownedScan
 from wheeldoctor.where.environment import load_environment
 
 

@@ -81,9 +81,10 @@ def test_import_wheeldoctor_stays_light() -> None:
     modules = imported(code="import wheeldoctor")
     assert "wheeldoctor.gate.predicate" in modules  # the method sees our own modules
     assert not tops(modules) & LIGHT
+    gate_parts = {"wheeldoctor.model", "wheeldoctor.model.sitedirs"}  # the path algebra the gate shares
     assert not {
         m
-        for m in modules
+        for m in modules - gate_parts
         if m.startswith("wheeldoctor.") and not m.startswith(("wheeldoctor.gate", "wheeldoctor.where"))
     }
 

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.unit
+
 PACKAGE = Path(__file__).resolve().parent.parent / "wheeldoctor"
 
 #: The stages, bottom up: a module may import its own stage and the ones below it.
@@ -114,3 +116,43 @@ def test_no_import_cycles() -> None:
     for node in sorted(graph):
         if node not in state:
             visit(node)
+
+
+#: The standard library modules judgement must not touch: disk, processes, threads, signals.
+_IMPURE = {"os", "subprocess", "multiprocessing", "signal", "threading", "shutil", "socket", "io", "tempfile"}
+
+
+def _stdlib_imports(path: Path) -> set[str]:
+    """The top-level names of every absolute non-wheeldoctor import in ``path``, typing-only ones included."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module.split(".")[0])
+    return found - {"wheeldoctor"}
+
+
+@pytest.mark.parametrize("name", sorted(n for n in _modules() if _stage(n) == "judge"))
+def test_judgement_reads_nothing_and_starts_nothing(name: str) -> None:
+    """judge/ decides on data alone: it imports model/ and formats/ only, and no disk, process or thread module."""
+    path = _modules()[name]
+    stages = {_stage(m) for m in _imports(name, path)}
+    assert stages <= {"judge", "model", "formats"}, f"{name} imports {stages - {'judge', 'model', 'formats'}}"
+    assert not _stdlib_imports(path) & _IMPURE, f"{name} imports {_stdlib_imports(path) & _IMPURE}"
+
+
+def test_one_module_forks() -> None:
+    """Forking (its safety check, descriptors, signals, reaping) is written once: engine/fork.py."""
+    forking = sorted(name for name, path in _modules().items() if "os.fork(" in path.read_text())
+    assert forking == ["engine.fork"]
+
+
+def test_the_stages_are_the_data_path() -> None:
+    folders = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
+    assert folders == {"where", "formats", "engine", "judge", "repair", "commands", "report", "cli"} | {
+        "model",
+        "gate",
+        "probes",
+    }
+    assert not list(PACKAGE.rglob("ahead.py")), "no child is started ahead of the command"

@@ -9,14 +9,19 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from wheeldoctor.judge.clash import ClashPair, Relation
-from wheeldoctor.judge.duplicates import find_duplicates, remedy_argvs
+from wheeldoctor.judge.duplicates import find_duplicates
 from wheeldoctor.judge.files import DistributionReport, Status
 from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.model.managed import ManagedBy, Tool
-from wheeldoctor.repair.plan import Expected, StepKind, plan_repairs
-from wheeldoctor.repair.steps import repair_step, uninstall_argv
+from wheeldoctor.repair.plan import Expected, plan_repairs
+from wheeldoctor.repair.requirements import remedy_argvs
+from wheeldoctor.repair.steps import StepKind, repair_step, uninstall_argv
 from wheeldoctor.where.environment import load_environment
+
+pytestmark = pytest.mark.unit
 
 
 def broken(site: Path, installer: str) -> DistributionReport:

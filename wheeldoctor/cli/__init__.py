@@ -9,13 +9,10 @@ __all__ = ["main"]
 
 
 def main() -> None:
-    """Console-script entry point: ``--python``'s probe is started, then the command is parsed and run."""
-    from wheeldoctor.cli.ahead import start_probe_ahead
-
-    argv = sys.argv[1:]
-    start_probe_ahead(argv)
+    """Console-script entry point: the command is parsed (exactly without typer where it can be) and run."""
     from wheeldoctor.cli.plain import parse
 
+    argv = sys.argv[1:]
     parsed = parse(argv)
     if parsed is None:
         from wheeldoctor.cli.app import main as run_app

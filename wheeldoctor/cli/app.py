@@ -5,6 +5,7 @@ Reports go to stdout, errors and progress to stderr (see :mod:`wheeldoctor.cli.r
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import replace
 from functools import partial
@@ -39,9 +40,11 @@ from wheeldoctor.cli.runner import (
     exit_now,
     fail,
     guard,
+    metadata_memos,
     no_cyclic_gc,
     pin_baseline,
     refuse_report_with_baseline,
+    scan_keeper,
     target_of,
     terminal_console,
 )
@@ -136,7 +139,7 @@ def wheels(
         except WheelError as e:
             fail(str(e))
         env = load_target(Target(python=python, paths=tuple(path or ()))) if (python or path) else None
-        result = preflight(read, env)
+        result = preflight(read, env, os.path.lexists)
         deliver(result, chosen, output)
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
@@ -198,7 +201,9 @@ def doctor(
 
         with no_cyclic_gc():
             cached = cache_dir(no_cache)
-            env = load_target(target, with_tags=True, defer_records=True, cache_dir=cached)
+            env = load_target(
+                target, with_tags=True, defer_records=True, memos=metadata_memos(cached), keeper=scan_keeper(cached)
+            )
             policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
             with progress_bar(chosen != "text") as sink:
                 result = run_doctor(env, jobs=jobs, progress=sink, strict=strict, cache_dir=cached, policy=policy)

@@ -13,10 +13,12 @@ from wheeldoctor.cli.runner import (
     choose_format,
     deliver,
     fail,
+    metadata_memos,
     no_cyclic_gc,
     pin_baseline,
     refuse_report_with_baseline,
     report_modules,
+    scan_keeper,
     target_of,
 )
 
@@ -71,7 +73,7 @@ def check(
 
     with no_cyclic_gc():
         cached = cache_dir(no_cache)
-        env = load_target(target, defer_records=True, cache_dir=cached)
+        env = load_target(target, defer_records=True, memos=metadata_memos(cached), keeper=scan_keeper(cached))
         policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
         with progress_bar(chosen != "text") as sink:
             result = run_check(
@@ -120,7 +122,11 @@ def deps(
             __import__(module)
         from wheeldoctor.commands.deps import run_deps
 
-        result = run_deps(load_target(target, with_tags=True, with_records=False, cache_dir=cache_dir(no_cache)))
+        cached = cache_dir(no_cache)
+        env = load_target(
+            target, with_tags=True, with_records=False, memos=metadata_memos(cached), keeper=scan_keeper(cached)
+        )
+        result = run_deps(env)
 
     def rich(console: Console) -> None:
         from wheeldoctor.report import deps_text

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
     from wheeldoctor.judge.files import DistributionReport
     from wheeldoctor.report.cases import Result
+    from wheeldoctor.where.environment import MemoFor
+    from wheeldoctor.where.fingerprint import Keeper
     from wheeldoctor.where.target import Target
 
     Rich = Callable[[Console], None] | None
@@ -97,7 +99,24 @@ def guard(run: Callable[[], int]) -> NoReturn:
         if os.environ.get("WHEELDOCTOR_DEBUG"):
             raise
         fail(f"internal error: {type(e).__name__}: {e}", "set WHEELDOCTOR_DEBUG=1 for the traceback")
+    note_failed_workers()
     raise SystemExit(code)
+
+
+def note_failed_workers() -> None:
+    """One ``note:`` line on stderr per kind of worker failure (the report is unchanged: its work was
+    redone here); ``WHEELDOCTOR_DEBUG=1`` has the children print their tracebacks."""
+    fork = sys.modules.get("wheeldoctor.engine.fork")  # not imported: nothing was forked
+    failures = getattr(fork, "failures", None)
+    if not failures:
+        return
+    from collections import Counter
+
+    for line, count in Counter(failures).items():
+        times = f" ({count} times)" if count > 1 else ""
+        tip = "" if os.environ.get("WHEELDOCTOR_DEBUG") == "1" else "; WHEELDOCTOR_DEBUG=1 shows why"
+        sys.stderr.write(f"note: {line}{times}{tip}\n")
+    failures.clear()
 
 
 def exit_now(code: object) -> NoReturn:
@@ -144,6 +163,24 @@ def cache_dir(disabled: bool) -> str | None:
     from wheeldoctor.engine import cache
 
     return cache.directory()
+
+
+def metadata_memos(cache_dir: str | None) -> MemoFor | None:
+    """The metadata memo of each site directory, kept in ``cache_dir`` (none without a cache)."""
+    if cache_dir is None:
+        return None
+    from wheeldoctor.engine.metadata_memo import memos
+
+    return memos(cache_dir)
+
+
+def scan_keeper(cache_dir: str | None) -> Keeper | None:
+    """What keeps dpkg's scan of its file lists in ``cache_dir`` (none without a cache)."""
+    if cache_dir is None:
+        return None
+    from wheeldoctor.engine.result_memo import keeper
+
+    return keeper(cache_dir)
 
 
 _FORMATS = ("text", "json", "github", "junit", "sarif")

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from wheeldoctor.engine.beside import Beside
 from wheeldoctor.engine.hashing import default_jobs
-from wheeldoctor.judge.files import DistributionReport, Status, not_installed, status_of, verify_environment
-from wheeldoctor.where.environment import Environment
+from wheeldoctor.engine.verify import verify_environment
+from wheeldoctor.judge.files import DistributionReport, Status, not_installed, status_of
+from wheeldoctor.model.environment import Environment
 
 if TYPE_CHECKING:
     from wheeldoctor.commands.results import CheckResult
@@ -103,9 +104,9 @@ def run_check(
         from wheeldoctor.judge.clash import find_clashes, pair_up
         from wheeldoctor.judge.deps import RequirementGraph
         from wheeldoctor.judge.hook_policy import accept_startup
-        from wheeldoctor.judge.hooks import audit_hooks
         from wheeldoctor.judge.overlay import resolve_overlays
         from wheeldoctor.judge.policy import Policy, accept, outcome
+        from wheeldoctor.where.hooks import audit_hooks
 
         graph = RequirementGraph.of(env)
         clashes = find_clashes(verification.owners, verification.states, involving=[d.name for d in checked])
@@ -151,7 +152,7 @@ def run_check(
 def _audit_data(env: Environment, walkers: int, cache_dir: str | None) -> list[Any]:
     """The hooks' owners and the unowned files (:func:`wheeldoctor.engine.unowned.audit_data`), in the walk's child."""
     from wheeldoctor.engine.unowned import audit_data
-    from wheeldoctor.judge.hooks import hook_paths
+    from wheeldoctor.where.hooks import hook_paths
 
     return audit_data(env, hook_paths(env), walkers, cache_dir)
 

@@ -9,7 +9,7 @@ if TYPE_CHECKING:  # a renderer asks isinstance of DepsResult: that must not imp
     from wheeldoctor.judge.compat import CompatibilityFinding
     from wheeldoctor.judge.deps import DependencyReport
     from wheeldoctor.judge.duplicates import Duplicate
-    from wheeldoctor.where.environment import Environment
+    from wheeldoctor.model.environment import Environment
 
 
 @dataclass(frozen=True, slots=True)

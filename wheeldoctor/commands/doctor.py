@@ -9,7 +9,7 @@ from wheeldoctor.commands.deps import run_deps
 from wheeldoctor.commands.results import DoctorResult
 from wheeldoctor.engine.states import ProgressSink
 from wheeldoctor.judge.policy import Policy
-from wheeldoctor.where.environment import Environment
+from wheeldoctor.model.environment import Environment
 
 
 def run_doctor(

@@ -20,9 +20,11 @@ from typing import Protocol
 
 from wheeldoctor.commands.check import run_check
 from wheeldoctor.commands.results import CheckResult
+from wheeldoctor.formats.requirement import parse_requirement
 from wheeldoctor.judge.deps import check_dependencies
 from wheeldoctor.judge.duplicates import Duplicate, find_duplicates
 from wheeldoctor.judge.policy import Policy
+from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.errors import InputError
 from wheeldoctor.repair.outcome import (
     Outcome,
@@ -35,7 +37,6 @@ from wheeldoctor.repair.outcome import (
     pair_problems,
 )
 from wheeldoctor.repair.plan import FixStep, RepairPlan, plan_repairs
-from wheeldoctor.where.environment import Environment
 from wheeldoctor.where.target import Target, load_target
 
 #: Lines of an installer's output kept to explain its failure.
@@ -194,7 +195,7 @@ def _own_locations() -> dict[str, str]:
     """wheeldoctor's own distribution and everything it requires, here: name -> real site directory."""
     from importlib import metadata
 
-    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.requirements import InvalidRequirement
     from packaging.utils import canonicalize_name
 
     found: dict[str, str] = {}
@@ -209,12 +210,11 @@ def _own_locations() -> dict[str, str]:
             continue
         found[name] = os.path.realpath(str(dist.locate_file("")))
         for text in dist.requires or ():
-            try:
-                requirement = Requirement(text)
-            except InvalidRequirement:
+            parsed = parse_requirement(text)
+            if isinstance(parsed, InvalidRequirement):
                 continue
-            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
-                queue.append(requirement.name)
+            if parsed.marker is None or parsed.marker.evaluate({"extra": ""}):
+                queue.append(parsed.name)
     return found
 
 
@@ -264,7 +264,7 @@ def _diagnose(step: FixStep, code: int, tail: Sequence[str]) -> str:
     """One line for a failed step: the network when the output says so, else the installer's last error."""
     import re
 
-    installer = "uv" if os.path.basename(step.argv[0]) == "uv" else "pip"
+    installer = step.tool
     if any(sign.lower() in text.lower() for text in tail for sign in _NETWORK_SIGNS):
         # The most specific cause: the OS error pip quotes, else uv's last "cause:" line.
         errno = next((m.group(0) for t in tail if (m := re.search(r"\[Errno -?\d+\] [^'\")\]]+", t))), None)

@@ -10,8 +10,8 @@ from wheeldoctor.formats import baseline
 from wheeldoctor.formats.config import Config, find_config, load_config
 from wheeldoctor.judge.files import DistributionReport
 from wheeldoctor.judge.policy import Policy, baseline_entries
+from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.errors import InputError
-from wheeldoctor.where.environment import Environment
 
 
 def load_policy(

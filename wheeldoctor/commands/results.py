@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # a renderer asks isinstance of these classes: that must not import the verifier
     from wheeldoctor.commands.deps import DepsResult
-    from wheeldoctor.engine.unowned import UnownedScan
     from wheeldoctor.judge.clash import Clash, ClashPair
     from wheeldoctor.judge.files import DistributionReport
     from wheeldoctor.judge.hooks import HookAudit, StartupHook
     from wheeldoctor.judge.policy import PolicyOutcome
+    from wheeldoctor.model.environment import Environment
     from wheeldoctor.model.findings import Finding
-    from wheeldoctor.where.environment import Environment
+    from wheeldoctor.model.ownership import UnownedScan
 
 
 @dataclass(frozen=True, slots=True)

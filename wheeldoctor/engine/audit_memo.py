@@ -24,7 +24,7 @@ import os
 from typing import Any, TypeGuard
 
 from wheeldoctor.engine.result_memo import Read, ResultMemo
-from wheeldoctor.where.environment import Environment
+from wheeldoctor.model.environment import Environment
 
 _SUFFIX = ".audit"
 #: Bump when what the audit finds from the same files changes (skipped names, what is importable).

@@ -3,7 +3,7 @@
 For the command line only, where the parent goes on to hash in its own forked workers:
 work that needs no result from the hashing (the walk for unowned files) then costs no
 wall time on a machine with cores to spare. Forked only where forking is safe (Linux, one
-thread: see :func:`wheeldoctor.engine.hashing.can_fork`); elsewhere, or if the child fails,
+thread: see :func:`wheeldoctor.engine.fork.can_fork`); elsewhere, or if the child fails,
 the work runs in the parent when its result is asked for.
 """
 
@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 from collections.abc import Callable
 from typing import Any
 
-from wheeldoctor.engine.hashing import can_fork
-from wheeldoctor.engine.workers import fork_child, receive, send
+from wheeldoctor.engine.fork import fork as forked
+from wheeldoctor.engine.fork import reap
+from wheeldoctor.engine.workers import receive, send
 
 
 class Beside:
@@ -25,21 +25,14 @@ class Beside:
     def __init__(self, work: Callable[[], list[Any]], *, fork: bool = True) -> None:
         self._work = work
         self._child: tuple[int, int] | None = None  # (pid, read end)
-        if not (fork and can_fork()):
+        if not fork:
             return
         read_end, write_end = os.pipe()
-        pid = fork_child()
-        if pid == 0:  # the child: never returns
-            code = 0
-            try:
-                os.close(read_end)
-                signal.signal(signal.SIGINT, signal.SIG_DFL)
-                send(write_end, work())
-            except BaseException:
-                code = 1
-            finally:
-                os._exit(code)
+        pid = forked(lambda: send(write_end, work()), keep=(write_end,))
         os.close(write_end)
+        if pid is None:  # not safe to fork now: the work runs when its result is asked for
+            os.close(read_end)
+            return
         self._child = (pid, read_end)
 
     def result(self) -> list[Any]:
@@ -53,7 +46,7 @@ class Beside:
         finally:
             with contextlib.suppress(OSError):
                 os.close(read_end)
-            os.waitpid(pid, 0)
+            reap(pid)
         return frames[0] if frames else self._work()
 
     def cancel(self) -> None:
@@ -64,6 +57,4 @@ class Beside:
         self._child = None
         with contextlib.suppress(OSError):
             os.close(read_end)
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
-        os.waitpid(pid, 0)
+        reap(pid, stop=True)

@@ -26,9 +26,16 @@ from __future__ import annotations
 import marshal
 import os
 import sys
-import time
 import zlib
 from stat import S_ISREG  # os imports stat: free
+
+from wheeldoctor.model.fingerprint import SETTLE_COARSE_NS as SETTLE_COARSE_NS  # noqa: PLC0414  (the cache's vocabulary, re-exported)
+from wheeldoctor.model.fingerprint import SETTLE_NS as SETTLE_NS  # noqa: PLC0414  (the cache's vocabulary, re-exported)
+from wheeldoctor.model.fingerprint import Identity as Identity  # noqa: PLC0414  (the cache's vocabulary, re-exported)
+from wheeldoctor.model.fingerprint import identity as identity  # noqa: PLC0414  (the cache's vocabulary, re-exported)
+from wheeldoctor.model.fingerprint import record_identity as record_identity  # noqa: PLC0414  (the cache's vocabulary, re-exported)
+from wheeldoctor.model.fingerprint import settled as settled  # noqa: PLC0414  (the cache's vocabulary, re-exported)
+from wheeldoctor.model.fingerprint import settled_record_identity as settled_record_identity  # noqa: PLC0414  (the cache's vocabulary, re-exported)
 
 TYPE_CHECKING = False  # typing costs the gate's warm path to import
 if TYPE_CHECKING:
@@ -47,14 +54,7 @@ _OPEN_READ = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW
 _OPEN_DIRECTORY = getattr(os, "O_PATH", os.O_RDONLY) | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 _STAT_DIR_FD = os.stat in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
 _OPEN_WRITE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
-#: A file whose ctime is not older than this when hashing starts is hashed but not cached:
-#: a write in the same timestamp tick (a few ms on Linux) could leave its fingerprint unchanged.
-SETTLE_NS = 50_000_000
-#: The same for filesystems that keep whole seconds (FAT keeps two).
-SETTLE_COARSE_NS = 2_000_000_000
 
-Identity = tuple[int, int, int, int, int]
-"""(size, mtime_ns, ctime_ns, inode, device): a file's fingerprint, as a plain tuple."""
 Digests = tuple[tuple[str, bytes], ...]
 FileRecord = tuple[str, Identity, Digests]
 """One cached file: its absolute path, its fingerprint when hashed, its digests."""
@@ -110,34 +110,6 @@ def directory() -> str | None:
     if not os.path.isabs(base):  # no HOME and no passwd entry: nowhere safe to write
         return None
     return os.path.join(base, "wheeldoctor")
-
-
-def identity(st: os.stat_result) -> Identity:
-    """The fingerprint of a stat result."""
-    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
-
-
-def record_identity(dist_path: str) -> Identity | None:
-    """The fingerprint of a dist-info's RECORD, or None when it cannot be stat'ed."""
-    try:
-        return identity(os.stat(os.path.join(dist_path, "RECORD")))
-    except (OSError, ValueError):
-        return None
-
-
-def settled_record_identity(dist_path: str) -> Identity | None:
-    """RECORD's fingerprint to key an entry on, taken before RECORD is read (a later change
-    moves it); None if RECORD cannot be stat'ed or changed too recently to be told apart."""
-    started = time.time_ns()
-    found = record_identity(dist_path)
-    return found if found is not None and settled(found, started) else None
-
-
-def settled(fingerprint: Identity, started_ns: int) -> bool:
-    """Whether a file last changed long enough before ``started_ns`` to be cached safely."""
-    ctime = fingerprint[2]
-    window = SETTLE_COARSE_NS if ctime % 1_000_000_000 == 0 else SETTLE_NS
-    return ctime < started_ns - window
 
 
 def entry_path(cache_dir: str, dist_path: str, suffix: str = ".entry") -> str:

@@ -10,8 +10,9 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from wheeldoctor.engine import cache
 from wheeldoctor.judge.claims import Claim, matches
+from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.files import FileState, FileStatus, Fingerprint
-from wheeldoctor.where.environment import InstalledDistribution
+from wheeldoctor.model.record import fast_tuple
 
 
 def recall(cache_dir: str, dists: Sequence[InstalledDistribution]) -> dict[int, cache.Entry]:
@@ -31,7 +32,7 @@ def cached_states(entries: Iterable[cache.Entry]) -> dict[str, FileState]:
     """What the cache knows, as file states; used only while each fingerprint still holds."""
     states: dict[str, FileState] = {}
     hashed = FileStatus.HASHED
-    make = tuple.__new__  # skips the named tuples' Python-level __new__: this runs once per cached file
+    make = fast_tuple
     for entry in entries:
         if not all(map(cache.is_file_record, entry.files)):
             continue  # a malformed entry: none of it is used
@@ -78,14 +79,16 @@ def remember_proven(
     intact: bool,
     files: tuple[cache.FileRecord, ...],
     rows: int,
+    found: bool,
     before: int | None,
 ) -> None:
     """:func:`remember` for a distribution whose every file forked workers proved.
 
     ``files`` are the records of the proven files that may be cached (settled or cached
-    already), in row order; ``before`` is ``hash()`` of the entry found (None: none).
+    already), in row order; ``found`` whether an entry was found, ``before`` its ``hash()`` (None
+    for a malformed one: it differs from any entry written).
     """
     intact = intact and len(files) == rows
     entry = cache.Entry(dist.path, record, dist.root if intact else None, files)
-    if hash(entry) != before and (files or before is not None):
+    if hash(entry) != before and (files or found):
         cache.store(cache_dir, entry)

@@ -12,11 +12,11 @@ the file still has the fingerprint they were taken with.
 from __future__ import annotations
 
 import os
-import sys
 import threading
 from collections.abc import Sequence
 
 from wheeldoctor.engine.digests import BUFFER_SIZE, examine
+from wheeldoctor.engine.fork import can_fork
 from wheeldoctor.model.files import FileState, FileStatus, HashRequest, Known, Progress
 
 #: With ``processes=True``, this many files or more are hashed in forked workers.
@@ -87,10 +87,3 @@ def hash_files(
     if failures:
         raise failures[0]
     return [state for state in results if state is not None]
-
-
-def can_fork() -> bool:
-    """Whether forking workers is safe here: Linux, and no other thread running."""
-    # Forking while another thread runs can leave a lock held forever in the child; other
-    # systems' libraries are not fork-safe (macOS), so only Linux, and only single-threaded.
-    return sys.platform.startswith("linux") and threading.active_count() == 1

@@ -1,8 +1,8 @@
 """What was read of each dist-info, kept in the cache directory by the fingerprints of its files.
 
 Reading an environment reads three small files per distribution (METADATA, INSTALLER and
-WHEEL) and parses METADATA's header: 30-60 ms for the 197 distributions of a 16-core GPU
-host, the longest step a warm ``check --all`` takes alone. What was read is kept here,
+WHEEL) and parses METADATA's header: on a big environment, the longest step a warm
+``check --all`` takes alone. What was read is kept here,
 one memo per site directory, beside the fingerprint each file had before it was read.
 The next read stats the three files instead and, where all three fingerprints are the
 same, takes what was read then.
@@ -18,16 +18,17 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
+from functools import partial
 from stat import S_ISREG
 
-from wheeldoctor import __version__
 from wheeldoctor.engine import cache, sealed
 
 #: The files read of a dist-info, in the order of their fingerprints.
 FILES = ("METADATA", "INSTALLER", "WHEEL")
 #: What was read depends on how this version reads (headers, INSTALLER, name normalisation):
 #: another version's memo is a miss.
-_HEADER = b"wheeldoctor-metadata 1 %s %s\n" % (__version__.encode(), cache.TAG)
+_HEADER = b"wheeldoctor-metadata 1 %s %s\n" % (sealed.CODE, cache.TAG)
 
 Fingerprints = tuple["cache.Identity | None", ...]
 """Each of :data:`FILES`: its fingerprint, or None where there is no such file."""
@@ -114,3 +115,8 @@ def _is_parts(value: object) -> bool:
         and (python is None or type(python) is str)
         and (installer is None or type(installer) is str)
     )
+
+
+def memos(cache_dir: str | None) -> Callable[[str], MetadataMemo] | None:
+    """The memo of each site directory, kept in ``cache_dir``; None without a cache."""
+    return None if cache_dir is None else partial(MetadataMemo, cache_dir)

@@ -12,40 +12,20 @@ import csv
 import io
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
-from wheeldoctor.engine.hashing import can_fork
-from wheeldoctor.engine.result_memo import Read
+from wheeldoctor.engine.fork import can_fork
 from wheeldoctor.engine.workers import deal, run_workers
+from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.managed import Tool
-from wheeldoctor.where.environment import METADATA_LIMIT, Environment, InstalledDistribution, with_record
+from wheeldoctor.model.ownership import Owner
+from wheeldoctor.model.sitedirs import is_plain, plain_prefix
+from wheeldoctor.where.environment import METADATA_LIMIT, with_record
 from wheeldoctor.where.filesystem import ReadError, read_regular
-from wheeldoctor.where.sitedirs import is_plain, plain_prefix
+from wheeldoctor.where.fingerprint import Read
 from wheeldoctor.where.system_files import SystemOwners
 
 _INSTALLED_FILES_LIMIT = 64 << 20
-
-
-@dataclass(frozen=True, slots=True)
-class Owner:
-    """Who installed a file: a distribution or (``system``) a system package.
-
-    ``recorded`` is the hash the distribution's RECORD gives for the file (``sha256=…``),
-    when it gives one.
-    """
-
-    name: str
-    version: str | None
-    system: bool = False
-    recorded: str | None = None
-
-    @property
-    def label(self) -> str:
-        """``name version`` for a distribution, ``name (system package)`` otherwise."""
-        if self.system:
-            return f"{self.name} (system package)"
-        return f"{self.name} {self.version}"
 
 
 class Owners:
@@ -53,7 +33,7 @@ class Owners:
 
     With ``readers`` above one (and where forking is safe), the records are read in that
     many forked processes: the map needs every RECORD of the environment before the walk
-    for unowned files can start (69k rows on a GPU host's, about 100 ms in one process).
+    for unowned files can start (tens of thousands of rows on a big environment).
     What a reader fails to deliver is read here. ``read`` is told of a record that could
     not be read for a passing reason (see :meth:`Read.doubt`).
     """

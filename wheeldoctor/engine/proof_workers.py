@@ -23,6 +23,7 @@ from typing import Any
 
 from wheeldoctor.engine import workers as frames
 from wheeldoctor.engine.digests import _CONSTRUCTORS, BUFFER_SIZE, _feed
+from wheeldoctor.model.record import bytes_match
 
 _SMALL = 1 << 16
 _BATCH = 1024
@@ -175,6 +176,6 @@ def _prove(
     # bytes read is RECORD's and they end at the recorded size, so they were the right ones
     # (a torn read would not hash to it). A change during or after the read moves ctime past
     # the fingerprint taken before it, so the cache never vouches for the new bytes with it.
-    if hasher.digest() != digest:
+    if not bytes_match(digest, size, size, hasher.digest()):  # the size was enforced by the read
         return None
     return before.st_mtime_ns, before.st_ctime_ns, before.st_ino, before.st_dev, before.st_nlink

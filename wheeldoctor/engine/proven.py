@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping
 
 from wheeldoctor.engine import cache
 from wheeldoctor.engine.cached import cached_states
-from wheeldoctor.engine.spread_worker import Proof, Row
+from wheeldoctor.engine.messages import Proof, Row
 from wheeldoctor.model.files import FileState, FileStatus, Fingerprint
 
 

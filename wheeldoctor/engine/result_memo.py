@@ -17,65 +17,17 @@ and must still not exist. A memo that is corrupt, foreign or unreadable is a mis
 
 from __future__ import annotations
 
-import os
 import time
 
-from wheeldoctor import __version__
 from wheeldoctor.engine import cache, sealed
-from wheeldoctor.where.filesystem import ReadError
+from wheeldoctor.where.fingerprint import Read as Read  # noqa: PLC0414  (re-exported)
+from wheeldoctor.where.fingerprint import fingerprint
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable
 
-
-def fingerprint(path: str) -> cache.Identity | None:
-    """The fingerprint of ``path`` now; None where there is none. Raises OSError (or ValueError) otherwise."""
-    try:
-        return cache.identity(os.stat(path))
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-
-
-class Read:
-    """The paths a computation read, each with its fingerprint from before it was read."""
-
-    def __init__(self) -> None:
-        self.fingerprints: dict[str, cache.Identity | None] = {}
-        self.complete = True
-        """False once something read may not be what is there: the result is then not kept."""
-
-    def note(self, path: str) -> None:
-        """Take ``path``'s fingerprint, before it is read; a second look keeps the first (taken before any read)."""
-        if path in self.fingerprints:
-            return
-        try:
-            self.fingerprints[path] = fingerprint(path)
-        except (OSError, ValueError):
-            self.complete = False
-
-    def doubt(self) -> None:
-        """Say that what was read may not be what is there: keep nothing."""
-        self.complete = False
-
-    def failed(self, error: OSError | ReadError) -> None:
-        """A read failed: doubt, unless the path is gone or not a regular file (its fingerprint says so).
-
-        Any other failure may pass (an I/O error, no descriptor left), so what was read
-        instead (nothing) is not what is there.
-        """
-        if isinstance(error, ReadError):
-            lasting = error.missing or error.not_regular
-        else:
-            lasting = isinstance(error, (FileNotFoundError, NotADirectoryError))
-        if not lasting:
-            self.complete = False
-
-    def add(self, fingerprints: Iterable[tuple[str, cache.Identity | None]], complete: bool) -> None:
-        """Take what another process noted."""
-        for path, found in fingerprints:
-            self.fingerprints.setdefault(path, found)
-        self.complete = self.complete and complete
+    from wheeldoctor.where.fingerprint import Keeper
 
 
 class ResultMemo:
@@ -90,7 +42,7 @@ class ResultMemo:
         self._path = cache.entry_path(cache_dir, key, suffix)
         # ``version``: the caller's, bumped when what the result means changes within one release.
         kind = suffix.lstrip(".").encode()
-        self._header = b"wheeldoctor-%s %d %s %s\n" % (kind, version, __version__.encode(), cache.TAG)
+        self._header = b"wheeldoctor-%s %d %s %s\n" % (kind, version, sealed.CODE, cache.TAG)
         self._key = key
         self._inputs = inputs
         self._started = time.time_ns()
@@ -119,6 +71,28 @@ class ResultMemo:
         paths = tuple(sorted(fingerprints))  # siblings together: the next stats walk the tree in order
         data = (self._key, self._inputs, paths, tuple(fingerprints[p] for p in paths), result)
         return cache.write(self._cache_dir, self._path, sealed.seal(self._header, data))
+
+
+#: What :func:`keeper` keeps, by kind: the version, bumped when what the result means changes.
+_KINDS = {"dpkg-lists": 1}
+
+
+def keeper(cache_dir: str | None) -> Keeper | None:
+    """A :data:`~wheeldoctor.where.fingerprint.Keeper` keeping its results in ``cache_dir``; None without one."""
+    if cache_dir is None:
+        return None
+
+    def keep(kind: str, inputs: tuple[str, ...], compute: Callable[[Read], object]) -> object:
+        memo = ResultMemo(cache_dir, "\0".join([kind, *inputs]), f".{kind}", _KINDS[kind], inputs)
+        kept = memo.get()
+        if kept is not None:
+            return kept
+        read = Read()
+        found = compute(read)
+        memo.keep(read, found)
+        return found
+
+    return keep
 
 
 def _unchanged(paths: tuple[object, ...], fingerprints: tuple[object, ...]) -> bool:

@@ -10,18 +10,15 @@ for, and the work cut into pieces). The parent hands out the heaviest task it ha
 RECORD to parse or a piece: every file of 1 MiB or more alone, the small files of a
 distribution in runs of about 8 MiB of work. A task goes to whichever worker is free, so
 the biggest file starts hashing as soon as its RECORD is read, not once every RECORD is,
-and nothing waits on a worker that drew a heavy share. Files of 16 MiB or more are found
-at the look, where the cache has no entry for their distribution, and handed out then as
-pieces of their own, or taken from the child that proved them while ``check --all``
-started (:mod:`.early`, :mod:`.ahead`). A worker proves a piece's files
+and nothing waits on a worker that drew a heavy share. A worker proves a piece's files
 as :mod:`wheeldoctor.engine.proof_workers` does (one ``lstat`` for a file the cache vouches
 for, else one listing per directory and one open, read and close per file) and returns,
 per proven file, a few integers and its cache record. Whatever is not proven comes back
 as not proven, for the exact path to judge.
 
-Frames are marshal data (plain tuples of ints, strings and bytes); the rare findings that
+Messages are typed (:mod:`.messages`), marshal data on the pipe; the rare findings that
 parsing gives travel pickled. A worker that dies only leaves its work undone: the parent
-does it itself. No worker outlives the parent.
+does it itself. No worker outlives the parent (see :mod:`.fork`).
 """
 
 from __future__ import annotations
@@ -31,19 +28,33 @@ import heapq
 import os
 import pickle
 import select
-import signal
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from itertools import chain
-from typing import Any
 
-from wheeldoctor.engine import ahead, cache
-from wheeldoctor.engine.early import EarlyFiles
-from wheeldoctor.engine.spread_worker import FileRecord, Proof, Row, _run, _serve
-from wheeldoctor.engine.workers import complete_frames, fork_child, send
+from wheeldoctor.engine import cache
+from wheeldoctor.engine.fork import fork, reap
+from wheeldoctor.engine.messages import (
+    FileRecord,
+    Look,
+    Looked,
+    Message,
+    Parse,
+    Proof,
+    Prove,
+    Proved,
+    RecordParsed,
+    Row,
+    Settled,
+    Stop,
+    decode,
+    encode,
+)
+from wheeldoctor.engine.spread_worker import _serve
+from wheeldoctor.engine.workers import complete_frames, send
+from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.findings import Finding
-from wheeldoctor.where.environment import InstalledDistribution
 
 _DONE = object()
 
@@ -51,30 +62,44 @@ _DONE = object()
 class Parsed:
     """What a worker learnt of one distribution, and what the pieces proved of it."""
 
-    __slots__ = ("before", "files", "identity", "outside", "paths", "problems", "proofs", "rows", "vouched")
+    __slots__ = (
+        "before",
+        "decided",
+        "files",
+        "found",
+        "identity",
+        "outside",
+        "paths",
+        "problems",
+        "proofs",
+        "rows",
+    )
 
     def __init__(
         self,
         identity: cache.Identity | None,
         paths: list[str],
         rows: list[Row] | None,
-        vouched: list[Any] | None,
+        decided: list[bool] | None,
         problems: tuple[Finding, ...],
         outside: tuple[Finding, ...],
+        found: bool = False,
         before: int | None = None,
     ) -> None:
         self.identity = identity
         self.paths = paths
         #: None when the cache's verdict held (see ``spread_worker._settled``): nothing to report.
         self.rows = rows
-        self.vouched = vouched
+        #: The rows settled while parsing (see :class:`~wheeldoctor.engine.messages.Prove`).
+        self.decided = decided
         #: Findings of reading RECORD: the one that ``with_record`` adds, then RECORD's own.
         self.problems = problems
         self.outside = outside
         self.proofs: list[Proof] = []
         #: Cache records of the proven files, by the index of their piece's first row.
         self.files: dict[int, list[FileRecord]] = {}
-        #: ``hash()`` of the cache entry the worker found (forked workers hash as the parent does).
+        #: Whether the worker found a cache entry, and its ``hash()`` (forked workers hash as the parent does).
+        self.found = found
         self.before = before
 
 
@@ -88,7 +113,6 @@ def spread(
     progress: Callable[[int, int], None] | None = None,
     begin: Callable[[int, int], None] | None = None,
     meanwhile: Iterator[object] | None = None,
-    child: ahead.Ahead | None = None,
 ) -> list[Parsed | None]:
     """What ``jobs`` forked workers learnt of each of ``dists`` (None where a worker died first).
 
@@ -97,8 +121,6 @@ def spread(
     ``begin`` is told the work's size once every RECORD is read; ``progress`` then
     advances as pieces come back. ``meanwhile`` is the caller's own work: one step of it
     is taken whenever no worker waits on the parent (what is left of it is left undone).
-    ``child`` proved the biggest files while the command started (:mod:`.ahead`): it is
-    stopped here, its proofs are used, and it is ended before this returns.
     """
     usable = cache_dir is not None and cache.usable(cache_dir)
     results: list[Parsed | None] = [None] * len(dists)
@@ -109,13 +131,10 @@ def spread(
     reading: set[int] = set()  # workers looking or parsing: more pieces may come
     parked: list[int] = []
     workers: dict[int, tuple[int, int]] = {}  # result fd -> (pid, task fd)
-    buffers: dict[int, bytearray] = {}  # what each live worker (and the child ahead) sent, not yet read
-    backlog: list[Any] = []  # "proved" frames not yet recorded
+    buffers: dict[int, bytearray] = {}  # what each live worker sent, not yet read
+    backlog: list[Proved | Settled] = []  # what was proved (or settled) not yet recorded
     totals = [0, 0]  # files and bytes to prove, known once every RECORD is read
     begun = [begin is None]
-    early = EarlyFiles()
-    idle: list[int] = []  # workers held back while the child's files take their cores
-    looking: set[int] = set()  # workers looking at distributions
 
     def begin_once() -> None:
         if not begun[0] and not looks and not parse and not reading:
@@ -128,136 +147,91 @@ def spread(
         for _ in range(most):
             tasks_read, tasks_write = os.pipe()
             results_read, results_write = os.pipe()
-            pid = fork_child()
-            if pid == 0:  # the worker: never returns
-                for fd, (_, task_fd) in workers.items():  # the other workers' ends: theirs alone
-                    os.close(fd)
-                    os.close(task_fd)
-                if child is not None:
-                    os.close(child.results)
-                    os.close(child.control)
-                os.close(tasks_write)
-                os.close(results_read)
-                _run(partial(_serve, dists, checked, cache_dir, usable, started, tasks_read, results_write))
+            serve = partial(_serve, dists, checked, cache_dir, usable, started, tasks_read, results_write)
+            pid = fork(serve, keep=(tasks_read, results_write))
             os.close(tasks_read)
             os.close(results_write)
+            if pid is None:  # not safe to fork now: what no worker does, the parent does
+                os.close(tasks_write)
+                os.close(results_read)
+                continue
             workers[results_read] = (pid, tasks_write)
             buffers[results_read] = bytearray()
-            idle.append(results_read)
-
-    def release() -> None:
-        """Give work to idle workers: up to ``jobs`` at work, less a core for each file the child still hashes."""
-        held = early.still_hashed(looked=not looks and not looking)
-        while idle and len(workers) - len(idle) < max(1, jobs - held):
-            assign(idle.pop())
 
     def assign(fd: int) -> None:
         task_fd = workers[fd][1]
         if looks:
             reading.add(fd)
-            looking.add(fd)
-            _write(task_fd, ("look", looks.pop()))
+            _write(task_fd, Look(looks.pop()))
         elif parse and (not pieces or parse[0][0] <= pieces[0][0]):  # the heavier first
             _, index = heapq.heappop(parse)
             reading.add(fd)
-            _write(task_fd, ("parse", index))
+            _write(task_fd, Parse(index))
         elif pieces:
             _, index, first, end = heapq.heappop(pieces)
-            if first < 0:  # an early file: ``end`` is its number
-                _, path, row, _ = early.files[end]
-                _write(task_fd, ("early", end, index, path, row))
-                return
             parsed = results[index]
             assert parsed is not None and parsed.rows is not None
-            vouched = parsed.vouched[first:end] if parsed.vouched is not None else [None] * (end - first)
-            _write(task_fd, ("prove", index, first, parsed.paths[first:end], parsed.rows[first:end], vouched))
-        elif reading or early.waiting:
-            parked.append(fd)  # a RECORD still being read, or the child, may give more pieces
+            decided = parsed.decided[first:end] if parsed.decided is not None else [False] * (end - first)
+            _write(task_fd, Prove(index, first, parsed.paths[first:end], parsed.rows[first:end], decided))
+        elif reading:
+            parked.append(fd)  # a RECORD still being read may give more pieces
         else:
-            _write(task_fd, ("stop",))
+            _write(task_fd, Stop())
 
-    def settle(frame: Any) -> None:
-        _, index, identity, paths, (files, size) = frame
-        results[index] = Parsed(identity, paths, None, None, (), ())
-        totals[0] += files
-        totals[1] += size
-        backlog.append(("counted", files, size))
-
-    def push_early(number: int) -> None:
-        heapq.heappush(pieces, (-early.files[number][3], early.files[number][0], -1, number))
-
-    def handle(fd: int, frame: Any) -> None:
-        kind = frame[0]
-        if kind == "looked":
+    def handle(fd: int, message: Message) -> None:
+        if isinstance(message, Looked):
             reading.discard(fd)
-            looking.discard(fd)
-            _, settled, weighed, found = frame
-            for each in settled:
-                settle(each)
-            for index, weight in weighed:
+            for settled in message.settled:
+                results[settled.dist] = Parsed(settled.record, settled.paths, None, None, (), ())
+                totals[0] += settled.files
+                totals[1] += settled.size
+                backlog.append(settled)
+            for index, weight in message.weighed:
                 heapq.heappush(parse, (-weight, index))
-            for each in found:
-                number = early.found(each)
-                if number is not None:
-                    push_early(number)
             begin_once()
-        elif kind == "parsed":
+        elif isinstance(message, RecordParsed):
             reading.discard(fd)
-            _, index, identity, paths, rows, vouched, cuts, extras, before, proved, (files, size) = frame
-            problems, outside = pickle.loads(extras) if extras is not None else ((), ())
-            results[index] = Parsed(identity, paths, rows, vouched, problems, outside, before)
-            if proved is not None:  # the files the cache vouched for, proved while parsing
-                backlog.append(proved)
-            for first, end, weight in cuts:
-                if end == first + 1 and early.pending:
-                    taken, done = early.match(index, first, paths[first], rows[first])
-                    if done is not None:
-                        backlog.append(done)
-                    if taken:
-                        continue
+            index = message.dist
+            problems, outside = pickle.loads(message.problems) if message.problems is not None else ((), ())
+            results[index] = Parsed(
+                message.identity,
+                message.paths,
+                message.rows,
+                message.decided,
+                problems,
+                outside,
+                message.entry_found,
+                message.entry_hash,
+            )
+            backlog.append(message.proved)  # the files the cache vouched for, proved while parsing
+            for first, end, weight in message.cuts:
                 heapq.heappush(pieces, (-weight, index, first, end))
-            totals[0] += files
-            totals[1] += size
+            totals[0] += message.files
+            totals[1] += message.size
             begin_once()
-        elif kind == "early":
-            _, number, proofs, files, done = frame
-            found = early.proved(number, (proofs, files, done))
-            if found is not None:
-                backlog.append(found)
-        elif kind == "proved ahead":  # the child's: one row it was still hashing
-            proved, again = early.proved_ahead(*ahead.proved_ahead(frame))
-            backlog.extend(proved)
-            for number in again:  # its proof no longer holds: a worker proves it
-                push_early(number)
-        else:  # "proved": recorded later, once every waiting worker has its next task
-            backlog.append(frame)
+        else:  # recorded later, once every waiting worker has its next task
+            assert isinstance(message, Proved)
+            backlog.append(message)
 
-    def absorb(frame: Any) -> None:
-        """Record what one piece proved."""
-        if frame[0] == "counted":  # a settled distribution's files
+    def absorb(done: Proved | Settled) -> None:
+        """Record what one piece proved (or count a settled distribution's files)."""
+        if isinstance(done, Settled):
             if progress is not None:
-                progress(frame[1], frame[2])
+                progress(done.files, done.size)
             return
-        _, index, first, proofs, files, done_bytes = frame
-        parsed = results[index]
+        parsed = results[done.dist]
         assert parsed is not None
-        parsed.proofs.extend(proofs)
-        parsed.files[first] = files
+        parsed.proofs.extend(done.proofs)
+        parsed.files[done.first] = done.files
         if progress is not None:
-            progress(len(proofs), done_bytes)
+            progress(len(done.proofs), done.size)
 
     finished = False
     try:
-        if child is not None:
-            done, in_flight, rest = child.stop()  # no file is started there from now on
-            early = EarlyFiles(done, in_flight, cache_dir is not None)
         fork_workers()
-        if child is not None:
-            buffers[child.results] = rest
-            for frame in complete_frames(rest):  # what came with its "stopped"
-                handle(child.results, frame)
-        release()
-        while len(buffers) > (child is not None and child.results in buffers):
+        for fd in reversed(list(workers)):
+            assign(fd)
+        while buffers:
             # The parent's own work waits while any worker waits for it: a worker is never idle
             # while the parent records proofs, and they are recorded while the workers hash.
             ready, _, _ = select.select(list(buffers), [], [], 0 if backlog or meanwhile is not None else None)
@@ -269,42 +243,30 @@ def spread(
                 continue
             for fd in ready:
                 chunk = os.read(fd, 1 << 20)
-                if not chunk:  # the worker (or the child) is gone: what it held is undone
+                if not chunk:  # the worker is gone: what it held is undone
                     del buffers[fd]
                     reading.discard(fd)
-                    looking.discard(fd)
                     if fd in parked:
                         parked.remove(fd)
-                    if fd in idle:
-                        idle.remove(fd)
-                    if child is not None and fd == child.results:
-                        for number in early.ahead_gone():
-                            push_early(number)
                     begin_once()
                     continue
                 buffer = buffers[fd]
                 buffer += chunk
                 for frame in complete_frames(buffer):
-                    handle(fd, frame)
+                    handle(fd, decode(frame))
                     if fd in workers:
                         assign(fd)
-            release()  # a file the child hashed is done: its core is free
-            while parked and (parse or pieces or not (reading or early.waiting)):
+            while parked and (parse or pieces or not reading):
                 assign(parked.pop())
-        for frame in backlog:
-            absorb(frame)
+        for done in backlog:
+            absorb(done)
         finished = True
     finally:
-        if child is not None:
-            child.close()
         for fd, (pid, task_fd) in workers.items():
             for end in (fd, task_fd):
                 with contextlib.suppress(OSError):
                     os.close(end)
-            if not finished:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGTERM)
-            os.waitpid(pid, 0)
+            reap(pid, stop=not finished)
     return results
 
 
@@ -313,8 +275,8 @@ def look_batches(estimates: Sequence[int], workers: int) -> list[list[int]]:
 
     About two batches per worker, so that a slow one holds up little; what is not settled
     is then parsed heaviest first. A distribution of that many rows or more is a batch of
-    its own, looked at first: torch's 12,000 stats on a warm cache took 37 ms, and came
-    13 ms after the workers started when its batch waited its turn.
+    its own, looked at first: its stats on a warm cache are the longest look, and came
+    late when its batch waited its turn.
     """
     order = sorted(range(len(estimates)), key=estimates.__getitem__, reverse=True)
     share = max(1, sum(estimates) // (2 * workers))
@@ -337,8 +299,8 @@ def look_batches(estimates: Sequence[int], workers: int) -> list[list[int]]:
 def repeated(lists: Sequence[Sequence[str]]) -> set[str]:
     """The paths that more than one row claims, over all of ``lists`` (what the workers sent back).
 
-    Nearly always none: one set of every path shows that (on a 16-core host's 49,000
-    paths, 5 ms where counting them took 10), and only then are they counted.
+    Nearly always none: one set of every path shows that (cheaper than counting them),
+    and only then are they counted.
     """
     seen: set[str] = set()
     for paths in lists:
@@ -361,7 +323,7 @@ def rows_estimate(dist: InstalledDistribution) -> int:
         return 0
 
 
-def _write(fd: int, task: tuple[Any, ...]) -> None:
+def _write(fd: int, task: Message) -> None:
     # A worker that died cannot take it: its work is then left undone, for the parent.
     with contextlib.suppress(OSError):
-        send(fd, task)  # type: ignore[arg-type]
+        send(fd, encode(task))

@@ -1,8 +1,7 @@
 """The worker's side of :mod:`wheeldoctor.engine.spread`: read and cut RECORDs, prove pieces.
 
 A worker does what the parent asks, one task at a time, until it says stop: look at a few
-distributions (settle each on the cache's verdict, else weigh it for the parse order and
-find its biggest files, to be proved before its RECORD is parsed), read, parse and resolve
+distributions (settle each on the cache's verdict, else weigh it for the parse order), read, parse and resolve
 one RECORD (and read its cache entry, proving by one ``lstat`` each file the cache vouches
 for), or prove one piece of files, as :mod:`wheeldoctor.engine.proof_workers` does.
 """
@@ -14,18 +13,36 @@ import marshal
 import os
 import pickle
 import re
-import signal
-from collections.abc import Callable, Sequence
-from typing import Any, cast
+from collections.abc import Sequence
+from typing import cast
 
 from wheeldoctor.engine import cache
 from wheeldoctor.engine.digests import BUFFER_SIZE
+from wheeldoctor.engine.messages import (
+    AT_PARSE,
+    Cut,
+    FileRecord,
+    Look,
+    Looked,
+    Message,
+    Parse,
+    Proof,
+    Prove,
+    Proved,
+    RecordParsed,
+    Row,
+    Settled,
+    Stop,
+    decode,
+    encode,
+)
 from wheeldoctor.engine.proof_workers import prove_file, unchanged
 from wheeldoctor.engine.workers import send
 from wheeldoctor.judge.claims import resolve
-from wheeldoctor.where.environment import METADATA_LIMIT, InstalledDistribution, with_record
+from wheeldoctor.model.environment import InstalledDistribution
+from wheeldoctor.model.record import bytes_match
+from wheeldoctor.where.environment import METADATA_LIMIT, with_record
 from wheeldoctor.where.filesystem import ReadError, read_regular
-from wheeldoctor.where.plain_rows import EARLY, Recorded, biggest_rows
 
 #: Files from this size are a piece of their own.
 BIG = 1 << 20
@@ -40,34 +57,14 @@ PARSE_WEIGHT = 32
 _BIG_SIZE = re.compile(rb",(\d{7,})\r?$", re.MULTILINE)
 _HEADER = 4
 
-Row = tuple[str, "str | None", "bytes | None", "int | None", int]
-"""A RecordRow as a plain tuple: (path as written, algorithm, raw digest, size, line)."""
-Proof = tuple[int, int, int, int, int, int, bool]
-"""(row index, mtime_ns, ctime_ns, inode, device, links, whether the cache's fingerprint proved it)."""
-Early = tuple[int, str, Row, int]
-"""A big file to prove before its RECORD is parsed: (distribution, absolute path, its row, weight)."""
-FileRecord = tuple[str, cache.Identity, cache.Digests]
 
-
-def _run(body: Callable[[], None]) -> None:
-    code = 0
-    try:
-        # Default handlers: a ^C aimed at the command must not print a traceback per worker.
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        body()
-    except BaseException:
-        code = 1
-    finally:
-        os._exit(code)
-
-
-def _read_task(fd: int) -> Any:
-    """The next frame from the parent, or None once it has closed the pipe."""
+def _read_task(fd: int) -> Message | None:
+    """The next task from the parent, or None once it has closed the pipe."""
     header = _read_exactly(fd, _HEADER)
     if header is None:
         return None
     payload = _read_exactly(fd, int.from_bytes(header, "big"))
-    return None if payload is None else marshal.loads(payload)
+    return None if payload is None else decode(marshal.loads(payload))
 
 
 def _read_exactly(fd: int, size: int) -> bytes | None:
@@ -95,20 +92,26 @@ def _serve(
     listings: dict[str, dict[str, int]] = {}
     while True:
         task = _read_task(tasks)
-        if task is None or task[0] == "stop":
+        if task is None or isinstance(task, Stop):
             return
-        if task[0] == "look":
-            send(out, _look(task[1], dists, checked, cache_dir if usable else None))  # type: ignore[arg-type]
-        elif task[0] == "parse":
-            index = task[1]
-            send(out, _parse(index, dists[index], checked[index], cache_dir if usable else None))  # type: ignore[arg-type]
-        elif task[0] == "early":
-            _, number, index, path, row = task
-            proved = _prove_piece(index, 0, [path], [row], [None], cache_dir, started, view, listings)
-            send(out, ("early", number, *proved[3:]))  # type: ignore[arg-type]
+        if isinstance(task, Look):
+            answer: Message = _look(task.indices, dists, checked, cache_dir if usable else None)
+        elif isinstance(task, Parse):
+            answer = _parse(task.dist, dists[task.dist], checked[task.dist], cache_dir if usable else None)
         else:
-            _, index, first, paths, rows, vouched = task
-            send(out, _prove_piece(index, first, paths, rows, vouched, cache_dir, started, view, listings))  # type: ignore[arg-type]
+            assert isinstance(task, Prove)
+            answer = _prove_piece(
+                task.dist,
+                task.first,
+                task.paths,
+                task.rows,
+                task.decided,
+                cache_dir,
+                started,
+                view,
+                listings,
+            )
+        send(out, encode(answer))
 
 
 def _look(
@@ -116,62 +119,46 @@ def _look(
     dists: Sequence[InstalledDistribution],
     checked: Sequence[bool],
     cache_dir: str | None,
-) -> tuple[Any, ...]:
-    """("looked", settled frames, [(index, weight)], [Early]): each distribution settled on the
-    cache's verdict, else weighed, and its biggest files found where the cache has no entry for it
-    (an entry may vouch for them: one ``lstat`` each then proves them, after the parse).
-    """
+) -> Looked:
+    """Each distribution settled on the cache's verdict, else weighed for the parse order."""
     settled = []
     weighed = []
-    early: list[Early] = []
     for index in indices:
         dist = dists[index]
-        frame = None if cache_dir is None else _settled(index, dist, checked[index], cache_dir)
-        if frame is not None:
-            settled.append(frame)
+        found = None if cache_dir is None else _settled(index, dist, checked[index], cache_dir)
+        if found is not None:
+            settled.append(found)
             continue
-        weight, biggest = _weight(
-            dist, checked[index], fresh=cache_dir is None or not os.path.lexists(cache.entry_path(cache_dir, dist.path))
-        )
-        weighed.append((index, weight))
-        early.extend((index, row[0], (*row, 0), row[3] + _PER_FILE) for row in biggest)
-    return ("looked", settled, weighed, early)
+        weighed.append((index, _weight(dist, checked[index])))
+    return Looked(settled, weighed)
 
 
-def _weight(dist: InstalledDistribution, checked: bool, fresh: bool = False) -> tuple[int, list[Recorded]]:
-    """How long parsing ``dist``'s RECORD and then hashing its biggest file take, in bytes to hash,
-    and (where ``fresh``: nothing cached for it) the plain rows of its files of :data:`EARLY` bytes or more.
+def _weight(dist: InstalledDistribution, checked: bool) -> int:
+    """How long parsing ``dist``'s RECORD and then hashing its biggest file take, in bytes to hash.
 
     The parse order, heaviest first: the biggest file (a CUDA library of half a gigabyte)
-    can only start once its RECORD is parsed, unless it is proved early, and a long RECORD
-    (torch's 12,000 rows) keeps a worker parsing a while before its own big files can start.
-    The RECORD's size column is only scanned here, not parsed, and only for a checked
-    distribution (an unchecked one is parsed for its paths alone: its length is its weight);
-    an unreadable RECORD weighs nothing. A file proved early weighs nothing here.
+    can only start once its RECORD is parsed, and a long RECORD (torch's 12,000 rows)
+    keeps a worker parsing a while before its own big files can start. The RECORD's size
+    column is only scanned here, not parsed, and only for a checked distribution (an
+    unchecked one is parsed for its paths alone: its length is its weight); an unreadable
+    RECORD weighs nothing.
     """
     if dist.record is not None:
         sizes = [row.size or 0 for row in dist.record.rows] if checked else []
-        return len(dist.record.rows) * 100 * PARSE_WEIGHT + max(sizes, default=0), []
+        return len(dist.record.rows) * 100 * PARSE_WEIGHT + max(sizes, default=0)
     path = os.path.join(dist.path, "RECORD")
     if not checked:
         try:
-            return os.stat(path).st_size * PARSE_WEIGHT, []
+            return os.stat(path).st_size * PARSE_WEIGHT
         except (OSError, ValueError):
-            return 0, []
+            return 0
     data = read_regular(path, METADATA_LIMIT)
     if isinstance(data, ReadError):
-        return 0, []
-    sizes = list(map(int, _BIG_SIZE.findall(data)))
-    biggest: list[Recorded] = []
-    if fresh and max(sizes, default=0) >= EARLY:
-        with contextlib.suppress(UnicodeDecodeError):  # the parser says what is wrong with it
-            biggest = biggest_rows(data.decode(), dist.location, dist.root, EARLY)
-    if biggest:
-        sizes = [size for size in sizes if size < EARLY]
-    return len(data) * PARSE_WEIGHT + max(sizes, default=0), biggest
+        return 0
+    return len(data) * PARSE_WEIGHT + max(map(int, _BIG_SIZE.findall(data)), default=0)
 
 
-def _parse(index: int, dist: InstalledDistribution, checked: bool, cache_dir: str | None) -> tuple[Any, ...]:
+def _parse(index: int, dist: InstalledDistribution, checked: bool, cache_dir: str | None) -> RecordParsed:
     """Read, parse and resolve an unsettled RECORD (see :func:`_look`), read its cache entry, cut the work in pieces."""
     read = with_record(dist)
     claims, outside = resolve(read)
@@ -180,44 +167,44 @@ def _parse(index: int, dist: InstalledDistribution, checked: bool, cache_dir: st
     paths = [claim.path for claim in claims]
     rows = cast("list[Row]", [tuple(claim.row) for claim in claims])
     if not checked:
-        return ("parsed", index, read.record_identity, paths, rows, None, [], extras, None, None, (0, 0))
+        nothing = Proved(index, AT_PARSE, [], [], 0)
+        return RecordParsed(index, read.record_identity, paths, rows, None, [], extras, False, None, nothing, 0, 0)
     known: dict[str, tuple[cache.Identity, cache.Digests]] = {}
-    before = None
+    found, before = False, None
     if cache_dir is not None and read.record_identity is not None:
         entry = cache.load(cache_dir, read.path, read.record_identity)
         if entry is not None:
-            try:
+            found = True
+            with contextlib.suppress(TypeError):  # a malformed entry (lists inside): its hash stays None
                 before = hash(entry)
-            except TypeError:  # a malformed entry (lists inside): one that differs from any we write
-                before = -1  # hash() never gives -1
             if all(map(cache.is_file_record, entry.files)):
                 known = {path: (identity, digests) for path, identity, digests in entry.files}
-    vouched: list[Any] = []
+    decided: list[bool] = []
     proofs: list[Proof] = []
     files: list[FileRecord] = []
     done = 0
-    cuts: list[tuple[int, int, int]] = []
+    cuts: list[Cut] = []
     first, weight, pending = 0, 0, 0
     work = [0, 0]  # files and bytes to prove, in pieces or here
     for k, (path, (_, algorithm, digest, size, _)) in enumerate(zip(paths, rows, strict=True)):
         prior = known.get(path) if known else None
-        fingerprint: Any = None
+        settled = False
         if prior is not None:
-            # The cache's digest is RECORD's: one lstat proves it, here and now (a piece would
-            # cost more to send). Another digest: the exact path decides from the cache's, as
-            # it would without workers (False: not proved here).
-            fingerprint = prior[0] if prior[0][0] == size and (algorithm, digest) in prior[1] else False
-            if fingerprint:
-                proof = unchanged(path, fingerprint)
-                if proof is None:
-                    fingerprint = None  # changed since: a piece reads it
-                else:
+            if size is not None and any(
+                name == algorithm and bytes_match(digest, size, prior[0][0], seen) for name, seen in prior[1]
+            ):
+                # The cache's digest is RECORD's: one lstat proves it, here and now (a piece
+                # would cost more to send); changed since, a piece reads it.
+                proof = unchanged(path, prior[0])
+                if proof is not None:
                     proofs.append((k, *proof, True))
-                    files.append((path, fingerprint, cast("cache.Digests", ((algorithm, digest),))))
+                    files.append((path, prior[0], cast("cache.Digests", ((algorithm, digest),))))
                     done += size or 0
-                    fingerprint = True
-        vouched.append(fingerprint)
-        if fingerprint is not None:  # proved already, or left to the exact path
+                    settled = True
+            else:  # another digest: the exact path decides from the cache's, as it would without workers
+                settled = True
+        decided.append(settled)
+        if settled:
             continue
         work[0] += 1
         work[1] += size or 0
@@ -235,23 +222,24 @@ def _parse(index: int, dist: InstalledDistribution, checked: bool, cache_dir: st
             first, weight, pending = k + 1, 0, 0
     if pending:
         cuts.append((first, len(rows), weight))
-    return (
-        "parsed",
+    return RecordParsed(
         index,
         read.record_identity,
         paths,
         rows,
-        vouched if known else None,
+        decided if known else None,
         cuts,
         extras,
+        found,
         before,
-        ("proved", index, -1, proofs, files, done),
-        (work[0] + len(proofs), work[1] + done),
+        Proved(index, AT_PARSE, proofs, files, done),
+        work[0] + len(proofs),
+        work[1] + done,
     )
 
 
-def _settled(index: int, dist: InstalledDistribution, checked: bool, cache_dir: str) -> tuple[Any, ...] | None:
-    """("settled", dist, RECORD's identity, paths, (files, bytes)) if the cache's verdict holds; else None.
+def _settled(index: int, dist: InstalledDistribution, checked: bool, cache_dir: str) -> Settled | None:
+    """The distribution's paths and what its files weigh, if the cache's verdict holds; else None.
 
     It holds when the cache has an intact verdict under this root for this very RECORD
     (given only where there was no finding at all, so its files are exactly RECORD's rows)
@@ -273,7 +261,7 @@ def _settled(index: int, dist: InstalledDistribution, checked: bool, cache_dir: 
         if not cache.all_unchanged(paths, fingerprints, follow=False):  # also False for a malformed entry
             return None
         size = sum(fingerprint[0] for fingerprint in fingerprints)
-    return ("settled", index, record, list(paths), (len(paths) if checked else 0, size))
+    return Settled(index, record, list(paths), len(paths) if checked else 0, size)
 
 
 def _prove_piece(
@@ -281,21 +269,21 @@ def _prove_piece(
     first: int,
     paths: list[str],
     rows: list[Row],
-    vouched: list[Any],
+    decided: list[bool],
     cache_dir: str | None,
     started: int,
     view: memoryview,
     listings: dict[str, dict[str, int]],
-) -> tuple[Any, ...]:
-    """Prove the files of one piece; ("proved", dist, first row, proofs, cache records, bytes)."""
+) -> Proved:
+    """Prove the files of one piece (what was decided while parsing is skipped)."""
     proofs: list[Proof] = []
     files: list[FileRecord] = []
     done = 0
     settled = cache.settled
-    for k, (path, (_, algorithm, digest, size, _), fingerprint) in enumerate(zip(paths, rows, vouched, strict=True)):
-        if digest is None or size is None or not algorithm or isinstance(fingerprint, bool):
-            continue  # unprovable here, left to the exact path (False), or proved already (True)
-        proved = prove_file(path, size, algorithm, digest, fingerprint, view, listings)
+    for k, (path, (_, algorithm, digest, size, _), skip) in enumerate(zip(paths, rows, decided, strict=True)):
+        if digest is None or size is None or not algorithm or skip:
+            continue  # unprovable here, or proved already or left to the exact path while parsing
+        proved = prove_file(path, size, algorithm, digest, None, view, listings)
         if proved is None:
             continue
         (mtime, ctime, inode, device, links), cached = proved
@@ -306,4 +294,4 @@ def _prove_piece(
             # A file changed in the tick its hashing started could change again unseen.
             if cached or settled(identity, started):
                 files.append((path, identity, ((algorithm, digest),)))
-    return ("proved", index, first, proofs, files, done)
+    return Proved(index, first, proofs, files, done)

@@ -11,9 +11,11 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from wheeldoctor.engine import hashing
-from wheeldoctor.engine.hashing import can_fork, default_jobs, hash_files
-from wheeldoctor.judge.claims import Claim, plan
+from wheeldoctor.engine.fork import can_fork
+from wheeldoctor.engine.hashing import default_jobs, hash_files
+from wheeldoctor.judge.claims import Claim, matches, plan
 from wheeldoctor.model.files import FileState, FileStatus, Fingerprint, Known, Progress
+from wheeldoctor.model.record import fast_tuple
 
 if TYPE_CHECKING:
     from wheeldoctor.engine.proof_workers import Candidate
@@ -71,7 +73,6 @@ def _provable(owners: Mapping[str, Sequence[Claim]], known: Known | None = None)
     """
     provable: list[Candidate] = []
     rest: list[Claim] = []
-    hashed = FileStatus.HASHED
     for claims in owners.values():
         if len(claims) == 1:
             path, row = claims[0].path, claims[0].row
@@ -81,12 +82,7 @@ def _provable(owners: Mapping[str, Sequence[Claim]], known: Known | None = None)
                     provable.append((path, row.size, row.algorithm, row.digest, None))
                     continue
                 fingerprint = prior.fingerprint
-                if (
-                    fingerprint is not None
-                    and prior.status is hashed
-                    and prior.size == row.size
-                    and prior.digest(row.algorithm) == row.digest
-                ):
+                if fingerprint is not None and matches(row, prior):
                     provable.append((path, row.size, row.algorithm, row.digest, fingerprint))
                     continue
         rest.extend(claims)
@@ -104,8 +100,7 @@ def _prove(candidates: Sequence[Candidate], jobs: int | None, progress: Progress
 
     states: dict[str, FileState] = {}
     hashed = FileStatus.HASHED
-    # tuple.__new__ skips the named tuples' Python-level __new__: a third of the cost, per file.
-    make = tuple.__new__
+    make = fast_tuple
     for index, mtime, ctime, inode, device, links in prove_in_processes(candidates, jobs or default_jobs(), progress):
         path, size, algorithm, digest, vouched = candidates[index]
         fingerprint = make(Fingerprint, (size, mtime, ctime, inode, device))

@@ -22,17 +22,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from wheeldoctor.engine.audit_memo import audit_memo, is_audit, note_inputs
-from wheeldoctor.engine.hashing import can_fork
-from wheeldoctor.engine.ownership import Owner, Owners
-from wheeldoctor.engine.result_memo import Read
+from wheeldoctor.engine.fork import can_fork
+from wheeldoctor.engine.ownership import Owners
 from wheeldoctor.engine.workers import deal, run_workers
-from wheeldoctor.judge.hooks import UNOWNED
+from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.findings import Code, Finding, Kind
-from wheeldoctor.where.environment import Environment
+from wheeldoctor.model.ownership import Owner, UnownedFile, UnownedImport, UnownedScan
+from wheeldoctor.where.fingerprint import Read
 from wheeldoctor.where.system_files import system_owners
 
 #: Files other tools put at the top of a site directory without recording them, by design.
@@ -47,51 +46,6 @@ _HOOK_MODULES = ("sitecustomize", "usercustomize")
 _METADATA_SUFFIXES = (".dist-info", ".egg-info", ".data")
 #: With fewer walkers than this (fewer cores), the ownership map is read in one process.
 _READERS_FROM = 4
-
-
-@dataclass(frozen=True, slots=True)
-class UnownedFile:
-    """A file nobody recorded; ``importable`` is the top-level name it makes importable, if any."""
-
-    path: str
-    site_dir: str
-    importable: str | None = None
-    claimed_by: str | None = None
-    """A distribution that records none of its files and probably installed this one."""
-
-    @property
-    def relative(self) -> str:
-        """The path below its site directory."""
-        return os.path.relpath(self.path, self.site_dir)
-
-
-@dataclass(frozen=True, slots=True)
-class UnownedImport:
-    """A top-level name that unowned files make importable: a WD072 finding and where."""
-
-    site_dir: str
-    finding: Finding
-
-    @property
-    def subject(self) -> str:
-        """Whose finding it is, for accept rules' ``distribution``: nobody's."""
-        return UNOWNED
-
-
-@dataclass(frozen=True, slots=True)
-class UnownedScan:
-    """Every unowned file of the site directories, and the WD072 findings among them."""
-
-    files: tuple[UnownedFile, ...]
-    importable: tuple[UnownedImport, ...]
-    scanned: int
-    """Files looked at, owned or not."""
-    site_dirs: tuple[str, ...]
-
-    @property
-    def findings(self) -> tuple[Finding, ...]:
-        """The WD072 findings, one per importable top-level name."""
-        return tuple(i.finding for i in self.importable)
 
 
 def audit_data(env: Environment, hooks: Sequence[str], walkers: int = 1, cache_dir: str | None = None) -> list[Any]:

@@ -8,20 +8,21 @@ proving), so that forking, streaming and cleaning up are written once.
 from __future__ import annotations
 
 import contextlib
-import gc
 import marshal
 import os
 import select
-import signal
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from typing import Any, TypeVar
+
+from wheeldoctor.engine.fork import fork, reap
 
 Share = TypeVar("Share")
 
 _HEADER = 4
 
 
-def send(fd: int, batch: list[Any]) -> None:
+def send(fd: int, batch: list[Any] | tuple[Any, ...]) -> None:
     """Write one frame holding ``batch``, however many writes the pipe takes."""
     payload = marshal.dumps(batch)
     view = memoryview(len(payload).to_bytes(_HEADER, "big") + payload)
@@ -55,26 +56,6 @@ def complete_frames(buffer: bytearray) -> Iterator[list[Any]]:
         yield frame
 
 
-def fork_child() -> int:
-    """``os.fork()``, the parent's objects frozen for the child's garbage collector.
-
-    A child that collects walks every object it shares with the parent, and so copies the
-    parent's heap page by page: a worker parsed a large RECORD 1.5x slower than its parent
-    did. Frozen (``gc.freeze``), those objects are left out of the child's collections;
-    the parent takes its own back at once. A caller that froze objects itself keeps them so.
-    """
-    ours = gc.get_freeze_count() == 0
-    if ours:
-        gc.freeze()
-    pid = -1
-    try:
-        pid = os.fork()
-    finally:
-        if pid != 0 and ours:  # the parent, or a fork that failed
-            gc.unfreeze()
-    return pid
-
-
 def deal(weighed: Sequence[tuple[int, Share]], shares: int) -> list[list[Share]]:
     """Deal ``(weight, item)`` pairs into at most ``shares`` lists of about equal weight.
 
@@ -95,8 +76,8 @@ def run_workers(
 ) -> Iterator[list[Any]]:
     """Fork one worker per share, each running ``work(share, send)``; yield their frames as they come.
 
-    A worker exits without running any cleanup of ours (``os._exit``); one that fails
-    only leaves its share undelivered, for the caller to do itself. However the parent
+    A worker is forked by :func:`wheeldoctor.engine.fork.fork`; one that fails, or that could
+    not be forked safely, only leaves its share undelivered, for the caller to do itself. However the parent
     stops reading (done, an exception, ^C), no worker outlives it.
     """
     children: dict[int, int] = {}  # read end -> pid
@@ -104,11 +85,11 @@ def run_workers(
     try:
         for share in shares:
             read_end, write_end = os.pipe()
-            pid = fork_child()
-            if pid == 0:  # the worker: never returns
-                os.close(read_end)
-                _work(share, work, write_end)
+            pid = fork(partial(work, share, partial(send, write_end)), keep=(write_end,))
             os.close(write_end)
+            if pid is None:  # not safe to fork now: the share is left undelivered, for the caller
+                os.close(read_end)
+                continue
             children[read_end] = pid
         yield from receive(list(children))
         finished = True
@@ -116,19 +97,4 @@ def run_workers(
         for read_end, pid in children.items():
             with contextlib.suppress(OSError):
                 os.close(read_end)
-            if not finished:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGTERM)
-            os.waitpid(pid, 0)
-
-
-def _work(share: Share, work: Callable[[Share, Callable[[list[Any]], None]], None], out: int) -> None:
-    code = 0
-    try:
-        # Default handlers: a ^C aimed at the command must not print a traceback per worker.
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        work(share, lambda batch: send(out, batch))
-    except BaseException:
-        code = 1
-    finally:
-        os._exit(code)
+            reap(pid, stop=not finished)

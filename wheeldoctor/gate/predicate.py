@@ -19,7 +19,7 @@ import _thread
 import os
 import sys
 
-from wheeldoctor.where.sitedirs import current_prefixes, lookup_key, prefix_forms, root_for
+from wheeldoctor.model.sitedirs import current_prefixes, lookup_key, prefix_forms, root_for
 
 
 class IntactGate:
@@ -108,8 +108,10 @@ def _verify(key: str, location: str, dist_path: str, root: str, cache_dir: str |
     answer = quick.check(dist_path, location, root, cache_dir)
     if answer is not None:
         return answer
-    from wheeldoctor.judge.files import Status, verify
-    from wheeldoctor.where.environment import MetadataDir, load_distribution
+    from wheeldoctor.engine.verify import verify
+    from wheeldoctor.judge.files import Status
+    from wheeldoctor.model.environment import MetadataDir
+    from wheeldoctor.where.environment import load_distribution
 
     dist = load_distribution(MetadataDir(dist_path, location, key), root, read_metadata=False)
     return verify([dist], cache_dir=cache_dir)[0].status is Status.INTACT

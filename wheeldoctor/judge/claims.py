@@ -6,15 +6,14 @@ The ownership map (every real path with all its claimants) is built from claims;
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from wheeldoctor.formats.record import RecordRow
+from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.files import FileState, FileStatus, HashRequest
 from wheeldoctor.model.findings import Code, Finding, Kind
-from wheeldoctor.where.environment import InstalledDistribution
-from wheeldoctor.where.sitedirs import is_plain, is_within, plain_prefix
+from wheeldoctor.model.record import RecordRow, bytes_match, fast_tuple
+from wheeldoctor.model.sitedirs import dir_prefix, is_plain, plain_prefix, resolve_recorded, resolved
 
 
 class Claim(NamedTuple):
@@ -34,30 +33,23 @@ def resolve(dist: InstalledDistribution) -> tuple[list[Claim], list[Finding]]:
     outside: list[Finding] = []
     if dist.record is None:
         return claims, outside
-    prefix = dist.location.rstrip(os.sep) + os.sep
+    prefix = dir_prefix(dist.location)
     root = dist.root
-    normpath, isabs = os.path.normpath, os.path.isabs
     # A plain path below a normal location inside the root is normal and inside: no normpath.
     plain = plain_prefix(dist.location, root)
-    make = tuple.__new__  # skips the named tuple's Python-level __new__, as in record.py
+    make = fast_tuple
     for row in dist.record.rows:
         text = row.path
         if plain is not None and is_plain(text):
             claims.append(make(Claim, (dist, row, plain + text)))
             continue
-        # Concatenation instead of os.path.join: this loop runs once per recorded file.
-        path = normpath(text if isabs(text) else prefix + text)
-        if not is_within(path, root) and root == dist.location and not isabs(text):
-            # `pip install --target DIR` installs through a staging --home whose purelib is
-            # HOME/lib/python, so its RECORD says ../../bin/x for what lands in DIR/bin/x.
-            staged = normpath(prefix + "lib/python/" + text)
-            if is_within(staged, root):
-                path = staged
-        if is_within(path, root):
+        path = resolve_recorded(text, prefix, dist.location, root)
+        if path is not None:
             claims.append(Claim(dist, row, path))
         else:
+            shown = resolved(text, prefix)
             outside.append(
-                Finding(Code.OUTSIDE, Kind.OUTSIDE, row.path, f"resolves to {path}, outside {root}; not read")
+                Finding(Code.OUTSIDE, Kind.OUTSIDE, row.path, f"resolves to {shown}, outside {root}; not read")
             )
     return claims, outside
 
@@ -99,11 +91,11 @@ def ownership(resolved: Iterable[Sequence[Claim]]) -> dict[str, tuple[Claim, ...
     return owners
 
 
+def recorded_bytes(row: RecordRow, state: FileState) -> bool:
+    """Whether the bytes ``state`` saw are the ones ``row`` records (a row without a hash: its size alone)."""
+    return bytes_match(row.digest, row.size, state.size, state.digest(row.algorithm or ""))
+
+
 def matches(row: RecordRow, state: FileState) -> bool:
-    """Whether the bytes seen on disk are the ones ``row`` records."""
-    return (
-        state.status is FileStatus.HASHED
-        and row.algorithm is not None
-        and (row.size is None or row.size == state.size)
-        and state.digest(row.algorithm) == row.digest
-    )
+    """Whether the bytes seen on disk are the ones ``row`` records, by a hash it records."""
+    return state.status is FileStatus.HASHED and row.algorithm is not None and recorded_bytes(row, state)

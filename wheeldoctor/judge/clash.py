@@ -14,8 +14,8 @@ from itertools import combinations
 from typing import Protocol
 
 from wheeldoctor.judge.claims import Claim, matches
+from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.files import FileState
-from wheeldoctor.where.environment import InstalledDistribution
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.findings import Code
-from wheeldoctor.where.environment import Environment, InstalledDistribution
 
 
 @dataclass(frozen=True, slots=True)

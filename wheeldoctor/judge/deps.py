@@ -21,8 +21,8 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 from wheeldoctor.judge.compat import CompatibilityFinding
+from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.findings import Code
-from wheeldoctor.where.environment import Environment, InstalledDistribution
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
@@ -221,12 +221,13 @@ def _installed(env: Environment, problems: list[CompatibilityFinding]) -> dict[s
             version = None  # compat reports it
         requirements: list[Requirement] = []
         for line in dist.metadata.requires_dist:
-            try:
-                requirements.append(parse_requirement(line))
-            except InvalidRequirement as e:
+            parsed = parse_requirement(line)
+            if isinstance(parsed, InvalidRequirement):
                 # pip drops the whole distribution here (and then calls it missing); we keep
                 # it installed and judge its other requirements.
-                problems.append(_invalid(dist, line, f"Requires-Dist does not parse ({_first_line(e)})"))
+                problems.append(_invalid(dist, line, f"Requires-Dist does not parse ({_first_line(parsed)})"))
+            else:
+                requirements.append(parsed)
         installed[dist.name] = _Installed(dist, version, tuple(requirements))
     return installed
 
@@ -265,22 +266,6 @@ def _invalid(dist: InstalledDistribution, text: str, message: str) -> Compatibil
 def _first_line(error: Exception) -> str:
     # packaging's parse errors draw a caret diagram on later lines; findings are one line.
     return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-
-
-def install_command(conflicts: tuple[DependencyConflict, ...], env: Environment) -> str | None:
-    """One command that asks the installer for everything wanted, so its resolver sees it all.
-
-    uv when uv installed most of the environment, else pip.
-    """
-    import shlex
-
-    wanted = list(dict.fromkeys(c.wanted for c in conflicts))
-    if not wanted:
-        return None
-    from wheeldoctor.repair.steps import install_argv
-
-    installers = [(d.installer or "").lower() for d in env.active()]
-    return shlex.join(install_argv(wanted, env, uv=installers.count("uv") > installers.count("pip")))
 
 
 class RequirementGraph:
@@ -351,15 +336,10 @@ class RequirementGraph:
     def _requirements(self, name: str) -> tuple[Requirement, ...]:
         parsed = self._parsed.get(name)
         if parsed is None:
-            from packaging.requirements import InvalidRequirement
+            from packaging.requirements import Requirement
 
             from wheeldoctor.formats.requirement import parse_requirement
 
-            found = []
-            for text in self._texts.get(name, ()):
-                try:
-                    found.append(parse_requirement(text))
-                except InvalidRequirement:
-                    continue  # deps reports it
-            parsed = self._parsed[name] = tuple(found)
+            found = [r for text in self._texts.get(name, ()) if isinstance(r := parse_requirement(text), Requirement)]
+            parsed = self._parsed[name] = tuple(found)  # what does not parse, deps reports
         return parsed

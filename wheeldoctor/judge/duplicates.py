@@ -17,12 +17,11 @@ the files a dist-info's RECORD lists.
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
 from enum import Enum
 
+from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.findings import Code
-from wheeldoctor.where.environment import Environment, InstalledDistribution
 
 
 class DuplicateKind(str, Enum):
@@ -105,68 +104,3 @@ def find_duplicates(env: Environment) -> list[Duplicate]:
             seen_in.add(dist.location)
         duplicates.append(Duplicate(name, tuple(dists), tuple(stale), tuple(shadowed)))
     return duplicates
-
-
-def remedy(duplicate: Duplicate, env: Environment) -> tuple[str, ...]:
-    """:func:`remedy_argvs`, as lines to paste, in order."""
-    return tuple(shlex.join(argv) for argv in remedy_argvs(duplicate, env))
-
-
-def remedy_argvs(duplicate: Duplicate, env: Environment) -> tuple[tuple[str, ...], ...]:
-    """The commands that leave one clean install where Python looks first; empty when none is stale there.
-
-    Each uninstall removes one dist-info and exactly the files its RECORD lists, so a stale
-    record may take files the live version also owns: hence the reinstall comes last.
-    pip uninstalls the first distribution of a name it finds, one per call (``pip install
-    --force-reinstall`` removes only that one too, leaving the stale one behind); uv removes
-    every distribution of the name in the environment, or in ``--target DIR``.
-    """
-    active = duplicate.active
-    count = 1 + sum(1 for d in duplicate.stale if d.location == active.location)
-    if count == 1 or any(_system(d) for d in duplicate.distributions if d.location == active.location):
-        # pip or uv would remove files a system package manager owns: that manager decides.
-        return ()
-    from wheeldoctor.repair.steps import pip_runner, reaching, with_override
-
-    spec = f"{active.name}=={active.version}"
-    python = reaching(active, env)
-    if python is None:
-        return (
-            _uv("uninstall", None, "--target", active.location, active.name),
-            _uv("install", None, "--target", active.location, "--no-deps", spec),
-        )
-    if (active.installer or "").lower() == "uv":
-        return (with_override(_uv("install", python, "--reinstall-package", active.name, "--no-deps", spec), env),)
-    pip = pip_runner(env)
-    uninstall = with_override((*pip, "uninstall", "-y", active.name), env)
-    return (*([uninstall] * count), with_override((*pip, "install", "--no-deps", spec), env))
-
-
-def _system(dist: InstalledDistribution) -> bool:
-    return dist.managed_by is not None and dist.managed_by.tool.system
-
-
-def removal_elsewhere(duplicate: Duplicate, env: Environment) -> dict[str, str | None]:
-    """For each later directory holding copies Python never imports: the command that removes them.
-
-    None when a tool other than pip or uv installed them there: that tool must remove them.
-    Optional: a copy in a base interpreter's site-packages may be that interpreter's own.
-    """
-    from wheeldoctor.repair.steps import RECORD_INSTALLERS
-
-    active = duplicate.active
-    commands: dict[str, str | None] = {}
-    for dist in duplicate.distributions[1:]:
-        if dist.location == active.location:
-            continue
-        known = (dist.installer or "").lower() in RECORD_INSTALLERS
-        argv = _uv("uninstall", env.python, "--target", dist.location, duplicate.name) if known else None
-        command = shlex.join(argv) if argv is not None else None
-        if dist.location not in commands or command is None:
-            commands[dist.location] = command
-    return commands
-
-
-def _uv(verb: str, python: str | None, *rest: str) -> tuple[str, ...]:
-    target = ("--python", python) if python else ()
-    return ("uv", "pip", verb, *target, *rest)

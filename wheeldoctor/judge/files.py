@@ -1,35 +1,22 @@
-"""Distributions -> findings: every recorded file checked against the bytes on disk.
+"""A recorded file's claim and its state on disk -> a finding; findings -> a distribution's verdict.
 
-All distributions of an environment are planned together: each real file is stat'ed
-and hashed once, however many distributions claim it, and with every algorithm and at
-every size that any claimant recorded. That one pass is what lets a modified file be
-attributed to the distribution whose bytes it holds.
+Each real file is stat'ed and hashed once however many distributions claim it
+(:mod:`wheeldoctor.engine.verify`); that is what lets a modified file be attributed here
+to the distribution whose bytes it holds.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from enum import Enum
-from itertools import chain
-from typing import TYPE_CHECKING, cast
 
-from wheeldoctor.engine import ahead, cache, cached, hashing
-from wheeldoctor.engine.hashing import can_fork, default_jobs
-from wheeldoctor.engine.spread import rows_estimate
-from wheeldoctor.engine.states import ProgressSink, hash_claims
-from wheeldoctor.formats.record import RecordRow
-from wheeldoctor.formats.record_fields import encode_digest
-from wheeldoctor.judge.claims import Claim, ownership, resolve
-from wheeldoctor.judge.managed import judge_managed, judged_by_manager, resolve_managed
-from wheeldoctor.model.files import FileState, FileStatus, Known
+from wheeldoctor.judge.claims import Claim, matches, recorded_bytes
+from wheeldoctor.model.environment import InstalledDistribution
+from wheeldoctor.model.files import FileState, FileStatus
 from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding, Kind
-from wheeldoctor.where.environment import InstalledDistribution, with_record
-
-if TYPE_CHECKING:
-    from wheeldoctor.engine.spread import Parsed
-    from wheeldoctor.engine.spread_worker import Row
+from wheeldoctor.model.record import bytes_match
+from wheeldoctor.model.record_fields import encode_digest
 
 
 class Status(str, Enum):
@@ -96,14 +83,14 @@ def judge(claim: Claim, state: FileState, others: Sequence[Claim] = ()) -> Findi
         return Finding(
             Code.CHANGED_WHILE_READ, Kind.UNREADABLE, row.path, f"{state.detail}; check again once it is quiet"
         )
-    if (row.size is None or state.size == row.size) and state.digest(row.algorithm or "") == row.digest:
+    if recorded_bytes(row, state):
         return None  # the common case, decided before looking for whose bytes these are
     source = _content_from(claim, state, others)
     if row.size is not None and state.size != row.size:
         return _size_finding(claim, state, source)
     assert row.algorithm is not None and row.digest is not None  # rows without a hash never reach here
     digest = state.digest(row.algorithm)
-    if digest != row.digest:
+    if not bytes_match(row.digest, row.size, state.size, digest):
         found = f"{row.algorithm}={encode_digest(digest)}" if digest is not None else None
         return Finding(
             Code.HASH_MISMATCH,
@@ -131,7 +118,7 @@ def _size_finding(claim: Claim, state: FileState, source: str | None) -> Finding
     appended = None
     if row.algorithm is not None and row.size is not None and state.size is not None and row.size < state.size:
         head = state.prefix_digest(row.size, row.algorithm)
-        if head is not None and head == row.digest:
+        if head is not None and bytes_match(row.digest, row.size, row.size, head):  # the first bytes are the row's
             appended = state.size - row.size
     if appended is not None:
         message = f"RECORD's {row.size} bytes are intact, with {appended} byte(s) appended"
@@ -150,10 +137,7 @@ def _content_from(claim: Claim, state: FileState, others: Sequence[Claim]) -> st
     if state.status is not FileStatus.HASHED:
         return None
     for other in others:
-        row = other.row
-        if other.dist is claim.dist or row.algorithm is None or (row.size is not None and row.size != state.size):
-            continue
-        if state.digest(row.algorithm) == row.digest:
+        if other.dist is not claim.dist and matches(other.row, state):
             return other.dist.name
     return None
 
@@ -162,222 +146,6 @@ def _modified_message(what: str, source: str | None, detail: str = "") -> str:
     if source is not None:
         return f"holds {source}'s bytes ({what} from RECORD{detail})"
     return f"altered; no installed distribution ships these bytes ({what} from RECORD{detail})"
-
-
-@dataclass(frozen=True, slots=True)
-class Verification:
-    """Everything one verification pass learnt, for the checks built on top of it."""
-
-    reports: tuple[DistributionReport, ...]
-    owners: Mapping[str, tuple[Claim, ...]]
-    """Every real path that two or more RECORD rows claim (the clashes' raw material), with all its claimants."""
-    states: Mapping[str, FileState]
-    """What was found on disk, for every path a checked distribution records."""
-
-
-def verify_environment(
-    checked: Sequence[InstalledDistribution],
-    everyone: Sequence[InstalledDistribution] = (),
-    *,
-    jobs: int | None = None,
-    progress: ProgressSink | None = None,
-    cache_dir: str | None = None,
-    processes: bool = False,
-    meanwhile: Iterator[object] | None = None,
-) -> Verification:
-    """Verify ``checked``; ``everyone`` (the whole environment) is used for attribution.
-
-    With ``cache_dir``, files whose fingerprint the cache holds are not read again, and
-    what was learnt is written back (see :mod:`wheeldoctor.engine.cache`). ``processes`` is for
-    commands only (see :func:`wheeldoctor.engine.hashing.hash_files`); where it forks,
-    ``meanwhile``'s steps are taken while the parent waits on its workers (else not at all).
-    """
-    started = time.time_ns()
-    everybody = _unique_dists([*checked, *everyone])
-    workers = jobs or default_jobs()
-    child = ahead.take()  # the biggest files, proved while ``check --all`` started
-    if (
-        processes
-        and workers > 1
-        and can_fork()
-        and not any(map(judged_by_manager, everybody))  # a package manager's record: judged here
-        and sum(estimates := list(map(rows_estimate, everybody))) >= hashing.PROCESS_MIN_FILES
-    ):
-        return _verify_spread(checked, everybody, workers, progress, cache_dir, started, estimates, meanwhile, child)
-    if child is not None:  # its proofs are for the workers' pieces: here every file is read anyway
-        child.close()
-    read = {id(d): with_record(d) for d in everybody}  # deferred RECORDs are read here, in turn
-    checked = [read[id(d)] for d in checked]
-    entries: dict[int, cache.Entry] = {}
-    known: Known | None = None
-    # A manager-judged verdict is not RECORD's: it must never be cached as RECORD's.
-    by_record = [d for d in checked if not judged_by_manager(d)]
-    if cache_dir is not None:
-        entries = cached.recall(cache_dir, by_record)
-        if entries:
-            known = cached.cached_states(entries.values()).get
-    resolved = {id(d): resolve_managed(d) if judged_by_manager(d) else resolve(d) for d in read.values()}
-    owners = ownership(claims for claims, _ in resolved.values())
-    # Rival claims travel with the checked ones so their sizes and algorithms are planned.
-    if len({id(d) for d in checked}) == len(resolved):  # every distribution is checked
-        wanted = owners
-    else:
-        wanted = {claim.path: owners[claim.path] for d in checked for claim in resolved[id(d)][0]}
-    states = hash_claims(wanted, jobs=jobs, progress=progress, known=known, processes=processes)
-    reports = []
-    hashed = FileStatus.HASHED
-    for dist in checked:
-        claims, outside = resolved[id(dist)]
-        if judged_by_manager(dist):
-            found, verified = judge_managed(dist, claims, states, owners)
-            reports.append(report_for(dist, found, tuple(sorted(verified.items()))))
-            continue
-        findings: list[Finding] = [*dist.problems, *(dist.record.problems if dist.record else ()), *outside]
-        for claim in claims:
-            state, row = states[claim.path], claim.row
-            # judge's common case, decided without the call: this loop runs once per recorded file.
-            if state.status is hashed and state.size == row.size and state.digest(row.algorithm or "") == row.digest:
-                continue
-            finding = judge(claim, state, owners[claim.path])
-            if finding is not None:
-                findings.append(finding)
-        reports.append(report_for(dist, findings))
-    if cache_dir is not None:
-        for dist, report in zip(checked, reports, strict=True):
-            if judged_by_manager(dist):
-                continue
-            intact = report.status is Status.INTACT
-            cached.remember(cache_dir, dist, intact, resolved[id(dist)][0], states, entries.get(id(dist)), started)
-    shared = {path: claims for path, claims in owners.items() if len(claims) > 1}
-    return Verification(tuple(reports), shared, states)
-
-
-def _verify_spread(
-    checked: Sequence[InstalledDistribution],
-    everybody: list[InstalledDistribution],
-    jobs: int,
-    progress: ProgressSink | None,
-    cache_dir: str | None,
-    started: int,
-    estimates: Sequence[int],
-    meanwhile: Iterator[object] | None,
-    child: ahead.Ahead | None = None,
-) -> Verification:
-    """:func:`verify_environment`, with RECORDs read and files proved in forked workers.
-
-    The parent keeps what needs the whole picture: the paths that several rows claim, and
-    whatever the workers could not prove, which it judges exactly as the threads do.
-    """
-    from wheeldoctor.engine.proven import ProvenStates
-    from wheeldoctor.engine.spread import Parsed, repeated, spread
-
-    wanted = {id(d) for d in checked}
-    flags = [id(d) in wanted for d in everybody]
-    sink = (progress.begin, progress.advance) if progress is not None else (None, None)
-    found = spread(everybody, flags, jobs, cache_dir, started, estimates, sink[1], sink[0], meanwhile, child)
-
-    def read_here(dist: InstalledDistribution) -> Parsed:
-        read = with_record(dist)
-        claims, outside = resolve(read)
-        problems = (*read.problems[len(dist.problems) :], *(read.record.problems if read.record else ()))
-        rows = cast("list[Row]", [tuple(c.row) for c in claims])
-        return Parsed(read.record_identity, [c.path for c in claims], rows, None, problems, tuple(outside))
-
-    # None: a worker died before it read this RECORD, so it is read here.
-    parsed = [read_here(dist) if result is None else result for dist, result in zip(everybody, found, strict=True)]
-    shared = repeated([done.paths for done in parsed])
-    for i, done in enumerate(parsed):
-        if done.rows is None and not shared.isdisjoint(done.paths):
-            # The cache's verdict held, but a shared path is judged with its rivals' rows: read
-            # RECORD here; its files are judged on the exact path (which asks the cache first).
-            parsed[i] = read_here(everybody[i])
-    make = tuple.__new__  # skips the named tuples' Python-level __new__
-    built: dict[int, list[Claim]] = {}
-
-    def claims_of(i: int) -> list[Claim]:
-        claims = built.get(i)
-        if claims is None:
-            dist, done = everybody[i], parsed[i]
-            assert done.rows is not None  # a settled distribution sharing a path was read again
-            claims = built[i] = [
-                make(Claim, (dist, make(RecordRow, row), path)) for path, row in zip(done.paths, done.rows, strict=True)
-            ]
-        return claims
-
-    owners: dict[str, tuple[Claim, ...]] = {}
-    if shared:
-        for i, done in enumerate(parsed):
-            if not shared.isdisjoint(done.paths):
-                for claim in claims_of(i):
-                    if claim.path in shared:
-                        prior = owners.get(claim.path)
-                        owners[claim.path] = (claim,) if prior is None else (*prior, claim)
-    exact: dict[str, tuple[Claim, ...]] = {}
-    unproven: dict[int, list[int]] = {}
-    given: dict[str, FileState] = {}
-    states = ProvenStates(given, cache_dir)
-    for i, done in enumerate(parsed):
-        if not flags[i]:
-            continue
-        paths, rows = done.paths, done.rows
-        if rows is None:  # the cache's verdict held: nothing to judge
-            assert done.identity is not None
-            states.settle(everybody[i].path, done.identity)
-            continue
-        states.add(paths, rows, done.proofs)
-        if len(done.proofs) < len(rows) or not shared.isdisjoint(paths):
-            proven = {proof[0] for proof in done.proofs}
-            todo = unproven[i] = [k for k, path in enumerate(paths) if k not in proven or path in shared]
-            claims = claims_of(i)
-            for k in todo:
-                exact[paths[k]] = owners.get(paths[k]) or (claims[k],)
-    if exact:
-        known: Known | None = None
-        if cache_dir is not None and cache.usable(cache_dir):
-            keys = [(everybody[i].path, identity) for i in unproven if (identity := parsed[i].identity) is not None]
-            entries = [entry for path, identity in keys if (entry := cache.load(cache_dir, path, identity)) is not None]
-            known = cached.cached_states(entries).get if entries else None
-        given.update(hash_claims(exact, jobs=jobs, known=known))
-    index = {id(d): i for i, d in enumerate(everybody)}
-    reports = []
-    for dist in checked:
-        i = index[id(dist)]
-        done = parsed[i]
-        findings: list[Finding] = [*dist.problems, *done.problems, *done.outside]
-        if i in unproven:
-            claims = claims_of(i)
-            for k in unproven[i]:
-                claim = claims[k]
-                finding = judge(claim, states[claim.path], owners.get(claim.path) or (claim,))
-                if finding is not None:
-                    findings.append(finding)
-        reports.append(report_for(dist, findings))
-    for dist, report in zip(checked, reports, strict=True):
-        i, intact = index[id(dist)], report.status is Status.INTACT
-        identity = parsed[i].identity
-        if cache_dir is None or identity is None:
-            continue
-        if i in unproven:  # some files were judged here: the general rule, with the claims
-            before = cache.load(cache_dir, dist.path, identity)
-            keyed = replace(dist, record_identity=identity)
-            cached.remember(cache_dir, keyed, intact, claims_of(i), states, before, started)
-        elif (rows := parsed[i].rows) is not None:  # every file proved in the workers, which made its cache record
-            files = tuple(chain.from_iterable(parsed[i].files[first] for first in sorted(parsed[i].files)))
-            cached.remember_proven(cache_dir, dist, identity, intact, files, len(rows), parsed[i].before)
-        # Else the cache's verdict held (see spread_worker._settled): its entry stands as it is.
-    return Verification(tuple(reports), owners, states)
-
-
-def verify(
-    checked: Sequence[InstalledDistribution],
-    everyone: Sequence[InstalledDistribution] = (),
-    *,
-    jobs: int | None = None,
-    progress: ProgressSink | None = None,
-    cache_dir: str | None = None,
-) -> list[DistributionReport]:
-    """Verify ``checked`` and return one report each (see :func:`verify_environment`)."""
-    return list(verify_environment(checked, everyone, jobs=jobs, progress=progress, cache_dir=cache_dir).reports)
 
 
 def report_for(
@@ -392,7 +160,3 @@ def report_for(
 def not_installed(name: str) -> DistributionReport:
     """The report for a distribution that was asked for but is not installed."""
     return DistributionReport(name, None, None, None, Status.NOT_INSTALLED, ())
-
-
-def _unique_dists(dists: Iterable[InstalledDistribution]) -> list[InstalledDistribution]:
-    return list({id(d): d for d in dists}.values())

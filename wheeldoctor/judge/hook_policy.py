@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from wheeldoctor.engine.unowned import UnownedScan
 from wheeldoctor.judge.files import DistributionReport, Status
 from wheeldoctor.judge.hooks import HookAudit
 from wheeldoctor.judge.policy import Acceptances, Policy, accept
+from wheeldoctor.model.ownership import UnownedScan
 
 
 def startup_reports(hooks: HookAudit | None, unowned: UnownedScan | None) -> list[DistributionReport]:

@@ -10,16 +10,16 @@ as verified by the stronger one.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 
-from wheeldoctor.formats.record import RecordRow
 from wheeldoctor.formats.rpm import altered
 from wheeldoctor.judge.claims import Claim, matches, resolve
+from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.files import FileState, FileStatus
 from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.model.managed import ManagedBy
-from wheeldoctor.where.environment import InstalledDistribution
+from wheeldoctor.model.record import RecordRow, fast_tuple
+from wheeldoctor.model.sitedirs import dir_prefix
 
 #: The ``line`` of a row made from a package manager's record: RECORD's rows count from 1.
 MANAGER_LINE = 0
@@ -42,8 +42,8 @@ def resolve_managed(dist: InstalledDistribution) -> tuple[list[Claim], list[Find
     """
     managed = dist.managed_by
     assert managed is not None
-    prefix = dist.location.rstrip(os.sep) + os.sep
-    make = tuple.__new__  # skips the named tuples' Python-level __new__: one per packaged file
+    prefix = dir_prefix(dist.location)
+    make = fast_tuple
     claims: list[Claim] = []
     for file in managed.files:
         shown = file.path[len(prefix) :] if file.path.startswith(prefix) else file.path

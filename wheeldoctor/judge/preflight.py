@@ -6,17 +6,16 @@ Pure over :class:`~wheeldoctor.formats.wheelfile.WheelFile` values and an option
 
 from __future__ import annotations
 
-import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from wheeldoctor.formats.wheelfile import Member, WheelFile
 from wheeldoctor.judge.claims import Claim, resolve
 from wheeldoctor.judge.clash import Clash, Relation
 from wheeldoctor.judge.deps import RequirementGraph
+from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.findings import BREAKING_KINDS
-from wheeldoctor.where.environment import Environment
-from wheeldoctor.where.sitedirs import root_for
+from wheeldoctor.model.sitedirs import dir_prefix, install_target, is_site_packages, root_for, scripts_dir
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,14 +84,17 @@ def wheel_clashes(wheels: Sequence[WheelFile]) -> list[Clash]:
 
 def site_directory(env: Environment) -> str | None:
     """Where the environment installs pure Python files: its main site-packages."""
-    candidates = [p for p in env.paths if os.path.basename(p) in ("site-packages", "dist-packages")]
-    own = [p for p in candidates if env.prefixes and p.startswith(env.prefixes[0] + os.sep)]
+    candidates = [p for p in env.paths if is_site_packages(p)]
+    own = [p for p in candidates if env.prefixes and p.startswith(dir_prefix(env.prefixes[0]))]
     ranked = own or candidates or list(env.paths)
     return ranked[0] if ranked else None
 
 
-def overwrites(wheels: Sequence[WheelFile], env: Environment) -> list[Overwrite]:
-    """Installed files each wheel would replace, and whose they are (its own name excluded)."""
+def overwrites(wheels: Sequence[WheelFile], env: Environment, exists: Callable[[str], bool]) -> list[Overwrite]:
+    """Installed files each wheel would replace, and whose they are (its own name excluded).
+
+    ``exists`` says whether something is at a path (``os.path.lexists``, given by the caller).
+    """
     site = site_directory(env)
     if site is None:
         return []
@@ -100,15 +102,15 @@ def overwrites(wheels: Sequence[WheelFile], env: Environment) -> list[Overwrite]
     for dist in env.active():
         for claim in resolve(dist)[0]:
             owners.setdefault(claim.path, []).append(claim)
-    scripts = os.path.join(root_for(site, env.prefixes), "bin")
+    scripts = scripts_dir(root_for(site, env.prefixes))
     found = []
     for wheel in wheels:
         for member in wheel.members:
-            location = _location(member.target, site, scripts)
+            location = install_target(member.target, site, scripts)
             if location is None:
                 continue
             claims = [c for c in owners.get(location, ()) if c.dist.name != wheel.name]
-            if not claims and (location in owners or not os.path.lexists(location)):
+            if not claims and (location in owners or not exists(location)):
                 continue  # only the wheel's own older version records it, or nothing is there
             row = member.row
             identical = bool(claims) and all(
@@ -117,14 +119,6 @@ def overwrites(wheels: Sequence[WheelFile], env: Environment) -> list[Overwrite]
             names = tuple(dict.fromkeys(c.dist.name for c in claims))
             found.append(Overwrite(wheel.name, member.target, location, names, identical))
     return found
-
-
-def _location(target: str, site: str, scripts: str) -> str | None:
-    if target.startswith("<scripts>/"):
-        return os.path.normpath(os.path.join(scripts, target.removeprefix("<scripts>/")))
-    if target.startswith("<"):
-        return None  # headers and data land under the prefix in scheme-specific places
-    return os.path.normpath(os.path.join(site, target))
 
 
 def wheel_pairs(wheels: Sequence[WheelFile], clashes: Sequence[Clash], env: Environment | None) -> list[WheelPair]:
@@ -170,13 +164,15 @@ def _markers() -> dict[str, str]:
     return {key: str(value) for key, value in default_environment().items()}
 
 
-def preflight(wheels: Sequence[WheelFile], env: Environment | None) -> PreflightResult:
+def preflight(
+    wheels: Sequence[WheelFile], env: Environment | None, exists: Callable[[str], bool] = lambda _: False
+) -> PreflightResult:
     """Check wheels against each other and, if given, against an environment."""
     clashes = wheel_clashes(wheels)
     return PreflightResult(
         tuple(wheels),
         tuple(clashes),
-        tuple(overwrites(wheels, env)) if env is not None else (),
+        tuple(overwrites(wheels, env, exists)) if env is not None else (),
         env,
         tuple(wheel_pairs(wheels, clashes, env)),
     )

@@ -14,9 +14,9 @@ from wheeldoctor.judge.clash import ClashPair, Relation
 from wheeldoctor.judge.deps import DependencyConflict
 from wheeldoctor.judge.duplicates import Duplicate
 from wheeldoctor.judge.files import FAILING_STATUSES, DistributionReport, Status
+from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.findings import BREAKING_KINDS
 from wheeldoctor.repair.plan import Expected, RepairPlan
-from wheeldoctor.where.environment import Environment
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,33 +20,33 @@ from __future__ import annotations
 import shlex
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from enum import Enum
 
 from wheeldoctor.judge.clash import ClashPair, Relation
-from wheeldoctor.judge.duplicates import Duplicate, remedy_argvs
+from wheeldoctor.judge.duplicates import Duplicate
 from wheeldoctor.judge.files import DistributionReport, Status
+from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.findings import BREAKING_KINDS, Finding, Kind
-from wheeldoctor.repair.steps import cache_clean_argv, keep_sequence, refusal, reinstall_command, repair_step
-from wheeldoctor.where.environment import Environment, InstalledDistribution
+from wheeldoctor.repair.requirements import remedy_steps
+from wheeldoctor.repair.steps import (
+    StepKind,
+    cache_clean_argv,
+    keep_sequence,
+    refusal,
+    reinstall_command,
+    repair_step,
+)
 
 #: Finding kinds a reinstall of the same version repairs: the installer rewrites the files.
 REINSTALLABLE = frozenset({Kind.MODIFIED, Kind.MISSING, Kind.UNREADABLE})
 
 
-class StepKind(str, Enum):
-    """What a step does; the JSON ``kind`` field."""
-
-    CACHE_CLEAN = "cache-clean"
-    UNINSTALL = "uninstall"
-    INSTALL = "install"
-    REINSTALL = "reinstall"
-
-
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class FixStep:
-    """One installer command, and what it repairs."""
+    """One installer command, typed where it is planned: what it does, the tool, its words, what it repairs."""
 
     kind: StepKind
+    tool: str
+    """``pip`` or ``uv``: the only tools ``fix`` runs."""
     name: str
     version: str
     argv: tuple[str, ...]
@@ -119,7 +119,7 @@ def plan_repairs(
     for report in reports:
         planner.report(
             report,
-            explained=report.name in in_pairs and _explained_by_clash(report.findings),
+            explained=report.name in in_pairs and explained_by_clash(report.findings),
             deferred=report.name in reinstalled_last,
         )
     planner.steps.extend(last)
@@ -159,19 +159,24 @@ class _Planner:
             return
         copies = 1 + len(stale_here)
         versions = ", ".join(d.version for d in stale_here)
-        for argv in remedy_argvs(duplicate, self.env):
-            if "uninstall" in argv:
-                fixes = f"removes one of {copies} dist-infos of {duplicate.name} and the files its RECORD lists"
-                kind = StepKind.UNINSTALL
-            elif "--reinstall-package" in argv:
-                fixes = f"replaces the {copies} dist-infos of {duplicate.name} (stale: {versions}) with one"
-                kind = StepKind.REINSTALL
-            else:
-                fixes = (
-                    f"installs {duplicate.name} {active.version} once: one dist-info, every file (stale: {versions})"
+        says = {
+            StepKind.UNINSTALL: f"removes one of {copies} dist-infos of {duplicate.name} and the files its RECORD "
+            "lists",
+            StepKind.REINSTALL: f"replaces the {copies} dist-infos of {duplicate.name} (stale: {versions}) with one",
+            StepKind.INSTALL: f"installs {duplicate.name} {active.version} once: one dist-info, every file "
+            f"(stale: {versions})",
+        }
+        for kind, command in remedy_steps(duplicate, self.env):
+            self.steps.append(
+                FixStep(
+                    kind=kind,
+                    tool=command.tool,
+                    name=active.name,
+                    version=active.version,
+                    argv=command.argv,
+                    fixes=says[kind],
                 )
-                kind = StepKind.INSTALL
-            self.steps.append(FixStep(kind, active.name, active.version, tuple(argv), fixes))
+            )
         self.installed_again.add(active.name)
         self.expect(active.name, active.version)
 
@@ -204,7 +209,11 @@ class _Planner:
                 f"drops uv's cached copy of {len(hard_linked)} altered hard-linked file(s), "
                 "so the reinstall does not link them back"
             )
-            self.steps.append(FixStep(StepKind.CACHE_CLEAN, dist.name, dist.version, clean, fixes))
+            self.steps.append(
+                FixStep(
+                    kind=StepKind.CACHE_CLEAN, tool="uv", name=dist.name, version=dist.version, argv=clean, fixes=fixes
+                )
+            )
         self.expect(dist.name, dist.version)
         if deferred or dist.name in self.installed_again:
             return  # reinstalled anyway, later (a clash winner) or already (a duplicate's install)
@@ -217,7 +226,10 @@ def reinstall(dist: InstalledDistribution, env: Environment, fixes: str) -> FixS
     step = repair_step(dist, env)
     if step.note:  # a PEP 668 marker overridden, say: said before anything runs
         fixes = f"{fixes}; note: {step.note}"
-    return FixStep(StepKind.REINSTALL, dist.name, dist.version, step.argv, fixes)
+    assert step.tool is not None, "fix plans only pip's and uv's distributions (see refusal)"
+    return FixStep(
+        kind=StepKind.REINSTALL, tool=step.tool, name=dist.name, version=dist.version, argv=step.argv, fixes=fixes
+    )
 
 
 def _for_the_user(subject: str, reason: str, dist: InstalledDistribution, env: Environment) -> LeftAlone:
@@ -225,8 +237,10 @@ def _for_the_user(subject: str, reason: str, dist: InstalledDistribution, env: E
     return LeftAlone(subject, reason, (reinstall_command(dist, env),))
 
 
-def _explained_by_clash(findings: Iterable[Finding]) -> bool:
-    """Whether every breaking finding is another distribution's bytes (the pair's step covers it)."""
+def explained_by_clash(findings: Iterable[Finding]) -> bool:
+    """Whether every unaccepted breaking finding is another distribution's bytes (the pair's step covers it).
+
+    The one rule for the text tips and for ``fix``'s plan."""
     breaking = [f for f in findings if f.kind in BREAKING_KINDS and f.accepted is None]
     return bool(breaking) and all(f.content_from is not None for f in breaking)
 
@@ -264,11 +278,29 @@ def _order_last(pairs: Sequence[ClashPair], keep: Collection[str], planner: _Pla
             if why is not None:
                 planner.left.append(LeftAlone(names, f"--keep {kept.name}: {why}"))
                 continue
-            uninstall, reinstall_kept = keep_sequence(kept, other, env).argvs
+            uninstall, reinstall_kept = keep_sequence(kept, other, env).steps
             removes = f"removes {other.name} (--keep {kept.name}), and with it the {pair.shared} path(s) they share"
             puts_back = f"puts {kept.name}'s bytes back in the {pair.shared} shared path(s) the uninstall removed"
-            kept_steps.append(FixStep(StepKind.UNINSTALL, other.name, other.version, uninstall, removes))
-            kept_steps.append(FixStep(StepKind.REINSTALL, kept.name, kept.version, reinstall_kept, puts_back))
+            kept_steps.append(
+                FixStep(
+                    kind=StepKind.UNINSTALL,
+                    tool=uninstall.tool,
+                    name=other.name,
+                    version=other.version,
+                    argv=uninstall.argv,
+                    fixes=removes,
+                )
+            )
+            kept_steps.append(
+                FixStep(
+                    kind=StepKind.REINSTALL,
+                    tool=reinstall_kept.tool,
+                    name=kept.name,
+                    version=kept.version,
+                    argv=reinstall_kept.argv,
+                    fixes=puts_back,
+                )
+            )
             planner.expect(other.name, None)
             planner.expect(kept.name, kept.version)
             planner.installed_again.add(kept.name)

@@ -16,13 +16,12 @@ import os
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from enum import Enum
+from typing import NamedTuple
 
+from wheeldoctor.judge.clash import ClashPair
+from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.managed import Tool
-from wheeldoctor.where.environment import Environment, InstalledDistribution
-
-if TYPE_CHECKING:  # clash imports deps, whose install_command imports this module
-    from wheeldoctor.judge.clash import ClashPair
 
 _BREAK = "--break-system-packages"
 
@@ -30,6 +29,22 @@ _BREAK = "--break-system-packages"
 RECORD_INSTALLERS = frozenset({"pip", "uv"})
 
 Argv = tuple[str, ...]
+
+
+class Command(NamedTuple):
+    """An installer command, typed where it is made: the tool that runs (``pip`` or ``uv``), and its words."""
+
+    tool: str
+    argv: Argv
+
+
+class StepKind(str, Enum):
+    """What a step does; the JSON ``kind`` field."""
+
+    CACHE_CLEAN = "cache-clean"
+    UNINSTALL = "uninstall"
+    INSTALL = "install"
+    REINSTALL = "reinstall"
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +60,8 @@ class RepairStep:
     argv: tuple[str, ...]
     package: str | None = None
     note: str | None = None
+    tool: str | None = None
+    """``pip`` or ``uv`` where the command is theirs (what ``fix`` runs); None for a system manager's."""
 
     @property
     def runs_pip(self) -> bool:
@@ -63,7 +80,7 @@ def repair_step(dist: InstalledDistribution, env: Environment) -> RepairStep:
     if managed is not None and managed.tool.system:
         return _system_step(dist)
     tool = managed.tool if managed is not None else Tool.UNKNOWN
-    argv = _installer_words(dist, env)
+    program, argv = _installer_words(dist, env)
     note = None
     if overrides_pep668(env):
         # pip and uv refuse a PEP 668 interpreter; say so, and what overriding it means.
@@ -73,7 +90,7 @@ def repair_step(dist: InstalledDistribution, env: Environment) -> RepairStep:
             f"{env.python} is EXTERNALLY-MANAGED (PEP 668: {env.externally_managed}); {dist.name}'s files are "
             f"{owner}, so this overrides the marker with {_BREAK}"
         )
-    return RepairStep(tool, tuple(argv), note=note)
+    return RepairStep(tool, tuple(argv), note=note, tool=program)
 
 
 def overrides_pep668(env: Environment) -> bool:
@@ -159,8 +176,8 @@ def reaching(dist: InstalledDistribution, env: Environment) -> str | None:
     return env.python if os.path.realpath(dist.location) == os.path.realpath(env.paths[0]) else None
 
 
-def _installer_words(dist: InstalledDistribution, env: Environment) -> list[str]:
-    """pip or uv words that reinstall ``dist`` at its exact version; the spec comes last."""
+def _installer_words(dist: InstalledDistribution, env: Environment) -> tuple[str, list[str]]:
+    """The tool, and pip or uv words that reinstall ``dist`` at its exact version; the spec comes last."""
     spec = f"{dist.name}=={dist.version}"
     python = reaching(dist, env)
     uv = (dist.installer or "").lower() == "uv"
@@ -168,21 +185,12 @@ def _installer_words(dist: InstalledDistribution, env: Environment) -> list[str]
         # Site directories without an interpreter: aim at the directory itself, never at
         # whatever environment happens to be active where the tip is pasted.
         if uv:
-            return [
-                "uv",
-                "pip",
-                "install",
-                "--target",
-                dist.location,
-                "--reinstall-package",
-                dist.name,
-                "--no-deps",
-                spec,
-            ]
-        return ["pip", "install", "--target", dist.location, "--upgrade", "--force-reinstall", "--no-deps", spec]
+            target = ["--target", dist.location, "--reinstall-package", dist.name, "--no-deps", spec]
+            return "uv", ["uv", "pip", "install", *target]
+        return "pip", ["pip", "install", "--target", dist.location, "--upgrade", "--force-reinstall", "--no-deps", spec]
     if uv:
-        return ["uv", "pip", "install", "--python", python, "--reinstall-package", dist.name, "--no-deps", spec]
-    return [*pip_runner(env), "install", "--force-reinstall", "--no-deps", spec]
+        return "uv", ["uv", "pip", "install", "--python", python, "--reinstall-package", dist.name, "--no-deps", spec]
+    return "pip", [*pip_runner(env), "install", "--force-reinstall", "--no-deps", spec]
 
 
 def refusal(dist: InstalledDistribution, env: Environment) -> str | None:
@@ -219,9 +227,10 @@ def _compiled(dist: InstalledDistribution) -> bool:
     return any(row.path.endswith((".so", ".pyd", ".dylib")) or ".so." in row.path for row in rows)
 
 
-def reinstall_argv(dist: InstalledDistribution, env: Environment) -> Argv:
-    """:func:`repair_step`'s command as an argument list (what ``fix`` runs)."""
-    return repair_step(dist, env).argv
+def reinstall_command_of(dist: InstalledDistribution, env: Environment) -> Command:
+    """:func:`repair_step`'s command, typed (what ``fix`` runs)."""
+    step = repair_step(dist, env)
+    return Command(step.tool or step.manager.value, step.argv)
 
 
 def reinstall_command(dist: InstalledDistribution, env: Environment) -> str:
@@ -263,6 +272,11 @@ def cache_clean_command(dist: InstalledDistribution) -> str | None:
 
 
 def uninstall_argv(dist: InstalledDistribution, env: Environment) -> Argv:
+    """:func:`uninstall_command`'s words."""
+    return uninstall_command(dist, env).argv
+
+
+def uninstall_command(dist: InstalledDistribution, env: Environment) -> Command:
     """The command that uninstalls ``dist``, with the tool that manages its files.
 
     A system package manager's distribution is removed by that manager. Site directories
@@ -272,13 +286,14 @@ def uninstall_argv(dist: InstalledDistribution, env: Environment) -> Argv:
     managed = dist.managed_by
     if managed is not None and managed.tool.system and managed.package is not None:
         remove = {Tool.DPKG: ("apt-get", "remove"), Tool.RPM: ("dnf", "remove")}.get(managed.tool)
-        return (*(remove or ("conda", "remove", "--prefix", dist.root)), managed.package)
+        argv = (*(remove or ("conda", "remove", "--prefix", dist.root)), managed.package)
+        return Command(managed.tool.value, argv)
     python = reaching(dist, env)
     if python is None:
-        return ("uv", "pip", "uninstall", "--target", dist.location, dist.name)
+        return Command("uv", ("uv", "pip", "uninstall", "--target", dist.location, dist.name))
     if (dist.installer or "").lower() == "uv":
-        return with_override(("uv", "pip", "uninstall", "--python", python, dist.name), env)
-    return with_override((*pip_runner(env), "uninstall", "-y", dist.name), env)
+        return Command("uv", with_override(("uv", "pip", "uninstall", "--python", python, dist.name), env))
+    return Command("pip", with_override((*pip_runner(env), "uninstall", "-y", dist.name), env))
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,7 +302,12 @@ class Choice:
 
     keep: str
     remove: str | None
-    argvs: tuple[Argv, ...]
+    steps: tuple[Command, ...]
+
+    @property
+    def argvs(self) -> tuple[Argv, ...]:
+        """The commands' words, in order."""
+        return tuple(step.argv for step in self.steps)
 
     @property
     def commands(self) -> tuple[str, ...]:
@@ -297,7 +317,7 @@ class Choice:
 
 def keep_sequence(keep: InstalledDistribution, drop: InstalledDistribution, env: Environment) -> Choice:
     """Uninstall ``drop``, then reinstall ``keep``: uninstalling deletes every shared path, ``keep``'s too."""
-    return Choice(keep.name, drop.name, (uninstall_argv(drop, env), reinstall_argv(keep, env)))
+    return Choice(keep.name, drop.name, (uninstall_command(drop, env), reinstall_command_of(keep, env)))
 
 
 def pair_choices(pair: ClashPair, env: Environment) -> tuple[Choice, ...]:
@@ -308,5 +328,5 @@ def pair_choices(pair: ClashPair, env: Environment) -> tuple[Choice, ...]:
     alternatives: keep the winner (uninstall the other, then reinstall it), or the other.
     """
     if pair.overlay is not None:
-        return (Choice(pair.winner.name, None, (reinstall_argv(pair.winner, env),)),)
+        return (Choice(pair.winner.name, None, (reinstall_command_of(pair.winner, env),)),)
     return (keep_sequence(pair.winner, pair.loser, env), keep_sequence(pair.loser, pair.winner, env))

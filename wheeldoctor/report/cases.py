@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from wheeldoctor.commands.deps import DepsResult
 from wheeldoctor.commands.results import CheckResult, DoctorResult
 from wheeldoctor.judge.files import Status
+from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding
-from wheeldoctor.where.environment import InstalledDistribution
 
 if TYPE_CHECKING:  # preflight's wheel reading (zipfile) is imported only by the commands that read wheels
     from wheeldoctor.judge.preflight import PreflightResult

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 from wheeldoctor.commands.deps import DepsResult
 from wheeldoctor.judge.compat import CompatibilityFinding
-from wheeldoctor.judge.deps import DependencyConflict, install_command
-from wheeldoctor.judge.duplicates import Duplicate, remedy, removal_elsewhere
+from wheeldoctor.judge.deps import DependencyConflict
+from wheeldoctor.judge.duplicates import Duplicate
 from wheeldoctor.model.findings import Code
 
 if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
@@ -61,6 +61,9 @@ def tips(result: DepsResult) -> list[str]:
     """The commands that fix what was found: duplicates first (they decide what is installed)."""
     env = result.environment
     lines = []
+    conflicts = result.dependencies.conflicts
+    if result.duplicates or conflicts:  # the repair commands are imported only where there is one to plan
+        from wheeldoctor.repair.requirements import install_command, remedy, removal_elsewhere
     for duplicate in result.duplicates:
         commands = remedy(duplicate, env)
         if commands:
@@ -89,7 +92,7 @@ def tips(result: DepsResult) -> list[str]:
                 fresh = _fresh_install(dist.name, dist.installer, result)
             why = f"{name} {version} does not fit this interpreter"
             lines.append(f"Tip: {why}; let the installer pick a build that does: {fresh}")
-    command = install_command(result.dependencies.conflicts, env)
+    command = install_command(conflicts, env) if conflicts else None
     if command is not None:
         lines.append(f"Tip: ask the installer for everything wanted at once: {command}")
     if unfit or command is not None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from wheeldoctor.engine.unowned import UnownedScan
 from wheeldoctor.judge.hooks import HookAudit
 from wheeldoctor.model.findings import Finding
+from wheeldoctor.model.ownership import UnownedScan
 
 
 def _evidence(finding: Finding) -> str:

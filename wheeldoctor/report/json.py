@@ -19,10 +19,10 @@ if TYPE_CHECKING:  # types only: a document imports what its own command produce
     from wheeldoctor.judge.files import DistributionReport
     from wheeldoctor.judge.policy import PolicyOutcome
     from wheeldoctor.judge.preflight import PreflightResult
+    from wheeldoctor.model.environment import Environment
     from wheeldoctor.model.findings import Finding
     from wheeldoctor.model.managed import ManagedBy
     from wheeldoctor.repair.steps import RepairStep
-    from wheeldoctor.where.environment import Environment
 
 #: Bump the major part on any change that can break a reader; add fields freely.
 SCHEMA_VERSION = "1.1"
@@ -264,7 +264,7 @@ def conflict_json(conflict: DependencyConflict) -> dict[str, Any]:
 
 def duplicate_json(duplicate: Duplicate, env: Environment) -> dict[str, Any]:
     """One project with several dist-infos: which one Python uses, and the safe clean-up."""
-    from wheeldoctor.judge.duplicates import remedy, removal_elsewhere
+    from wheeldoctor.repair.requirements import remedy, removal_elsewhere
 
     dists = duplicate.distributions
     return {
@@ -309,15 +309,20 @@ def _deps_summary(result: DepsResult) -> dict[str, Any]:
 
 
 def _deps_sections(result: DepsResult) -> dict[str, Any]:
-    from wheeldoctor.judge.deps import install_command
-
+    conflicts = result.dependencies.conflicts
     return {
-        "dependency_conflicts": [conflict_json(c) for c in result.dependencies.conflicts],
-        "dependency_repair": install_command(result.dependencies.conflicts, result.environment),
+        "dependency_conflicts": [conflict_json(c) for c in conflicts],
+        "dependency_repair": _install_command(result) if conflicts else None,
         "duplicates": [duplicate_json(d, result.environment) for d in result.duplicates],
         "compatibility": [compatibility_json(f) for f in result.compatibility],
         "notes": list(result.notes),
     }
+
+
+def _install_command(result: DepsResult) -> str | None:
+    from wheeldoctor.repair.requirements import install_command  # only where there is a conflict to repair
+
+    return install_command(result.dependencies.conflicts, result.environment)
 
 
 def deps_document(result: DepsResult) -> dict[str, Any]:

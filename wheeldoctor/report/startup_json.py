@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # types only: a deps document must not import the start-up audit
     from wheeldoctor.commands.results import CheckResult
-    from wheeldoctor.engine.unowned import UnownedScan
     from wheeldoctor.judge.hooks import StartupHook
     from wheeldoctor.model.findings import Finding
-    from wheeldoctor.where.startup import Startup
+    from wheeldoctor.model.ownership import UnownedScan
+    from wheeldoctor.model.startup import Startup
 
     FindingJson = Callable[[Finding], dict[str, Any]]
 

@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING
 from wheeldoctor.commands.results import CheckResult
 from wheeldoctor.judge.clash import ClashPair, Relation
 from wheeldoctor.judge.files import DistributionReport, Status
-from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding, Kind
+from wheeldoctor.model.environment import InstalledDistribution
+from wheeldoctor.model.findings import Code, Finding, Kind
+from wheeldoctor.repair.plan import explained_by_clash
 from wheeldoctor.repair.steps import RepairStep, cache_clean_command, pair_choices, repair_step
 from wheeldoctor.report import hooks_text
-from wheeldoctor.where.environment import InstalledDistribution
 
 if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
     from rich.console import Console
@@ -71,12 +72,6 @@ def finding_line(who: str, finding: Finding) -> str:
     return f"{who}: {finding.code.value}: {where}{finding.message}{evidence(finding)}"
 
 
-def _explained_by_clash(report: DistributionReport) -> bool:
-    """Whether every breaking finding is another distribution's bytes (the pair tip covers it)."""
-    breaking = [f for f in report.findings if f.kind in BREAKING_KINDS]
-    return bool(breaking) and all(f.content_from is not None for f in breaking)
-
-
 def tips(result: CheckResult) -> list[str]:
     """Repair commands, in the order to run them: each broken distribution, then clash repairs last."""
     lines = []
@@ -90,7 +85,7 @@ def tips(result: CheckResult) -> list[str]:
                 lines.append(f"Tip: a reinstall by pip or uv records hashes for every file: {step_text(step)}")
         if report.status is not Status.BROKEN or report.dist is None:
             continue
-        if report.name in in_pairs and _explained_by_clash(report):
+        if report.name in in_pairs and explained_by_clash(report.findings):
             continue
         if any(f.kind is Kind.MODIFIED and f.content_from is None and f.links > 1 for f in report.findings):
             clean = cache_clean_command(report.dist)

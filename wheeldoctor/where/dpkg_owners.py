@@ -18,13 +18,14 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from wheeldoctor.engine.result_memo import Read
 from wheeldoctor.model.managed import DistroFile, ManagedBy, Tool
 from wheeldoctor.where.filesystem import ReadError, read_regular
+from wheeldoctor.where.fingerprint import Read
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the parsers are imported where a list is read: a kept scan of no owner reads none
     from wheeldoctor.formats.dpkg import Diversion, PackageStatus
+    from wheeldoctor.where.fingerprint import Keeper
 
 DEFAULT_ADMINDIR = "/var/lib/dpkg"
 _LIMIT = 256 << 20
@@ -63,23 +64,23 @@ def read_owners(
     *,
     explicit: bool = False,
     read: Read | None = None,
-    cache_dir: str | None = None,
+    keeper: Keeper | None = None,
 ) -> DpkgOwners | None:
     """Read which packages own files under ``locations``; None when there is no dpkg database.
 
     ``explicit`` (the user named the directory) turns a missing or unreadable database
     into :class:`DpkgError` instead of None. ``read`` notes the ``info`` directory and each
     file list before it is read, and hears of a read that failed for a passing reason
-    (see :class:`wheeldoctor.engine.result_memo.Read`). Without ``read``, ``cache_dir``
-    keeps which lists name something under ``locations`` while none of them changes: a
-    later run stats the lists instead of reading them all.
+    (see :class:`wheeldoctor.where.fingerprint.Read`). Without ``read``, ``keeper`` keeps
+    which lists name something under ``locations`` while none of them changes: a later
+    run stats the lists instead of reading them all.
     """
     root = root_of(admindir)
     info = os.path.join(admindir, "info")
     prefixes = _inside_root(locations, root)
     try:
-        if read is None and cache_dir is not None:
-            lists, listed = _scan_kept(info, prefixes, cache_dir)
+        if read is None and keeper is not None:
+            lists, listed = _scan_kept(info, prefixes, keeper)
         else:
             lists, listed = _scan(info, prefixes, read)
     except OSError as e:
@@ -128,13 +129,10 @@ def _scan(info: str, prefixes: list[str], read: Read | None) -> tuple[int, dict[
     return len(names), listed
 
 
-def _scan_kept(info: str, prefixes: list[str], cache_dir: str) -> tuple[int, dict[str, list[str]]]:
-    """:func:`_scan`, kept in ``cache_dir`` with the fingerprints of ``info`` and every list."""
-    from wheeldoctor.engine.result_memo import ResultMemo
-
+def _scan_kept(info: str, prefixes: list[str], keeper: Keeper) -> tuple[int, dict[str, list[str]]]:
+    """:func:`_scan`, kept by ``keeper`` with the fingerprints of ``info`` and every list."""
     # An entry per environment (its site directories): two environments do not evict each other.
-    memo = ResultMemo(cache_dir, "\0".join(["dpkg-lists", info, *prefixes]), ".dpkg", 1, (info, tuple(prefixes)))
-    kept = memo.get()
+    kept = keeper("dpkg-lists", (info, *prefixes), lambda read: _scan(info, prefixes, read))
     if (
         type(kept) is tuple
         and len(kept) == 2
@@ -143,10 +141,7 @@ def _scan_kept(info: str, prefixes: list[str], cache_dir: str) -> tuple[int, dic
         and all(type(k) is str and type(v) is list and all(type(p) is str for p in v) for k, v in kept[1].items())
     ):
         return kept[0], kept[1]
-    read = Read()
-    found = _scan(info, prefixes, read)
-    memo.keep(read, found)
-    return found
+    return _scan(info, prefixes, None)  # not of the shape kept: read afresh
 
 
 def _inside_root(locations: Iterable[str], root: str) -> list[str]:

@@ -15,14 +15,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, TypeVar
 
+from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.managed import DistroFile, ManagedBy, Tool
 from wheeldoctor.where.dpkg_owners import DEFAULT_ADMINDIR, DpkgOwners, read_owners
-from wheeldoctor.where.environment import Environment, InstalledDistribution
 from wheeldoctor.where.filesystem import ReadError, read_regular
 from wheeldoctor.where.system_files import listed
 
 if TYPE_CHECKING:
     from wheeldoctor.formats.conda import CondaPackage
+    from wheeldoctor.where.fingerprint import Keeper
 
 _INSTALLERS = {"pip": Tool.PIP, "uv": Tool.UV, "conda": Tool.CONDA, "rpm": Tool.RPM, "dpkg": Tool.DPKG}
 _RPM_TIMEOUT = 120
@@ -36,14 +37,14 @@ def attach_managers(
     stdlib: str | None = None,
     in_venv: bool = False,
     rpm: str | None = "rpm",
-    cache_dir: str | None = None,
+    keeper: Keeper | None = None,
 ) -> Environment:
     """``env`` with every distribution's ``managed_by`` filled in, and the interpreter's PEP 668 marker.
 
     ``dpkg_admindir`` None reads ``/var/lib/dpkg`` when it exists and the interpreter is no
     venv (``in_venv``: its stdlib's marker does not apply either); a directory given
     explicitly that cannot be read raises :class:`~wheeldoctor.where.dpkg_owners.DpkgError`.
-    ``rpm`` is the rpm executable to ask, None never to run it. ``cache_dir`` keeps which of
+    ``rpm`` is the rpm executable to ask, None never to run it. ``keeper`` keeps which of
     dpkg's file lists name something here (see :func:`~wheeldoctor.where.dpkg_owners.read_owners`).
     """
     # Directories holding distributions, and the stdlib (where a distro's sitecustomize lives):
@@ -53,7 +54,7 @@ def attach_managers(
     dpkg = None
     if dpkg_admindir is not None or not in_venv:
         dpkg = read_owners(
-            dpkg_admindir or DEFAULT_ADMINDIR, locations, explicit=dpkg_admindir is not None, cache_dir=cache_dir
+            dpkg_admindir or DEFAULT_ADMINDIR, locations, explicit=dpkg_admindir is not None, keeper=keeper
         )
     # Each site directory's root too: site directories given without an interpreter have no prefixes.
     conda = _conda_owners([*env.prefixes, *(d.root for d in env.distributions)])

@@ -26,8 +26,10 @@ from wheeldoctor.where import probe
 if TYPE_CHECKING:  # what reads the environment is imported when it is read, not with TargetError
     from collections.abc import Sequence
 
-    from wheeldoctor.where.environment import Environment
-    from wheeldoctor.where.startup import SiteDir, Startup
+    from wheeldoctor.model.environment import Environment
+    from wheeldoctor.model.startup import SiteDir, Startup
+    from wheeldoctor.where.environment import MemoFor
+    from wheeldoctor.where.fingerprint import Keeper
 
 _PROBE_TIMEOUT = 30
 
@@ -52,7 +54,8 @@ def load_target(
     with_tags: bool = False,
     with_records: bool = True,
     defer_records: bool = False,
-    cache_dir: str | None = None,
+    memos: MemoFor | None = None,
+    keeper: Keeper | None = None,
 ) -> Environment:
     """Read the environment ``target`` names; raise TargetError when it cannot be read.
 
@@ -60,24 +63,24 @@ def load_target(
     it costs an import of ``packaging.tags``, so only the checks that need them ask.
     ``with_records=False`` skips RECORD files, for checks of metadata alone;
     ``defer_records`` leaves them for the verification to read, in parallel where it can.
-    ``cache_dir`` keeps what each dist-info gave there, for the next read (see
-    :func:`wheeldoctor.where.environment.load_environment`).
+    ``memos`` keep what each dist-info gave, for the next read (see
+    :func:`wheeldoctor.where.environment.load_environment`); ``keeper``, which of dpkg's
+    file lists name something here (see :func:`wheeldoctor.where.dpkg_owners.read_owners`).
     """
     if target.python and target.paths:
         raise TargetError("give --python or --path, not both")
-
     if target.paths:
-        env, stdlib = _load_paths(target.paths, with_tags, with_records, defer_records, cache_dir)
+        env, stdlib = _load_paths(target.paths, with_tags, with_records, defer_records, memos)
     elif target.python:
-        env, stdlib = _load_interpreter(target.python, with_tags, with_records, defer_records, cache_dir)
+        env, stdlib = _load_interpreter(target.python, with_tags, with_records, defer_records, memos)
     else:
-        env, stdlib = _load_current(with_tags, with_records, defer_records, cache_dir)
+        env, stdlib = _load_current(with_tags, with_records, defer_records, memos)
     from wheeldoctor.where.dpkg_owners import DpkgError
     from wheeldoctor.where.managers import attach_managers
 
     try:
         return attach_managers(
-            env, dpkg_admindir=target.dpkg_admindir, stdlib=stdlib[0], in_venv=stdlib[1], cache_dir=cache_dir
+            env, dpkg_admindir=target.dpkg_admindir, stdlib=stdlib[0], in_venv=stdlib[1], keeper=keeper
         )
     except DpkgError as e:
         raise TargetError(str(e)) from e
@@ -91,12 +94,12 @@ def _load_current(
     with_tags: bool = False,
     with_records: bool = True,
     defer_records: bool = False,
-    cache_dir: str | None = None,
+    memos: MemoFor | None = None,
 ) -> tuple[Environment, _Stdlib]:
     import sysconfig
 
+    from wheeldoctor.model.sitedirs import current_prefixes
     from wheeldoctor.where.environment import load_environment
-    from wheeldoctor.where.sitedirs import current_prefixes
     from wheeldoctor.where.startup import running
 
     # sys.path[0] is the script's directory (or the cwd): where we were started from,
@@ -113,7 +116,7 @@ def _load_current(
         records=with_records,
         startup=running(tuple(paths)),
         defer_records=defer_records,
-        cache_dir=cache_dir,
+        memos=memos,
     )
     return env, stdlib
 
@@ -135,7 +138,7 @@ def _load_paths(
     with_tags: bool = False,
     with_records: bool = True,
     defer_records: bool = False,
-    cache_dir: str | None = None,
+    memos: MemoFor | None = None,
 ) -> tuple[Environment, _Stdlib]:
     from wheeldoctor.where.environment import load_environment
     from wheeldoctor.where.startup import given
@@ -168,14 +171,14 @@ def _load_paths(
         records=with_records,
         startup=given(tuple(paths), version),
         defer_records=defer_records,
-        cache_dir=cache_dir,
+        memos=memos,
     )
     return env, (probe.stdlib, probe.venv) if probe is not None else (None, False)
 
 
 def _python_beside(site_dir: str) -> str | None:
     """The interpreter of a PREFIX/lib/pythonX.Y/site-packages layout, for repair tips."""
-    from wheeldoctor.where.sitedirs import root_for
+    from wheeldoctor.model.sitedirs import root_for
 
     root = root_for(os.path.abspath(site_dir), [])
     for candidate in ("bin/python", "Scripts/python.exe"):
@@ -224,7 +227,7 @@ def _load_interpreter(
     with_tags: bool = False,
     with_records: bool = True,
     defer_records: bool = False,
-    cache_dir: str | None = None,
+    memos: MemoFor | None = None,
 ) -> tuple[Environment, _Stdlib]:
     from wheeldoctor.where.environment import load_environment
 
@@ -243,7 +246,7 @@ def _load_interpreter(
         records=with_records,
         startup=startup,
         defer_records=defer_records,
-        cache_dir=cache_dir,
+        memos=memos,
     )
     return env, (answer.stdlib, answer.venv)
 
@@ -253,7 +256,7 @@ def _probe(python: str, with_tags: bool) -> _Probe:
     import json
     import subprocess
 
-    from wheeldoctor.where.startup import SiteDir
+    from wheeldoctor.model.startup import SiteDir
 
     process = probe.started.pop((python, with_tags), None)
     try:

@@ -1,4 +1,4 @@
-"""RECORD's plain rows, resolved without the csv module: for the gate's cold path and the check's early pieces.
+"""RECORD's plain rows, resolved without the csv module: for the gate's cold path.
 
 Nearly every RECORD is plain: one ``path,algorithm=digest,size`` row per file, nothing
 quoted, nothing malformed, every path inside the environment. Such rows can be read by
@@ -10,21 +10,20 @@ from __future__ import annotations
 
 import os
 
-from wheeldoctor.formats.record_fields import (
+from wheeldoctor.model.record_fields import (
     ACCEPTED_ALGORITHMS,
     MAX_SIZE_DIGITS,
     decode_digest,
     parse_size,
     unhashed_allowed,
 )
-from wheeldoctor.where.sitedirs import is_plain, is_within, plain_prefix
+from wheeldoctor.model.sitedirs import is_plain, is_within, plain_prefix
 
 Recorded = tuple[str, str, bytes, int]
 """One hashed RECORD row, resolved: (absolute path, algorithm, raw digest, size)."""
 
-#: Files from this size are proved before the rest of their RECORD is parsed: by the gate's
-#: cold path, and by the check (found at the look, or while it starts): torch's two files of
-#: about 450 MB waited for its 12,000-row parse and ended last.
+#: Files from this size are proved by the gate's cold path before the rest of their RECORD is
+#: parsed: a huge file would otherwise wait for a long RECORD's parse and end last.
 EARLY = 16 << 20
 
 
@@ -82,8 +81,8 @@ def plain_rows(text: str, location: str, root: str) -> list[Recorded] | None:
 def biggest_rows(text: str, location: str, root: str, least: int) -> list[Recorded]:
     """The plain rows of files of ``least`` bytes or more, biggest first, read before the rest of RECORD.
 
-    Only their own lines are read: a RECORD of ten thousand rows takes tens of milliseconds
-    to parse, and its biggest files can be hashed meanwhile. Each line is read as
+    Only their own lines are read: a RECORD of ten thousand rows takes a while to parse,
+    and its biggest files can be hashed meanwhile. Each line is read as
     :func:`plain_rows` reads it, alone; whether the whole RECORD is plain is not decided
     here (a caller that acts on these rows still parses it all).
     """

@@ -1,7 +1,8 @@
 """Site-directory rules shared by the gate and the inventory: names, roots, containment.
 
-Stdlib ``os`` and ``sys`` only, and no ``re``: the gate imports this on its warm path,
-where every millisecond of import counts.
+Path algebra on strings, but for :func:`locations` and :func:`prefix_forms`, which resolve
+symlinks. Stdlib ``os`` and ``sys`` only, and no ``re``: the gate imports this on its warm
+path, where every module imported counts.
 """
 
 from __future__ import annotations
@@ -72,6 +73,57 @@ def root_for(location: str, prefixes: Iterable[str]) -> str:
         if os.path.basename(head).lower() == "lib":  # Windows: PREFIX\Lib\site-packages
             return os.path.dirname(head)
     return location
+
+
+def dir_prefix(location: str) -> str:
+    """``location`` with one trailing separator: what a recorded relative path is appended to."""
+    return location.rstrip(os.sep) + os.sep
+
+
+def resolve_recorded(text: str, prefix: str, location: str, root: str) -> str | None:
+    """Where RECORD's path ``text`` of a distribution in ``location`` (``prefix``: its
+    :func:`dir_prefix`) lands; None when that is outside ``root``. Concatenation rather than
+    ``os.path.join``: this runs once per recorded file that is not plain.
+    """
+    normpath, isabs = os.path.normpath, os.path.isabs
+    path = resolved(text, prefix)
+    if not is_within(path, root) and root == location and not isabs(text):
+        # `pip install --target DIR` installs through a staging --home whose purelib is
+        # HOME/lib/python, so its RECORD says ../../bin/x for what lands in DIR/bin/x.
+        staged = normpath(prefix + "lib/python/" + text)
+        if is_within(staged, root):
+            path = staged
+    return path if is_within(path, root) else None
+
+
+def resolved(text: str, prefix: str) -> str:
+    """RECORD's path ``text`` made absolute against ``prefix`` (a :func:`dir_prefix`) and normalised."""
+    return os.path.normpath(text if os.path.isabs(text) else prefix + text)
+
+
+def below(path: str, directory: str) -> str:
+    """``path`` relative to ``directory``, as RECORD names a file below its site directory."""
+    return os.path.relpath(path, directory)
+
+
+def is_site_packages(path: str) -> bool:
+    """Whether ``path`` is named as a site directory is (``site-packages``, ``dist-packages``)."""
+    return os.path.basename(path) in ("site-packages", "dist-packages")
+
+
+def install_target(target: str, site: str, scripts: str) -> str | None:
+    """Where a wheel member installs: ``<scripts>/x`` below ``scripts``, a plain path below ``site``;
+    None for headers and data, which land under the prefix in scheme-specific places."""
+    if target.startswith("<scripts>/"):
+        return os.path.normpath(os.path.join(scripts, target.removeprefix("<scripts>/")))
+    if target.startswith("<"):
+        return None
+    return os.path.normpath(os.path.join(site, target))
+
+
+def scripts_dir(root: str) -> str:
+    """The directory console scripts of the environment rooted at ``root`` go to."""
+    return os.path.join(root, "bin")
 
 
 def locations(paths: Iterable[str]) -> list[str]:
