@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from wheeldoctor.model.errors import InputError
 from wheeldoctor.where import probe
 
 if TYPE_CHECKING:  # what reads the environment is imported when it is read, not with TargetError
+    import subprocess
     from collections.abc import Sequence
 
     from wheeldoctor.model.environment import Environment
@@ -252,13 +253,44 @@ def _load_interpreter(
 
 
 def _probe(python: str, with_tags: bool) -> _Probe:
-    """Ask ``python``, started with ``-I -S``, for its own paths, site directories, prefixes, markers and tags."""
+    """Ask ``python``, started with ``-I -S``, for its own paths, site directories, prefixes, markers and tags.
+
+    Where ``python`` is this very interpreter's binary (:func:`probe.own_build`), its tags are
+    computed here, not in the probe: importing packaging's tags module there cost about
+    as much again as the rest of the probe, and this process imports it anyway.
+    """
+    here = with_tags and probe.own_build(python)
+    found = _answer(python, probe.started.pop((python, with_tags), None), with_tags and not here)
+    if not here:
+        return found
+    tags = _own_tags(found)
+    if tags is None:  # the same file, yet not the same interpreter answered: it computes its own tags
+        return _answer(python, None, True)
+    return replace(found, tags=tags)
+
+
+def _own_tags(found: _Probe) -> list[str] | None:
+    """This process's wheel tags, where the probe's answer says it is the same interpreter; else None."""
+    import platform
+    import sysconfig
+
+    same = (
+        found.version == sys.version_info[:2]
+        and found.stdlib == sysconfig.get_path("stdlib")
+        and found.markers.get("python_full_version") == platform.python_version()
+        and found.markers.get("implementation_name") == sys.implementation.name
+        and found.markers.get("platform_machine") == platform.machine()
+    )
+    return _current_tags() if same else None
+
+
+def _answer(python: str, process: subprocess.Popen[str] | None, with_tags: bool) -> _Probe:
+    """The probe's answer: from ``process``, started already, or from one started now."""
     import json
     import subprocess
 
     from wheeldoctor.model.startup import SiteDir
 
-    process = probe.started.pop((python, with_tags), None)
     try:
         if process is None:
             process = probe.spawn(python, with_tags)
