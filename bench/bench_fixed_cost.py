@@ -3,7 +3,8 @@
 For each environment it times whole processes, interleaved, over ``--runs`` rounds (the
 order rotates each round), and prints medians as a Markdown table:
 
-* ``wheeldoctor deps --python PY`` (piped: the plain report), ``uv pip check --python PY``
+* ``wheeldoctor deps --python PY`` (piped: the plain report; its metadata memo warm, in
+  the version's cache directory), ``uv pip check --python PY``
   (when uv is found), ``PY -m pip check`` (when PY has pip) and ``PY -c pass``;
 * ``wheeldoctor check --all --python PY`` with a warm cache (filled before the rounds,
   a cache directory per version);
@@ -126,7 +127,9 @@ def cases_for(env: str, python: str, versions: dict[str, Path], caches: dict[str
     """Every command timed against ``python``'s environment."""
     cases = []
     for name, package_dir in versions.items():
-        cases.append(Case(env, "wheeldoctor deps", wheeldoctor(package_dir, "deps", "--python", python), name))
+        argv = wheeldoctor(package_dir, "deps", "--python", python)
+        # Its own cache too: versions that key the metadata memo apart would rewrite one shared file each run.
+        cases.append(Case(env, "wheeldoctor deps", argv, name, cache=caches[name]))
     if uv is not None:
         cases.append(Case(env, "uv pip check", [uv, "pip", "check", "--python", python]))
     if has_pip(python):
