@@ -33,7 +33,7 @@ class ConfigError(InputError):
     """A config file that cannot be used; the message is one line naming the file and the key."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AcceptRule:
     """One ``[[accept]]`` entry: which findings it accepts, why, until when, and from where.
 

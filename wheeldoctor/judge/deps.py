@@ -36,7 +36,7 @@ class ConflictKind(str, Enum):
     INCOMPATIBLE = "incompatible"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DependencyConflict:
     """One requirement of one active distribution that what is installed does not satisfy."""
 
@@ -271,7 +271,9 @@ def _with_requesters(conflict: DependencyConflict, requesters: set[str]) -> Depe
 
 
 def _invalid(dist: InstalledDistribution, text: str, message: str) -> CompatibilityFinding:
-    return CompatibilityFinding(Code.REQUIREMENT_INVALID, dist.name, dist.version, message, found=text)
+    return CompatibilityFinding(
+        code=Code.REQUIREMENT_INVALID, dist=dist.name, version=dist.version, message=message, found=text
+    )
 
 
 def _first_line(error: Exception) -> str:

@@ -18,7 +18,7 @@ from wheeldoctor.model.findings import BREAKING_KINDS
 from wheeldoctor.model.sitedirs import dir_prefix, install_target, is_site_packages, root_for, scripts_dir
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Overwrite:
     """An installed file that installing a wheel would replace."""
 
@@ -31,7 +31,7 @@ class Overwrite:
     """Every owner records the bytes the wheel ships: replacing it changes nothing."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WheelPair:
     """Two wheels that ship some of the same paths with different bytes, and how they are related."""
 
@@ -43,7 +43,7 @@ class WheelPair:
     """The one that requires the other (install it last); None for unrelated wheels."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PreflightResult:
     """What installing these wheels together (into that environment) would do."""
 
@@ -77,7 +77,11 @@ def wheel_clashes(wheels: Sequence[WheelFile]) -> list[Clash]:
     for target, claims in shipped.items():
         names = tuple(dict.fromkeys(name for name, _ in claims))
         if len(names) > 1:
-            clashes.append(Clash(target, target, names, _same([m for _, m in claims]), None))
+            clashes.append(
+                Clash(
+                    path=target, location=target, claimants=names, identical=_same([m for _, m in claims]), on_disk=None
+                )
+            )
     clashes.sort(key=lambda c: (c.claimants, c.path))
     return clashes
 
@@ -117,7 +121,9 @@ def overwrites(wheels: Sequence[WheelFile], env: Environment, exists: Callable[[
                 (c.row.algorithm, c.row.digest, c.row.size) == (row.algorithm, row.digest, row.size) for c in claims
             )
             names = tuple(dict.fromkeys(c.dist.name for c in claims))
-            found.append(Overwrite(wheel.name, member.target, location, names, identical))
+            found.append(
+                Overwrite(wheel=wheel.name, path=member.target, location=location, owners=names, identical=identical)
+            )
     return found
 
 
@@ -148,7 +154,7 @@ def wheel_pairs(wheels: Sequence[WheelFile], clashes: Sequence[Clash], env: Envi
         a_needs, b_needs = graph.requires(ca, cb), graph.requires(cb, ca)
         overlay = a if a_needs and not b_needs else b if b_needs and not a_needs else None
         relation = Relation.OVERLAY if overlay is not None else Relation.UNRELATED
-        pairs.append(WheelPair(a, b, differing, relation, overlay))
+        pairs.append(WheelPair(first=a, second=b, differing=differing, relation=relation, overlay=overlay))
     return pairs
 
 
@@ -170,9 +176,9 @@ def preflight(
     """Check wheels against each other and, if given, against an environment."""
     clashes = wheel_clashes(wheels)
     return PreflightResult(
-        tuple(wheels),
-        tuple(clashes),
-        tuple(overwrites(wheels, env, exists)) if env is not None else (),
-        env,
-        tuple(wheel_pairs(wheels, clashes, env)),
+        wheels=tuple(wheels),
+        clashes=tuple(clashes),
+        overwrites=tuple(overwrites(wheels, env, exists)) if env is not None else (),
+        environment=env,
+        pairs=tuple(wheel_pairs(wheels, clashes, env)),
     )
