@@ -137,10 +137,10 @@ def run_check(
     from wheeldoctor.commands.results import CheckResult
 
     return CheckResult(
-        env,
-        tuple(reports),
-        tuple(clashes),
-        tuple(pairs),
+        environment=env,
+        distributions=tuple(reports),
+        clashes=tuple(clashes),
+        pairs=tuple(pairs),
         strict=strict,
         strict_overlays=strict_overlays,
         policy=None if policy.empty else outcome(policy, judged_too, *passes),

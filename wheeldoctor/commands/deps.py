@@ -10,7 +10,7 @@ from wheeldoctor.judge.duplicates import Duplicate, find_duplicates
 from wheeldoctor.model.environment import Environment
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DepsResult:
     """The outcome of ``wheeldoctor deps``: what the metadata alone says about an environment.
 
@@ -47,4 +47,10 @@ def run_deps(env: Environment) -> DepsResult:
     findings = sorted(
         (*compatibility.findings, *dependencies.problems), key=lambda f: (f.dist, f.code.value, f.found or "")
     )
-    return DepsResult(env, dependencies, tuple(find_duplicates(env)), tuple(findings), tuple(notes))
+    return DepsResult(
+        environment=env,
+        dependencies=dependencies,
+        duplicates=tuple(find_duplicates(env)),
+        compatibility=tuple(findings),
+        notes=tuple(notes),
+    )

@@ -80,7 +80,7 @@ class StepResult:
     """One line: why it failed (the index could not be reached, the installer was not found, ...)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class FixPlan:
     """What was found, and the plan for it: everything ``fix --dry-run`` shows."""
 
@@ -171,7 +171,9 @@ def plan_fix(
     before = file_problems(check.distributions) | pair_problems(check.pairs)
     before |= duplicate_problems(d for d in duplicates if d.failing)
     ordered = tuple(sorted(before, key=lambda p: (p.subject, p.key)))
-    return FixPlan(check, duplicates, plan, ordered, target, policy, cache_dir)
+    return FixPlan(
+        check=check, duplicates=duplicates, plan=plan, before=ordered, target=target, policy=policy, cache_dir=cache_dir
+    )
 
 
 def own_distributions_at_risk(planned: FixPlan) -> list[str]:

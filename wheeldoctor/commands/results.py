@@ -15,7 +15,7 @@ from wheeldoctor.model.findings import Finding
 from wheeldoctor.model.ownership import UnownedScan
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CheckResult:
     """The outcome of ``wheeldoctor check`` for one environment."""
 
