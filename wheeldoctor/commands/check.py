@@ -82,7 +82,7 @@ def run_check(
     else:
         from packaging.utils import canonicalize_name
 
-        wanted = list(dict.fromkeys(str(canonicalize_name(n)) for n in names))
+        wanted = list(dict.fromkeys(canonicalize_name(n) for n in names))
         checked = [d for n in wanted if (d := env.find(n)) is not None]
         missing = [n for n in wanted if env.find(n) is None]
     auditing = names is None if audit is None else audit

@@ -165,7 +165,7 @@ def plan_fix(
     env = load_target(target)
     policy = load_policy(env, config=config, baseline_file=baseline)
     check = run_check(env, names, cache_dir=cache_dir, processes=True, policy=policy)
-    wanted = None if names is None else {str(canonicalize_name(n)) for n in names}
+    wanted = None if names is None else {canonicalize_name(n) for n in names}
     duplicates = tuple(d for d in find_duplicates(env) if wanted is None or d.name in wanted)
     plan = plan_repairs(env, check.distributions, check.pairs, duplicates, keep)
     before = file_problems(check.distributions) | pair_problems(check.pairs)
@@ -202,7 +202,7 @@ def _own_locations() -> dict[str, str]:
     found: dict[str, str] = {}
     queue = ["wheeldoctor", "packaging", "pybase64", "rich", "typer"]
     while queue:
-        name = str(canonicalize_name(queue.pop()))
+        name = canonicalize_name(queue.pop())
         if name in found:
             continue
         try:

@@ -26,6 +26,7 @@ from wheeldoctor.model.findings import Code
 
 if TYPE_CHECKING:
     from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import NormalizedName
     from packaging.version import Version
 
 
@@ -126,11 +127,11 @@ class _Judge:
                 return False
         return self._cache[key]
 
-    def conflict(self, req: Requirement) -> tuple[ConflictKind, str | None, str] | None:
+    def conflict(self, req: Requirement) -> tuple[ConflictKind, str | None, NormalizedName] | None:
         """(kind, installed version, required name) when ``req`` is not satisfied; None when it is."""
         from packaging.utils import canonicalize_name
 
-        name = str(canonicalize_name(req.name))
+        name = canonicalize_name(req.name)
         target = self._installed.get(name)
         if target is None:
             return ConflictKind.MISSING, None, name
@@ -149,19 +150,21 @@ def check_dependencies(env: Environment) -> DependencyReport:
     problems: list[CompatibilityFinding] = []
     installed = _installed(env, problems)
     judge = _Judge(dict(env.markers), installed)
-    found: dict[tuple[str, str, str | None], tuple[DependencyConflict, tuple[str, str] | None]] = {}
-    wanted_extras: dict[tuple[str, str], set[str]] = {}
-    queue: list[tuple[str, str]] = []
+    found: dict[
+        tuple[str, str, str | None], tuple[DependencyConflict, tuple[NormalizedName, NormalizedName] | None]
+    ] = {}
+    wanted_extras: dict[tuple[NormalizedName, NormalizedName], set[str]] = {}
+    queue: list[tuple[NormalizedName, NormalizedName]] = []
 
     def ask_extras(req: Requirement, by: str) -> None:
         for extra in req.extras:
-            key = (str(canonicalize_name(req.name)), str(canonicalize_name(extra)))
+            key = (canonicalize_name(req.name), canonicalize_name(extra))
             if key not in wanted_extras:
                 wanted_extras[key] = set()
                 queue.append(key)
             wanted_extras[key].add(by)
 
-    def record(owner: _Installed, req: Requirement, extra_key: tuple[str, str] | None) -> None:
+    def record(owner: _Installed, req: Requirement, extra_key: tuple[NormalizedName, NormalizedName] | None) -> None:
         verdict = judge.conflict(req)
         if verdict is None:
             return
@@ -325,9 +328,9 @@ class RequirementGraph:
             for req in self._requirements(node):
                 if not self._holds(req, extra):
                     continue
-                wanted = str(canonicalize_name(req.name))
+                wanted = canonicalize_name(req.name)
                 names.add(wanted)
-                for key in ((wanted, ""), *((wanted, str(canonicalize_name(e))) for e in req.extras)):
+                for key in ((wanted, ""), *((wanted, canonicalize_name(e)) for e in req.extras)):
                     if key not in seen:
                         seen.add(key)
                         queue.append(key)

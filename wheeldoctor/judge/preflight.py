@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from wheeldoctor.formats.wheelfile import Member, WheelFile
 from wheeldoctor.judge.claims import Claim, resolve
@@ -16,6 +17,9 @@ from wheeldoctor.judge.deps import RequirementGraph
 from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.findings import BREAKING_KINDS
 from wheeldoctor.model.sitedirs import dir_prefix, install_target, is_site_packages, root_for, scripts_dir
+
+if TYPE_CHECKING:
+    from packaging.utils import NormalizedName
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -158,10 +162,10 @@ def wheel_pairs(wheels: Sequence[WheelFile], clashes: Sequence[Clash], env: Envi
     return pairs
 
 
-def _canonical(name: str) -> str:
+def _canonical(name: str) -> NormalizedName:
     from packaging.utils import canonicalize_name
 
-    return str(canonicalize_name(name))
+    return canonicalize_name(name)
 
 
 def _markers() -> dict[str, str]:

@@ -258,7 +258,7 @@ def _order_last(pairs: Sequence[ClashPair], keep: Collection[str], planner: _Pla
     from packaging.utils import canonicalize_name
 
     env = planner.env
-    keep_names = {str(canonicalize_name(k)) for k in keep}
+    keep_names = {canonicalize_name(k) for k in keep}
     kept_steps: list[FixStep] = []
     winners: dict[str, InstalledDistribution] = {}
     reasons: dict[str, list[str]] = {}
@@ -321,8 +321,8 @@ def _order_last(pairs: Sequence[ClashPair], keep: Collection[str], planner: _Pla
         below.setdefault(winner.name, set()).add(pair.loser.name)
         planner.expect(winner.name, winner.version)
         planner.expect(pair.loser.name, pair.loser.version)
-    for name in sorted(keep_names - used):
-        planner.notes.append(f"--keep {name}: {name} is in no unrelated clash pair; nothing to choose")
+    for unused in sorted(keep_names - used):
+        planner.notes.append(f"--keep {unused}: {unused} is in no unrelated clash pair; nothing to choose")
     last = []
     for name in _lowest_first(winners, below):
         winner = winners[name]

@@ -23,6 +23,8 @@ from wheeldoctor.model.sitedirs import lookup_key, prefix_forms, root_for
 from wheeldoctor.where.filesystem import ReadError, read_regular
 
 if TYPE_CHECKING:  # the gate's slow path imports this module: keep startup's imports off it
+    from packaging.utils import NormalizedName
+
     from wheeldoctor.model.startup import Startup
 
 #: RECORD and METADATA above this size are refused rather than read into memory.
@@ -172,10 +174,10 @@ def with_record(dist: InstalledDistribution) -> InstalledDistribution:
     return replace(dist, record=record, record_identity=identity, problems=problems, record_deferred=False)
 
 
-def _canonical(name: str) -> str:
+def _canonical(name: str) -> NormalizedName:
     from packaging.utils import canonicalize_name
 
-    return str(canonicalize_name(name))
+    return canonicalize_name(name)
 
 
 def _no_record(legacy: bool) -> Finding:
