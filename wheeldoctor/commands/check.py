@@ -18,7 +18,7 @@ from wheeldoctor.model.environment import Environment
 if TYPE_CHECKING:
     from wheeldoctor.commands.results import CheckResult
     from wheeldoctor.engine.states import ProgressSink
-    from wheeldoctor.judge.deps import RequirementGraph
+    from wheeldoctor.judge.deps import RequirementGraph, Requirements
     from wheeldoctor.judge.policy import Policy
 
 #: The walk for unowned files is spread over at most this many forked walkers, beside the
@@ -60,6 +60,7 @@ def run_check(
     policy: Policy | None = None,
     audit: bool | None = None,
     meanwhile: Iterable[object] = (),
+    requirements: Requirements | None = None,
 ) -> CheckResult:
     """Verify ``names`` (canonicalised; None for every active distribution) in ``env``.
 
@@ -73,7 +74,8 @@ def run_check(
     :mod:`wheeldoctor.judge.overlay`); ``policy`` accepts findings by rule or baseline,
     hooks' and unowned modules' too. ``strict`` fails unverifiable distributions,
     ``strict_overlays`` overlaid ones. ``meanwhile`` is the caller's own work, done a step at a
-    time while forked workers verify (see :func:`import_stepwise`).
+    time while forked workers verify (see :func:`import_stepwise`). ``requirements`` is
+    ``env``'s requirement model when the caller shares it with another check (``doctor``, ``fix``).
     """
     active = env.active()
     if names is None:
@@ -102,13 +104,13 @@ def run_check(
         )
         from wheeldoctor.engine.unowned import from_data
         from wheeldoctor.judge.clash import find_clashes, pair_up
-        from wheeldoctor.judge.deps import RequirementGraph
+        from wheeldoctor.judge.deps import RequirementGraph, Requirements
         from wheeldoctor.judge.hook_policy import accept_startup
         from wheeldoctor.judge.overlay import resolve_overlays
         from wheeldoctor.judge.policy import Policy, accept, outcome
         from wheeldoctor.where.hooks import audit_hooks
 
-        graph = RequirementGraph.of(env)
+        graph = RequirementGraph(requirements or Requirements.of(env))
         clashes = find_clashes(verification.owners, verification.states, involving=[d.name for d in checked])
         pairs = pair_up(clashes, active, graph)
         # Read, judge files, judge shared paths, then build the result: statuses once, at the end.

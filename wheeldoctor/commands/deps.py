@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from wheeldoctor.judge.compat import CompatibilityFinding, check_compatibility
-from wheeldoctor.judge.deps import DependencyReport, check_dependencies
+from wheeldoctor.judge.deps import DependencyReport, Requirements, check_dependencies
 from wheeldoctor.judge.duplicates import Duplicate, find_duplicates
 from wheeldoctor.model.environment import Environment
 
@@ -31,13 +31,14 @@ class DepsResult:
         return not (self.dependencies.conflicts or self.compatibility or any(d.failing for d in self.duplicates))
 
 
-def run_deps(env: Environment) -> DepsResult:
+def run_deps(env: Environment, requirements: Requirements | None = None) -> DepsResult:
     """Judge ``env``'s requirements, duplicates and compatibility; no file is hashed.
 
     ``env.tags`` should have been gathered (``load_target(..., with_tags=True)``); without
-    them WHEEL tags are not checked, and a note says so.
+    them WHEEL tags are not checked, and a note says so. ``requirements`` is ``env``'s
+    model when the caller has built it already.
     """
-    dependencies = check_dependencies(env)
+    dependencies = check_dependencies(requirements or Requirements.of(env))
     compatibility = check_compatibility(env)
     notes = []
     if not compatibility.tags_known:

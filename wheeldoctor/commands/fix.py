@@ -20,7 +20,7 @@ from typing import Protocol
 
 from wheeldoctor.commands.check import run_check
 from wheeldoctor.commands.results import CheckResult
-from wheeldoctor.judge.deps import check_dependencies, requirement
+from wheeldoctor.judge.deps import Requirements, check_dependencies, requirement
 from wheeldoctor.judge.duplicates import Duplicate, find_duplicates
 from wheeldoctor.judge.policy import Policy
 from wheeldoctor.model.environment import Environment
@@ -93,6 +93,8 @@ class FixPlan:
     policy: Policy | None = None
     """The accept rules the check ran under: what they accept is not repaired, and not verified again."""
     cache_dir: str | None = None
+    requirements: Requirements | None = None
+    """The environment's requirement model, as the plan read it: what it broke before the steps."""
 
     @property
     def environment(self) -> Environment:
@@ -164,7 +166,8 @@ def plan_fix(
 
     env = load_target(target)
     policy = load_policy(env, config=config, baseline_file=baseline)
-    check = run_check(env, names, cache_dir=cache_dir, processes=True, policy=policy)
+    requirements = Requirements.of(env)
+    check = run_check(env, names, cache_dir=cache_dir, processes=True, policy=policy, requirements=requirements)
     wanted = None if names is None else {canonicalize_name(n) for n in names}
     duplicates = tuple(d for d in find_duplicates(env) if wanted is None or d.name in wanted)
     plan = plan_repairs(env, check.distributions, check.pairs, duplicates, keep)
@@ -172,7 +175,14 @@ def plan_fix(
     before |= duplicate_problems(d for d in duplicates if d.failing)
     ordered = tuple(sorted(before, key=lambda p: (p.subject, p.key)))
     return FixPlan(
-        check=check, duplicates=duplicates, plan=plan, before=ordered, target=target, policy=policy, cache_dir=cache_dir
+        check=check,
+        duplicates=duplicates,
+        plan=plan,
+        before=ordered,
+        target=target,
+        policy=policy,
+        cache_dir=cache_dir,
+        requirements=requirements,
     )
 
 
@@ -290,8 +300,9 @@ def verify_again(planned: FixPlan, env: Environment) -> Outcome:
     touched = set(plan.touches)
     after |= duplicate_problems(d for d in find_duplicates(env) if d.failing and d.name in touched)
     # A requirement the repair broke (an uninstall, a version change) is new; older ones are not its doing.
-    new_conflicts = dependency_problems(check_dependencies(env).conflicts)
-    old_conflicts = dependency_problems(check_dependencies(planned.environment).conflicts)
+    new_conflicts = dependency_problems(check_dependencies(Requirements.of(env)).conflicts)
+    old = planned.requirements or Requirements.of(planned.environment)
+    old_conflicts = dependency_problems(check_dependencies(old).conflicts)
     return compare(plan, planned.before, after, new_only=new_conflicts - old_conflicts)
 
 

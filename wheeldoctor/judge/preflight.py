@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from wheeldoctor.formats.wheelfile import Member, WheelFile
 from wheeldoctor.judge.claims import Claim, resolve
 from wheeldoctor.judge.clash import Clash, Relation
-from wheeldoctor.judge.deps import RequirementGraph
+from wheeldoctor.judge.deps import RequirementGraph, Requirements
 from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.findings import BREAKING_KINDS
 from wheeldoctor.model.sitedirs import dir_prefix, install_target, is_site_packages, root_for, scripts_dir
@@ -147,11 +147,8 @@ def wheel_pairs(wheels: Sequence[WheelFile], clashes: Sequence[Clash], env: Envi
                 counts[(a, b)] = counts.get((a, b), 0) + 1
     if not counts:
         return []
-    texts: dict[str, Sequence[str]] = {}
-    if env is not None:
-        texts.update((d.name, d.metadata.requires_dist) for d in env.active() if d.metadata is not None)
-    texts.update((_canonical(w.name), w.requires_dist) for w in wheels)
-    graph = RequirementGraph(texts, dict(env.markers) if env is not None else _markers())
+    installed = Requirements.of(env) if env is not None else Requirements({}, _markers())
+    graph = RequirementGraph(installed, {_canonical(w.name): w.requires_dist for w in wheels})
     pairs = []
     for (a, b), differing in sorted(counts.items()):
         ca, cb = _canonical(a), _canonical(b)
