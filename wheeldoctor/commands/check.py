@@ -137,10 +137,12 @@ def run_check(
             walk.cancel()  # no child outlives a failed check
         raise
     from wheeldoctor.commands.results import CheckResult
+    from wheeldoctor.repair.plan import repairs_of
 
     return CheckResult(
         environment=env,
         distributions=tuple(reports),
+        repairs=repairs_of(env, reports, pairs, strict=strict),
         clashes=tuple(clashes),
         pairs=tuple(pairs),
         strict=strict,

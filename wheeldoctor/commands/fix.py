@@ -170,7 +170,7 @@ def plan_fix(
     check = run_check(env, names, cache_dir=cache_dir, processes=True, policy=policy, requirements=requirements)
     wanted = None if names is None else {canonicalize_name(n) for n in names}
     duplicates = tuple(d for d in find_duplicates(env) if wanted is None or d.name in wanted)
-    plan = plan_repairs(env, check.distributions, check.pairs, duplicates, keep)
+    plan = plan_repairs(env, check.distributions, check.pairs, duplicates, keep, repairs=check.repairs)
     before = file_problems(check.distributions) | pair_problems(check.pairs)
     before |= duplicate_problems(d for d in duplicates if d.failing)
     ordered = tuple(sorted(before, key=lambda p: (p.subject, p.key)))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from wheeldoctor.commands.deps import DepsResult
 from wheeldoctor.judge.clash import Clash, ClashPair, Relation
@@ -14,6 +15,9 @@ from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.findings import Finding
 from wheeldoctor.model.ownership import UnownedScan
 
+if TYPE_CHECKING:
+    from wheeldoctor.repair.plan import Repairs
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CheckResult:
@@ -21,6 +25,8 @@ class CheckResult:
 
     environment: Environment
     distributions: tuple[DistributionReport, ...]
+    repairs: Repairs
+    """The repair of each broken distribution and clash pair, made once: every renderer shows these."""
     clashes: tuple[Clash, ...] = ()
     pairs: tuple[ClashPair, ...] = ()
     strict: bool = False

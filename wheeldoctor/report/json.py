@@ -17,7 +17,8 @@ from wheeldoctor.judge.policy import PolicyOutcome
 from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.findings import Finding
 from wheeldoctor.model.managed import ManagedBy
-from wheeldoctor.repair.steps import RepairStep, repair_step
+from wheeldoctor.repair.plan import PairRepair, Repairs
+from wheeldoctor.repair.steps import RepairStep
 from wheeldoctor.report.startup_json import startup_json, startup_sections
 
 if TYPE_CHECKING:  # the imports command's types, without importing its runner for every document
@@ -46,8 +47,8 @@ def finding_json(finding: Finding) -> dict[str, Any]:
     }
 
 
-def distribution_json(report: DistributionReport, env: Environment | None = None) -> dict[str, Any]:
-    """One distribution's verdict as a JSON object (with ``env``, the command that repairs it)."""
+def distribution_json(report: DistributionReport, repairs: Repairs | None = None) -> dict[str, Any]:
+    """One distribution's verdict as a JSON object (with ``repairs``, the command that repairs it)."""
     document = {
         "name": report.name,
         "version": report.version,
@@ -58,9 +59,9 @@ def distribution_json(report: DistributionReport, env: Environment | None = None
         "managed_by": managed_json(report.dist.managed_by) if report.dist is not None else None,
         "verified_by": dict(report.verified_by),
     }
-    if env is not None:
-        broken = report.status is Status.BROKEN and report.dist is not None
-        document["repair"] = repair_json(repair_step(report.dist, env)) if broken and report.dist else None
+    if repairs is not None:
+        repair = repairs.distributions.get(report.name) if report.status is Status.BROKEN else None
+        document["repair"] = repair_json(repair.step) if repair is not None else None
     return document
 
 
@@ -101,11 +102,9 @@ def clash_json(clash: Clash) -> dict[str, Any]:
     }
 
 
-def pair_json(pair: ClashPair, env: Environment) -> dict[str, Any]:
+def pair_json(pair: ClashPair, repair: PairRepair) -> dict[str, Any]:
     """One pair of clashing distributions, how they are related, and the ways to repair them."""
-    from wheeldoctor.repair.steps import pair_choices
-
-    choices = pair_choices(pair, env)
+    choices = repair.choices
     return {
         "distributions": [pair.first.name, pair.second.name],
         "shared": pair.shared,
@@ -121,7 +120,7 @@ def pair_json(pair: ClashPair, env: Environment) -> dict[str, Any]:
         # reinstalls the winner (the whole repair of an overlay, the last step of keeping one).
         "repair": " && ".join(choices[0].commands),
         "repair_choices": [{"keep": c.keep, "remove": c.remove, "commands": list(c.commands)} for c in choices],
-        "repair_step": repair_json(repair_step(pair.winner, env)),
+        "repair_step": repair_json(repair.winner),
     }
 
 
@@ -140,9 +139,9 @@ def check_document(result: CheckResult, command: str = "check") -> dict[str, Any
             "unrelated_clashes": len(result.unrelated),
             "accepted_findings": sum(1 for r in result.distributions for f in r.findings if f.accepted is not None),
         },
-        "distributions": [distribution_json(r, env) for r in result.distributions],
+        "distributions": [distribution_json(r, result.repairs) for r in result.distributions],
         "clashes": [clash_json(c) for c in result.clashes],
-        "clash_pairs": [pair_json(p, env) for p in result.pairs],
+        "clash_pairs": [pair_json(p, result.repairs.pair(p)) for p in result.pairs],
         "policy": policy_json(result.policy),
         **startup_sections(result, finding_json),
     }
