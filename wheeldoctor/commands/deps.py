@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from wheeldoctor.judge.compat import CompatibilityFinding, check_compatibility
 from wheeldoctor.judge.deps import DependencyReport, Requirements, check_dependencies
 from wheeldoctor.judge.duplicates import Duplicate, find_duplicates
 from wheeldoctor.model.environment import Environment
+
+if TYPE_CHECKING:
+    from wheeldoctor.repair.requirements import DepsRepairs
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -22,6 +26,8 @@ class DepsResult:
     duplicates: tuple[Duplicate, ...]
     compatibility: tuple[CompatibilityFinding, ...]
     """Requires-Python, WHEEL tags, and metadata that does not parse."""
+    repairs: DepsRepairs
+    """The commands that repair what was found, made once: every renderer shows these."""
     notes: tuple[str, ...] = ()
     """Checks that could not run, and why (never a failure by themselves)."""
 
@@ -38,6 +44,8 @@ def run_deps(env: Environment, requirements: Requirements | None = None) -> Deps
     them WHEEL tags are not checked, and a note says so. ``requirements`` is ``env``'s
     model when the caller has built it already.
     """
+    from wheeldoctor.repair.requirements import deps_repairs
+
     dependencies = check_dependencies(requirements or Requirements.of(env))
     compatibility = check_compatibility(env)
     notes = []
@@ -48,10 +56,12 @@ def run_deps(env: Environment, requirements: Requirements | None = None) -> Deps
     findings = sorted(
         (*compatibility.findings, *dependencies.problems), key=lambda f: (f.dist, f.code.value, f.found or "")
     )
+    duplicates = tuple(find_duplicates(env))
     return DepsResult(
         environment=env,
         dependencies=dependencies,
-        duplicates=tuple(find_duplicates(env)),
+        duplicates=duplicates,
         compatibility=tuple(findings),
+        repairs=deps_repairs(env, dependencies.conflicts, duplicates, findings),
         notes=tuple(notes),
     )

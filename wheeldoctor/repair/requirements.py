@@ -3,19 +3,97 @@
 from __future__ import annotations
 
 import shlex
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
+from wheeldoctor.judge.compat import CompatibilityFinding
 from wheeldoctor.judge.deps import DependencyConflict
 from wheeldoctor.judge.duplicates import Duplicate
 from wheeldoctor.model.environment import Environment, InstalledDistribution
+from wheeldoctor.model.findings import Code
 from wheeldoctor.repair.steps import (
     RECORD_INSTALLERS,
     Command,
     StepKind,
     install_argv,
+    overrides_pep668,
     pip_runner,
     reaching,
+    repair_step,
     with_override,
 )
+
+#: Findings a reinstall for the target interpreter fixes (a build or release that fits it).
+_REFITTABLE = frozenset({Code.REQUIRES_PYTHON_UNMET, Code.TAGS_UNSUPPORTED})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DuplicateRepair:
+    """How one duplicated project is cleaned up: what its tips print and its JSON holds."""
+
+    remedy: tuple[str, ...]
+    """The commands that leave one clean install where Python looks first (:func:`remedy_steps`)."""
+    elsewhere: Mapping[str, str | None]
+    """For each later directory with copies Python never imports: the command that removes them, or None
+    when another tool installed them (:func:`removal_elsewhere`)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Refit:
+    """A distribution that does not fit the target interpreter; the command lets the installer pick one that does."""
+
+    name: str
+    version: str
+    command: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DepsRepairs:
+    """The repairs of what ``deps`` found, made once by the command: the text tips and the JSON render them."""
+
+    duplicates: Mapping[str, DuplicateRepair]
+    """By the active dist-info's path: each duplicated project's clean-up."""
+    refits: tuple[Refit, ...]
+    install: str | None
+    """One command asking the installer for everything wanted (:func:`install_command`); None without conflicts."""
+    breaks_system_packages: bool
+    """These pip and uv commands carry ``--break-system-packages`` (a PEP 668 interpreter)."""
+
+    def duplicate(self, duplicate: Duplicate) -> DuplicateRepair:
+        """The clean-up of one of the result's duplicated projects."""
+        return self.duplicates[duplicate.active.path]
+
+
+def deps_repairs(
+    env: Environment,
+    conflicts: tuple[DependencyConflict, ...],
+    duplicates: Iterable[Duplicate],
+    compatibility: Sequence[CompatibilityFinding],
+) -> DepsRepairs:
+    """The clean-up of each duplicate, a fresh install of what does not fit, one install for every conflict."""
+    cleanups = {
+        d.active.path: DuplicateRepair(remedy=remedy(d, env), elsewhere=removal_elsewhere(d, env)) for d in duplicates
+    }
+    unfit = {(f.dist, f.version) for f in compatibility if f.code in _REFITTABLE}
+    refits = []
+    for name, version in sorted(unfit):
+        dist = env.find(name)
+        if dist is None:
+            continue
+        managed = dist.managed_by
+        if managed is not None and managed.tool.system:
+            fresh = repair_step(dist, env).command  # never pip over a system package's files
+        else:
+            uv = (dist.installer or "").lower() == "uv"
+            fresh = shlex.join(install_argv([dist.name], env, uv=uv, reinstall=dist.name))
+        refits.append(Refit(name=name, version=version, command=fresh))
+    install = install_command(conflicts, env)
+    return DepsRepairs(
+        duplicates=cleanups,
+        refits=tuple(refits),
+        install=install,
+        breaks_system_packages=bool(unfit or install is not None) and overrides_pep668(env),
+    )
 
 
 def install_command(conflicts: tuple[DependencyConflict, ...], env: Environment) -> str | None:

@@ -18,6 +18,7 @@ from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.findings import Finding
 from wheeldoctor.model.managed import ManagedBy
 from wheeldoctor.repair.plan import PairRepair, Repairs
+from wheeldoctor.repair.requirements import DuplicateRepair
 from wheeldoctor.repair.steps import RepairStep
 from wheeldoctor.report.startup_json import startup_json, startup_sections
 
@@ -256,10 +257,8 @@ def conflict_json(conflict: DependencyConflict) -> dict[str, Any]:
     }
 
 
-def duplicate_json(duplicate: Duplicate, env: Environment) -> dict[str, Any]:
+def duplicate_json(duplicate: Duplicate, cleanup: DuplicateRepair) -> dict[str, Any]:
     """One project with several dist-infos: which one Python uses, and the safe clean-up."""
-    from wheeldoctor.repair.requirements import remedy, removal_elsewhere
-
     dists = duplicate.distributions
     return {
         "code": duplicate.code.value,
@@ -272,8 +271,8 @@ def duplicate_json(duplicate: Duplicate, env: Environment) -> dict[str, Any]:
         "stale": [d.path for d in duplicate.stale],
         "shadowed": [d.path for d in duplicate.shadowed],
         "message": duplicate.message,
-        "remedy": list(remedy(duplicate, env)),
-        "remove_elsewhere": removal_elsewhere(duplicate, env),
+        "remedy": list(cleanup.remedy),
+        "remove_elsewhere": dict(cleanup.elsewhere),
     }
 
 
@@ -303,12 +302,10 @@ def _deps_summary(result: DepsResult) -> dict[str, Any]:
 
 
 def _deps_sections(result: DepsResult) -> dict[str, Any]:
-    from wheeldoctor.repair.requirements import install_command
-
     return {
         "dependency_conflicts": [conflict_json(c) for c in result.dependencies.conflicts],
-        "dependency_repair": install_command(result.dependencies.conflicts, result.environment),
-        "duplicates": [duplicate_json(d, result.environment) for d in result.duplicates],
+        "dependency_repair": result.repairs.install,
+        "duplicates": [duplicate_json(d, result.repairs.duplicate(d)) for d in result.duplicates],
         "compatibility": [compatibility_json(f) for f in result.compatibility],
         "notes": list(result.notes),
     }
