@@ -33,14 +33,29 @@ def broken(site: Path, installer: str) -> DistributionReport:
     (path / "RECORD").write_text("")
     env = load_environment("test", [str(site)], [], python="/usr/bin/python3")
     [dist] = env.distributions
-    finding = Finding(Code.HASH_MISMATCH, Kind.MODIFIED, "yaml/_yaml.so", "altered", "sha256=a", "sha256=b")
-    return DistributionReport(dist.name, dist.version, dist.location, dist.installer, Status.BROKEN, (finding,), dist)
+    finding = Finding(
+        code=Code.HASH_MISMATCH,
+        kind=Kind.MODIFIED,
+        path="yaml/_yaml.so",
+        message="altered",
+        expected="sha256=a",
+        found="sha256=b",
+    )
+    return DistributionReport(
+        name=dist.name,
+        version=dist.version,
+        location=dist.location,
+        installer=dist.installer,
+        status=Status.BROKEN,
+        findings=(finding,),
+        dist=dist,
+    )
 
 
 def test_a_dpkg_distribution_gets_apt_for_the_user_and_no_step(tmp_path: Path) -> None:
     report = broken(tmp_path / "dist-packages", "debian")
     assert report.dist is not None
-    dist = replace(report.dist, managed_by=ManagedBy(Tool.DPKG, package="python3-yaml-demo"))
+    dist = replace(report.dist, managed_by=ManagedBy(tool=Tool.DPKG, package="python3-yaml-demo"))
     env = load_environment("test", [str(tmp_path / "dist-packages")], [], python="/usr/bin/python3")
     plan = plan_repairs(env, [replace(report, dist=dist)], [], [])
     assert plan.steps == ()
@@ -70,7 +85,18 @@ def test_the_side_a_keep_uninstalls_is_not_reinstalled_first(tmp_path: Path) -> 
     env = load_environment("test", [str(site)], [], python="/venv/bin/python")
     dist, kept = env.find("yaml-demo"), env.find("other-demo")
     assert dist is not None and kept is not None
-    pair = ClashPair(dist, kept, 1, 1, 0, 1, 0, kept, "more of it is on disk", Relation.UNRELATED)
+    pair = ClashPair(
+        first=dist,
+        second=kept,
+        shared=1,
+        differing=1,
+        from_first=0,
+        from_second=1,
+        from_neither=0,
+        winner=kept,
+        reason="more of it is on disk",
+        relation=Relation.UNRELATED,
+    )
     plan = plan_repairs(env, [replace(report, dist=dist)], [pair], [], keep=["other-demo"])
     assert [(s.kind, s.name) for s in plan.steps] == [
         (StepKind.UNINSTALL, "yaml-demo"),
@@ -122,7 +148,14 @@ def _against_lock(
 
 
 def test_against_a_lock_the_reinstall_pins_the_locks_version(tmp_path: Path) -> None:
-    other = Finding(Code.LOCKED_OTHER_VERSION, Kind.MODIFIED, None, "is installed at another version", "6.1", "6.0")
+    other = Finding(
+        code=Code.LOCKED_OTHER_VERSION,
+        kind=Kind.MODIFIED,
+        path=None,
+        message="is installed at another version",
+        expected="6.1",
+        found="6.0",
+    )
     report, env = _against_lock(tmp_path / "site-packages", (other,), {"yaml-demo": "6.1"})
     plan = plan_repairs(env, [report], [], [])
     [step] = plan.steps
@@ -143,7 +176,9 @@ def test_against_a_lock_the_reinstall_pins_the_locks_version(tmp_path: Path) -> 
 
 
 def test_against_a_lock_an_unlocked_distribution_is_left_for_the_user_with_its_uninstall(tmp_path: Path) -> None:
-    unlocked = Finding(Code.NOT_LOCKED, Kind.UNLOCKED, None, "is installed but pylock.toml does not lock it")
+    unlocked = Finding(
+        code=Code.NOT_LOCKED, kind=Kind.UNLOCKED, path=None, message="is installed but pylock.toml does not lock it"
+    )
     report, env = _against_lock(tmp_path / "site-packages", (unlocked,), {})
     plan = plan_repairs(env, [report], [], [])
     assert plan.steps == ()
@@ -154,7 +189,14 @@ def test_against_a_lock_an_unlocked_distribution_is_left_for_the_user_with_its_u
 
 def test_against_a_lock_a_locked_wheel_that_is_not_the_locks_is_not_reinstalled(tmp_path: Path) -> None:
     """The wheel at hand fails the lock's hash: reinstalling from the same index would not help."""
-    mismatch = Finding(Code.LOCK_HASH_MISMATCH, Kind.MODIFIED, "yaml_demo-6.0-py3-none-any.whl", "differs", "a", "b")
+    mismatch = Finding(
+        code=Code.LOCK_HASH_MISMATCH,
+        kind=Kind.MODIFIED,
+        path="yaml_demo-6.0-py3-none-any.whl",
+        message="differs",
+        expected="a",
+        found="b",
+    )
     report, env = _against_lock(tmp_path / "site-packages", (mismatch,), {"yaml-demo": "6.0"})
     plan = plan_repairs(env, [report], [], [])
     assert plan.steps == ()

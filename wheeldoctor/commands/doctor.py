@@ -26,8 +26,11 @@ def run_doctor(
     """Verify every active distribution (with clashes, as ``check --all``), then run ``deps``.
 
     Clashes come with the check result (``CheckResult.clashes``); anything new that ``check``
-    learns appears in ``doctor`` without a change here.
+    learns appears in ``doctor`` without a change here. Both read one requirement model.
     """
+    from wheeldoctor.judge.deps import Requirements
+
+    requirements = Requirements.of(env)
     check = run_check(
         env,
         None,
@@ -39,8 +42,9 @@ def run_doctor(
         strict_overlays=strict,
         policy=policy,
         lock=lock,
+        requirements=requirements,
     )
-    deps = run_deps(env)
+    deps = run_deps(env, requirements)
     # Unreadable metadata is already a file-level finding of the check: say it once.
     reported = {(r.name, f.code) for r in check.distributions for f in r.findings}
     compatibility = tuple(f for f in deps.compatibility if (f.dist, f.code) not in reported)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 from wheeldoctor.commands.check import run_check
 from wheeldoctor.commands.results import CheckResult
 from wheeldoctor.formats.requirement import parse_requirement
-from wheeldoctor.judge.deps import check_dependencies
+from wheeldoctor.judge.deps import Requirements, check_dependencies
 from wheeldoctor.judge.duplicates import Duplicate, find_duplicates
 from wheeldoctor.judge.policy import Policy
 from wheeldoctor.model.environment import Environment
@@ -87,7 +87,7 @@ class StepResult:
     """One line: why it failed (the index could not be reached, the installer was not found, ...)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class FixPlan:
     """What was found, and the plan for it: everything ``fix --dry-run`` shows."""
 
@@ -102,6 +102,8 @@ class FixPlan:
     cache_dir: str | None = None
     against: Against | None = None
     """With ``--lock``: the environment judged against the lock, for the plan and for verifying again."""
+    requirements: Requirements | None = None
+    """The environment's requirement model, as the plan read it: what it broke before the steps."""
 
     @property
     def environment(self) -> Environment:
@@ -177,27 +179,49 @@ def plan_fix(
 
     env = load_target(target, with_tags=against is not None)
     policy = load_policy(env, config=config, baseline_file=baseline)
-    check = _check(env, names, cache_dir, policy, against)
+    requirements = Requirements.of(env)  # the lock changes claims only: the metadata read is the same
+    check = _check(env, names, cache_dir, policy, against, requirements)
     env = check.environment
-    wanted = None if names is None else {str(canonicalize_name(n)) for n in names}
+    wanted = None if names is None else {canonicalize_name(n) for n in names}
     duplicates = tuple(d for d in find_duplicates(env) if wanted is None or d.name in wanted)
-    plan = plan_repairs(env, check.distributions, check.pairs, duplicates, keep)
+    plan = plan_repairs(env, check.distributions, check.pairs, duplicates, keep, repairs=check.repairs)
     before = file_problems(check.distributions) | pair_problems(check.pairs)
     before |= duplicate_problems(d for d in duplicates if d.failing)
     ordered = tuple(sorted(before, key=lambda p: (p.subject, p.key)))
-    return FixPlan(check, duplicates, plan, ordered, target, policy, cache_dir, against)
+    return FixPlan(
+        check=check,
+        duplicates=duplicates,
+        plan=plan,
+        before=ordered,
+        target=target,
+        policy=policy,
+        cache_dir=cache_dir,
+        against=against,
+        requirements=requirements,
+    )
 
 
 def _check(
-    env: Environment, names: Sequence[str] | None, cache_dir: str | None, policy: Policy | None, against: Against | None
+    env: Environment,
+    names: Sequence[str] | None,
+    cache_dir: str | None,
+    policy: Policy | None,
+    against: Against | None,
+    requirements: Requirements | None = None,
 ) -> CheckResult:
     """``check``, or with a lock ``check --lock``: the locked wheels' claims in place, the lock's findings added."""
     if against is None:
-        return run_check(env, names, cache_dir=cache_dir, processes=True, policy=policy)
+        return run_check(env, names, cache_dir=cache_dir, processes=True, policy=policy, requirements=requirements)
     locked = against(env)
     # The lock's claims are in the environment; forked workers would read the installed RECORD files.
     return run_check(
-        locked.environment, names, cache_dir=cache_dir, processes=False, policy=policy, lock=locked.verdict
+        locked.environment,
+        names,
+        cache_dir=cache_dir,
+        processes=False,
+        policy=policy,
+        lock=locked.verdict,
+        requirements=requirements,
     )
 
 
@@ -227,7 +251,7 @@ def _own_locations() -> dict[str, str]:
     found: dict[str, str] = {}
     queue = ["wheeldoctor", "packaging", "pybase64", "rich", "typer"]
     while queue:
-        name = str(canonicalize_name(queue.pop()))
+        name = canonicalize_name(queue.pop())
         if name in found:
             continue
         try:
@@ -315,8 +339,9 @@ def verify_again(planned: FixPlan, env: Environment) -> Outcome:
     touched = set(plan.touches)
     after |= duplicate_problems(d for d in find_duplicates(env) if d.failing and d.name in touched)
     # A requirement the repair broke (an uninstall, a version change) is new; older ones are not its doing.
-    new_conflicts = dependency_problems(check_dependencies(env).conflicts)
-    old_conflicts = dependency_problems(check_dependencies(planned.environment).conflicts)
+    new_conflicts = dependency_problems(check_dependencies(Requirements.of(env)).conflicts)
+    old = planned.requirements or Requirements.of(planned.environment)
+    old_conflicts = dependency_problems(check_dependencies(old).conflicts)
     return compare(plan, planned.before, after, new_only=new_conflicts - old_conflicts)
 
 

@@ -16,13 +16,18 @@ if TYPE_CHECKING:  # a renderer asks isinstance of these classes: that must not 
     from wheeldoctor.model.findings import Finding
     from wheeldoctor.model.ownership import UnownedScan
 
+if TYPE_CHECKING:
+    from wheeldoctor.repair.plan import Repairs
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CheckResult:
     """The outcome of ``wheeldoctor check`` for one environment."""
 
     environment: Environment
     distributions: tuple[DistributionReport, ...]
+    repairs: Repairs
+    """The repair of each broken distribution and clash pair, made once: every renderer shows these."""
     clashes: tuple[Clash, ...] = ()
     pairs: tuple[ClashPair, ...] = ()
     strict: bool = False

@@ -224,12 +224,12 @@ class Fetcher:
         size = first.total if first.total is not None else len(first.body)
         if wheel.size is not None and size != wheel.size:
             finding = Finding(
-                Code.LOCK_HASH_MISMATCH,
-                Kind.MODIFIED,
-                wheel.filename,
-                "the index serves a wheel whose size differs from the lock",
-                f"{wheel.size} bytes",
-                f"{size} bytes",
+                code=Code.LOCK_HASH_MISMATCH,
+                kind=Kind.MODIFIED,
+                path=wheel.filename,
+                message="the index serves a wheel whose size differs from the lock",
+                expected=f"{wheel.size} bytes",
+                found=f"{size} bytes",
             )
             return _broken(wheel, "range", finding, fetched=len(first.body), requests=1)
         counter = [1, len(first.body)]
@@ -282,12 +282,12 @@ def _hash_finding(wheel: LockedWheel, found: str) -> Finding | None:
     if wheel.sha256 is None or wheel.sha256 == found:
         return None
     return Finding(
-        Code.LOCK_HASH_MISMATCH,
-        Kind.MODIFIED,
-        wheel.filename,
-        "the wheel's sha256 differs from the lock: it is not trusted",
-        f"sha256:{wheel.sha256}",
-        f"sha256:{found}",
+        code=Code.LOCK_HASH_MISMATCH,
+        kind=Kind.MODIFIED,
+        path=wheel.filename,
+        message="the wheel's sha256 differs from the lock: it is not trusted",
+        expected=f"sha256:{wheel.sha256}",
+        found=f"sha256:{found}",
     )
 
 
@@ -315,7 +315,12 @@ def _read_members(
             records = [n for n in infos if n.count("/") == 1 and n.endswith(".dist-info/RECORD")]
             if len(records) != 1:
                 why = "no .dist-info/RECORD" if not records else f"{len(records)} RECORD files"
-                finding = Finding(Code.NO_RECORD, Kind.UNVERIFIABLE, wheel.filename, f"the locked wheel has {why}")
+                finding = Finding(
+                    code=Code.NO_RECORD,
+                    kind=Kind.UNVERIFIABLE,
+                    path=wheel.filename,
+                    message=f"the locked wheel has {why}",
+                )
                 return _broken(wheel, source, finding)
             dist_info = records[0].rpartition("/")[0]
             wanted = [infos[records[0]]]
@@ -324,7 +329,10 @@ def _read_members(
             for info in wanted:
                 if info.file_size > _MEMBER_LIMIT or info.compress_size > _MEMBER_LIMIT:
                     finding = Finding(
-                        Code.RECORD_UNDECODABLE, Kind.MALFORMED, info.filename, "is too large to read from the wheel"
+                        code=Code.RECORD_UNDECODABLE,
+                        kind=Kind.MALFORMED,
+                        path=info.filename,
+                        message="is too large to read from the wheel",
                     )
                     return _broken(wheel, source, finding)
             if isinstance(file, RangedFile):
@@ -336,7 +344,12 @@ def _read_members(
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError, ValueError) as e:
         if isinstance(e, FetchError):
             raise
-        finding = Finding(Code.WHEEL_UNREADABLE, Kind.MALFORMED, wheel.filename, f"cannot be read as a wheel ({e})")
+        finding = Finding(
+            code=Code.WHEEL_UNREADABLE,
+            kind=Kind.MALFORMED,
+            path=wheel.filename,
+            message=f"cannot be read as a wheel ({e})",
+        )
         return _broken(wheel, source, finding)
     return FetchedRecord(
         wheel=wheel, record=record, metadata=metadata, dist_info=dist_info, source=source, verified=verified

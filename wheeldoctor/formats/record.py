@@ -41,7 +41,7 @@ def decode_record(data: bytes) -> Record:
 
 
 def _undecodable(message: str) -> Record:
-    return Record((), (Finding(Code.RECORD_UNDECODABLE, Kind.MALFORMED, "RECORD", message),))
+    return Record((), (Finding(code=Code.RECORD_UNDECODABLE, kind=Kind.MALFORMED, path="RECORD", message=message),))
 
 
 def parse_record(lines: Iterable[str]) -> Record:
@@ -87,7 +87,12 @@ def parse_record(lines: Iterable[str]) -> Record:
             unrowed.append(fields[0])
             if row is not None:
                 problems.append(
-                    Finding(Code.DUPLICATE_ROW, Kind.MALFORMED, row.path, f"RECORD line {line} lists it again")
+                    Finding(
+                        code=Code.DUPLICATE_ROW,
+                        kind=Kind.MALFORMED,
+                        path=row.path,
+                        message=f"RECORD line {line} lists it again",
+                    )
                 )
             continue
         seen.add(row.path)
@@ -101,7 +106,7 @@ def _shown(field: str) -> str:
 
 
 def _malformed(path: str | None, line: int, why: str) -> Finding:
-    return Finding(Code.RECORD_ROW_MALFORMED, Kind.MALFORMED, path, f"RECORD line {line}: {why}")
+    return Finding(code=Code.RECORD_ROW_MALFORMED, kind=Kind.MALFORMED, path=path, message=f"RECORD line {line}: {why}")
 
 
 def _parse_fields(fields: list[str], line: int) -> tuple[RecordRow | None, Finding | None]:
@@ -120,21 +125,26 @@ def _parse_fields(fields: list[str], line: int) -> tuple[RecordRow | None, Findi
     if not hash_field:
         if unhashed_allowed(path):
             return None, None
-        return None, Finding(Code.NO_HASH, Kind.UNVERIFIABLE, path, f"RECORD line {line} gives no hash")
+        return None, Finding(
+            code=Code.NO_HASH, kind=Kind.UNVERIFIABLE, path=path, message=f"RECORD line {line} gives no hash"
+        )
     algorithm, sep, encoded = hash_field.partition("=")
     algorithm = algorithm.lower()
     if not sep or not encoded:
         return None, _malformed(path, line, f"hash {_shown(hash_field)} is not algorithm=digest")
     if algorithm in WEAK_ALGORITHMS:
         return None, Finding(
-            Code.WEAK_HASH, Kind.UNVERIFIABLE, path, f"RECORD line {line} uses {algorithm}, too weak to trust"
+            code=Code.WEAK_HASH,
+            kind=Kind.UNVERIFIABLE,
+            path=path,
+            message=f"RECORD line {line} uses {algorithm}, too weak to trust",
         )
     if algorithm not in ACCEPTED_ALGORITHMS:
         return None, Finding(
-            Code.UNKNOWN_HASH,
-            Kind.UNVERIFIABLE,
-            path,
-            f"RECORD line {line}: unknown hash algorithm {_shown(algorithm)}",
+            code=Code.UNKNOWN_HASH,
+            kind=Kind.UNVERIFIABLE,
+            path=path,
+            message=f"RECORD line {line}: unknown hash algorithm {_shown(algorithm)}",
         )
     digest = decode_digest(encoded)
     if digest is None or len(digest) != ACCEPTED_ALGORITHMS[algorithm]:

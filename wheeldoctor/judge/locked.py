@@ -73,12 +73,12 @@ def membership(lock: Lock, installed: Sequence[Installed]) -> Membership:
             if not same:
                 here.append(
                     Finding(
-                        Code.LOCKED_OTHER_VERSION,
-                        Kind.MODIFIED,
-                        None,
-                        "is installed at another version than the lock's",
-                        package.version,
-                        dist.version,
+                        code=Code.LOCKED_OTHER_VERSION,
+                        kind=Kind.MODIFIED,
+                        path=None,
+                        message="is installed at another version than the lock's",
+                        expected=package.version,
+                        found=dist.version,
                     )
                 )
                 continue
@@ -89,7 +89,12 @@ def membership(lock: Lock, installed: Sequence[Installed]) -> Membership:
     for dist in installed:
         if dist.name not in locked:
             found.setdefault(dist.name, []).append(
-                Finding(Code.NOT_LOCKED, Kind.UNLOCKED, None, f"is installed but {lock.path} does not lock it")
+                Finding(
+                    code=Code.NOT_LOCKED,
+                    kind=Kind.UNLOCKED,
+                    path=None,
+                    message=f"is installed but {lock.path} does not lock it",
+                )
             )
     return Membership({k: tuple(v) for k, v in found.items() if v}, tuple(missing))
 
@@ -105,7 +110,12 @@ class LockVerdict:
 def missing_finding(package: LockedPackage, lock_path: str) -> Finding:
     """The finding for a locked package that is not installed."""
     return Finding(
-        Code.LOCKED_MISSING, Kind.MISSING, None, f"is locked by {lock_path} but not installed", package.version, None
+        code=Code.LOCKED_MISSING,
+        kind=Kind.MISSING,
+        path=None,
+        message=f"is locked by {lock_path} but not installed",
+        expected=package.version,
+        found=None,
     )
 
 
@@ -114,12 +124,12 @@ def _provenance(package: LockedPackage, dist: Installed) -> Finding | None:
     filenames = {w.filename for w in package.wheels}
     if dist.direct_kind in ("dir_info", "vcs_info"):
         return Finding(
-            Code.NOT_FROM_LOCKED_WHEEL,
-            Kind.MODIFIED,
-            "direct_url.json",
-            "was installed from a directory or VCS checkout, not a locked wheel",
-            ", ".join(sorted(filenames)) or None,
-            dist.direct_url,
+            code=Code.NOT_FROM_LOCKED_WHEEL,
+            kind=Kind.MODIFIED,
+            path="direct_url.json",
+            message="was installed from a directory or VCS checkout, not a locked wheel",
+            expected=", ".join(sorted(filenames)) or None,
+            found=dist.direct_url,
         )
     if dist.direct_url is not None and dist.direct_kind == "archive_info":
         import urllib.parse
@@ -128,23 +138,23 @@ def _provenance(package: LockedPackage, dist: Installed) -> Finding | None:
         urls = {w.url for w in package.wheels if w.url}
         if base not in filenames and dist.direct_url not in urls:
             return Finding(
-                Code.NOT_FROM_LOCKED_WHEEL,
-                Kind.MODIFIED,
-                "direct_url.json",
-                "was installed from a file the lock does not list",
-                ", ".join(sorted(filenames)) or None,
-                base,
+                code=Code.NOT_FROM_LOCKED_WHEEL,
+                kind=Kind.MODIFIED,
+                path="direct_url.json",
+                message="was installed from a file the lock does not list",
+                expected=", ".join(sorted(filenames)) or None,
+                found=base,
             )
     if dist.wheel_tags:
         tags = set(dist.wheel_tags)
         if not any(tags <= w.tags or tags & w.tags for w in package.wheels):
             return Finding(
-                Code.NOT_FROM_LOCKED_WHEEL,
-                Kind.MODIFIED,
-                "WHEEL",
-                "was installed from a wheel whose tags no locked wheel has (built locally, or from elsewhere)",
-                ", ".join(sorted({t for w in package.wheels for t in w.tags})) or None,
-                ", ".join(sorted(tags)),
+                code=Code.NOT_FROM_LOCKED_WHEEL,
+                kind=Kind.MODIFIED,
+                path="WHEEL",
+                message="was installed from a wheel whose tags no locked wheel has (built locally, or from elsewhere)",
+                expected=", ".join(sorted({t for w in package.wheels for t in w.tags})) or None,
+                found=", ".join(sorted(tags)),
             )
     return None
 
@@ -170,7 +180,14 @@ def lock_claims(installed: Record | None, wheel_record: bytes, dist_info: str) -
     """
     wheel = decode_record(wheel_record)
     findings: list[Finding] = [
-        Finding(f.code, f.kind, f.path, f"locked wheel's RECORD: {f.message}", f.expected, f.found)
+        Finding(
+            code=f.code,
+            kind=f.kind,
+            path=f.path,
+            message=f"locked wheel's RECORD: {f.message}",
+            expected=f.expected,
+            found=f.found,
+        )
         for f in wheel.problems
     ]
     ours = {r.path: r for r in installed.rows} if installed is not None else {}
@@ -181,7 +198,10 @@ def lock_claims(installed: Record | None, wheel_record: bytes, dist_info: str) -
         if target is None:
             findings.append(
                 Finding(
-                    Code.WHEEL_UNSAFE_PATH, Kind.OUTSIDE, row.path, "locked wheel would install outside the environment"
+                    code=Code.WHEEL_UNSAFE_PATH,
+                    kind=Kind.OUTSIDE,
+                    path=row.path,
+                    message="locked wheel would install outside the environment",
                 )
             )
             continue
@@ -194,16 +214,25 @@ def lock_claims(installed: Record | None, wheel_record: bytes, dist_info: str) -
                 why = "is in the locked wheel's RECORD but the installed RECORD omits it"
                 if target in listed:
                     why = "has a hash in the locked wheel's RECORD but none in the installed RECORD"
-                findings.append(Finding(Code.RECORD_REWRITTEN, Kind.MODIFIED, target, why, row.hash_text, None))
+                findings.append(
+                    Finding(
+                        code=Code.RECORD_REWRITTEN,
+                        kind=Kind.MODIFIED,
+                        path=target,
+                        message=why,
+                        expected=row.hash_text,
+                        found=None,
+                    )
+                )
         elif (mine.algorithm, mine.digest, mine.size) != (row.algorithm, row.digest, row.size):
             findings.append(
                 Finding(
-                    Code.RECORD_REWRITTEN,
-                    Kind.MODIFIED,
-                    target,
-                    "RECORD rewritten: the installed row differs from the locked wheel's",
-                    _row_text(row),
-                    _row_text(mine),
+                    code=Code.RECORD_REWRITTEN,
+                    kind=Kind.MODIFIED,
+                    path=target,
+                    message="RECORD rewritten: the installed row differs from the locked wheel's",
+                    expected=_row_text(row),
+                    found=_row_text(mine),
                 )
             )
     sources = {p for p in claimed if p.endswith(".py")}
@@ -215,12 +244,12 @@ def lock_claims(installed: Record | None, wheel_record: bytes, dist_info: str) -
         if not _installer_written(path, dist_info, sources):
             findings.append(
                 Finding(
-                    Code.RECORD_REWRITTEN,
-                    Kind.MODIFIED,
-                    path,
-                    "RECORD rewritten: the installed RECORD lists a file the locked wheel does not ship",
-                    None,
-                    mine.hash_text,
+                    code=Code.RECORD_REWRITTEN,
+                    kind=Kind.MODIFIED,
+                    path=path,
+                    message="RECORD rewritten: the installed RECORD lists a file the locked wheel does not ship",
+                    expected=None,
+                    found=mine.hash_text,
                 )
             )
     rows = (*claimed.values(), *kept)
@@ -257,7 +286,7 @@ def locked_wheel_files(fetched: Sequence[FetchedRecord], packages: Sequence[Lock
         version = (package.version if package is not None else None) or item.wheel.filename.split("-")[1]
         where = item.wheel.url or item.wheel.path or item.wheel.filename
         if item.record is None or item.dist_info is None:
-            files.append(WheelFile(where, name, version, (), item.findings))
+            files.append(WheelFile(path=where, name=name, version=version, members=(), findings=item.findings))
             continue
         requires = requires_of(item.metadata) if item.metadata is not None else ()
         files.append(

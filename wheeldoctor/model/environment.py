@@ -21,7 +21,7 @@ class MetadataDir:
     """The name from the directory, normalised as ``importlib.metadata`` does for lookups."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Metadata:
     """The parts of METADATA that the checks use, still as text (packaging parses them)."""
 
@@ -32,7 +32,7 @@ class Metadata:
     provides_extra: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class InstalledDistribution:
     """One installed distribution: where its metadata is, and its parsed RECORD."""
 
@@ -64,7 +64,7 @@ class InstalledDistribution:
         return self.path.lower().endswith(".egg-info")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Environment:
     """An environment as read once: its search path and every distribution on it."""
 

@@ -94,7 +94,7 @@ class Acceptance:
     source: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Finding:
     """One problem with one distribution.
 

@@ -47,7 +47,7 @@ class StepKind(str, Enum):
     REINSTALL = "reinstall"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RepairStep:
     """One command that puts back a distribution's bytes, as data.
 
@@ -90,7 +90,7 @@ def repair_step(dist: InstalledDistribution, env: Environment) -> RepairStep:
             f"{env.python} is EXTERNALLY-MANAGED (PEP 668: {env.externally_managed}); {dist.name}'s files are "
             f"{owner}, so this overrides the marker with {_BREAK}"
         )
-    return RepairStep(tool, tuple(argv), note=note, tool=program)
+    return RepairStep(manager=tool, argv=tuple(argv), note=note, tool=program)
 
 
 def overrides_pep668(env: Environment) -> bool:
@@ -136,15 +136,17 @@ def _system_step(dist: InstalledDistribution) -> RepairStep:
     if managed.package is None:
         return _unnamed_step(dist, managed.tool)
     if managed.tool is Tool.DPKG:
-        return RepairStep(Tool.DPKG, ("apt-get", "install", "--reinstall", managed.package), managed.package)
+        return RepairStep(
+            manager=Tool.DPKG, argv=("apt-get", "install", "--reinstall", managed.package), package=managed.package
+        )
     if managed.tool is Tool.RPM:
-        return RepairStep(Tool.RPM, ("dnf", "reinstall", managed.package), managed.package)
+        return RepairStep(manager=Tool.RPM, argv=("dnf", "reinstall", managed.package), package=managed.package)
     prefix = os.path.dirname(os.path.dirname(managed.record)) if managed.record else None
     version = (managed.version or "").rpartition("-")[0] or managed.version
     spec = f"{managed.package}={version}" if version else managed.package
     where = ["--prefix", prefix] if prefix else []
     argv = ("conda", "install", *where, "--force-reinstall", "--no-deps", spec)
-    return RepairStep(Tool.CONDA, argv, managed.package)
+    return RepairStep(manager=Tool.CONDA, argv=argv, package=managed.package)
 
 
 def _unnamed_step(dist: InstalledDistribution, tool: Tool) -> RepairStep:
@@ -154,14 +156,17 @@ def _unnamed_step(dist: InstalledDistribution, tool: Tool) -> RepairStep:
         spec = f"{dist.name}=={dist.version}"
         note = "no conda-meta record names the conda package; its name may differ from the distribution's"
         return RepairStep(
-            tool, ("conda", "install", "--prefix", dist.root, "--force-reinstall", "--no-deps", spec), None, note
+            manager=tool,
+            argv=("conda", "install", "--prefix", dist.root, "--force-reinstall", "--no-deps", spec),
+            package=None,
+            note=note,
         )
     if tool is Tool.RPM:
         note = "rpm could not name the package; dnf finds the package that owns this file"
-        return RepairStep(tool, ("dnf", "reinstall", metadata), None, note)
+        return RepairStep(manager=tool, argv=("dnf", "reinstall", metadata), package=None, note=note)
     # dpkg always names its package; this is for a manager added later without that.
     note = "the package could not be named: this asks dpkg for it; then apt-get install --reinstall PACKAGE"
-    return RepairStep(tool, ("dpkg", "-S", metadata), None, note)
+    return RepairStep(manager=tool, argv=("dpkg", "-S", metadata), package=None, note=note)
 
 
 def reaching(dist: InstalledDistribution, env: Environment) -> str | None:

@@ -23,6 +23,8 @@ if TYPE_CHECKING:  # types only: a document imports what its own command produce
     from wheeldoctor.model.environment import Environment
     from wheeldoctor.model.findings import Finding
     from wheeldoctor.model.managed import ManagedBy
+    from wheeldoctor.repair.plan import PairRepair, Repairs
+    from wheeldoctor.repair.requirements import DuplicateRepair
     from wheeldoctor.repair.steps import RepairStep
 
 #: Bump the major part on any change that can break a reader; add fields freely.
@@ -56,8 +58,8 @@ def finding_json(finding: Finding) -> dict[str, Any]:
     }
 
 
-def distribution_json(report: DistributionReport, env: Environment | None = None) -> dict[str, Any]:
-    """One distribution's verdict as a JSON object (with ``env``, the command that repairs it)."""
+def distribution_json(report: DistributionReport, repairs: Repairs | None = None) -> dict[str, Any]:
+    """One distribution's verdict as a JSON object (with ``repairs``, the command that repairs it)."""
     document = {
         "name": report.name,
         "version": report.version,
@@ -68,13 +70,11 @@ def distribution_json(report: DistributionReport, env: Environment | None = None
         "managed_by": managed_json(report.dist.managed_by) if report.dist is not None else None,
         "verified_by": dict(report.verified_by),
     }
-    if env is not None:
+    if repairs is not None:
         from wheeldoctor.judge.files import Status
-        from wheeldoctor.repair.plan import distribution_step
 
-        broken = report.status is Status.BROKEN and report.dist is not None
-        step = distribution_step(report.dist, report.findings, env) if broken and report.dist else None
-        document["repair"] = repair_json(step) if step is not None else None
+        repair = repairs.distributions.get(report.name) if report.status is Status.BROKEN else None
+        document["repair"] = repair_json(repair.step) if repair is not None else None
     return document
 
 
@@ -115,11 +115,9 @@ def clash_json(clash: Clash) -> dict[str, Any]:
     }
 
 
-def pair_json(pair: ClashPair, env: Environment) -> dict[str, Any]:
+def pair_json(pair: ClashPair, repair: PairRepair) -> dict[str, Any]:
     """One pair of clashing distributions, how they are related, and the ways to repair them."""
-    from wheeldoctor.repair.steps import pair_choices, repair_step
-
-    choices = pair_choices(pair, env)
+    choices = repair.choices
     return {
         "distributions": [pair.first.name, pair.second.name],
         "shared": pair.shared,
@@ -135,7 +133,7 @@ def pair_json(pair: ClashPair, env: Environment) -> dict[str, Any]:
         # reinstalls the winner (the whole repair of an overlay, the last step of keeping one).
         "repair": " && ".join(choices[0].commands),
         "repair_choices": [{"keep": c.keep, "remove": c.remove, "commands": list(c.commands)} for c in choices],
-        "repair_step": repair_json(repair_step(pair.winner, env)),
+        "repair_step": repair_json(repair.winner),
     }
 
 
@@ -156,9 +154,9 @@ def check_document(result: CheckResult, command: str = "check") -> dict[str, Any
             "unrelated_clashes": len(result.unrelated),
             "accepted_findings": sum(1 for r in result.distributions for f in r.findings if f.accepted is not None),
         },
-        "distributions": [distribution_json(r, env) for r in result.distributions],
+        "distributions": [distribution_json(r, result.repairs) for r in result.distributions],
         "clashes": [clash_json(c) for c in result.clashes],
-        "clash_pairs": [pair_json(p, env) for p in result.pairs],
+        "clash_pairs": [pair_json(p, result.repairs.pair(p)) for p in result.pairs],
         "policy": policy_json(result.policy),
         **startup_sections(result, finding_json),
         **fetched_json(result.fetched),
@@ -275,10 +273,8 @@ def conflict_json(conflict: DependencyConflict) -> dict[str, Any]:
     }
 
 
-def duplicate_json(duplicate: Duplicate, env: Environment) -> dict[str, Any]:
+def duplicate_json(duplicate: Duplicate, cleanup: DuplicateRepair) -> dict[str, Any]:
     """One project with several dist-infos: which one Python uses, and the safe clean-up."""
-    from wheeldoctor.repair.requirements import remedy, removal_elsewhere
-
     dists = duplicate.distributions
     return {
         "code": duplicate.code.value,
@@ -291,8 +287,8 @@ def duplicate_json(duplicate: Duplicate, env: Environment) -> dict[str, Any]:
         "stale": [d.path for d in duplicate.stale],
         "shadowed": [d.path for d in duplicate.shadowed],
         "message": duplicate.message,
-        "remedy": list(remedy(duplicate, env)),
-        "remove_elsewhere": removal_elsewhere(duplicate, env),
+        "remedy": list(cleanup.remedy),
+        "remove_elsewhere": dict(cleanup.elsewhere),
     }
 
 
@@ -322,20 +318,13 @@ def _deps_summary(result: DepsResult) -> dict[str, Any]:
 
 
 def _deps_sections(result: DepsResult) -> dict[str, Any]:
-    conflicts = result.dependencies.conflicts
     return {
-        "dependency_conflicts": [conflict_json(c) for c in conflicts],
-        "dependency_repair": _install_command(result) if conflicts else None,
-        "duplicates": [duplicate_json(d, result.environment) for d in result.duplicates],
+        "dependency_conflicts": [conflict_json(c) for c in result.dependencies.conflicts],
+        "dependency_repair": result.repairs.install,
+        "duplicates": [duplicate_json(d, result.repairs.duplicate(d)) for d in result.duplicates],
         "compatibility": [compatibility_json(f) for f in result.compatibility],
         "notes": list(result.notes),
     }
-
-
-def _install_command(result: DepsResult) -> str | None:
-    from wheeldoctor.repair.requirements import install_command  # only where there is a conflict to repair
-
-    return install_command(result.dependencies.conflicts, result.environment)
 
 
 def deps_document(result: DepsResult) -> dict[str, Any]:

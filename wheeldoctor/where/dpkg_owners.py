@@ -35,7 +35,7 @@ class DpkgError(ValueError):
     """An admin directory given explicitly that cannot be read; the message is one line."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DpkgOwners:
     """What dpkg says about the files under some site directories."""
 
@@ -93,7 +93,7 @@ def read_owners(
             if any(path.startswith(p + "/") for p in prefixes):
                 owners[_on_disk(root, path)] = package
     packages = _packages(admindir, root, listed) if listed else {}
-    return DpkgOwners(admindir, root, owners, packages, lists)
+    return DpkgOwners(admindir=admindir, root=root, owners=owners, packages=packages, lists_read=lists)
 
 
 def _scan(info: str, prefixes: list[str], read: Read | None) -> tuple[int, dict[str, list[str]]]:
@@ -192,14 +192,24 @@ def _packages(admindir: str, root: str, listed: Mapping[str, list[str]]) -> dict
         data = _read(md5_path)
         if data is None:
             packages[package] = ManagedBy(
-                Tool.DPKG, name, version, None, detail=detail, unverifiable=f"dpkg keeps no md5sums for {name}"
+                tool=Tool.DPKG,
+                package=name,
+                version=version,
+                record=None,
+                detail=detail,
+                unverifiable=f"dpkg keeps no md5sums for {name}",
             )
             continue
         try:
             sums = parse_md5sums(data)
         except DpkgFormatError as e:
             packages[package] = ManagedBy(
-                Tool.DPKG, name, version, md5_path, detail=detail, unverifiable=f"{md5_path}: {e}"
+                tool=Tool.DPKG,
+                package=name,
+                version=version,
+                record=md5_path,
+                detail=detail,
+                unverifiable=f"{md5_path}: {e}",
             )
             continue
         conffiles = status.conffiles if status else frozenset()
@@ -218,7 +228,13 @@ def _packages(admindir: str, root: str, listed: Mapping[str, list[str]]) -> dict
                 skipped.add(on_disk)
             files.append(DistroFile(on_disk, "md5", digest))
         packages[package] = ManagedBy(
-            Tool.DPKG, name, version, md5_path, tuple(files), frozenset(skipped), detail=detail
+            tool=Tool.DPKG,
+            package=name,
+            version=version,
+            record=md5_path,
+            files=tuple(files),
+            skipped=frozenset(skipped),
+            detail=detail,
         )
     return packages
 

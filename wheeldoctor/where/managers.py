@@ -106,7 +106,7 @@ def _managed(
         return replace(dist, managed_by=_conda_record(*found))
     detail = f"INSTALLER says {dist.installer}" if installer else "no INSTALLER, and no package manager lists it"
     # INSTALLER says conda but no conda-meta record lists it: RECORD still judges it.
-    return replace(dist, managed_by=ManagedBy(tool, detail=detail))
+    return replace(dist, managed_by=ManagedBy(tool=tool, detail=detail))
 
 
 def _conda_owners(prefixes: Sequence[str]) -> dict[str, tuple[CondaPackage, str]]:
@@ -140,7 +140,13 @@ def _conda_record(package: CondaPackage, record: str) -> ManagedBy:
     )
     why = None if files else f"{record} records no file digests (paths_data)"
     return ManagedBy(
-        Tool.CONDA, package.name, f"{package.version}-{package.build}", record, files, unverifiable=why, detail=record
+        tool=Tool.CONDA,
+        package=package.name,
+        version=f"{package.version}-{package.build}",
+        record=record,
+        files=files,
+        unverifiable=why,
+        detail=record,
     )
 
 
@@ -179,7 +185,7 @@ def _ask_rpm(dists: list[InstalledDistribution], rpm_name: str | None) -> list[I
 
 
 def _rpm_of(dist: InstalledDistribution) -> ManagedBy:
-    return dist.managed_by or ManagedBy(Tool.RPM, detail="INSTALLER says rpm")
+    return dist.managed_by or ManagedBy(tool=Tool.RPM, detail="INSTALLER says rpm")
 
 
 def _run(argv: list[str]) -> str | None:

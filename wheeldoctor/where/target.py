@@ -189,7 +189,7 @@ def _python_beside(site_dir: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class _Probe:
     """What an interpreter started with ``-I -S`` says about itself."""
 
