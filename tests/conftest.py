@@ -35,6 +35,7 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> Wheels:
 def pytest_configure(config: pytest.Config) -> None:
     """Register custom markers."""
     config.addinivalue_line("markers", "network: test downloads from PyPI (needs network access)")
+    config.addinivalue_line("markers", "slow: starts heavy machinery (a local Ray cluster); -m 'not slow' skips it")
     config.addinivalue_line(
         "markers", "unit: pure and fast (judgement, parsing, planning on data): no venv, no subprocess, no fork"
     )

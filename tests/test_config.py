@@ -62,24 +62,30 @@ def test_rules_are_read_and_match_generically(tmp_path: Path) -> None:
 def test_policy_accepts_counts_and_reports_stale_and_expired(tmp_path: Path) -> None:
     config = load_config(str(_write(tmp_path, "pyproject.toml", RULES)))
     appended = Finding(
-        Code.SIZE_MISMATCH,
-        Kind.MODIFIED,
-        "certifi/cacert.pem",
-        "x",
+        code=Code.SIZE_MISMATCH,
+        kind=Kind.MODIFIED,
+        path="certifi/cacert.pem",
+        message="x",
         found="sha256=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
     )
     other = Finding(
-        Code.HASH_MISMATCH,
-        Kind.MODIFIED,
-        "certifi/core.py",
-        "x",
+        code=Code.HASH_MISMATCH,
+        kind=Kind.MODIFIED,
+        path="certifi/core.py",
+        message="x",
         found="sha256=BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",
     )
-    bare = Finding(Code.NO_HASH, Kind.UNVERIFIABLE, "hooked/x.py", "x")
+    bare = Finding(code=Code.NO_HASH, kind=Kind.UNVERIFIABLE, path="hooked/x.py", message="x")
     reports = [
-        DistributionReport("cert-ifi", "1", None, None, Status.BROKEN, (appended,)),
-        DistributionReport("hooked", "1", None, None, Status.UNVERIFIABLE, (bare,)),
-        DistributionReport("more", "1", None, None, Status.BROKEN, (other,)),
+        DistributionReport(
+            name="cert-ifi", version="1", location=None, installer=None, status=Status.BROKEN, findings=(appended,)
+        ),
+        DistributionReport(
+            name="hooked", version="1", location=None, installer=None, status=Status.UNVERIFIABLE, findings=(bare,)
+        ),
+        DistributionReport(
+            name="more", version="1", location=None, installer=None, status=Status.BROKEN, findings=(other,)
+        ),
     ]
     policy = Policy(datetime.date(2026, 1, 1), config)
     done = accept(reports, policy)

@@ -19,7 +19,7 @@ from helpers import Venv, build_wheel, cli_json, find_interpreter, make_venv, pi
 from pip_check import Problem, ours, pip_check
 
 from wheeldoctor.commands.deps import run_deps
-from wheeldoctor.judge.deps import ConflictKind, check_dependencies
+from wheeldoctor.judge.deps import ConflictKind, Requirements, check_dependencies
 from wheeldoctor.model.findings import Code
 from wheeldoctor.where.target import Target, load_target
 
@@ -134,7 +134,7 @@ def test_extras_are_followed_beyond_pip(scenario: Scenario) -> None:
 def test_conflict_json_contract(scenario: Scenario) -> None:
     doc = scenario.document
     assert doc["command"] == "deps"
-    assert doc["schema_version"] == "1.1"
+    assert doc["schema_version"] == "1.2"
     incompatible = next(c for c in doc["dependency_conflicts"] if c["name"] == "lib-b")
     assert incompatible == {
         "code": "WD041",
@@ -242,7 +242,7 @@ def test_unparseable_requirement_is_a_finding_where_pip_drops_the_distribution(u
 
 def test_library_call_on_this_venv_agrees_with_the_cli(scenario: Scenario) -> None:
     env = load_target(Target(python=str(scenario.venv.python)))
-    report = check_dependencies(env)
+    report = check_dependencies(Requirements.of(env))
     assert len(report.conflicts) == len(scenario.document["dependency_conflicts"])
     kinds = {c.kind for c in report.pip_comparable()}
     assert kinds == {ConflictKind.MISSING, ConflictKind.INCOMPATIBLE}

@@ -358,8 +358,16 @@ def _runner_reads(line: str) -> tuple[str, dict[str, str], str]:
 
 def test_a_hostile_path_round_trips_through_github_escaping() -> None:
     path = "pkg/100%:done,\nreally\r::error::injected%0A.py"
-    case = Case("check", "evil", "1.0", "broken", (Item("error", Code.MISSING, "missing", "is missing", path),))
-    (line, last) = list(github.render(Cases("check", False, "env", (), (case,))))
+    case = Case(
+        suite="check",
+        name="evil",
+        version="1.0",
+        status="broken",
+        items=(Item(level="error", code=Code.MISSING, kind="missing", message="is missing", path=path),),
+    )
+    (line, last) = list(
+        github.render(Cases(command="check", healthy=False, environment="env", sites=(), cases=(case,)))
+    )
     assert "\n" not in line and "\r" not in line  # one line: nothing can start a command of its own
     name, properties, message = _runner_reads(line)
     assert name == "error"
@@ -373,8 +381,17 @@ def test_a_hostile_path_round_trips_through_github_escaping() -> None:
 
 
 def test_the_summary_is_capped_and_counts_what_was_cut() -> None:
-    items = tuple(Item("error", Code.MISSING, "missing", "is missing", f"pkg/{i:05}.py") for i in range(5000))
-    cases = Cases("check", False, "env", (), (Case("check", "big", "1.0", "broken", items),))
+    items = tuple(
+        Item(level="error", code=Code.MISSING, kind="missing", message="is missing", path=f"pkg/{i:05}.py")
+        for i in range(5000)
+    )
+    cases = Cases(
+        command="check",
+        healthy=False,
+        environment="env",
+        sites=(),
+        cases=(Case(suite="check", name="big", version="1.0", status="broken", items=items),),
+    )
     whole = github.summary([cases])
     capped = github.summary([cases], limit=64 * 1024)
     assert len(whole.encode()) <= github.SUMMARY_LIMIT < 1024 * 1024
@@ -385,8 +402,14 @@ def test_the_summary_is_capped_and_counts_what_was_cut() -> None:
 
 def test_junit_escapes_what_xml_forbids() -> None:
     path = "pkg/\x01bell\x1b<&>\udcff\ufffe.py"
-    case = Case("check", "odd\x00", "1.0", "broken", (Item("error", Code.MISSING, "missing", "is missing", path),))
-    document = junit.render(Cases("check", False, "env\x0c", (), (case,)))
+    case = Case(
+        suite="check",
+        name="odd\x00",
+        version="1.0",
+        status="broken",
+        items=(Item(level="error", code=Code.MISSING, kind="missing", message="is missing", path=path),),
+    )
+    document = junit.render(Cases(command="check", healthy=False, environment="env\x0c", sites=(), cases=(case,)))
     root = ET.fromstring(document.encode())
     failure = root.find("testsuite/testcase/failure")
     assert failure is not None and failure.text is not None

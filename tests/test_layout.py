@@ -156,3 +156,17 @@ def test_the_stages_are_the_data_path() -> None:
         "probes",
     }
     assert not list(PACKAGE.rglob("ahead.py")), "no child is started ahead of the command"
+
+
+@pytest.mark.parametrize("name", sorted(n for n in _modules() if n.startswith("report.")))
+def test_report_renders_repairs_and_plans_none(name: str) -> None:
+    """report/ takes from repair/ only data types: every command it shows was made by the command layer."""
+    import importlib
+    import inspect
+
+    tree = ast.parse(_modules()[name].read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("wheeldoctor.repair"):
+            module = importlib.import_module(node.module or "")
+            for alias in node.names:
+                assert inspect.isclass(getattr(module, alias.name)), f"{name} imports {node.module}.{alias.name}"

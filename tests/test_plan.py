@@ -18,7 +18,7 @@ from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.model.managed import ManagedBy, Tool
 from wheeldoctor.repair.plan import Expected, plan_repairs
 from wheeldoctor.repair.requirements import remedy_argvs
-from wheeldoctor.repair.steps import StepKind, repair_step, uninstall_argv
+from wheeldoctor.repair.steps import StepKind, locked_pin, repair_step, uninstall_argv
 from wheeldoctor.where.environment import load_environment
 
 pytestmark = pytest.mark.unit
@@ -33,14 +33,29 @@ def broken(site: Path, installer: str) -> DistributionReport:
     (path / "RECORD").write_text("")
     env = load_environment("test", [str(site)], [], python="/usr/bin/python3")
     [dist] = env.distributions
-    finding = Finding(Code.HASH_MISMATCH, Kind.MODIFIED, "yaml/_yaml.so", "altered", "sha256=a", "sha256=b")
-    return DistributionReport(dist.name, dist.version, dist.location, dist.installer, Status.BROKEN, (finding,), dist)
+    finding = Finding(
+        code=Code.HASH_MISMATCH,
+        kind=Kind.MODIFIED,
+        path="yaml/_yaml.so",
+        message="altered",
+        expected="sha256=a",
+        found="sha256=b",
+    )
+    return DistributionReport(
+        name=dist.name,
+        version=dist.version,
+        location=dist.location,
+        installer=dist.installer,
+        status=Status.BROKEN,
+        findings=(finding,),
+        dist=dist,
+    )
 
 
 def test_a_dpkg_distribution_gets_apt_for_the_user_and_no_step(tmp_path: Path) -> None:
     report = broken(tmp_path / "dist-packages", "debian")
     assert report.dist is not None
-    dist = replace(report.dist, managed_by=ManagedBy(Tool.DPKG, package="python3-yaml-demo"))
+    dist = replace(report.dist, managed_by=ManagedBy(tool=Tool.DPKG, package="python3-yaml-demo"))
     env = load_environment("test", [str(tmp_path / "dist-packages")], [], python="/usr/bin/python3")
     plan = plan_repairs(env, [replace(report, dist=dist)], [], [])
     assert plan.steps == ()
@@ -70,7 +85,18 @@ def test_the_side_a_keep_uninstalls_is_not_reinstalled_first(tmp_path: Path) -> 
     env = load_environment("test", [str(site)], [], python="/venv/bin/python")
     dist, kept = env.find("yaml-demo"), env.find("other-demo")
     assert dist is not None and kept is not None
-    pair = ClashPair(dist, kept, 1, 1, 0, 1, 0, kept, "more of it is on disk", Relation.UNRELATED)
+    pair = ClashPair(
+        first=dist,
+        second=kept,
+        shared=1,
+        differing=1,
+        from_first=0,
+        from_second=1,
+        from_neither=0,
+        winner=kept,
+        reason="more of it is on disk",
+        relation=Relation.UNRELATED,
+    )
     plan = plan_repairs(env, [replace(report, dist=dist)], [pair], [], keep=["other-demo"])
     assert [(s.kind, s.name) for s in plan.steps] == [
         (StepKind.UNINSTALL, "yaml-demo"),
@@ -109,3 +135,93 @@ def test_a_second_path_directory_is_repaired_in_place_not_through_the_first_ones
     words = ("pip", "install", "--target", str(second), "--upgrade", "--force-reinstall", "--no-deps")
     assert [s.argv for s in plan.steps] == [(*words, "--", "yaml-demo==6.0")]
     assert uninstall_argv(dist, env) == ("uv", "pip", "uninstall", "--target", str(second), "--", "yaml-demo")
+
+
+def _against_lock(
+    site: Path, findings: tuple[Finding, ...], locked: dict[str, str]
+) -> tuple[DistributionReport, object]:
+    """``broken``'s yaml-demo 6.0 with the lock's findings, in an environment checked against a lock."""
+    report = replace(broken(site, "pip"), findings=findings)
+    env = replace(load_environment("test", [str(site)], [], python="/venv/bin/python"), locked=locked)
+    return report, env
+
+
+def test_against_a_lock_the_reinstall_pins_the_locks_version(tmp_path: Path) -> None:
+    other = Finding(
+        code=Code.LOCKED_OTHER_VERSION,
+        kind=Kind.MODIFIED,
+        path=None,
+        message="is installed at another version",
+        expected="6.1",
+        found="6.0",
+    )
+    report, env = _against_lock(tmp_path / "site-packages", (other,), {"yaml-demo": "6.1"})
+    plan = plan_repairs(env, [report], [], [])
+    [step] = plan.steps
+    assert step.argv == (
+        "pip",
+        "--python",
+        "/venv/bin/python",
+        "install",
+        "--force-reinstall",
+        "--no-deps",
+        "--",
+        "yaml-demo==6.1",
+    )
+    assert (step.kind, step.tool, step.version) == (StepKind.REINSTALL, "pip", "6.1")
+    assert step.fixes.startswith("installs the lock's version 6.1 (installed: 6.0)")
+    assert plan.expected == (Expected("yaml-demo", "6.1"),)
+    assert report.dist is not None
+    assert repair_step(report.dist, env).argv == step.argv  # the tip: the same words
+
+
+def test_against_a_lock_an_unlocked_distribution_is_left_for_the_user_with_its_uninstall(tmp_path: Path) -> None:
+    unlocked = Finding(
+        code=Code.NOT_LOCKED, kind=Kind.UNLOCKED, path=None, message="is installed but pylock.toml does not lock it"
+    )
+    report, env = _against_lock(tmp_path / "site-packages", (unlocked,), {})
+    plan = plan_repairs(env, [report], [], [])
+    assert plan.steps == ()
+    [left] = plan.left_alone
+    assert left.reason == "not in the lock: uninstall it, or accept WD083 for it by a rule"
+    assert left.commands == ("pip --python /venv/bin/python uninstall -y -- yaml-demo",)
+
+
+def test_against_a_lock_a_locked_wheel_that_is_not_the_locks_is_not_reinstalled(tmp_path: Path) -> None:
+    """The wheel at hand fails the lock's hash: reinstalling from the same index would not help."""
+    mismatch = Finding(
+        code=Code.LOCK_HASH_MISMATCH,
+        kind=Kind.MODIFIED,
+        path="yaml_demo-6.0-py3-none-any.whl",
+        message="differs",
+        expected="a",
+        found="b",
+    )
+    report, env = _against_lock(tmp_path / "site-packages", (mismatch,), {"yaml-demo": "6.0"})
+    plan = plan_repairs(env, [report], [], [])
+    assert plan.steps == ()
+    assert [left.reason for left in plan.left_alone] == [
+        "WD085: a reinstall of the same version is not known to repair it"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "version", "pin"),
+    [
+        ("Yaml_Demo", "6.0", ("yaml-demo", "6.0")),
+        ("six", "1.17.0", ("six", "1.17.0")),
+        ("six", "1!2.0.post1", ("six", "1!2.0.post1")),
+        ("-e", "1.0", None),
+        ("--index-url=http://evil", "1.0", None),
+        ("a b", "1.0", None),
+        ("six", "-1.0", None),
+        ("six", " 1.0", None),
+        ("six", "1.0; rm -rf /", None),
+        ("six", ">=1.0", None),
+        ("six", None, None),
+    ],
+)
+def test_a_locked_pin_is_a_valid_name_and_a_pep440_version_or_nothing(
+    name: str, version: str | None, pin: tuple[str, str] | None
+) -> None:
+    assert locked_pin(name, version) == pin

@@ -13,26 +13,35 @@ from typing import Annotated
 
 import typer
 
+from wheeldoctor.cli import commands, fleet, sbom
+from wheeldoctor.cli.lock import against, lock_options, tell_fetch
 from wheeldoctor.cli.options import (
     BaselineOption,
     ConfigOption,
     DpkgAdmindirOption,
+    ExtraOption,
+    FindLinksOption,
     FormatOption,
+    GroupOption,
     JobsOption,
     JsonOption,
+    LockOption,
     NoCacheOption,
     OutputOption,
     PathOption,
+    PlatformOption,
     PythonOption,
+    PythonVersionOption,
     ShowAcceptedOption,
     ShowUnownedOption,
     StrictOption,
+    VerifyWheelsOption,
     WriteBaselineOption,
 )
 from wheeldoctor.cli.runner import (
+    EXIT_ERROR,
     EXIT_HEALTHY,
     EXIT_PROBLEMS,
-    REPORT_MODULES,
     cache_dir,
     choose_format,
     deliver,
@@ -43,7 +52,9 @@ from wheeldoctor.cli.runner import (
     no_cyclic_gc,
     pin_baseline,
     refuse_report_with_baseline,
+    scan_keeper,
     target_of,
+    terminal_console,
 )
 from wheeldoctor.report.progress import progress_bar
 from wheeldoctor.where.target import Target, load_target, start_probe
@@ -59,10 +70,7 @@ app = typer.Typer(
 
 def _show_version(value: bool) -> None:
     if value:
-        from wheeldoctor import __version__
-
-        sys.stdout.write(f"wheeldoctor {__version__}\n")
-        raise typer.Exit(EXIT_HEALTHY)
+        raise SystemExit(commands.version())
 
 
 @app.callback()
@@ -93,61 +101,75 @@ def check(
     write_baseline: WriteBaselineOption = None,
     show_accepted: ShowAcceptedOption = False,
     show_unowned: ShowUnownedOption = False,
+    lock: LockOption = None,
+    find_links: FindLinksOption = None,
+    verify_wheels: VerifyWheelsOption = False,
+    extra: ExtraOption = None,
+    group: GroupOption = None,
 ) -> None:
     """Verify distributions' files against their RECORD or package manager's record (--all: start-up hooks too)."""
 
-    def run() -> int:
-        if bool(names) == all_:
-            fail("name the distributions to check, or pass --all (not both)")
-        chosen = choose_format(format_, json)
-        refuse_report_with_baseline(write_baseline, chosen, output)
-        target = target_of(python, path, dpkg_admindir)
-        start_probe(target)  # it runs while the checks are imported
-        from wheeldoctor.commands import policy as policies
-        from wheeldoctor.commands.check import import_stepwise, run_check
-
-        with no_cyclic_gc():
-            cached = cache_dir(no_cache)
-            env = load_target(target, defer_records=True, memos=metadata_memos(cached))
-            policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
-            with progress_bar(chosen != "text") as sink:
-                result = run_check(
-                    env,
-                    names or None,
-                    jobs=jobs,
-                    progress=sink,
-                    strict=strict or not all_,
-                    cache_dir=cached,
-                    processes=True,
-                    strict_overlays=strict,
-                    policy=policy,
-                    meanwhile=import_stepwise(REPORT_MODULES),
-                )
-        result = replace(result, show_unowned=show_unowned)
-        if write_baseline is not None:
-            return pin_baseline(write_baseline, result.baseline_reports)
-        from wheeldoctor.report import text
-
-        rich = partial(text.render_rich, result, show_accepted=show_accepted)
-        deliver(result, chosen, output, rich, show_accepted=show_accepted)
-        return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
-
-    guard(run)
+    guard(
+        lambda: commands.check(
+            names=names,
+            all_=all_,
+            python=python,
+            path=path,
+            json=json,
+            format_=format_,
+            output=output,
+            jobs=jobs,
+            strict=strict,
+            no_cache=no_cache,
+            dpkg_admindir=dpkg_admindir,
+            config=config,
+            baseline=baseline,
+            write_baseline=write_baseline,
+            show_accepted=show_accepted,
+            show_unowned=show_unowned,
+            lock=lock,
+            find_links=find_links,
+            verify_wheels=verify_wheels,
+            extra=extra,
+            group=group,
+        )
+    )
 
 
 @app.command()
 def wheels(
-    files: Annotated[list[str], typer.Argument(metavar="WHEEL...", help="Wheel files to check before install.")],
+    files: Annotated[
+        list[str] | None, typer.Argument(metavar="WHEEL...", help="Wheel files to check before install.")
+    ] = None,
     python: PythonOption = None,
     path: PathOption = None,
     json: JsonOption = False,
     format_: FormatOption = None,
     output: OutputOption = None,
+    lock: LockOption = None,
+    python_version: PythonVersionOption = None,
+    platform: PlatformOption = None,
+    find_links: FindLinksOption = None,
+    verify_wheels: VerifyWheelsOption = False,
+    no_cache: NoCacheOption = False,
+    extra: ExtraOption = None,
+    group: GroupOption = None,
 ) -> None:
-    """Check wheel files against their RECORDs, each other, and (optionally) an environment."""
+    """Check wheel files (or a lock's wheels, by their RECORDs) against each other and (optionally) an environment."""
 
     def run() -> int:
         chosen = choose_format(format_, json)
+        given = lock_options(lock, find_links, verify_wheels, extra, group, no_cache)
+        if given is not None:
+            if files:
+                fail("give wheel files or --lock, not both")
+            from wheeldoctor.cli.lock import wheels_lock
+
+            return wheels_lock(given, python, path, chosen, output, python_version, platform)
+        if python_version or platform:
+            fail("--python-version and --platform select a lock: give --lock FILE")
+        if not files:
+            fail("name the wheel files to check, or give --lock FILE")
         from wheeldoctor.formats.wheelfile import WheelError, read_wheel
         from wheeldoctor.judge.preflight import preflight
 
@@ -175,20 +197,17 @@ def deps(
 ) -> None:
     """Check requirements (as pip check does, and further), duplicate dist-infos and compatibility."""
 
-    def run() -> int:
-        chosen = choose_format(format_, json)
-        target = target_of(python, path, dpkg_admindir)
-        start_probe(target, with_tags=True)
-        from wheeldoctor.commands.deps import run_deps
-        from wheeldoctor.report import deps_text
-
-        result = run_deps(
-            load_target(target, with_tags=True, with_records=False, memos=metadata_memos(cache_dir(no_cache)))
+    guard(
+        lambda: commands.deps(
+            python=python,
+            path=path,
+            json=json,
+            format_=format_,
+            output=output,
+            no_cache=no_cache,
+            dpkg_admindir=dpkg_admindir,
         )
-        deliver(result, chosen, output, lambda console: deps_text.render_rich(result, console))
-        return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
-
-    guard(run)
+    )
 
 
 @app.command()
@@ -207,12 +226,19 @@ def doctor(
     baseline: BaselineOption = None,
     write_baseline: WriteBaselineOption = None,
     show_accepted: ShowAcceptedOption = False,
+    lock: LockOption = None,
+    find_links: FindLinksOption = None,
+    verify_wheels: VerifyWheelsOption = False,
+    extra: ExtraOption = None,
+    group: GroupOption = None,
 ) -> None:
     """Everything at once: files, clashes, start-up hooks, dependencies, duplicates, compatibility; one exit code."""
 
     def run() -> int:
         chosen = choose_format(format_, json)
         refuse_report_with_baseline(write_baseline, chosen, output)
+        if chosen == "cyclonedx":
+            sbom.require_sbom()
         target = target_of(python, path, dpkg_admindir)
         start_probe(target, with_tags=True)
         from wheeldoctor.commands import policy as policies
@@ -221,15 +247,29 @@ def doctor(
 
         with no_cyclic_gc():
             cached = cache_dir(no_cache)
-            env = load_target(target, with_tags=True, defer_records=True, memos=metadata_memos(cached))
+            memos = metadata_memos(cached)
+            env = load_target(
+                target, with_tags=True, defer_records=lock is None, memos=memos, keeper=scan_keeper(cached)
+            )
+            given = lock_options(lock, find_links, verify_wheels, extra, group, no_cache)
+            locked = against(env, given, chosen) if given else None
+            env = locked.environment if locked else env
             policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
             with progress_bar(chosen != "text") as sink:
-                result = run_doctor(env, jobs=jobs, progress=sink, strict=strict, cache_dir=cached, policy=policy)
-        result = replace(result, check=replace(result.check, show_unowned=show_unowned))
+                verdict = locked.verdict if locked else None
+                result = run_doctor(
+                    env, jobs=jobs, progress=sink, strict=strict, cache_dir=cached, policy=policy, lock=verdict
+                )
+        fetched = locked.summary if locked else None
+        result = replace(result, check=replace(result.check, show_unowned=show_unowned, fetched=fetched))
         if write_baseline is not None:
             return pin_baseline(write_baseline, result.check.baseline_reports)
+        if chosen == "cyclonedx":
+            sbom.deliver_sbom(result.check, output, cached)
+            return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
         rich = partial(deps_text.render_doctor_rich, result, show_accepted=show_accepted)
         deliver(result, chosen, output, rich, show_accepted=show_accepted)
+        tell_fetch(locked)
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
     guard(run)
@@ -249,6 +289,11 @@ def fix(
     dpkg_admindir: DpkgAdmindirOption = None,
     config: ConfigOption = None,
     baseline: BaselineOption = None,
+    lock: LockOption = None,
+    find_links: FindLinksOption = None,
+    verify_wheels: VerifyWheelsOption = False,
+    extra: ExtraOption = None,
+    group: GroupOption = None,
 ) -> None:
     """Repair what check and doctor report, with the recorded installer; then verify again."""
 
@@ -258,6 +303,9 @@ def fix(
         from wheeldoctor.commands.fix import plan_fix, run_fix
         from wheeldoctor.report import fix_text
 
+        given = lock_options(lock, find_links, verify_wheels, extra, group, no_cache)
+        if given is not None and not all_:
+            fail("--lock judges the whole environment: give --all")
         planned = plan_fix(
             target_of(python, path, dpkg_admindir),
             names or None,
@@ -265,15 +313,24 @@ def fix(
             cache_dir=cache_dir(no_cache),
             config=config,
             baseline=baseline,
+            against=(lambda env: against(env, given, "json" if json else "text")) if given else None,
         )
         out = sys.stderr if json else sys.stdout  # with --json, stdout holds the document alone
-        ask = (lambda n: typer.confirm(f"Run these {n} step(s)?", err=True)) if sys.stdin.isatty() else None
+        ask = _confirm if sys.stdin.isatty() else None
         sink = fix_text.StreamSink(out)  # a refusal (FixRefused) exits 2 through the guard
         result = run_fix(planned, sink, dry_run=dry_run, yes=yes, ask=ask, explicit_python=bool(python))
         fix_text.finish(result, out, sys.stdout if json else None, dry_run=dry_run)
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
     guard(run)
+
+
+def _confirm(steps: int) -> bool:
+    """Ask on the terminal whether to run ``steps`` steps; cut short (EOF, Ctrl-C), nothing runs: exit 2."""
+    try:
+        return typer.confirm(f"Run these {steps} step(s)?", err=True)
+    except typer.Abort:
+        raise SystemExit(EXIT_ERROR) from None
 
 
 _FORBID_HELP = "Effects that fail the run: gpu-init, threads, processes, devices, slow:SECONDS."
@@ -301,17 +358,17 @@ def imports(
             fail(str(e))
         if json:
             sys.stdout.write(json_report.render(json_report.imports_document(result)))
+        elif (console := terminal_console()) is not None:
+            imports_text.render_rich(result, console)
         else:
-            from rich.console import Console
-
-            console = Console(highlight=False)
-            if console.is_terminal:
-                imports_text.render_rich(result, console)
-            else:
-                sys.stdout.writelines(line + "\n" for line in imports_text.render_plain(result))
+            sys.stdout.writelines(line + "\n" for line in imports_text.render_plain(result))
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
     guard(run)
+
+
+app.command()(fleet.snapshot)
+app.command()(fleet.diff)
 
 
 def main() -> None:

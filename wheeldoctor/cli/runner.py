@@ -1,6 +1,8 @@
 """How a command body runs: expected errors as one line and exit 2, reports delivered in the chosen format.
 
-Exit codes: 0 healthy, 1 problems found, 2 could not run, 130 interrupted.
+Exit codes: 0 healthy, 1 problems found, 2 could not run, 130 interrupted. Neither typer
+nor rich is imported here: a body ends with ``SystemExit``, which typer passes through,
+and rich draws only what goes to a terminal.
 """
 
 from __future__ import annotations
@@ -9,23 +11,22 @@ import atexit
 import gc
 import os
 import sys
-import threading
-from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, NoReturn
-
-import typer
 
 from wheeldoctor.model.errors import InputError
-from wheeldoctor.where.environment import MemoFor
-from wheeldoctor.where.target import Target, TargetError
 
+TYPE_CHECKING = False  # typing costs milliseconds to import: ``--version`` runs through here
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from types import TracebackType
+    from typing import NoReturn, TextIO
+
     from rich.console import Console
 
     from wheeldoctor.judge.files import DistributionReport
     from wheeldoctor.report.cases import Result
+    from wheeldoctor.where.environment import MemoFor
+    from wheeldoctor.where.fingerprint import Keeper
+    from wheeldoctor.where.target import Target
 
     Rich = Callable[[Console], None] | None
 
@@ -34,17 +35,50 @@ EXIT_PROBLEMS = 1
 EXIT_ERROR = 2
 
 
-def fail(message: str, tip: str | None = None) -> NoReturn:
-    from rich.console import Console  # not at start-up: rich takes tens of milliseconds to import
+def might_be_terminal(stream: TextIO) -> bool:
+    """False where rich's ``Console.is_terminal`` is sure to say False for ``stream``: then rich
+    need not be imported. Only ``TTY_COMPATIBLE`` and ``FORCE_COLOR`` make rich call a stream
+    that is not a tty a terminal."""
+    if "TTY_COMPATIBLE" in os.environ or "FORCE_COLOR" in os.environ:
+        return True
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty is not None and isatty())
+    except ValueError:  # closed
+        return False
 
+
+def terminal_console() -> Console | None:
+    """A rich console on stdout when rich calls stdout a terminal; None, without importing rich, when not."""
+    if not might_be_terminal(sys.stdout):
+        return None
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    return console if console.is_terminal else None
+
+
+def fail(message: str, tip: str | None = None) -> NoReturn:
+    """One line on stderr (red on a terminal), a ``Tip:`` line if given; exit 2.
+
+    Messages quote paths, names and config text: made inert (:mod:`wheeldoctor.report.inert`),
+    and never read as markup.
+    """
     from wheeldoctor.report import inert
 
-    err = Console(stderr=True, highlight=False)
-    # Messages quote paths, names and config text: inert, and never read as markup.
-    err.print(f"[bold red]error:[/] {inert.markup(message)}", markup=True, soft_wrap=True)
+    if might_be_terminal(sys.stderr):
+        from rich.console import Console
+
+        err = Console(stderr=True, highlight=False)
+        if err.is_terminal:
+            err.print(f"[bold red]error:[/] {inert.markup(message)}", markup=True, soft_wrap=True)
+            if tip:
+                err.print(f"Tip: {inert.text(tip)}", soft_wrap=True, markup=False)
+            raise SystemExit(EXIT_ERROR)
+    sys.stderr.write(f"error: {inert.text(message)}\n")
     if tip:
-        err.print(f"Tip: {inert.text(tip)}", soft_wrap=True, markup=False)
-    raise typer.Exit(EXIT_ERROR)
+        sys.stderr.write(f"Tip: {inert.text(tip)}\n")
+    raise SystemExit(EXIT_ERROR)
 
 
 def guard(run: Callable[[], int]) -> NoReturn:
@@ -52,26 +86,22 @@ def guard(run: Callable[[], int]) -> NoReturn:
     forgiving_streams()
     try:
         code = run()
-    except (TargetError, InputError) as e:
+    except InputError as e:  # where.target's TargetError too
         fail(str(e), getattr(e, "tip", None))  # fix's refusals say what to do instead
     except KeyboardInterrupt:
-        raise typer.Exit(130) from None
+        raise SystemExit(130) from None
     except BrokenPipeError:
         # The reader went away (`| head`): say nothing more, and keep the interpreter's
         # final flush from raising again on the closed pipe.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        raise typer.Exit(EXIT_PROBLEMS) from None
-    except typer.Exit:
-        raise
-    except typer.Abort:  # a question answered no, or cut short: nothing was run
-        raise typer.Exit(EXIT_ERROR) from None
+        raise SystemExit(EXIT_PROBLEMS) from None
     except Exception as e:
         if os.environ.get("WHEELDOCTOR_DEBUG"):
             raise
         fail(f"internal error: {type(e).__name__}: {e}", "set WHEELDOCTOR_DEBUG=1 for the traceback")
     note_failed_workers()
-    raise typer.Exit(code)
+    raise SystemExit(code)
 
 
 def forgiving_streams() -> None:
@@ -109,6 +139,8 @@ def note_failed_workers() -> None:
     failures = getattr(fork, "failures", None)
     if not failures:
         return
+    from collections import Counter
+
     from wheeldoctor.report import inert
 
     for line, count in Counter(failures).items():
@@ -127,7 +159,8 @@ def exit_now(code: object) -> NoReturn:
     flushed and atexit functions run. Where that cannot be done the same way (another thread
     still runs, a flush fails, the code is a message), the normal exit is taken.
     """
-    if (code is None or isinstance(code, int)) and threading.active_count() == 1:
+    threading = sys.modules.get("threading")  # never imported: no other thread was started
+    if (code is None or isinstance(code, int)) and (threading is None or threading.active_count() == 1):
         atexit._run_exitfuncs()  # as at a normal exit, after the other threads, before the final flush
         try:
             sys.stdout.flush()
@@ -139,16 +172,18 @@ def exit_now(code: object) -> NoReturn:
     raise SystemExit(code)
 
 
-@contextmanager
-def no_cyclic_gc() -> Iterator[None]:
+class no_cyclic_gc:
     """Loading and verification allocate a few objects per recorded file, none in a cycle: the
     cyclic collector's passes over them cost about a tenth of a check and would free nothing."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
+
+    def __enter__(self) -> None:
+        self._collecting = gc.isenabled()
+        gc.disable()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        if self._collecting:
             gc.enable()
 
 
@@ -185,7 +220,16 @@ def metadata_memos(cache_dir: str | None) -> MemoFor | None:
     return memos(cache_dir)
 
 
-_FORMATS = ("text", "json", "github", "junit", "sarif")
+def scan_keeper(cache_dir: str | None) -> Keeper | None:
+    """What keeps dpkg's scan of its file lists in ``cache_dir`` (none without a cache)."""
+    if cache_dir is None:
+        return None
+    from wheeldoctor.engine.result_memo import keeper
+
+    return keeper(cache_dir)
+
+
+_FORMATS = ("text", "json", "github", "junit", "sarif", "cyclonedx")
 
 
 def choose_format(chosen: str | None, json: bool) -> str:
@@ -206,16 +250,16 @@ def target_of(python: str | None, path: list[str] | None, dpkg_admindir: str | N
             f"this would check only the hook's own environment ({sys.prefix}), not your project's",
             "give the hook `args: [--python, .venv/bin/python]`, or use the `wheeldoctor-system` hook",
         )
+    from wheeldoctor.where.target import Target
+
     return Target(python=python, paths=tuple(path or ()), dpkg_admindir=dpkg_admindir)
 
 
-#: What :func:`deliver` imports to render a report, for a command to import while its workers run.
-REPORT_MODULES = (
-    "wheeldoctor.report.output",
-    "wheeldoctor.report.render",
-    "wheeldoctor.report.json",
-    "wheeldoctor.report.text",
-)
+def report_modules(chosen: str, text: str = "text") -> tuple[str, ...]:
+    """What :func:`deliver` imports to render a ``chosen`` report (``text``: the command's plain
+    renderer), for a command to import while it waits on another process."""
+    report = {"text": text, "json": "json"}.get(chosen, "cases")
+    return ("wheeldoctor.report.output", "wheeldoctor.report.render", f"wheeldoctor.report.{report}")
 
 
 def deliver(result: Result, chosen: str, output: str | None, rich: Rich = None, show_accepted: bool = False) -> None:
@@ -241,10 +285,8 @@ def deliver(result: Result, chosen: str, output: str | None, rich: Rich = None, 
     elif output is None and fmt is not Format.TEXT:
         write_document(render(result, fmt, show_accepted=show_accepted))
     elif output is None or fmt is not Format.TEXT:
-        from rich.console import Console
-
-        console = Console(highlight=False)
-        if console.is_terminal and rich is not None:
+        console = terminal_console() if rich is not None else None
+        if rich is not None and console is not None:
             rich(console)
         else:
             sys.stdout.write(render(result, Format.TEXT, show_accepted=show_accepted))

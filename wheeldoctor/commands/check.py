@@ -18,7 +18,8 @@ from wheeldoctor.model.environment import Environment
 if TYPE_CHECKING:
     from wheeldoctor.commands.results import CheckResult
     from wheeldoctor.engine.states import ProgressSink
-    from wheeldoctor.judge.deps import RequirementGraph
+    from wheeldoctor.judge.deps import RequirementGraph, Requirements
+    from wheeldoctor.judge.locked import LockVerdict
     from wheeldoctor.judge.policy import Policy
 
 #: The walk for unowned files is spread over at most this many forked walkers, beside the
@@ -60,6 +61,8 @@ def run_check(
     policy: Policy | None = None,
     audit: bool | None = None,
     meanwhile: Iterable[object] = (),
+    lock: LockVerdict | None = None,
+    requirements: Requirements | None = None,
 ) -> CheckResult:
     """Verify ``names`` (canonicalised; None for every active distribution) in ``env``.
 
@@ -73,7 +76,8 @@ def run_check(
     :mod:`wheeldoctor.judge.overlay`); ``policy`` accepts findings by rule or baseline,
     hooks' and unowned modules' too. ``strict`` fails unverifiable distributions,
     ``strict_overlays`` overlaid ones. ``meanwhile`` is the caller's own work, done a step at a
-    time while forked workers verify (see :func:`import_stepwise`).
+    time while forked workers verify (see :func:`import_stepwise`). ``requirements`` is
+    ``env``'s requirement model when the caller shares it with another check (``doctor``, ``fix``).
     """
     active = env.active()
     if names is None:
@@ -82,7 +86,7 @@ def run_check(
     else:
         from packaging.utils import canonicalize_name
 
-        wanted = list(dict.fromkeys(str(canonicalize_name(n)) for n in names))
+        wanted = list(dict.fromkeys(canonicalize_name(n) for n in names))
         checked = [d for n in wanted if (d := env.find(n)) is not None]
         missing = [n for n in wanted if env.find(n) is None]
     auditing = names is None if audit is None else audit
@@ -102,17 +106,19 @@ def run_check(
         )
         from wheeldoctor.engine.unowned import from_data
         from wheeldoctor.judge.clash import find_clashes, pair_up
-        from wheeldoctor.judge.deps import RequirementGraph
+        from wheeldoctor.judge.deps import RequirementGraph, Requirements
         from wheeldoctor.judge.hook_policy import accept_startup
         from wheeldoctor.judge.overlay import resolve_overlays
         from wheeldoctor.judge.policy import Policy, accept, outcome
         from wheeldoctor.where.hooks import audit_hooks
 
-        graph = RequirementGraph.of(env)
+        graph = RequirementGraph(requirements or Requirements.of(env))
         clashes = find_clashes(verification.owners, verification.states, involving=[d.name for d in checked])
         pairs = pair_up(clashes, active, graph)
         # Read, judge files, judge shared paths, then build the result: statuses once, at the end.
         judged = list(verification.reports)
+        if lock is not None:
+            judged = [replace(r, findings=(*r.findings, *lock.findings.get(r.name, ()))) for r in judged]
         helpers = _overlays_to_verify(env, judged, graph, jobs=jobs, cache_dir=cache_dir)
         policy = policy or Policy(datetime.date.today())
         first = accept([*judged, *helpers], policy)
@@ -121,6 +127,8 @@ def run_check(
         shown = {d.name for d in checked}
         reports = [replace(r, status=status_of(r.findings)) for r in second.reports if r.name in shown]
         reports.extend(not_installed(n) for n in missing)
+        if lock is not None:
+            reports.extend(replace(not_installed(n), findings=(f,)) for n, f in lock.missing)
         reports.sort(key=lambda r: r.name)
         hooks = unowned = None
         passes, judged_too = [first, second], list(reports)
@@ -135,12 +143,14 @@ def run_check(
             walk.cancel()  # no child outlives a failed check
         raise
     from wheeldoctor.commands.results import CheckResult
+    from wheeldoctor.repair.plan import repairs_of
 
     return CheckResult(
-        env,
-        tuple(reports),
-        tuple(clashes),
-        tuple(pairs),
+        environment=env,
+        distributions=tuple(reports),
+        repairs=repairs_of(env, reports, pairs, strict=strict),
+        clashes=tuple(clashes),
+        pairs=tuple(pairs),
         strict=strict,
         strict_overlays=strict_overlays,
         policy=None if policy.empty else outcome(policy, judged_too, *passes),

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from wheeldoctor.judge.compat import CompatibilityFinding, check_compatibility
-from wheeldoctor.judge.deps import DependencyReport, check_dependencies
-from wheeldoctor.judge.duplicates import Duplicate, find_duplicates
-from wheeldoctor.model.environment import Environment
+if TYPE_CHECKING:  # a renderer asks isinstance of DepsResult: that must not import the judges
+    from wheeldoctor.judge.compat import CompatibilityFinding
+    from wheeldoctor.judge.deps import DependencyReport, Requirements
+    from wheeldoctor.judge.duplicates import Duplicate
+    from wheeldoctor.model.environment import Environment
+    from wheeldoctor.repair.requirements import DepsRepairs
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DepsResult:
     """The outcome of ``wheeldoctor deps``: what the metadata alone says about an environment.
 
@@ -22,6 +25,8 @@ class DepsResult:
     duplicates: tuple[Duplicate, ...]
     compatibility: tuple[CompatibilityFinding, ...]
     """Requires-Python, WHEEL tags, and metadata that does not parse."""
+    repairs: DepsRepairs
+    """The commands that repair what was found, made once: every renderer shows these."""
     notes: tuple[str, ...] = ()
     """Checks that could not run, and why (never a failure by themselves)."""
 
@@ -31,13 +36,19 @@ class DepsResult:
         return not (self.dependencies.conflicts or self.compatibility or any(d.failing for d in self.duplicates))
 
 
-def run_deps(env: Environment) -> DepsResult:
+def run_deps(env: Environment, requirements: Requirements | None = None) -> DepsResult:
     """Judge ``env``'s requirements, duplicates and compatibility; no file is hashed.
 
     ``env.tags`` should have been gathered (``load_target(..., with_tags=True)``); without
-    them WHEEL tags are not checked, and a note says so.
+    them WHEEL tags are not checked, and a note says so. ``requirements`` is ``env``'s
+    model when the caller has built it already.
     """
-    dependencies = check_dependencies(env)
+    from wheeldoctor.judge.compat import check_compatibility
+    from wheeldoctor.judge.deps import Requirements, check_dependencies
+    from wheeldoctor.judge.duplicates import find_duplicates
+    from wheeldoctor.repair.requirements import deps_repairs
+
+    dependencies = check_dependencies(requirements or Requirements.of(env))
     compatibility = check_compatibility(env)
     notes = []
     if not compatibility.tags_known:
@@ -47,4 +58,12 @@ def run_deps(env: Environment) -> DepsResult:
     findings = sorted(
         (*compatibility.findings, *dependencies.problems), key=lambda f: (f.dist, f.code.value, f.found or "")
     )
-    return DepsResult(env, dependencies, tuple(find_duplicates(env)), tuple(findings), tuple(notes))
+    duplicates = tuple(find_duplicates(env))
+    return DepsResult(
+        environment=env,
+        dependencies=dependencies,
+        duplicates=duplicates,
+        compatibility=tuple(findings),
+        repairs=deps_repairs(env, dependencies.conflicts, duplicates, findings),
+        notes=tuple(notes),
+    )

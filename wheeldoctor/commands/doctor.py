@@ -8,6 +8,7 @@ from wheeldoctor.commands.check import run_check
 from wheeldoctor.commands.deps import run_deps
 from wheeldoctor.commands.results import DoctorResult
 from wheeldoctor.engine.states import ProgressSink
+from wheeldoctor.judge.locked import LockVerdict
 from wheeldoctor.judge.policy import Policy
 from wheeldoctor.model.environment import Environment
 
@@ -20,12 +21,16 @@ def run_doctor(
     strict: bool = False,
     cache_dir: str | None = None,
     policy: Policy | None = None,
+    lock: LockVerdict | None = None,
 ) -> DoctorResult:
     """Verify every active distribution (with clashes, as ``check --all``), then run ``deps``.
 
     Clashes come with the check result (``CheckResult.clashes``); anything new that ``check``
-    learns appears in ``doctor`` without a change here.
+    learns appears in ``doctor`` without a change here. Both read one requirement model.
     """
+    from wheeldoctor.judge.deps import Requirements
+
+    requirements = Requirements.of(env)
     check = run_check(
         env,
         None,
@@ -33,11 +38,13 @@ def run_doctor(
         progress=progress,
         strict=strict,
         cache_dir=cache_dir,
-        processes=True,
+        processes=lock is None,  # the lock's claims are in ``env``; forked workers would read RECORD files
         strict_overlays=strict,
         policy=policy,
+        lock=lock,
+        requirements=requirements,
     )
-    deps = run_deps(env)
+    deps = run_deps(env, requirements)
     # Unreadable metadata is already a file-level finding of the check: say it once.
     reported = {(r.name, f.code) for r in check.distributions for f in r.findings}
     compatibility = tuple(f for f in deps.compatibility if (f.dist, f.code) not in reported)

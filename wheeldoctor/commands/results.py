@@ -3,24 +3,31 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from wheeldoctor.commands.deps import DepsResult
-from wheeldoctor.judge.clash import Clash, ClashPair, Relation
-from wheeldoctor.judge.files import FAILING_STATUSES, DistributionReport, Status
-from wheeldoctor.judge.hook_policy import startup_reports
-from wheeldoctor.judge.hooks import HookAudit, StartupHook
-from wheeldoctor.judge.policy import PolicyOutcome
-from wheeldoctor.model.environment import Environment
-from wheeldoctor.model.findings import Finding
-from wheeldoctor.model.ownership import UnownedScan
+if TYPE_CHECKING:  # a renderer asks isinstance of these classes: that must not import the verifier
+    from wheeldoctor.commands.deps import DepsResult
+    from wheeldoctor.formats.lock_fetched import FetchSummary
+    from wheeldoctor.judge.clash import Clash, ClashPair
+    from wheeldoctor.judge.files import DistributionReport
+    from wheeldoctor.judge.hooks import HookAudit, StartupHook
+    from wheeldoctor.judge.policy import PolicyOutcome
+    from wheeldoctor.model.environment import Environment
+    from wheeldoctor.model.findings import Finding
+    from wheeldoctor.model.ownership import UnownedScan
+
+if TYPE_CHECKING:
+    from wheeldoctor.repair.plan import Repairs
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CheckResult:
     """The outcome of ``wheeldoctor check`` for one environment."""
 
     environment: Environment
     distributions: tuple[DistributionReport, ...]
+    repairs: Repairs
+    """The repair of each broken distribution and clash pair, made once: every renderer shows these."""
     clashes: tuple[Clash, ...] = ()
     pairs: tuple[ClashPair, ...] = ()
     strict: bool = False
@@ -35,6 +42,8 @@ class CheckResult:
     """Files in site directories nobody recorded; None when not scanned."""
     show_unowned: bool = False
     """The report lists every unowned file (``--show-unowned``), not only their count."""
+    fetched: FetchSummary | None = None
+    """With ``--lock``: how the locked wheels' RECORDs were had (bytes, requests, sources); None without."""
 
     @property
     def healthy(self) -> bool:
@@ -45,6 +54,8 @@ class CheckResult:
         start-up hook that runs code and is neither known nor accepted (WD070, WD071), and an
         unowned importable module (WD072) not accepted.
         """
+        from wheeldoctor.judge.files import FAILING_STATUSES, Status
+
         failing = set(FAILING_STATUSES)
         if self.strict:
             failing.add(Status.UNVERIFIABLE)
@@ -57,6 +68,8 @@ class CheckResult:
     @property
     def baseline_reports(self) -> tuple[DistributionReport, ...]:
         """Every report whose findings a baseline written now pins: distributions', then the start-up audit's."""
+        from wheeldoctor.judge.hook_policy import startup_reports
+
         return (*self.distributions, *startup_reports(self.hooks, self.unowned))
 
     @property
@@ -73,6 +86,8 @@ class CheckResult:
     def unrelated(self) -> tuple[ClashPair, ...]:
         """Clashing pairs of a reported distribution where neither requires the other: a failure
         whoever holds the paths (a result narrowed to one distribution keeps only its own)."""
+        from wheeldoctor.judge.clash import Relation
+
         names = {d.name for d in self.distributions}
         return tuple(
             p

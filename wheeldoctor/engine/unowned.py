@@ -88,7 +88,10 @@ def from_data(data: list[Any]) -> tuple[dict[str, Owner], UnownedScan]:
     hook_owners, files, importable, scanned, site_dirs = data
     scan = UnownedScan(
         tuple(UnownedFile(*f) for f in files),
-        tuple(UnownedImport(d, Finding(Code.UNOWNED_MODULE, Kind.UNOWNED, p, m)) for d, p, m in importable),
+        tuple(
+            UnownedImport(d, Finding(code=Code.UNOWNED_MODULE, kind=Kind.UNOWNED, path=p, message=m))
+            for d, p, m in importable
+        ),
         scanned,
         tuple(site_dirs),
     )
@@ -278,5 +281,5 @@ def _importable(site_dir: str, files: list[UnownedFile]) -> list[Finding]:
         else:
             what, path = first, first
         message = f"{what} in {site_dir} makes `import {name}` work, and no installer recorded it"
-        findings.append(Finding(Code.UNOWNED_MODULE, Kind.UNOWNED, path, message))
+        findings.append(Finding(code=Code.UNOWNED_MODULE, kind=Kind.UNOWNED, path=path, message=message))
     return findings

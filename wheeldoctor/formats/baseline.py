@@ -26,7 +26,7 @@ class BaselineError(InputError):
     """A baseline file that cannot be used; the message is one line naming the file."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class BaselineEntry:
     """One pinned finding."""
 
@@ -102,7 +102,15 @@ def load(path: str) -> tuple[BaselineEntry, ...]:
         for key in ("version", "path", "found"):
             if row[key] is not None and not isinstance(row[key], str):
                 raise BaselineError(f"{path}: findings[{index}].{key} must be a string or null")
-        entries.append(BaselineEntry(row["distribution"], row["version"], row["path"], row["code"], row["found"]))
+        entries.append(
+            BaselineEntry(
+                distribution=row["distribution"],
+                version=row["version"],
+                path=row["path"],
+                code=row["code"],
+                found=row["found"],
+            )
+        )
     return tuple(entries)
 
 

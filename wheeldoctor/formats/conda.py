@@ -26,7 +26,7 @@ class CondaPath(NamedTuple):
     size: int | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CondaPackage:
     """The parts of a conda-meta record that verification needs."""
 
@@ -50,7 +50,7 @@ def parse_conda_meta(data: bytes) -> CondaPackage:
     paths_data = document.get("paths_data") or {}
     entries = paths_data.get("paths") if isinstance(paths_data, dict) else None
     paths = tuple(p for p in (_path(e) for e in entries or () if isinstance(e, dict)) if p is not None)
-    return CondaPackage(name, version, str(document.get("build", "")), files, paths)
+    return CondaPackage(name=name, version=version, build=str(document.get("build", "")), files=files, paths=paths)
 
 
 def _path(entry: dict[str, Any]) -> CondaPath | None:

@@ -15,12 +15,15 @@ import os
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wheeldoctor.formats.trust import refusal, untrusted
 from wheeldoctor.model.errors import InputError
 from wheeldoctor.model.findings import Code
 from wheeldoctor.model.record_fields import ACCEPTED_ALGORITHMS, URLSAFE_ALPHABET
+
+if TYPE_CHECKING:
+    from packaging.utils import NormalizedName
 
 CONFIG_NAME = "wheeldoctor.toml"
 PYPROJECT = "pyproject.toml"
@@ -33,7 +36,7 @@ class ConfigError(InputError):
     """A config file that cannot be used; the message is one line naming the file and the key."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AcceptRule:
     """One ``[[accept]]`` entry: which findings it accepts, why, until when, and from where.
 
@@ -41,7 +44,7 @@ class AcceptRule:
     (files, startup hooks, ...) can be accepted by the same rules.
     """
 
-    distribution: str
+    distribution: NormalizedName
     """Canonical name."""
     reason: str
     source: str
@@ -170,7 +173,7 @@ def _rules(path: str, prefix: str, table: Mapping[str, Any]) -> Iterable[AcceptR
         if until is not None and (not isinstance(until, datetime.date) or isinstance(until, datetime.datetime)):
             raise ConfigError(f"{path}: {name}.until must be a TOML date (until = 2026-12-31)")
         yield AcceptRule(
-            distribution=str(canonicalize_name(entry["distribution"])),
+            distribution=canonicalize_name(entry["distribution"]),
             reason=entry["reason"],
             source=path,
             index=index,

@@ -22,7 +22,7 @@ class DpkgFormatError(ValueError):
     """A dpkg database file that does not parse."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PackageStatus:
     """The fields of one status stanza that verification needs."""
 
@@ -138,12 +138,12 @@ def _package(fields: dict[str, str]) -> PackageStatus | None:
         if line.split()
     )
     return PackageStatus(
-        name,
-        fields.get("architecture"),
-        fields.get("version"),
-        fields.get("status", ""),
-        fields.get("multi-arch"),
-        conffiles,
+        name=name,
+        architecture=fields.get("architecture"),
+        version=fields.get("version"),
+        status=fields.get("status", ""),
+        multi_arch=fields.get("multi-arch"),
+        conffiles=conffiles,
     )
 
 

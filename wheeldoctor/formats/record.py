@@ -50,7 +50,7 @@ def decode_record(data: bytes) -> Record:
 
 
 def _undecodable(message: str) -> Record:
-    return Record((), (Finding(Code.RECORD_UNDECODABLE, Kind.MALFORMED, "RECORD", message),))
+    return Record((), (Finding(code=Code.RECORD_UNDECODABLE, kind=Kind.MALFORMED, path="RECORD", message=message),))
 
 
 class _RowTooLong(Exception):
@@ -161,7 +161,12 @@ def parse_record(lines: Iterable[str], quoted: bool = True) -> Record:
             continue
         row, problem = _parse_fields(fields, line, malformed < MAX_MALFORMED)
         if row is not None and row.path in seen:
-            problem = Finding(Code.DUPLICATE_ROW, Kind.MALFORMED, row.path, f"RECORD line {line} lists it again")
+            problem = Finding(
+                code=Code.DUPLICATE_ROW,
+                kind=Kind.MALFORMED,
+                path=row.path,
+                message=f"RECORD line {line} lists it again",
+            )
             row = None
         if problem is not None:
             if problem.kind is Kind.MALFORMED:
@@ -190,11 +195,11 @@ def _shown(field: str) -> str:
 
 
 #: What a malformed row gives once the cap is reached: counted, never shown, no message built.
-_UNDESCRIBED = Finding(Code.RECORD_ROW_MALFORMED, Kind.MALFORMED, None, "")
+_UNDESCRIBED = Finding(code=Code.RECORD_ROW_MALFORMED, kind=Kind.MALFORMED, path=None, message="")
 
 
 def _malformed(path: str | None, line: int, why: str) -> Finding:
-    return Finding(Code.RECORD_ROW_MALFORMED, Kind.MALFORMED, path, f"RECORD line {line}: {why}")
+    return Finding(code=Code.RECORD_ROW_MALFORMED, kind=Kind.MALFORMED, path=path, message=f"RECORD line {line}: {why}")
 
 
 def _parse_fields(fields: list[str], line: int, describe: bool = True) -> tuple[RecordRow | None, Finding | None]:
@@ -224,7 +229,9 @@ def _parse_fields(fields: list[str], line: int, describe: bool = True) -> tuple[
     if not hash_field:
         if unhashed_allowed(path):
             return None, None
-        return None, Finding(Code.NO_HASH, Kind.UNVERIFIABLE, path, f"RECORD line {line} gives no hash")
+        return None, Finding(
+            code=Code.NO_HASH, kind=Kind.UNVERIFIABLE, path=path, message=f"RECORD line {line} gives no hash"
+        )
     algorithm, sep, encoded = hash_field.partition("=")
     algorithm = algorithm.lower()
     if not sep or not encoded:
@@ -233,14 +240,17 @@ def _parse_fields(fields: list[str], line: int, describe: bool = True) -> tuple[
         )
     if algorithm in WEAK_ALGORITHMS:
         return None, Finding(
-            Code.WEAK_HASH, Kind.UNVERIFIABLE, path, f"RECORD line {line} uses {algorithm}, too weak to trust"
+            code=Code.WEAK_HASH,
+            kind=Kind.UNVERIFIABLE,
+            path=path,
+            message=f"RECORD line {line} uses {algorithm}, too weak to trust",
         )
     if algorithm not in ACCEPTED_ALGORITHMS:
         return None, Finding(
-            Code.UNKNOWN_HASH,
-            Kind.UNVERIFIABLE,
-            path,
-            f"RECORD line {line}: unknown hash algorithm {_shown(algorithm)}",
+            code=Code.UNKNOWN_HASH,
+            kind=Kind.UNVERIFIABLE,
+            path=path,
+            message=f"RECORD line {line}: unknown hash algorithm {_shown(algorithm)}",
         )
     digest = decode_digest(encoded)
     if digest is None or len(digest) != ACCEPTED_ALGORITHMS[algorithm]:

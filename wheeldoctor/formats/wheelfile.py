@@ -32,7 +32,7 @@ class Member:
     row: RecordRow
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WheelFile:
     """A wheel as read: its identity, where its files land, and what is wrong with it."""
 
@@ -65,8 +65,10 @@ def read_wheel(path: str) -> WheelFile:
         with zipfile.ZipFile(path) as archive:
             return _read_archive(path, str(name), str(version), archive)
     except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as e:
-        finding = Finding(Code.WHEEL_UNREADABLE, Kind.MALFORMED, None, f"cannot be read as a zip archive ({e})")
-        return WheelFile(path, str(name), str(version), (), (finding,))
+        finding = Finding(
+            code=Code.WHEEL_UNREADABLE, kind=Kind.MALFORMED, path=None, message=f"cannot be read as a zip archive ({e})"
+        )
+        return WheelFile(path=path, name=str(name), version=str(version), members=(), findings=(finding,))
 
 
 def _read_archive(path: str, name: str, version: str, archive: zipfile.ZipFile) -> WheelFile:
@@ -74,13 +76,15 @@ def _read_archive(path: str, name: str, version: str, archive: zipfile.ZipFile) 
     records = [n for n in infos if n.count("/") == 1 and n.endswith(".dist-info/RECORD")]
     if len(records) != 1:
         why = "no .dist-info/RECORD" if not records else f"{len(records)} RECORD files"
-        finding = Finding(Code.NO_RECORD, Kind.UNVERIFIABLE, None, f"has {why}")
-        return WheelFile(path, name, version, (), (finding,))
+        finding = Finding(code=Code.NO_RECORD, kind=Kind.UNVERIFIABLE, path=None, message=f"has {why}")
+        return WheelFile(path=path, name=name, version=version, members=(), findings=(finding,))
     record_name = records[0]
     dist_info = record_name.rpartition("/")[0]
     if infos[record_name].file_size > _RECORD_LIMIT:
-        finding = Finding(Code.RECORD_UNDECODABLE, Kind.MALFORMED, record_name, "RECORD is too large to read")
-        return WheelFile(path, name, version, (), (finding,))
+        finding = Finding(
+            code=Code.RECORD_UNDECODABLE, kind=Kind.MALFORMED, path=record_name, message="RECORD is too large to read"
+        )
+        return WheelFile(path=path, name=name, version=version, members=(), findings=(finding,))
     record: Record = decode_record(archive.read(record_name))
     findings: list[Finding] = list(record.problems)
     members: list[Member] = []
@@ -88,13 +92,23 @@ def _read_archive(path: str, name: str, version: str, archive: zipfile.ZipFile) 
         target = install_target(row.path, dist_info)
         if target is None:
             findings.append(
-                Finding(Code.WHEEL_UNSAFE_PATH, Kind.OUTSIDE, row.path, "would install outside the environment")
+                Finding(
+                    code=Code.WHEEL_UNSAFE_PATH,
+                    kind=Kind.OUTSIDE,
+                    path=row.path,
+                    message="would install outside the environment",
+                )
             )
             continue
         info = infos.get(row.path)
         if info is None:
             findings.append(
-                Finding(Code.WHEEL_MEMBER_MISSING, Kind.MISSING, row.path, "is in RECORD but not in the wheel")
+                Finding(
+                    code=Code.WHEEL_MEMBER_MISSING,
+                    kind=Kind.MISSING,
+                    path=row.path,
+                    message="is in RECORD but not in the wheel",
+                )
             )
             continue
         problem = _check_member(archive, info, row)
@@ -107,18 +121,69 @@ def _read_archive(path: str, name: str, version: str, archive: zipfile.ZipFile) 
         if member_name not in record.listed and member_name != record_name and base not in ("RECORD.jws", "RECORD.p7s"):
             findings.append(
                 Finding(
-                    Code.WHEEL_MEMBER_UNRECORDED, Kind.UNVERIFIABLE, member_name, "is in the wheel but not in RECORD"
+                    code=Code.WHEEL_MEMBER_UNRECORDED,
+                    kind=Kind.UNVERIFIABLE,
+                    path=member_name,
+                    message="is in the wheel but not in RECORD",
                 )
             )
     requires = _requires_dist(archive, infos.get(f"{dist_info}/METADATA"))
-    return WheelFile(path, name, version, tuple(members), tuple(findings), requires)
+    return WheelFile(
+        path=path, name=name, version=version, members=tuple(members), findings=tuple(findings), requires_dist=requires
+    )
 
 
 def _requires_dist(archive: zipfile.ZipFile, info: zipfile.ZipInfo | None) -> tuple[str, ...]:
     """Requires-Dist from the wheel's METADATA headers; none when it is missing or too large."""
     if info is None or info.file_size > _RECORD_LIMIT:
         return ()
-    return tuple(v.strip() for v in header_fields(archive.read(info)).get("requires-dist", ()))
+    return requires_of(archive.read(info))
+
+
+def requires_of(metadata: bytes) -> tuple[str, ...]:
+    """Requires-Dist lines of METADATA bytes, as written."""
+    return tuple(v.strip() for v in header_fields(metadata).get("requires-dist", ()))
+
+
+def wheel_from_record(
+    path: str,
+    name: str,
+    version: str,
+    record: bytes,
+    dist_info: str,
+    *,
+    requires_dist: tuple[str, ...] = (),
+    findings: tuple[Finding, ...] = (),
+) -> WheelFile:
+    """A wheel known by its RECORD alone (fetched from an index): members as RECORD lists them.
+
+    Nothing vouches that the members hold RECORD's bytes (the wheel is not at hand); the
+    rows are what ``preflight`` compares, as it does for a wheel read whole.
+    """
+    parsed = decode_record(record)
+    found: list[Finding] = [*findings, *parsed.problems]
+    members: list[Member] = []
+    for row in parsed.rows:
+        target = install_target(row.path, dist_info)
+        if target is None:
+            found.append(
+                Finding(
+                    code=Code.WHEEL_UNSAFE_PATH,
+                    kind=Kind.OUTSIDE,
+                    path=row.path,
+                    message="would install outside the environment",
+                )
+            )
+        elif not target.startswith(dist_info + "/"):
+            members.append(Member(target, row))
+    return WheelFile(
+        path=path,
+        name=name,
+        version=version,
+        members=tuple(members),
+        findings=tuple(found),
+        requires_dist=requires_dist,
+    )
 
 
 def install_target(member: str, dist_info: str) -> str | None:
@@ -140,12 +205,12 @@ def install_target(member: str, dist_info: str) -> str | None:
 def _check_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, row: RecordRow) -> Finding | None:
     if row.size is not None and info.file_size != row.size:
         return Finding(
-            Code.SIZE_MISMATCH,
-            Kind.MODIFIED,
-            row.path,
-            "size in the wheel differs from RECORD",
-            f"{row.size} bytes",
-            f"{info.file_size} bytes",
+            code=Code.SIZE_MISMATCH,
+            kind=Kind.MODIFIED,
+            path=row.path,
+            message="size in the wheel differs from RECORD",
+            expected=f"{row.size} bytes",
+            found=f"{info.file_size} bytes",
         )
     assert row.algorithm is not None and row.digest is not None
     digest = hashlib.new(row.algorithm)
@@ -154,14 +219,16 @@ def _check_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, row: RecordRo
             while chunk := member.read(_CHUNK):
                 digest.update(chunk)
     except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as e:
-        return Finding(Code.WHEEL_UNREADABLE, Kind.MALFORMED, row.path, f"cannot be extracted ({e})")
+        return Finding(
+            code=Code.WHEEL_UNREADABLE, kind=Kind.MALFORMED, path=row.path, message=f"cannot be extracted ({e})"
+        )
     if not bytes_match(row.digest, None, None, digest.digest()):  # the size is checked above
         return Finding(
-            Code.HASH_MISMATCH,
-            Kind.MODIFIED,
-            row.path,
-            "content in the wheel differs from RECORD",
-            row.hash_text,
-            f"{row.algorithm}={encode_digest(digest.digest())}",
+            code=Code.HASH_MISMATCH,
+            kind=Kind.MODIFIED,
+            path=row.path,
+            message="content in the wheel differs from RECORD",
+            expected=row.hash_text,
+            found=f"{row.algorithm}={encode_digest(digest.digest())}",
         )
     return None

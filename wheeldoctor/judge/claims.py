@@ -49,7 +49,12 @@ def resolve(dist: InstalledDistribution) -> tuple[list[Claim], list[Finding]]:
         else:
             shown = resolved(text, prefix)
             outside.append(
-                Finding(Code.OUTSIDE, Kind.OUTSIDE, row.path, f"resolves to {shown}, outside {root}; not read")
+                Finding(
+                    code=Code.OUTSIDE,
+                    kind=Kind.OUTSIDE,
+                    path=row.path,
+                    message=f"resolves to {shown}, outside {root}; not read",
+                )
             )
     return claims, outside
 

@@ -18,7 +18,7 @@ from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.files import FileState
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Clash:
     """One real path that two or more distributions record."""
 
@@ -49,7 +49,7 @@ class Relation(str, Enum):
     """Neither requires the other (or each requires the other): they are alternatives."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ClashPair:
     """Two distributions that record different bytes for some of the same paths."""
 
@@ -114,7 +114,15 @@ def find_clashes(
             continue
         state = states.get(location)
         on_disk = next((c.dist.name for c in claims if matches(c.row, state)), None) if state is not None else None
-        clashes.append(Clash(claims[0].row.path, location, names, _same_bytes(claims, state), on_disk))
+        clashes.append(
+            Clash(
+                path=claims[0].row.path,
+                location=location,
+                claimants=names,
+                identical=_same_bytes(claims, state),
+                on_disk=on_disk,
+            )
+        )
     clashes.sort(key=lambda c: (c.claimants, c.path))
     return clashes
 
@@ -142,7 +150,20 @@ def pair_up(
             continue
         first, second = by_name[a], by_name[b]
         winner, reason, relation = _winner(first, second, from_a, from_b, requirements)
-        pairs.append(ClashPair(first, second, shared, differing, from_a, from_b, neither, winner, reason, relation))
+        pairs.append(
+            ClashPair(
+                first=first,
+                second=second,
+                shared=shared,
+                differing=differing,
+                from_first=from_a,
+                from_second=from_b,
+                from_neither=neither,
+                winner=winner,
+                reason=reason,
+                relation=relation,
+            )
+        )
     return pairs
 
 

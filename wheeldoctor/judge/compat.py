@@ -15,7 +15,7 @@ from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.findings import Code
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CompatibilityFinding:
     """One distribution whose metadata does not fit the target, or does not parse.
 
@@ -83,17 +83,20 @@ def _judge(
         # No Name or Version: importlib.metadata and pip skip it, so nothing can require it.
         why = "; ".join(p.message for p in dist.problems if p.code is Code.METADATA_PROBLEM) or "no metadata"
         yield CompatibilityFinding(
-            Code.METADATA_PROBLEM, dist.name, dist.version, f"metadata unreadable ({why}): invisible to pip"
+            code=Code.METADATA_PROBLEM,
+            dist=dist.name,
+            version=dist.version,
+            message=f"metadata unreadable ({why}): invisible to pip",
         )
         return
     try:
         Version(dist.version)
     except InvalidVersion:
         yield CompatibilityFinding(
-            Code.VERSION_INVALID,
-            dist.name,
-            dist.version,
-            "version is not a PEP 440 version: no version specifier can match it",
+            code=Code.VERSION_INVALID,
+            dist=dist.name,
+            version=dist.version,
+            message="version is not a PEP 440 version: no version specifier can match it",
             found=dist.version,
         )
     requires_python = dist.metadata.requires_python
@@ -102,19 +105,19 @@ def _judge(
             spec = SpecifierSet(requires_python)
         except InvalidSpecifier:
             yield CompatibilityFinding(
-                Code.REQUIRES_PYTHON_INVALID,
-                dist.name,
-                dist.version,
-                "Requires-Python does not parse",
+                code=Code.REQUIRES_PYTHON_INVALID,
+                dist=dist.name,
+                version=dist.version,
+                message="Requires-Python does not parse",
                 found=requires_python,
             )
         else:
             if python_version is not None and not spec.contains(python_version, prereleases=True):
                 yield CompatibilityFinding(
-                    Code.REQUIRES_PYTHON_UNMET,
-                    dist.name,
-                    dist.version,
-                    f"requires Python {spec}, the target is {python_version}",
+                    code=Code.REQUIRES_PYTHON_UNMET,
+                    dist=dist.name,
+                    version=dist.version,
+                    message=f"requires Python {spec}, the target is {python_version}",
                     expected=f"Python {spec}",
                     found=python_version,
                 )
@@ -132,15 +135,19 @@ def _judge_tags(dist: InstalledDistribution, supported: _Supported) -> Iterable[
             built_for.update(str(tag) for tag in parse_tag(line))
         except ValueError:
             yield CompatibilityFinding(
-                Code.WHEEL_TAG_INVALID, dist.name, dist.version, "WHEEL holds a tag that does not parse", found=line
+                code=Code.WHEEL_TAG_INVALID,
+                dist=dist.name,
+                version=dist.version,
+                message="WHEEL holds a tag that does not parse",
+                found=line,
             )
     if built_for and built_for.isdisjoint(supported.tags):
         shown = ", ".join(sorted(built_for))
         yield CompatibilityFinding(
-            Code.TAGS_UNSUPPORTED,
-            dist.name,
-            dist.version,
-            f"built for {shown}: the target interpreter supports none of these tags",
+            code=Code.TAGS_UNSUPPORTED,
+            dist=dist.name,
+            version=dist.version,
+            message=f"built for {shown}: the target interpreter supports none of these tags",
             expected=f"one of the target's {len(supported.tags)} tags, best {supported.best}",
             found=shown,
         )

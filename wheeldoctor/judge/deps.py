@@ -1,7 +1,8 @@
 """Requirements against what is installed: ``pip check``'s rules first, then where pip is silent.
 
-Pure: takes an Environment, returns data; packaging parses every name, version, specifier
-and marker. The base pass is pip's ``check_package_set`` exactly: for each active
+Pure: takes one environment's requirement model (:class:`Requirements`, which deps, the
+requirement graph, preflight and fix share), returns data; packaging parses every name,
+version, specifier and marker. The base pass is pip's ``check_package_set`` exactly: for each active
 distribution, every Requires-Dist whose marker holds for the target interpreter with
 ``extra == ""``; missing when no distribution of that name is active, incompatible when
 ``specifier.contains(version, prereleases=True)`` says no. Markers are evaluated with the
@@ -20,12 +21,14 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
 
+from wheeldoctor.formats.requirement import parse_requirement
 from wheeldoctor.judge.compat import CompatibilityFinding
 from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.findings import Code
 
 if TYPE_CHECKING:
-    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.requirements import Requirement
+    from packaging.utils import NormalizedName
     from packaging.version import Version
 
 
@@ -36,7 +39,7 @@ class ConflictKind(str, Enum):
     INCOMPATIBLE = "incompatible"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DependencyConflict:
     """One requirement of one active distribution that what is installed does not satisfy."""
 
@@ -94,44 +97,95 @@ class DependencyReport:
 
 
 @dataclass(frozen=True, slots=True)
-class _Installed:
+class Requiring:
+    """One active distribution's side of the requirements: its version and parsed Requires-Dist."""
+
     dist: InstalledDistribution
     version: Version | None
+    """None when the version is not PEP 440 (compat reports it)."""
     requirements: tuple[Requirement, ...]
+    unparsed: tuple[CompatibilityFinding, ...]
+    """A finding for each Requires-Dist line that does not parse."""
+
+
+class Requirements:
+    """One environment's requirement model: deps, :class:`RequirementGraph`, preflight and fix share it.
+
+    Each active distribution's Requires-Dist is parsed when first asked for, and each
+    marker is evaluated for the target (``markers``) once per extra, whoever asks.
+    """
+
+    def __init__(self, dists: Mapping[str, InstalledDistribution], markers: Mapping[str, str]) -> None:
+        """``dists``: active distributions with readable metadata, by canonical name."""
+        self._dists = dists
+        self.markers = dict(markers)
+        self._parsed: dict[str, Requiring] = {}
+        self._evaluated: dict[tuple[int, str], bool | str] = {}
+
+    @classmethod
+    def of(cls, env: Environment) -> Requirements:
+        """The model of ``env``'s active distributions, markers as its interpreter sees them."""
+        # No Name/Version: invisible to pip and importlib.metadata (compat reports it).
+        return cls({d.name: d for d in env.active() if d.metadata is not None}, dict(env.markers))
+
+    def names(self) -> list[str]:
+        """The distributions' names, in the environment's order."""
+        return list(self._dists)
+
+    def get(self, name: str) -> Requiring | None:
+        """Distribution ``name``'s side, parsed on first use; None when it is not here."""
+        found = self._parsed.get(name)
+        if found is None:
+            dist = self._dists.get(name)
+            if dist is None:
+                return None
+            found = self._parsed[name] = _requiring(dist)
+        return found
+
+    def marker(self, req: Requirement, extra: str) -> bool | str:
+        """Whether ``req``'s marker holds for the target with ``extra``, or why it cannot be evaluated."""
+        assert req.marker is not None
+        key = (id(req), extra)  # parse_requirement is memoised: one object per text, a verdict per text
+        found = self._evaluated.get(key)
+        if found is None:
+            try:
+                found = bool(req.marker.evaluate({**self.markers, "extra": extra}))
+            except ValueError as e:  # UndefinedComparison, UndefinedEnvironmentName, InvalidVersion
+                found = str(e)
+            self._evaluated[key] = found
+        return found
 
 
 class _Judge:
-    """Marker evaluation for one target, memoised: extras evaluate a marker many times."""
+    """pip's view of markers: one that cannot be evaluated is a finding, and never holds after."""
 
-    def __init__(self, markers: Mapping[str, str], installed: Mapping[str, _Installed]) -> None:
-        self._markers = dict(markers)
-        self._installed = installed
-        self._cache: dict[tuple[int, str], bool] = {}
-        self._broken: set[int] = set()
+    def __init__(self, requirements: Requirements) -> None:
+        self._requirements = requirements
+        # Requirements are shared between distributions with the same text (parse_requirement):
+        # a verdict is the text's, a broken marker is reported for each distribution that has it.
+        self._broken: set[tuple[str, int]] = set()
         self.problems: list[CompatibilityFinding] = []
 
-    def applies(self, owner: _Installed, req: Requirement, extra: str) -> bool:
+    def applies(self, owner: Requiring, req: Requirement, extra: str) -> bool:
         """Whether ``req``'s marker holds for the target with ``extra``; unevaluable is a finding."""
         if req.marker is None:
             return True
-        if id(req) in self._broken:
+        broken = (owner.dist.name, id(req))
+        if broken in self._broken:
             return False
-        key = (id(req), extra)
-        if key not in self._cache:
-            try:
-                self._cache[key] = req.marker.evaluate({**self._markers, "extra": extra})
-            except ValueError as e:  # UndefinedComparison, UndefinedEnvironmentName, InvalidVersion
-                self._broken.add(id(req))
-                self.problems.append(_invalid(owner.dist, str(req), f"marker cannot be evaluated ({e})"))
-                return False
-        return self._cache[key]
+        holds = self._requirements.marker(req, extra)
+        if isinstance(holds, str):
+            self._broken.add(broken)
+            self.problems.append(_invalid(owner.dist, str(req), f"marker cannot be evaluated ({holds})"))
+            return False
+        return holds
 
-    def conflict(self, req: Requirement) -> tuple[ConflictKind, str | None, str] | None:
+    def conflict(self, req: Requirement) -> tuple[ConflictKind, str | None, NormalizedName] | None:
         """(kind, installed version, required name) when ``req`` is not satisfied; None when it is."""
         from packaging.utils import canonicalize_name
 
-        name = str(canonicalize_name(req.name))
-        target = self._installed.get(name)
+        name = canonicalize_name(req.name)
+        target = self._requirements.get(name)
         if target is None:
             return ConflictKind.MISSING, None, name
         if target.version is None:
@@ -142,26 +196,28 @@ class _Judge:
         return ConflictKind.INCOMPATIBLE, target.dist.version, name
 
 
-def check_dependencies(env: Environment) -> DependencyReport:
+def check_dependencies(requirements: Requirements) -> DependencyReport:
     """Judge every requirement of every active distribution against the active ones."""
     from packaging.utils import canonicalize_name
 
-    problems: list[CompatibilityFinding] = []
-    installed = _installed(env, problems)
-    judge = _Judge(dict(env.markers), installed)
-    found: dict[tuple[str, str, str | None], tuple[DependencyConflict, tuple[str, str] | None]] = {}
-    wanted_extras: dict[tuple[str, str], set[str]] = {}
-    queue: list[tuple[str, str]] = []
+    installed = {name: r for name in requirements.names() if (r := requirements.get(name)) is not None}
+    problems = [finding for r in installed.values() for finding in r.unparsed]
+    judge = _Judge(requirements)
+    found: dict[
+        tuple[str, str, str | None], tuple[DependencyConflict, tuple[NormalizedName, NormalizedName] | None]
+    ] = {}
+    wanted_extras: dict[tuple[NormalizedName, NormalizedName], set[str]] = {}
+    queue: list[tuple[NormalizedName, NormalizedName]] = []
 
     def ask_extras(req: Requirement, by: str) -> None:
         for extra in req.extras:
-            key = (str(canonicalize_name(req.name)), str(canonicalize_name(extra)))
+            key = (canonicalize_name(req.name), canonicalize_name(extra))
             if key not in wanted_extras:
                 wanted_extras[key] = set()
                 queue.append(key)
             wanted_extras[key].add(by)
 
-    def record(owner: _Installed, req: Requirement, extra_key: tuple[str, str] | None) -> None:
+    def record(owner: Requiring, req: Requirement, extra_key: tuple[NormalizedName, NormalizedName] | None) -> None:
         verdict = judge.conflict(req)
         if verdict is None:
             return
@@ -178,7 +234,7 @@ def check_dependencies(env: Environment) -> DependencyReport:
     # Beyond pip: what the extras that were asked for pull in, transitively.
     while queue:
         name, extra = queue.pop()
-        asked = installed.get(name)
+        asked = requirements.get(name)
         if asked is None:
             continue  # its absence is already a conflict of whoever asked
         for req in asked.requirements:
@@ -198,53 +254,31 @@ def check_dependencies(env: Environment) -> DependencyReport:
     )
 
 
-#: Every Requires-Dist line parsed in this process, by its text: the walks of deps, the
-#: requirement graph, preflight and fix each ask, and each line is parsed once.
-_PARSED: dict[str, Requirement | InvalidRequirement] = {}
-
-
-def requirement(text: str) -> Requirement | InvalidRequirement:
-    """Requires-Dist line ``text`` parsed (once per process), or why it does not parse."""
-    found = _PARSED.get(text)
-    if found is None:
-        from packaging.requirements import InvalidRequirement, Requirement
-
-        try:
-            found = Requirement(text)
-        except InvalidRequirement as e:
-            found = e
-        _PARSED[text] = found
-    return found
-
-
-def _installed(env: Environment, problems: list[CompatibilityFinding]) -> dict[str, _Installed]:
-    """Active distributions with readable metadata, their versions and parsed requirements."""
+def _requiring(dist: InstalledDistribution) -> Requiring:
+    """``dist``'s version and Requires-Dist, parsed; what does not parse, as findings."""
     from packaging.requirements import InvalidRequirement
     from packaging.version import InvalidVersion, Version
 
-    installed: dict[str, _Installed] = {}
-    for dist in env.active():
-        if dist.metadata is None:
-            continue  # no Name/Version: invisible to pip and importlib.metadata (compat reports it)
-        try:
-            version: Version | None = Version(dist.version)
-        except InvalidVersion:
-            version = None  # compat reports it
-        requirements: list[Requirement] = []
-        for line in dist.metadata.requires_dist:
-            parsed = requirement(line)
-            if isinstance(parsed, InvalidRequirement):
-                # pip drops the whole distribution here (and then calls it missing); we keep
-                # it installed and judge its other requirements.
-                problems.append(_invalid(dist, line, f"Requires-Dist does not parse ({_first_line(parsed)})"))
-            else:
-                requirements.append(parsed)
-        installed[dist.name] = _Installed(dist, version, tuple(requirements))
-    return installed
+    assert dist.metadata is not None
+    try:
+        version: Version | None = Version(dist.version)
+    except InvalidVersion:
+        version = None  # compat reports it
+    requirements: list[Requirement] = []
+    unparsed: list[CompatibilityFinding] = []
+    for line in dist.metadata.requires_dist:
+        parsed = parse_requirement(line)
+        if isinstance(parsed, InvalidRequirement):
+            # pip drops the whole distribution here (and then calls it missing); we keep
+            # it installed and judge its other requirements.
+            unparsed.append(_invalid(dist, line, f"Requires-Dist does not parse ({_first_line(parsed)})"))
+        else:
+            requirements.append(parsed)
+    return Requiring(dist, version, tuple(requirements), tuple(unparsed))
 
 
 def _conflict(
-    owner: _Installed,
+    owner: Requiring,
     req: Requirement,
     kind: ConflictKind,
     installed: str | None,
@@ -271,7 +305,9 @@ def _with_requesters(conflict: DependencyConflict, requesters: set[str]) -> Depe
 
 
 def _invalid(dist: InstalledDistribution, text: str, message: str) -> CompatibilityFinding:
-    return CompatibilityFinding(Code.REQUIREMENT_INVALID, dist.name, dist.version, message, found=text)
+    return CompatibilityFinding(
+        code=Code.REQUIREMENT_INVALID, dist=dist.name, version=dist.version, message=message, found=text
+    )
 
 
 def _first_line(error: Exception) -> str:
@@ -289,17 +325,22 @@ class RequirementGraph:
     (``deps`` reports it). Closures are computed on first use, per name.
     """
 
-    def __init__(self, requires_dist: Mapping[str, Sequence[str]], markers: Mapping[str, str]) -> None:
-        self._texts = requires_dist
-        self._markers = dict(markers)
+    def __init__(self, requirements: Requirements, added: Mapping[str, Sequence[str]] | None = None) -> None:
+        """``added``: Requires-Dist by canonical name, in place of ``requirements``' own (wheels not installed yet)."""
+        self._requirements = requirements
+        self._added = added or {}
         self._parsed: dict[str, tuple[Requirement, ...]] = {}
         self._closures: dict[str, frozenset[str]] = {}
 
     @classmethod
     def of(cls, env: Environment) -> RequirementGraph:
         """The graph of an environment's active distributions, markers as its interpreter sees them."""
-        texts = {d.name: d.metadata.requires_dist for d in env.active() if d.metadata is not None}
-        return cls(texts, dict(env.markers))
+        return cls(Requirements.of(env))
+
+    @classmethod
+    def of_texts(cls, requires_dist: Mapping[str, Sequence[str]], markers: Mapping[str, str]) -> RequirementGraph:
+        """The graph of Requires-Dist texts alone, by canonical name, with the target's ``markers``."""
+        return cls(Requirements({}, markers), requires_dist)
 
     def requires(self, dist: str, other: str) -> bool:
         """Whether ``dist`` requires ``other``, directly or through other requirements."""
@@ -320,12 +361,12 @@ class RequirementGraph:
         names: set[str] = set()
         while queue:
             node, extra = queue.pop()
-            for req in self._requirements(node):
+            for req in self._requirements_of(node):
                 if not self._holds(req, extra):
                     continue
-                wanted = str(canonicalize_name(req.name))
+                wanted = canonicalize_name(req.name)
                 names.add(wanted)
-                for key in ((wanted, ""), *((wanted, str(canonicalize_name(e))) for e in req.extras)):
+                for key in ((wanted, ""), *((wanted, canonicalize_name(e)) for e in req.extras)):
                     if key not in seen:
                         seen.add(key)
                         queue.append(key)
@@ -335,20 +376,20 @@ class RequirementGraph:
         """Base requirements for ``extra == ""``; for an extra, those that hold only with it."""
         if req.marker is None:
             return extra == ""
-        try:
-            if extra == "":
-                return bool(req.marker.evaluate({**self._markers, "extra": ""}))
-            return not req.marker.evaluate({**self._markers, "extra": ""}) and bool(
-                req.marker.evaluate({**self._markers, "extra": extra})
-            )
-        except ValueError:  # unevaluable: deps reports it
-            return False
+        base = self._requirements.marker(req, "")  # unevaluable (a str): deps reports it
+        if extra == "":
+            return base is True
+        return base is False and self._requirements.marker(req, extra) is True
 
-    def _requirements(self, name: str) -> tuple[Requirement, ...]:
+    def _requirements_of(self, name: str) -> tuple[Requirement, ...]:
+        texts = self._added.get(name)
+        if texts is None:
+            installed = self._requirements.get(name)
+            return installed.requirements if installed is not None else ()
         parsed = self._parsed.get(name)
         if parsed is None:
             from packaging.requirements import Requirement
 
-            found = [r for text in self._texts.get(name, ()) if isinstance(r := requirement(text), Requirement)]
+            found = [r for text in texts if isinstance(r := parse_requirement(text), Requirement)]
             parsed = self._parsed[name] = tuple(found)  # what does not parse, deps reports
         return parsed

@@ -37,7 +37,7 @@ class Status(str, Enum):
 FAILING_STATUSES = frozenset({Status.BROKEN, Status.NOT_INSTALLED})
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DistributionReport:
     """The verdict on one distribution, with every finding behind it."""
 
@@ -75,14 +75,31 @@ def judge(claim: Claim, state: FileState, others: Sequence[Claim] = ()) -> Findi
     """Compare one recorded row with what is on disk; ``others`` are rival claimants."""
     row = claim.row
     if state.status is FileStatus.MISSING:
-        return Finding(Code.MISSING, Kind.MISSING, row.path, "is missing", row.hash_text, None)
+        return Finding(
+            code=Code.MISSING,
+            kind=Kind.MISSING,
+            path=row.path,
+            message="is missing",
+            expected=row.hash_text,
+            found=None,
+        )
     if state.status is FileStatus.NOT_REGULAR:
-        return Finding(Code.NOT_REGULAR, Kind.UNREADABLE, row.path, f"{state.detail}, not a regular file; not read")
+        return Finding(
+            code=Code.NOT_REGULAR,
+            kind=Kind.UNREADABLE,
+            path=row.path,
+            message=f"{state.detail}, not a regular file; not read",
+        )
     if state.status is FileStatus.UNREADABLE:
-        return Finding(Code.UNREADABLE, Kind.UNREADABLE, row.path, f"cannot be read: {state.detail}")
+        return Finding(
+            code=Code.UNREADABLE, kind=Kind.UNREADABLE, path=row.path, message=f"cannot be read: {state.detail}"
+        )
     if state.status is FileStatus.CHANGED:
         return Finding(
-            Code.CHANGED_WHILE_READ, Kind.UNREADABLE, row.path, f"{state.detail}; check again once it is quiet"
+            code=Code.CHANGED_WHILE_READ,
+            kind=Kind.UNREADABLE,
+            path=row.path,
+            message=f"{state.detail}; check again once it is quiet",
         )
     if recorded_bytes(row, state):
         return None  # the common case, decided before looking for whose bytes these are
@@ -94,14 +111,14 @@ def judge(claim: Claim, state: FileState, others: Sequence[Claim] = ()) -> Findi
     if not bytes_match(row.digest, row.size, state.size, digest):
         found = f"{row.algorithm}={encode_digest(digest)}" if digest is not None else None
         return Finding(
-            Code.HASH_MISMATCH,
-            Kind.MODIFIED,
-            row.path,
-            _modified_message("content differs", source),
-            row.hash_text,
-            found,
-            source,
-            state.links,
+            code=Code.HASH_MISMATCH,
+            kind=Kind.MODIFIED,
+            path=row.path,
+            message=_modified_message("content differs", source),
+            expected=row.hash_text,
+            found=found,
+            content_from=source,
+            links=state.links,
         )
     return None
 
@@ -132,7 +149,17 @@ def _size_finding(claim: Claim, state: FileState, source: str | None) -> Finding
         expected, found = f"{row.size} bytes", f"{state.size} bytes"
     else:
         expected, found = row.hash_text, f"{row.algorithm}={encode_digest(digest)}"
-    return Finding(Code.SIZE_MISMATCH, Kind.MODIFIED, row.path, message, expected, found, source, state.links, appended)
+    return Finding(
+        code=Code.SIZE_MISMATCH,
+        kind=Kind.MODIFIED,
+        path=row.path,
+        message=message,
+        expected=expected,
+        found=found,
+        content_from=source,
+        links=state.links,
+        appended_bytes=appended,
+    )
 
 
 def _content_from(claim: Claim, state: FileState, others: Sequence[Claim]) -> str | None:
@@ -156,10 +183,19 @@ def report_for(
 ) -> DistributionReport:
     """Wrap a distribution's findings with its verdict."""
     return DistributionReport(
-        dist.name, dist.version, dist.location, dist.installer, status_of(findings), tuple(findings), dist, verified_by
+        name=dist.name,
+        version=dist.version,
+        location=dist.location,
+        installer=dist.installer,
+        status=status_of(findings),
+        findings=tuple(findings),
+        dist=dist,
+        verified_by=verified_by,
     )
 
 
 def not_installed(name: str) -> DistributionReport:
     """The report for a distribution that was asked for but is not installed."""
-    return DistributionReport(name, None, None, None, Status.NOT_INSTALLED, ())
+    return DistributionReport(
+        name=name, version=None, location=None, installer=None, status=Status.NOT_INSTALLED, findings=()
+    )

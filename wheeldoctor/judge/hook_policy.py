@@ -24,12 +24,26 @@ def startup_reports(hooks: HookAudit | None, unowned: UnownedScan | None) -> lis
     :func:`~wheeldoctor.judge.policy.accept` and baseline writing take these as they are.
     """
     reports = [
-        DistributionReport(h.subject, h.owner.version if h.owner else None, h.site_dir, None, Status.BROKEN, (f,))
+        DistributionReport(
+            name=h.subject,
+            version=h.owner.version if h.owner else None,
+            location=h.site_dir,
+            installer=None,
+            status=Status.BROKEN,
+            findings=(f,),
+        )
         for h in (hooks.hooks if hooks is not None else ())
         if (f := h.finding) is not None
     ]
     reports += [
-        DistributionReport(i.subject, None, i.site_dir, None, Status.BROKEN, (i.finding,))
+        DistributionReport(
+            name=i.subject,
+            version=None,
+            location=i.site_dir,
+            installer=None,
+            status=Status.BROKEN,
+            findings=(i.finding,),
+        )
         for i in (unowned.importable if unowned is not None else ())
     ]
     return reports

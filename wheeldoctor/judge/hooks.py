@@ -33,7 +33,7 @@ class HookKind(str, Enum):
     USERCUSTOMIZE = "usercustomize"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StartupHook:
     """One hook, what it runs, who owns it, and the finding it gives (if any).
 
@@ -113,6 +113,15 @@ def _finding(hook: StartupHook, recorded: str | None) -> Finding:
         where = "imported at start-up, all of it runs"
     if hook.owner is None:
         message = f"{relative} runs code at every interpreter start ({where}), and no installer recorded it"
-        return Finding(Code.STARTUP_HOOK_UNOWNED, Kind.STARTUP_HOOK, relative, message, found=hook.sha256)
+        return Finding(
+            code=Code.STARTUP_HOOK_UNOWNED, kind=Kind.STARTUP_HOOK, path=relative, message=message, found=hook.sha256
+        )
     message = f"{hook.owner.label} ships {relative}, which runs code at every interpreter start ({where})"
-    return Finding(Code.STARTUP_HOOK_OWNED, Kind.STARTUP_HOOK, relative, message, expected=recorded, found=hook.sha256)
+    return Finding(
+        code=Code.STARTUP_HOOK_OWNED,
+        kind=Kind.STARTUP_HOOK,
+        path=relative,
+        message=message,
+        expected=recorded,
+        found=hook.sha256,
+    )

@@ -29,5 +29,6 @@ def link_findings(
         if inside(target, roots) or target in kept:
             continue
         message = f"resolves through a symbolic link to {target}, outside the environment"
-        findings.append(Finding(Code.LINK_OUTSIDE, Kind.UNVERIFIABLE, relative.get(path, path), message))
+        where = relative.get(path, path)
+        findings.append(Finding(code=Code.LINK_OUTSIDE, kind=Kind.UNVERIFIABLE, path=where, message=message))
     return findings

@@ -67,7 +67,9 @@ def judge_managed(
     assert managed is not None
     findings = [p for p in dist.problems if p.code not in _RECORD_CODES]
     if managed.unverifiable is not None:
-        findings.append(Finding(Code.MANAGER_UNVERIFIABLE, Kind.UNVERIFIABLE, None, managed.unverifiable))
+        findings.append(
+            Finding(code=Code.MANAGER_UNVERIFIABLE, kind=Kind.UNVERIFIABLE, path=None, message=managed.unverifiable)
+        )
         return findings, {}
     if managed.verdicts is not None:
         return findings + _rpm_findings(managed), {}
@@ -111,15 +113,31 @@ def _finding(
     row, whose = claim.row, _whose(managed)
     expected = f"{digest_text(row.algorithm or '', row.digest)} ({whose})"
     if state.status is FileStatus.MISSING:
-        return Finding(Code.MISSING, Kind.MISSING, row.path, f"is missing; {whose} installed it", expected)
+        return Finding(
+            code=Code.MISSING,
+            kind=Kind.MISSING,
+            path=row.path,
+            message=f"is missing; {whose} installed it",
+            expected=expected,
+        )
     if state.status is FileStatus.NOT_REGULAR:
-        return Finding(Code.NOT_REGULAR, Kind.UNREADABLE, row.path, f"{state.detail}, not a regular file; not read")
+        return Finding(
+            code=Code.NOT_REGULAR,
+            kind=Kind.UNREADABLE,
+            path=row.path,
+            message=f"{state.detail}, not a regular file; not read",
+        )
     if state.status is FileStatus.CHANGED:
         return Finding(
-            Code.CHANGED_WHILE_READ, Kind.UNREADABLE, row.path, f"{state.detail}; check again once it is quiet"
+            code=Code.CHANGED_WHILE_READ,
+            kind=Kind.UNREADABLE,
+            path=row.path,
+            message=f"{state.detail}; check again once it is quiet",
         )
     if state.status is FileStatus.UNREADABLE:
-        return Finding(Code.UNREADABLE, Kind.UNREADABLE, row.path, f"cannot be read: {state.detail}")
+        return Finding(
+            code=Code.UNREADABLE, kind=Kind.UNREADABLE, path=row.path, message=f"cannot be read: {state.detail}"
+        )
     # HASHED, or SIZE_ONLY: a size no claimant records, so it was never read.
     source = next(
         (o.dist.name for o in others if o.dist is not claim.dist and o.row.algorithm and matches(o.row, state)), None
@@ -139,7 +157,16 @@ def _finding(
         message = f"altered; {what} from {record} and from RECORD"
     else:
         message = f"altered; {what} from {record}"
-    return Finding(code, Kind.MODIFIED, row.path, message, expected, found, source, state.links)
+    return Finding(
+        code=code,
+        kind=Kind.MODIFIED,
+        path=row.path,
+        message=message,
+        expected=expected,
+        found=found,
+        content_from=source,
+        links=state.links,
+    )
 
 
 def _rpm_findings(managed: ManagedBy) -> list[Finding]:
@@ -149,9 +176,22 @@ def _rpm_findings(managed: ManagedBy) -> list[Finding]:
         if not altered(verdict):
             continue  # mode, owner or mtime only: the bytes are the packaged ones
         if verdict.missing:
-            findings.append(Finding(Code.MISSING, Kind.MISSING, verdict.path, f"is missing; {whose} installed it"))
+            findings.append(
+                Finding(
+                    code=Code.MISSING, kind=Kind.MISSING, path=verdict.path, message=f"is missing; {whose} installed it"
+                )
+            )
         else:
             code = Code.HASH_MISMATCH if "5" in verdict.flags else Code.SIZE_MISMATCH
             message = f"altered; rpm -V {managed.package} reports {verdict.flags}"
-            findings.append(Finding(code, Kind.MODIFIED, verdict.path, message, None, verdict.flags))
+            findings.append(
+                Finding(
+                    code=code,
+                    kind=Kind.MODIFIED,
+                    path=verdict.path,
+                    message=message,
+                    expected=None,
+                    found=verdict.flags,
+                )
+            )
     return findings

@@ -35,7 +35,7 @@ class Policy:
         return not self.config.rules and self.baseline_source is None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PolicyOutcome:
     """What the policy did in one run, for the report."""
 
@@ -120,7 +120,7 @@ def outcome(policy: Policy, reports: Sequence[DistributionReport], *passes: Acce
 def baseline_entries(reports: Iterable[DistributionReport]) -> list[BaselineEntry]:
     """The findings a baseline written now pins: every one not accepted and not an overlay's bytes."""
     return [
-        BaselineEntry(r.name, r.version, f.path, f.code.value, f.found)
+        BaselineEntry(distribution=r.name, version=r.version, path=f.path, code=f.code.value, found=f.found)
         for r in reports
         for f in r.findings
         if f.accepted is None and f.kind is not Kind.REPLACED

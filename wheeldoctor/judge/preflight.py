@@ -8,17 +8,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from wheeldoctor.formats.wheelfile import Member, WheelFile
 from wheeldoctor.judge.claims import Claim, resolve
 from wheeldoctor.judge.clash import Clash, Relation
-from wheeldoctor.judge.deps import RequirementGraph
+from wheeldoctor.judge.deps import RequirementGraph, Requirements
 from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.findings import BREAKING_KINDS
 from wheeldoctor.model.sitedirs import dir_prefix, install_target, is_site_packages, root_for, scripts_dir
 
+if TYPE_CHECKING:
+    from packaging.utils import NormalizedName
 
-@dataclass(frozen=True, slots=True)
+    from wheeldoctor.formats.lock_fetched import FetchSummary
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Overwrite:
     """An installed file that installing a wheel would replace."""
 
@@ -31,7 +37,7 @@ class Overwrite:
     """Every owner records the bytes the wheel ships: replacing it changes nothing."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WheelPair:
     """Two wheels that ship some of the same paths with different bytes, and how they are related."""
 
@@ -43,7 +49,7 @@ class WheelPair:
     """The one that requires the other (install it last); None for unrelated wheels."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PreflightResult:
     """What installing these wheels together (into that environment) would do."""
 
@@ -52,6 +58,8 @@ class PreflightResult:
     overwrites: tuple[Overwrite, ...]
     environment: Environment | None
     pairs: tuple[WheelPair, ...] = ()
+    fetched: FetchSummary | None = None
+    """For ``wheels --lock``: how the locked wheels' RECORDs were had; None for wheel files."""
 
     @property
     def healthy(self) -> bool:
@@ -77,7 +85,11 @@ def wheel_clashes(wheels: Sequence[WheelFile]) -> list[Clash]:
     for target, claims in shipped.items():
         names = tuple(dict.fromkeys(name for name, _ in claims))
         if len(names) > 1:
-            clashes.append(Clash(target, target, names, _same([m for _, m in claims]), None))
+            clashes.append(
+                Clash(
+                    path=target, location=target, claimants=names, identical=_same([m for _, m in claims]), on_disk=None
+                )
+            )
     clashes.sort(key=lambda c: (c.claimants, c.path))
     return clashes
 
@@ -117,7 +129,9 @@ def overwrites(wheels: Sequence[WheelFile], env: Environment, exists: Callable[[
                 (c.row.algorithm, c.row.digest, c.row.size) == (row.algorithm, row.digest, row.size) for c in claims
             )
             names = tuple(dict.fromkeys(c.dist.name for c in claims))
-            found.append(Overwrite(wheel.name, member.target, location, names, identical))
+            found.append(
+                Overwrite(wheel=wheel.name, path=member.target, location=location, owners=names, identical=identical)
+            )
     return found
 
 
@@ -137,25 +151,22 @@ def wheel_pairs(wheels: Sequence[WheelFile], clashes: Sequence[Clash], env: Envi
                 counts[(a, b)] = counts.get((a, b), 0) + 1
     if not counts:
         return []
-    texts: dict[str, Sequence[str]] = {}
-    if env is not None:
-        texts.update((d.name, d.metadata.requires_dist) for d in env.active() if d.metadata is not None)
-    texts.update((_canonical(w.name), w.requires_dist) for w in wheels)
-    graph = RequirementGraph(texts, dict(env.markers) if env is not None else _markers())
+    installed = Requirements.of(env) if env is not None else Requirements({}, _markers())
+    graph = RequirementGraph(installed, {_canonical(w.name): w.requires_dist for w in wheels})
     pairs = []
     for (a, b), differing in sorted(counts.items()):
         ca, cb = _canonical(a), _canonical(b)
         a_needs, b_needs = graph.requires(ca, cb), graph.requires(cb, ca)
         overlay = a if a_needs and not b_needs else b if b_needs and not a_needs else None
         relation = Relation.OVERLAY if overlay is not None else Relation.UNRELATED
-        pairs.append(WheelPair(a, b, differing, relation, overlay))
+        pairs.append(WheelPair(first=a, second=b, differing=differing, relation=relation, overlay=overlay))
     return pairs
 
 
-def _canonical(name: str) -> str:
+def _canonical(name: str) -> NormalizedName:
     from packaging.utils import canonicalize_name
 
-    return str(canonicalize_name(name))
+    return canonicalize_name(name)
 
 
 def _markers() -> dict[str, str]:
@@ -170,9 +181,9 @@ def preflight(
     """Check wheels against each other and, if given, against an environment."""
     clashes = wheel_clashes(wheels)
     return PreflightResult(
-        tuple(wheels),
-        tuple(clashes),
-        tuple(overwrites(wheels, env, exists)) if env is not None else (),
-        env,
-        tuple(wheel_pairs(wheels, clashes, env)),
+        wheels=tuple(wheels),
+        clashes=tuple(clashes),
+        overwrites=tuple(overwrites(wheels, env, exists)) if env is not None else (),
+        environment=env,
+        pairs=tuple(wheel_pairs(wheels, clashes, env)),
     )

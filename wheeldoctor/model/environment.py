@@ -21,7 +21,7 @@ class MetadataDir:
     """The name from the directory, normalised as ``importlib.metadata`` does for lookups."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Metadata:
     """The parts of METADATA that the checks use, still as text (packaging parses them)."""
 
@@ -32,7 +32,7 @@ class Metadata:
     provides_extra: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class InstalledDistribution:
     """One installed distribution: where its metadata is, and its parsed RECORD."""
 
@@ -64,7 +64,7 @@ class InstalledDistribution:
         return self.path.lower().endswith(".egg-info")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Environment:
     """An environment as read once: its search path and every distribution on it."""
 
@@ -85,6 +85,9 @@ class Environment:
     system_files: Mapping[str, str] = field(default_factory=dict)
     """Path -> the system package (dpkg's, conda's) that installed it, for the files those
     managers list under the site directories and the standard library; empty when none was read."""
+    locked: Mapping[str, str] = field(default_factory=dict)
+    """Canonical name -> the version the lock given with ``--lock`` pins (name and version
+    validated for a command line): what a repair reinstalls. Empty without a lock."""
 
     def active(self) -> list[InstalledDistribution]:
         """The distributions Python would use: the first of each name."""

@@ -25,6 +25,8 @@ class Kind(str, Enum):
     STARTUP_HOOK = "startup-hook"
     #: A file in a site directory that no installer recorded (engine/unowned.py).
     UNOWNED = "unowned"
+    #: Installed, but the lock does not hold it (judge/locked.py).
+    UNLOCKED = "unlocked"
 
 
 class Code(str, Enum):
@@ -72,10 +74,17 @@ class Code(str, Enum):
     STARTUP_HOOK_OWNED = "WD070"
     STARTUP_HOOK_UNOWNED = "WD071"
     UNOWNED_MODULE = "WD072"
+    # The environment against its lock, the locked wheels' RECORDs as the reference (judge/locked.py).
+    LOCKED_MISSING = "WD080"
+    LOCKED_OTHER_VERSION = "WD081"
+    NOT_FROM_LOCKED_WHEEL = "WD082"
+    NOT_LOCKED = "WD083"
+    RECORD_REWRITTEN = "WD084"
+    LOCK_HASH_MISMATCH = "WD085"
 
 
 #: Kinds that mean the bytes on disk are wrong or cannot be trusted.
-BREAKING_KINDS = frozenset({Kind.MODIFIED, Kind.MISSING, Kind.UNREADABLE, Kind.OUTSIDE, Kind.MALFORMED})
+BREAKING_KINDS = frozenset({Kind.MODIFIED, Kind.MISSING, Kind.UNREADABLE, Kind.OUTSIDE, Kind.MALFORMED, Kind.UNLOCKED})
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +96,7 @@ class Acceptance:
     source: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Finding:
     """One problem with one distribution.
 

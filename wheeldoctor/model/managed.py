@@ -50,7 +50,7 @@ class DistroVerdict(NamedTuple):
     """rpm's attribute flags as printed (``S.5....T.``): S size, 5 digest, M mode, ..."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ManagedBy:
     """The manager of one distribution and its record of the distribution's files.
 

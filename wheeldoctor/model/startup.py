@@ -71,7 +71,7 @@ class SiteDir:
     user: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PthRead:
     """One .pth file as read from a site directory; ``error`` says why it could not be."""
 
@@ -83,7 +83,7 @@ class PthRead:
     """The digest of the bytes parsed, as RECORD spells it (``sha256=…``)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Startup:
     """What a normal start of the interpreter does to ``sys.path``, and what it would run.
 

@@ -80,7 +80,7 @@ class ModuleTime:
     seconds: float
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ImportReport:
     """Everything one import did, each effect attributed to the innermost module that caused it.
 
@@ -236,7 +236,7 @@ def _report(
     where = f" while importing {' -> '.join(active)}" if active else ""
     if timed_out:
         error = f"timed out after {timeout:g} s{where}; its process group was killed"
-        return ImportReport(module, timeout, len(started), error=error, timed_out=True)
+        return ImportReport(module=module, seconds=timeout, modules_loaded=len(started), error=error, timed_out=True)
     if not ready:
         last = err.decode("utf-8", "replace").strip().splitlines()
         detail = last[-1] if last else f"exit status {returncode}"
@@ -248,7 +248,7 @@ def _report(
             how = f"died of signal {-returncode}"
     else:
         how = f"exited with status {returncode}"
-    return ImportReport(module, 0.0, len(started), error=f"the interpreter {how}{where}")
+    return ImportReport(module=module, seconds=0.0, modules_loaded=len(started), error=f"the interpreter {how}{where}")
 
 
 def _origin(entry: dict[str, Any]) -> Origin:

@@ -1,9 +1,10 @@
 """Repairs as data: what ``check`` and ``doctor`` found -> the ordered steps that repair it.
 
 Pure: takes the reports, clash pairs and duplicates of one run and returns a
-:class:`RepairPlan`; nothing here runs a command. Every command comes from the same
-functions the tips print (``repair/steps.py``, ``judge/duplicates.py``), so a plan
-and the tips never disagree.
+:class:`RepairPlan`; nothing here runs a command. A check's :class:`Repairs` (each
+broken distribution's and each clash pair's typed steps, made once by the command) are
+what the text tips and the JSON render and what the plan runs, so they never disagree;
+duplicates' commands come from ``repair/requirements.py``.
 
 The order is the one the tips give:
 
@@ -18,26 +19,38 @@ The order is the one the tips give:
 from __future__ import annotations
 
 import shlex
-from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from wheeldoctor.judge.clash import ClashPair, Relation
 from wheeldoctor.judge.duplicates import Duplicate
 from wheeldoctor.judge.files import DistributionReport, Status
 from wheeldoctor.model.environment import Environment, InstalledDistribution
-from wheeldoctor.model.findings import BREAKING_KINDS, Finding, Kind
+from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding, Kind
 from wheeldoctor.repair.requirements import remedy_steps
 from wheeldoctor.repair.steps import (
+    RECORD_INSTALLERS,
+    Argv,
+    Choice,
+    RepairStep,
     StepKind,
     cache_clean_argv,
     keep_sequence,
+    pair_choices,
+    pinned_version,
     refusal,
     reinstall_command,
     repair_step,
+    uninstall_command,
+    untrusted,
 )
 
 #: Finding kinds a reinstall of the same version repairs: the installer rewrites the files.
+#: Against a lock, the reinstall pins the lock's version, which also repairs another version
+#: installed, a wheel the lock does not list, and a rewritten RECORD.
 REINSTALLABLE = frozenset({Kind.MODIFIED, Kind.MISSING, Kind.UNREADABLE})
+#: Codes of those kinds that a reinstall does not repair: the locked wheel itself is not the lock's.
+NOT_REINSTALLABLE = frozenset({Code.LOCK_HASH_MISMATCH})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -98,28 +111,104 @@ class RepairPlan:
         return bool(self.steps or self.left_alone)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DistributionRepair:
+    """How one checked distribution is put right: the step its tips print and JSON's ``repair`` holds."""
+
+    step: RepairStep
+    """Its reinstall (at the lock's version, against a lock), with the manager that owns its files;
+    its uninstall when it is only not in the lock (see ``unlocked``)."""
+    cache_clean: Argv | None = None
+    """``uv cache clean`` first: altered files are hard links, maybe into uv's cache."""
+    explained: bool = False
+    """Every breaking finding is a clash partner's bytes: the pair's repair covers it."""
+    unlocked: bool = False
+    """Every breaking finding is "not in the lock": ``step`` is its uninstall, the user's choice."""
+
+    @property
+    def cache_clean_command(self) -> str | None:
+        """``cache_clean`` as a line to paste."""
+        return shlex.join(self.cache_clean) if self.cache_clean is not None else None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PairRepair:
+    """How one clash pair is put right: the winner reinstalled last, or one side kept."""
+
+    winner: RepairStep
+    """The winner's reinstall (the whole repair of an overlay, the last step of keeping one)."""
+    choices: tuple[Choice, ...]
+    """Keep the winner, or keep the loser: each a sequence of commands."""
+
+
+@dataclass(frozen=True, slots=True)
+class Repairs:
+    """The repairs of one check's findings, made once by the command: text tips and JSON render them."""
+
+    distributions: Mapping[str, DistributionRepair]
+    """By name: each broken distribution, and each unverifiable one under ``--strict``."""
+    pairs: Mapping[tuple[str, str], PairRepair]
+    """By the pair's two names, first and second: each of the check's clash pairs."""
+
+    def pair(self, pair: ClashPair) -> PairRepair:
+        """The repair of one of the check's pairs."""
+        return self.pairs[(pair.first.name, pair.second.name)]
+
+
+def repairs_of(
+    env: Environment, reports: Sequence[DistributionReport], pairs: Sequence[ClashPair], *, strict: bool
+) -> Repairs:
+    """The repair of each broken distribution (unverifiable too, under ``strict``) and of each clash pair."""
+    in_pairs = {d.name for p in pairs for d in (p.first, p.second)}
+    found: dict[str, DistributionRepair] = {}
+    for report in reports:
+        dist = report.dist
+        if dist is None:
+            continue
+        if report.status is Status.BROKEN:
+            hard_linked = any(
+                f.kind is Kind.MODIFIED and f.content_from is None and f.links > 1 for f in report.findings
+            )
+            found[report.name] = DistributionRepair(
+                step=distribution_step(dist, report.findings, env),
+                cache_clean=cache_clean_argv(dist) if hard_linked else None,
+                explained=report.name in in_pairs and explained_by_clash(report.findings),
+                unlocked=only_unlocked(report.findings),
+            )
+        elif report.status is Status.UNVERIFIABLE and strict:
+            found[report.name] = DistributionRepair(step=repair_step(dist, env))
+    chosen = {
+        (p.first.name, p.second.name): PairRepair(winner=repair_step(p.winner, env), choices=pair_choices(p, env))
+        for p in pairs
+    }
+    return Repairs(found, chosen)
+
+
 def plan_repairs(
     env: Environment,
     reports: Sequence[DistributionReport],
     pairs: Sequence[ClashPair],
     duplicates: Sequence[Duplicate],
     keep: Collection[str] = (),
+    *,
+    repairs: Repairs | None = None,
 ) -> RepairPlan:
     """Order the repairs for what one ``check`` (reports, pairs) and ``deps`` (duplicates) found.
 
     ``keep`` names the side to keep of each unrelated clash pair; without it such a
-    pair is left alone, since either choice uninstalls something.
+    pair is left alone, since either choice uninstalls something. ``repairs`` is the
+    check's own (:attr:`CheckResult.repairs`): the plan runs the very steps its tips print.
     """
-    planner = _Planner(env)
+    planner = _Planner(env, repairs if repairs is not None else repairs_of(env, reports, pairs, strict=False))
     for duplicate in duplicates:
         planner.duplicate(duplicate)
     last = _order_last(pairs, keep, planner)
-    in_pairs = {d.name for p in pairs for d in (p.first, p.second)}
     reinstalled_last = {s.name for s in last if s.kind is StepKind.REINSTALL}
     for report in reports:
+        repair = planner.repairs.distributions.get(report.name)
         planner.report(
             report,
-            explained=report.name in in_pairs and explained_by_clash(report.findings),
+            explained=repair is not None and repair.explained,
             deferred=report.name in reinstalled_last,
         )
     planner.steps.extend(last)
@@ -129,8 +218,9 @@ def plan_repairs(
 class _Planner:
     """The steps gathered so far, and what each distribution must look like afterwards."""
 
-    def __init__(self, env: Environment) -> None:
+    def __init__(self, env: Environment, repairs: Repairs) -> None:
         self.env = env
+        self.repairs = repairs
         self.steps: list[FixStep] = []
         self.left: list[LeftAlone] = []
         self.notes: list[str] = []
@@ -192,7 +282,13 @@ class _Planner:
         if planned is not None and planned.version is None:
             return  # uninstalled by a --keep choice: a reinstall first would be undone, its expectation lost
         breaking = [f for f in report.findings if f.kind in BREAKING_KINDS and f.accepted is None]
-        other = sorted({f.code.value for f in breaking if f.kind not in REINSTALLABLE})
+        repair = self.repairs.distributions[dist.name]
+        if repair.unlocked:  # its step is the uninstall the tip prints: the user's choice
+            reason = f"not in the lock: uninstall it, or accept {Code.NOT_LOCKED.value} for it by a rule"
+            commands = (shlex.join(repair.step.argv),) if repair.step.argv else ()  # none from an unsafe name
+            self.left.append(LeftAlone(report.name, reason, commands))
+            return
+        other = sorted({f.code.value for f in breaking if f.kind not in REINSTALLABLE or f.code in NOT_REINSTALLABLE})
         if other:
             self.left.append(
                 LeftAlone(report.name, f"{', '.join(other)}: a reinstall of the same version is not known to repair it")
@@ -214,21 +310,24 @@ class _Planner:
                     kind=StepKind.CACHE_CLEAN, tool="uv", name=dist.name, version=dist.version, argv=clean, fixes=fixes
                 )
             )
-        self.expect(dist.name, dist.version)
+        self.expect(dist.name, pinned_version(dist, self.env))
         if deferred or dist.name in self.installed_again:
             return  # reinstalled anyway, later (a clash winner) or already (a duplicate's install)
-        self.steps.append(reinstall(dist, self.env, _tally(breaking)))
+        self.steps.append(reinstall(dist, repair.step, _tally(breaking), version=pinned_version(dist, self.env)))
         self.installed_again.add(dist.name)
 
 
-def reinstall(dist: InstalledDistribution, env: Environment, fixes: str) -> FixStep:
-    """The step that reinstalls ``dist`` at its exact version: the very command its tip prints."""
-    step = repair_step(dist, env)
+def reinstall(dist: InstalledDistribution, step: RepairStep, fixes: str, *, version: str) -> FixStep:
+    """``dist``'s reinstall at ``version`` (its own, or the lock's), as a planned step.
+
+    ``step`` is the very command its tip prints; it pins the same version (:func:`pinned_version`)."""
     if step.note:  # a PEP 668 marker overridden, say: said before anything runs
         fixes = f"{fixes}; note: {step.note}"
     assert step.tool is not None, "fix plans only pip's and uv's distributions (see refusal)"
+    if version != dist.version:
+        fixes = f"installs the lock's version {version} (installed: {dist.version}); {fixes}"
     return FixStep(
-        kind=StepKind.REINSTALL, tool=step.tool, name=dist.name, version=dist.version, argv=step.argv, fixes=fixes
+        kind=StepKind.REINSTALL, tool=step.tool, name=dist.name, version=version, argv=step.argv, fixes=fixes
     )
 
 
@@ -246,6 +345,29 @@ def explained_by_clash(findings: Iterable[Finding]) -> bool:
     return bool(breaking) and all(f.content_from is not None for f in breaking)
 
 
+def only_unlocked(findings: Iterable[Finding]) -> bool:
+    """Whether every unaccepted breaking finding is "not in the lock": a reinstall would keep it so.
+
+    Removing it is the user's choice (or accepting it): the one rule for the text tips and ``fix``'s plan."""
+    breaking = [f for f in findings if f.kind in BREAKING_KINDS and f.accepted is None]
+    return bool(breaking) and all(f.kind is Kind.UNLOCKED for f in breaking)
+
+
+def distribution_step(dist: InstalledDistribution, findings: Iterable[Finding], env: Environment) -> RepairStep:
+    """The step a broken distribution's JSON ``repair`` shows: its reinstall, or, only not in the lock, its uninstall.
+
+    The reinstall is the very step the plan runs; the uninstall is the command the plan
+    leaves to the user (see :func:`only_unlocked`)."""
+    if only_unlocked(findings):
+        command = uninstall_command(dist, env)
+        reason = f"not in the lock: uninstall it, or accept {Code.NOT_LOCKED.value} for it by a rule"
+        tool = command.tool if command.tool in RECORD_INSTALLERS else None
+        if not command.argv:  # a name or version that may not enter a command: say why there is none
+            reason = untrusted(dist) or reason
+        return replace(repair_step(dist, env), argv=command.argv, tool=tool, note=reason)
+    return repair_step(dist, env)
+
+
 def _tally(findings: Sequence[Finding]) -> str:
     counts: dict[str, int] = {}
     for finding in findings:
@@ -259,9 +381,10 @@ def _order_last(pairs: Sequence[ClashPair], keep: Collection[str], planner: _Pla
     from packaging.utils import canonicalize_name
 
     env = planner.env
-    keep_names = {str(canonicalize_name(k)) for k in keep}
+    keep_names = {canonicalize_name(k) for k in keep}
     kept_steps: list[FixStep] = []
     winners: dict[str, InstalledDistribution] = {}
+    steps: dict[str, RepairStep] = {}
     reasons: dict[str, list[str]] = {}
     below: dict[str, set[str]] = {}
     used: set[str] = set()
@@ -318,17 +441,18 @@ def _order_last(pairs: Sequence[ClashPair], keep: Collection[str], planner: _Pla
             planner.left.append(_for_the_user(names, f"{winner.name} must be reinstalled last, but {why}", winner, env))
             continue
         winners[winner.name] = winner
+        steps[winner.name] = planner.repairs.pair(pair).winner
         reasons.setdefault(winner.name, []).append(f"{pair.differing} differing with {pair.loser.name}, {pair.reason}")
         below.setdefault(winner.name, set()).add(pair.loser.name)
         planner.expect(winner.name, winner.version)
         planner.expect(pair.loser.name, pair.loser.version)
-    for name in sorted(keep_names - used):
-        planner.notes.append(f"--keep {name}: {name} is in no unrelated clash pair; nothing to choose")
+    for unused in sorted(keep_names - used):
+        planner.notes.append(f"--keep {unused}: {unused} is in no unrelated clash pair; nothing to choose")
     last = []
     for name in _lowest_first(winners, below):
         winner = winners[name]
         fixes = f"reinstalled last: puts {name}'s bytes in the path(s) it shares ({'; '.join(reasons[name])})"
-        last.append(reinstall(winner, env, fixes))
+        last.append(reinstall(winner, steps[name], fixes, version=pinned_version(winner, env)))
         planner.installed_again.add(name)
     return kept_steps + last
 

@@ -26,9 +26,6 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import NamedTuple
 
-from packaging.utils import InvalidName, canonicalize_name
-from packaging.version import InvalidVersion, Version
-
 from wheeldoctor.judge.clash import ClashPair
 from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.managed import Tool
@@ -51,6 +48,9 @@ def unsafe_words(name: str, version: str | None = None) -> str | None:
     or digit: never ``-r/file``, ``-e/dir`` or ``evil @ file:///dir``); a version must
     parse as a PEP 440 version.
     """
+    from packaging.utils import InvalidName, canonicalize_name
+    from packaging.version import InvalidVersion, Version
+
     try:
         canonicalize_name(name, validate=True)
     except InvalidName:
@@ -92,7 +92,7 @@ class StepKind(str, Enum):
     REINSTALL = "reinstall"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RepairStep:
     """One command that puts back a distribution's bytes, as data.
 
@@ -127,7 +127,7 @@ def repair_step(dist: InstalledDistribution, env: Environment) -> RepairStep:
     tool = managed.tool if managed is not None else Tool.UNKNOWN
     why = untrusted(dist)
     if why is not None:
-        return RepairStep(tool, (), note=why)
+        return RepairStep(manager=tool, argv=(), note=why)
     program, argv = _installer_words(dist, env)
     note = None
     if overrides_pep668(env):
@@ -138,7 +138,7 @@ def repair_step(dist: InstalledDistribution, env: Environment) -> RepairStep:
             f"{env.python} is EXTERNALLY-MANAGED (PEP 668: {env.externally_managed}); {dist.name}'s files are "
             f"{owner}, so this overrides the marker with {_BREAK}"
         )
-    return RepairStep(tool, tuple(argv), note=note, tool=program)
+    return RepairStep(manager=tool, argv=tuple(argv), note=note, tool=program)
 
 
 def overrides_pep668(env: Environment) -> bool:
@@ -188,19 +188,22 @@ def _system_step(dist: InstalledDistribution) -> RepairStep:
         return _unnamed_step(dist, managed.tool)
     why = _system_unsafe(managed.package)
     if why is not None:
-        return RepairStep(managed.tool, (), None, why)
+        return RepairStep(manager=managed.tool, argv=(), package=None, note=why)
     if managed.tool is Tool.DPKG:
-        return RepairStep(Tool.DPKG, ("apt-get", "install", "--reinstall", managed.package), managed.package)
+        return RepairStep(
+            manager=Tool.DPKG, argv=("apt-get", "install", "--reinstall", managed.package), package=managed.package
+        )
     if managed.tool is Tool.RPM:
-        return RepairStep(Tool.RPM, ("dnf", "reinstall", managed.package), managed.package)
+        return RepairStep(manager=Tool.RPM, argv=("dnf", "reinstall", managed.package), package=managed.package)
     prefix = os.path.dirname(os.path.dirname(managed.record)) if managed.record else None
     version = (managed.version or "").rpartition("-")[0] or managed.version
     if version and _SYSTEM_NAME.fullmatch(version) is None:
-        return RepairStep(Tool.CONDA, (), managed.package, f"its version {version!r} is not a version: no command")
+        note = f"its version {version!r} is not a version: no command"
+        return RepairStep(manager=Tool.CONDA, argv=(), package=managed.package, note=note)
     spec = f"{managed.package}={version}" if version else managed.package
     where = ["--prefix", prefix] if prefix else []
     argv = ("conda", "install", *where, "--force-reinstall", "--no-deps", spec)
-    return RepairStep(Tool.CONDA, argv, managed.package)
+    return RepairStep(manager=Tool.CONDA, argv=argv, package=managed.package)
 
 
 def _unnamed_step(dist: InstalledDistribution, tool: Tool) -> RepairStep:
@@ -209,18 +212,21 @@ def _unnamed_step(dist: InstalledDistribution, tool: Tool) -> RepairStep:
     if tool is Tool.CONDA:
         why = untrusted(dist)
         if why is not None:
-            return RepairStep(tool, (), None, why)
+            return RepairStep(manager=tool, argv=(), package=None, note=why)
         spec = f"{dist.name}=={dist.version}"
         note = "no conda-meta record names the conda package; its name may differ from the distribution's"
         return RepairStep(
-            tool, ("conda", "install", "--prefix", dist.root, "--force-reinstall", "--no-deps", spec), None, note
+            manager=tool,
+            argv=("conda", "install", "--prefix", dist.root, "--force-reinstall", "--no-deps", spec),
+            package=None,
+            note=note,
         )
     if tool is Tool.RPM:
         note = "rpm could not name the package; dnf finds the package that owns this file"
-        return RepairStep(tool, ("dnf", "reinstall", metadata), None, note)
+        return RepairStep(manager=tool, argv=("dnf", "reinstall", metadata), package=None, note=note)
     # dpkg always names its package; this is for a manager added later without that.
     note = "the package could not be named: this asks dpkg for it; then apt-get install --reinstall PACKAGE"
-    return RepairStep(tool, ("dpkg", "-S", metadata), None, note)
+    return RepairStep(manager=tool, argv=("dpkg", "-S", metadata), package=None, note=note)
 
 
 def reaching(dist: InstalledDistribution, env: Environment) -> str | None:
@@ -235,9 +241,34 @@ def reaching(dist: InstalledDistribution, env: Environment) -> str | None:
     return env.python if os.path.realpath(dist.location) == os.path.realpath(env.paths[0]) else None
 
 
+def pinned_version(dist: InstalledDistribution, env: Environment) -> str:
+    """The version a reinstall of ``dist`` pins: the lock's, when ``env`` was checked against one, else its own."""
+    return env.locked.get(dist.name, dist.version)
+
+
+def locked_pin(name: str, version: str | None) -> tuple[str, str] | None:
+    """A locked package's (canonical name, version) when both are safe words for an installer, else None.
+
+    The lock is read from disk like everything else: its name must be a valid project
+    name and its version a PEP 440 version written as such, so neither can become an
+    option (``-e``, ``--index-url=...``) or anything but ``NAME==VERSION``.
+    """
+    from packaging.utils import InvalidName, canonicalize_name
+    from packaging.version import InvalidVersion, Version
+
+    if version is None or version != version.strip() or version.startswith("-"):
+        return None
+    try:
+        canonical = canonicalize_name(name, validate=True)
+        Version(version)
+    except (InvalidName, InvalidVersion):
+        return None
+    return str(canonical), version
+
+
 def _installer_words(dist: InstalledDistribution, env: Environment) -> tuple[str, list[str]]:
-    """The tool, and pip or uv words that reinstall ``dist`` at its exact version; the spec comes last."""
-    spec = f"{dist.name}=={dist.version}"
+    """The tool, and pip or uv words that reinstall ``dist`` at its pinned version; the spec comes last."""
+    spec = f"{dist.name}=={pinned_version(dist, env)}"
     python = reaching(dist, env)
     uv = (dist.installer or "").lower() == "uv"
     if python is None:

@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # preflight's wheel reading (zipfile) is imported only by the
 Level = Literal["error", "warning"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Item:
     """One annotation: what is wrong, where, and whether it fails the run."""
 
@@ -62,7 +62,7 @@ class Item:
         return f"{self.rule}: {where}{self.message}" + (f" ({', '.join(evidence)})" if evidence else "")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Case:
     """One judged thing: a distribution in an environment, or a wheel file."""
 
@@ -84,7 +84,7 @@ class Case:
         return any(i.level == "error" for i in self.items)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Cases:
     """Everything one command run judged, in report order."""
 
@@ -108,22 +108,49 @@ def cases_of(result: Result) -> Cases:
     if isinstance(result, DoctorResult):
         check, deps = result.check, result.deps
         found = (*_check_cases(check), *_deps_cases(deps))
-        return Cases("doctor", result.healthy, check.environment.label, check.environment.paths, found)
+        return Cases(
+            command="doctor",
+            healthy=result.healthy,
+            environment=check.environment.label,
+            sites=check.environment.paths,
+            cases=found,
+        )
     if isinstance(result, CheckResult):
         env = result.environment
-        return Cases("check", result.healthy, env.label, env.paths, tuple(_check_cases(result)))
+        return Cases(
+            command="check",
+            healthy=result.healthy,
+            environment=env.label,
+            sites=env.paths,
+            cases=tuple(_check_cases(result)),
+        )
     if isinstance(result, DepsResult):
         env = result.environment
-        return Cases("deps", result.healthy, env.label, env.paths, tuple(_deps_cases(result)))
+        return Cases(
+            command="deps",
+            healthy=result.healthy,
+            environment=env.label,
+            sites=env.paths,
+            cases=tuple(_deps_cases(result)),
+        )
     env_or_none = result.environment
     label = env_or_none.label if env_or_none is not None else None
     paths = env_or_none.paths if env_or_none is not None else ()
-    return Cases("wheels", result.healthy, label, paths, tuple(_wheel_cases(result)))
+    return Cases(
+        command="wheels", healthy=result.healthy, environment=label, sites=paths, cases=tuple(_wheel_cases(result))
+    )
 
 
 def _finding_item(finding: Finding, level: Level, base: str | None) -> Item:
     return Item(
-        level, finding.code, finding.kind.value, finding.message, finding.path, base, finding.expected, finding.found
+        level=level,
+        code=finding.code,
+        kind=finding.kind.value,
+        message=finding.message,
+        path=finding.path,
+        base=base,
+        expected=finding.expected,
+        found=finding.found,
     )
 
 
@@ -145,13 +172,15 @@ def _check_cases(result: CheckResult) -> Iterator[Case]:
             status = report.status.value
             items.append(
                 Item(
-                    "error" if fails else "warning",
-                    None,
-                    status,
-                    f"{status.replace('-', ' ')} in {result.environment.label}",
+                    level="error" if fails else "warning",
+                    code=None,
+                    kind=status,
+                    message=f"{status.replace('-', ' ')} in {result.environment.label}",
                 )
             )
-        yield Case("check", report.name, report.version, report.status.value, tuple(items))
+        yield Case(
+            suite="check", name=report.name, version=report.version, status=report.status.value, items=tuple(items)
+        )
     yield from _startup_cases(result)
 
 
@@ -164,14 +193,16 @@ def _startup_cases(result: CheckResult) -> Iterator[Case]:
         if hook.owner is None:
             unowned.append(item)
         else:
-            yield Case("check", hook.owner.name, hook.owner.version, "startup-hook", (item,))
+            yield Case(
+                suite="check", name=hook.owner.name, version=hook.owner.version, status="startup-hook", items=(item,)
+            )
     if result.unowned is not None:
         unowned.extend(
             _finding_item(i.finding, "error" if i.finding.accepted is None else "warning", i.site_dir)
             for i in result.unowned.importable
         )
     if unowned:
-        yield Case("check", "unowned files", None, "unowned", tuple(unowned))
+        yield Case(suite="check", name="unowned files", version=None, status="unowned", items=tuple(unowned))
 
 
 def _deps_cases(result: DepsResult) -> Iterator[Case]:
@@ -190,7 +221,7 @@ def _deps_cases(result: DepsResult) -> Iterator[Case]:
     for name in sorted(by_name):
         items = tuple(by_name[name])
         status = "failing" if any(i.level == "error" for i in items) else "warning" if items else "ok"
-        yield Case("deps", name, versions[name], status, items)
+        yield Case(suite="deps", name=name, version=versions[name], status=status, items=items)
 
 
 def _sections(result: DepsResult) -> Iterator[Any]:
@@ -220,14 +251,14 @@ def _element_item(element: Any, dist: InstalledDistribution | None) -> Item:
         metadata = "PKG-INFO" if dist.legacy else "METADATA"
         path, base = f"{os.path.basename(dist.path)}/{metadata}", dist.location
     return Item(
-        level,
-        element.code,
-        str(getattr(kind, "value", kind or "metadata")),
-        str(element.message),
-        path,
-        base,
-        _text(getattr(element, "expected", None) or getattr(element, "wanted", None)),
-        _text(getattr(element, "found", None)),
+        level=level,
+        code=element.code,
+        kind=str(getattr(kind, "value", kind or "metadata")),
+        message=str(element.message),
+        path=path,
+        base=base,
+        expected=_text(getattr(element, "expected", None) or getattr(element, "wanted", None)),
+        found=_text(getattr(element, "found", None)),
     )
 
 
@@ -249,17 +280,29 @@ def _wheel_cases(result: PreflightResult) -> Iterator[Case]:
     for wheel in result.wheels:
         items = [_finding_item(f, "error" if f.kind in BREAKING_KINDS else "warning", None) for f in wheel.findings]
         items.extend(
-            Item("error", None, "clash", f"shipped by {', '.join(c.claimants)} with different bytes", c.path)
+            Item(
+                level="error",
+                code=None,
+                kind="clash",
+                message=f"shipped by {', '.join(c.claimants)} with different bytes",
+                path=c.path,
+            )
             for c in result.clashes
             if not c.identical and wheel.name in c.claimants
         )
         items.extend(
-            Item("error", None, "overwrite", f"would replace a file recorded by {_owners(o.owners)}", o.location)
+            Item(
+                level="error",
+                code=None,
+                kind="overwrite",
+                message=f"would replace a file recorded by {_owners(o.owners)}",
+                path=o.location,
+            )
             for o in result.overwrites
             if not o.identical and o.wheel == wheel.name
         )
         status = "broken" if any(i.level == "error" for i in items) else "intact"
-        yield Case("wheels", wheel.name, wheel.version, status, tuple(items))
+        yield Case(suite="wheels", name=wheel.name, version=wheel.version, status=status, items=tuple(items))
 
 
 def _owners(owners: Iterable[str]) -> str:

@@ -6,7 +6,6 @@ then ``Tip:`` lines with the exact commands, in the order to run them.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -14,9 +13,6 @@ from wheeldoctor.commands.deps import DepsResult
 from wheeldoctor.judge.compat import CompatibilityFinding
 from wheeldoctor.judge.deps import DependencyConflict
 from wheeldoctor.judge.duplicates import Duplicate
-from wheeldoctor.model.findings import Code
-from wheeldoctor.repair.requirements import install_command, refused, remedy, removal_elsewhere
-from wheeldoctor.repair.steps import install_argv, overrides_pep668, untrusted
 
 if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
     from rich.console import Console
@@ -62,18 +58,19 @@ def summary(result: DepsResult) -> str:
 def tips(result: DepsResult) -> list[str]:
     """The commands that fix what was found: duplicates first (they decide what is installed)."""
     env = result.environment
+    repairs = result.repairs
     lines = []
     for duplicate in result.duplicates:
-        commands = remedy(duplicate, env)
-        why = refused(duplicate)
-        if why is not None and duplicate.failing:
-            lines.append(f"Tip: {duplicate.name}: no command: {why}")
+        cleanup = repairs.duplicate(duplicate)
+        commands = cleanup.remedy
+        if cleanup.refused is not None and duplicate.failing:
+            lines.append(f"Tip: {duplicate.name}: no command: {cleanup.refused}")
         if commands:
             lines.append(
                 f"Tip: {duplicate.name}: remove every dist-info in {duplicate.active.location}, then reinstall "
                 f"once (each uninstall removes only what its RECORD lists): {' && '.join(commands)}"
             )
-        for location, command in removal_elsewhere(duplicate, env).items():
+        for location, command in cleanup.elsewhere.items():
             if command is None:
                 lines.append(
                     f"Tip: {duplicate.name}: the copy in {location} was installed by another tool; "
@@ -81,39 +78,18 @@ def tips(result: DepsResult) -> list[str]:
                 )
             else:
                 lines.append(f"Tip: {duplicate.name}: Python never imports the copy in {location}; optional: {command}")
-    unfit = {(f.dist, f.version) for f in result.compatibility if f.code in _REINSTALLABLE}
-    for name, version in sorted(unfit):
-        dist = env.find(name)
-        if dist is not None:
-            managed = dist.managed_by
-            if managed is not None and managed.tool.system:
-                from wheeldoctor.repair.steps import repair_step
-
-                fresh = repair_step(dist, env).command  # never pip over a system package's files
-            elif untrusted(dist) is not None:
-                fresh = f"no command: {untrusted(dist)}"
-            else:
-                fresh = _fresh_install(dist.name, dist.installer, result)
-            why = f"{name} {version} does not fit this interpreter"
-            lines.append(f"Tip: {why}; let the installer pick a build that does: {fresh}")
-    command = install_command(result.dependencies.conflicts, env)
-    if command is not None:
-        lines.append(f"Tip: ask the installer for everything wanted at once: {command}")
-    if (unfit or command is not None) and overrides_pep668(env):
+    for refit in repairs.refits:
+        why = f"{refit.name} {refit.version} does not fit this interpreter"
+        fresh = refit.command if refit.refused is None else f"no command: {refit.refused}"
+        lines.append(f"Tip: {why}; let the installer pick a build that does: {fresh}")
+    if repairs.install is not None:
+        lines.append(f"Tip: ask the installer for everything wanted at once: {repairs.install}")
+    if repairs.breaks_system_packages:
         lines.append(
             f"Note: {env.python} is EXTERNALLY-MANAGED (PEP 668), so these pip and uv commands carry "
             "--break-system-packages; prefer the system package manager or a venv"
         )
     return lines
-
-
-#: Findings a reinstall for the target interpreter fixes (a build or release that fits it).
-_REINSTALLABLE = frozenset({Code.REQUIRES_PYTHON_UNMET, Code.TAGS_UNSUPPORTED})
-
-
-def _fresh_install(name: str, installer: str | None, result: DepsResult) -> str:
-    uv = (installer or "").lower() == "uv"
-    return shlex.join(install_argv([name], result.environment, uv=uv, reinstall=name))
 
 
 def render_plain(result: DepsResult, *, header: bool = True) -> Iterable[str]:

@@ -59,6 +59,6 @@ def hook_tips(hooks: HookAudit | None) -> Iterable[str]:
         return
     yield (
         "Tip: a hook runs in every Python process of this environment; read it before anything else runs. "
-        "If you trust it, accept it pinned to its sha256 (README: Start-up hooks and unowned files); "
+        "If you trust it, accept it pinned to its sha256 (wheeldoctor's docs/startup-hooks.md); "
         "a changed file fails again"
     )

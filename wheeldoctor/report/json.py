@@ -1,32 +1,44 @@
-"""Results -> the versioned JSON document (schema documented in the README)."""
+"""Results -> the versioned JSON document (its schema: docs/schema/report.schema.json)."""
 
 from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, Any
 
-from wheeldoctor.commands.deps import DepsResult
-from wheeldoctor.commands.results import CheckResult, DoctorResult
-from wheeldoctor.formats.config import AcceptRule
-from wheeldoctor.judge.clash import Clash, ClashPair
-from wheeldoctor.judge.compat import CompatibilityFinding
-from wheeldoctor.judge.deps import DependencyConflict
-from wheeldoctor.judge.duplicates import Duplicate
-from wheeldoctor.judge.files import DistributionReport, Status
-from wheeldoctor.judge.policy import PolicyOutcome
-from wheeldoctor.model.environment import Environment
-from wheeldoctor.model.findings import Finding
-from wheeldoctor.model.managed import ManagedBy
-from wheeldoctor.repair.steps import RepairStep, repair_step
 from wheeldoctor.report import inert
 from wheeldoctor.report.startup_json import startup_json, startup_sections
 
-if TYPE_CHECKING:  # the imports command's types, without importing its runner for every document
+if TYPE_CHECKING:  # types only: a document imports what its own command produced, no more
+    from wheeldoctor.commands.deps import DepsResult
     from wheeldoctor.commands.imports import ImportsResult, ImportVerdict
+    from wheeldoctor.commands.results import CheckResult, DoctorResult
+    from wheeldoctor.formats.config import AcceptRule
+    from wheeldoctor.formats.lock_fetched import FetchSummary
+    from wheeldoctor.judge.clash import Clash, ClashPair
+    from wheeldoctor.judge.compat import CompatibilityFinding
+    from wheeldoctor.judge.deps import DependencyConflict
+    from wheeldoctor.judge.duplicates import Duplicate
+    from wheeldoctor.judge.files import DistributionReport
+    from wheeldoctor.judge.policy import PolicyOutcome
     from wheeldoctor.judge.preflight import PreflightResult
+    from wheeldoctor.model.environment import Environment
+    from wheeldoctor.model.findings import Finding
+    from wheeldoctor.model.managed import ManagedBy
+    from wheeldoctor.repair.plan import PairRepair, Repairs
+    from wheeldoctor.repair.requirements import DuplicateRepair
+    from wheeldoctor.repair.steps import RepairStep
 
 #: Bump the major part on any change that can break a reader; add fields freely.
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
+
+
+def fetched_json(summary: FetchSummary | None) -> dict[str, Any]:
+    """``{"fetched": ...}`` for a document made with ``--lock``; nothing otherwise."""
+    if summary is None:
+        return {}
+    from wheeldoctor.report.fetch import fetch_json
+
+    return {"fetched": fetch_json(summary)}
 
 
 def finding_json(finding: Finding) -> dict[str, Any]:
@@ -47,8 +59,8 @@ def finding_json(finding: Finding) -> dict[str, Any]:
     }
 
 
-def distribution_json(report: DistributionReport, env: Environment | None = None) -> dict[str, Any]:
-    """One distribution's verdict as a JSON object (with ``env``, the command that repairs it)."""
+def distribution_json(report: DistributionReport, repairs: Repairs | None = None) -> dict[str, Any]:
+    """One distribution's verdict as a JSON object (with ``repairs``, the command that repairs it)."""
     document = {
         "name": report.name,
         "version": report.version,
@@ -59,9 +71,11 @@ def distribution_json(report: DistributionReport, env: Environment | None = None
         "managed_by": managed_json(report.dist.managed_by) if report.dist is not None else None,
         "verified_by": dict(report.verified_by),
     }
-    if env is not None:
-        broken = report.status is Status.BROKEN and report.dist is not None
-        document["repair"] = repair_json(repair_step(report.dist, env)) if broken and report.dist else None
+    if repairs is not None:
+        from wheeldoctor.judge.files import Status
+
+        repair = repairs.distributions.get(report.name) if report.status is Status.BROKEN else None
+        document["repair"] = repair_json(repair.step) if repair is not None else None
     return document
 
 
@@ -102,11 +116,9 @@ def clash_json(clash: Clash) -> dict[str, Any]:
     }
 
 
-def pair_json(pair: ClashPair, env: Environment) -> dict[str, Any]:
+def pair_json(pair: ClashPair, repair: PairRepair) -> dict[str, Any]:
     """One pair of clashing distributions, how they are related, and the ways to repair them."""
-    from wheeldoctor.repair.steps import pair_choices
-
-    choices = pair_choices(pair, env)
+    choices = repair.choices
     return {
         "distributions": [pair.first.name, pair.second.name],
         "shared": pair.shared,
@@ -122,12 +134,14 @@ def pair_json(pair: ClashPair, env: Environment) -> dict[str, Any]:
         # reinstalls the winner (the whole repair of an overlay, the last step of keeping one).
         "repair": " && ".join(choices[0].commands),
         "repair_choices": [{"keep": c.keep, "remove": c.remove, "commands": list(c.commands)} for c in choices],
-        "repair_step": repair_json(repair_step(pair.winner, env)),
+        "repair_step": repair_json(repair.winner),
     }
 
 
 def check_document(result: CheckResult, command: str = "check") -> dict[str, Any]:
     """The whole ``check`` document."""
+    from wheeldoctor.judge.files import Status
+
     env = result.environment
     counts = {status.value: 0 for status in Status}
     for report in result.distributions:
@@ -141,11 +155,12 @@ def check_document(result: CheckResult, command: str = "check") -> dict[str, Any
             "unrelated_clashes": len(result.unrelated),
             "accepted_findings": sum(1 for r in result.distributions for f in r.findings if f.accepted is not None),
         },
-        "distributions": [distribution_json(r, env) for r in result.distributions],
+        "distributions": [distribution_json(r, result.repairs) for r in result.distributions],
         "clashes": [clash_json(c) for c in result.clashes],
-        "clash_pairs": [pair_json(p, env) for p in result.pairs],
+        "clash_pairs": [pair_json(p, result.repairs.pair(p)) for p in result.pairs],
         "policy": policy_json(result.policy),
         **startup_sections(result, finding_json),
+        **fetched_json(result.fetched),
     }
 
 
@@ -238,6 +253,7 @@ def wheels_document(result: PreflightResult) -> dict[str, Any]:
             }
             for p in result.pairs
         ],
+        **fetched_json(result.fetched),
     }
 
 
@@ -258,10 +274,8 @@ def conflict_json(conflict: DependencyConflict) -> dict[str, Any]:
     }
 
 
-def duplicate_json(duplicate: Duplicate, env: Environment) -> dict[str, Any]:
+def duplicate_json(duplicate: Duplicate, cleanup: DuplicateRepair) -> dict[str, Any]:
     """One project with several dist-infos: which one Python uses, and the safe clean-up."""
-    from wheeldoctor.repair.requirements import remedy, removal_elsewhere
-
     dists = duplicate.distributions
     return {
         "code": duplicate.code.value,
@@ -274,8 +288,8 @@ def duplicate_json(duplicate: Duplicate, env: Environment) -> dict[str, Any]:
         "stale": [d.path for d in duplicate.stale],
         "shadowed": [d.path for d in duplicate.shadowed],
         "message": duplicate.message,
-        "remedy": list(remedy(duplicate, env)),
-        "remove_elsewhere": removal_elsewhere(duplicate, env),
+        "remedy": list(cleanup.remedy),
+        "remove_elsewhere": dict(cleanup.elsewhere),
     }
 
 
@@ -305,12 +319,10 @@ def _deps_summary(result: DepsResult) -> dict[str, Any]:
 
 
 def _deps_sections(result: DepsResult) -> dict[str, Any]:
-    from wheeldoctor.repair.requirements import install_command
-
     return {
         "dependency_conflicts": [conflict_json(c) for c in result.dependencies.conflicts],
-        "dependency_repair": install_command(result.dependencies.conflicts, result.environment),
-        "duplicates": [duplicate_json(d, result.environment) for d in result.duplicates],
+        "dependency_repair": result.repairs.install,
+        "duplicates": [duplicate_json(d, result.repairs.duplicate(d)) for d in result.duplicates],
         "compatibility": [compatibility_json(f) for f in result.compatibility],
         "notes": list(result.notes),
     }

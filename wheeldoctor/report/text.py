@@ -6,6 +6,7 @@ A finding reads ``subject: code: path what is wrong (expected …, found …)``,
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -15,8 +16,7 @@ from wheeldoctor.judge.files import DistributionReport, Status
 from wheeldoctor.model.code_paths import runs_as_code
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.findings import Code, Finding, Kind
-from wheeldoctor.repair.plan import explained_by_clash
-from wheeldoctor.repair.steps import Choice, RepairStep, cache_clean_command, pair_choices, repair_step
+from wheeldoctor.repair.steps import Choice, RepairStep
 from wheeldoctor.report import hooks_text
 
 if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
@@ -76,24 +76,29 @@ def finding_line(who: str, finding: Finding) -> str:
 def tips(result: CheckResult) -> list[str]:
     """Repair commands, in the order to run them: each broken distribution, then clash repairs last."""
     lines = []
-    in_pairs = {d.name for p in result.pairs for d in (p.first, p.second)}
     for report in result.distributions:
         if report.status is Status.NOT_INSTALLED:
             lines.append(f"Tip: {report.name} is not installed in {result.environment.label}")
-        if report.status is Status.UNVERIFIABLE and result.strict and report.dist is not None:
-            step = repair_step(report.dist, result.environment)
-            if step.runs_pip:
-                lines.append(f"Tip: a reinstall by pip or uv records hashes for every file: {step_text(step)}")
-        if report.status is not Status.BROKEN or report.dist is None:
+        repair = result.repairs.distributions.get(report.name)
+        if repair is None:
             continue
-        if report.name in in_pairs and explained_by_clash(report.findings):
+        if report.status is Status.UNVERIFIABLE:
+            if repair.step.runs_pip:
+                lines.append(f"Tip: a reinstall by pip or uv records hashes for every file: {step_text(repair.step)}")
             continue
-        if any(f.kind is Kind.MODIFIED and f.content_from is None and f.links > 1 for f in report.findings):
-            clean = cache_clean_command(report.dist)
-            if clean:
-                lines.append(f"Tip: altered files are hard links, maybe into uv's cache; first run: {clean}")
+        if repair.explained:
+            continue
+        if repair.unlocked:  # a reinstall keeps it unlocked: remove it (repair.step), or accept it
+            lines.append(
+                f"Tip: {report.name} is not in the lock: uninstall it, or accept WD083 for it by a rule "
+                f"(to uninstall: {shlex.join(repair.step.argv) if repair.step.argv else step_text(repair.step)})"
+            )
+            continue
+        clean = repair.cache_clean_command
+        if clean:
+            lines.append(f"Tip: altered files are hard links, maybe into uv's cache; first run: {clean}")
         lines.extend(_appended_tips(report))
-        lines.append(f"Tip: {step_text(repair_step(report.dist, result.environment))}")
+        lines.append(f"Tip: {step_text(repair.step)}")
     for pair in result.pairs:
         lines.extend(pair_tips(pair, result))
     return lines
@@ -129,7 +134,7 @@ def _appended_tips(report: DistributionReport) -> list[str]:
 
 def pair_tips(pair: ClashPair, result: CheckResult) -> list[str]:
     """What to do about one clashing pair, and what an uninstall of either side would delete."""
-    env = result.environment
+    repair = result.repairs.pair(pair)
     first, second = pair.first.name, pair.second.name
     deletes = (
         f"uninstalling either deletes all {pair.shared} shared path(s), the other's files among them"
@@ -143,10 +148,10 @@ def pair_tips(pair: ClashPair, result: CheckResult) -> list[str]:
         # No "let the base win instead": that would overwrite the package that requires it.
         return [
             f"Tip: only one of {first} and {second} can own the {pair.differing} differing path(s); "
-            f"reinstall {pair.winner.name} last ({pair.reason}): {step_text(repair_step(pair.winner, env))}",
+            f"reinstall {pair.winner.name} last ({pair.reason}): {step_text(repair.winner)}",
             f"Note: {deletes}",
         ]
-    keep_winner, keep_loser = pair_choices(pair, env)
+    keep_winner, keep_loser = repair.choices
     return [
         f"Tip: {first} and {second} are unrelated (neither requires the other) yet write {pair.shared} of the "
         f"same path(s); they are alternatives: keep one.",

@@ -13,7 +13,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
 from wheeldoctor.formats.headers import header_fields
-from wheeldoctor.formats.record import decode_record
 from wheeldoctor.model.environment import Environment, InstalledDistribution, Metadata, MetadataDir
 from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.model.fingerprint import settled_record_identity
@@ -23,6 +22,8 @@ from wheeldoctor.model.sitedirs import lookup_key, prefix_forms, root_for
 from wheeldoctor.where.filesystem import ReadError, read_regular
 
 if TYPE_CHECKING:  # the gate's slow path imports this module: keep startup's imports off it
+    from packaging.utils import NormalizedName
+
     from wheeldoctor.model.startup import Startup
 
 #: RECORD and METADATA above this size are refused rather than read into memory.
@@ -93,7 +94,13 @@ def load_distribution(
     parts = memo.get(dir_name, fingerprints) if memo is not None and fingerprints is not None else None
     if parts is not None:  # its files are as they were when read: what they gave then
         name, raw_name, version, requires, requires_python, extras, _, _ = parts
-        metadata = Metadata(raw_name, version, requires, requires_python, extras)
+        metadata = Metadata(
+            name=raw_name,
+            version=version,
+            requires_dist=requires,
+            requires_python=requires_python,
+            provides_extra=extras,
+        )
     elif read_metadata:
         meta_path = (
             found.path if os.path.isfile(found.path) else os.path.join(found.path, "PKG-INFO" if legacy else "METADATA")
@@ -166,23 +173,25 @@ def with_record(dist: InstalledDistribution) -> InstalledDistribution:
     return replace(dist, record=record, record_identity=identity, problems=problems, record_deferred=False)
 
 
-def _canonical(name: str) -> str:
+def _canonical(name: str) -> NormalizedName:
     from packaging.utils import canonicalize_name
 
-    return str(canonicalize_name(name))
+    return canonicalize_name(name)
 
 
 def _no_record(legacy: bool) -> Finding:
     why = "an .egg-info install records no files" if legacy else "the dist-info has no RECORD"
-    return Finding(Code.NO_RECORD, Kind.UNVERIFIABLE, "RECORD", f"nothing to verify: {why}")
+    return Finding(code=Code.NO_RECORD, kind=Kind.UNVERIFIABLE, path="RECORD", message=f"nothing to verify: {why}")
 
 
 def _read_record(path: str, legacy: bool) -> tuple[Record | None, Finding | None]:
+    from wheeldoctor.formats.record import decode_record  # with csv: only where RECORD is read
+
     data = read_regular(path, METADATA_LIMIT)
     if isinstance(data, ReadError):
         if data.missing:
             return None, _no_record(legacy)
-        return None, Finding(Code.RECORD_UNDECODABLE, Kind.MALFORMED, "RECORD", data.message)
+        return None, Finding(code=Code.RECORD_UNDECODABLE, kind=Kind.MALFORMED, path="RECORD", message=data.message)
     return decode_record(data), None
 
 
@@ -206,12 +215,14 @@ def _read_metadata(path: str, dir_name: str, dir_version: str) -> tuple[Metadata
     filename = os.path.basename(path)
     data = read_regular(path, METADATA_LIMIT)
     if isinstance(data, ReadError):
-        return None, Finding(Code.METADATA_PROBLEM, Kind.MALFORMED, filename, data.message)
+        return None, Finding(code=Code.METADATA_PROBLEM, kind=Kind.MALFORMED, path=filename, message=data.message)
     fields = header_fields(data)
     name, version, requires_python = (fields.get(f, [None])[0] for f in ("name", "version", "requires-python"))
     if not name or not version:
         missing = " and ".join(f for f, v in (("Name", name), ("Version", version)) if not v)
-        return None, Finding(Code.METADATA_PROBLEM, Kind.MALFORMED, filename, f"has no {missing} field")
+        return None, Finding(
+            code=Code.METADATA_PROBLEM, kind=Kind.MALFORMED, path=filename, message=f"has no {missing} field"
+        )
     return (
         Metadata(
             name=name.strip(),
@@ -262,14 +273,14 @@ def load_environment(
         if memo is not None:
             memo.save()
     return Environment(
-        label,
-        python,
-        tuple(locations),
-        all_prefixes,
-        tuple(distributions),
-        tuple(markers),
-        None if tags is None else tuple(tags),
-        startup,
+        label=label,
+        python=python,
+        paths=tuple(locations),
+        prefixes=all_prefixes,
+        distributions=tuple(distributions),
+        markers=tuple(markers),
+        tags=None if tags is None else tuple(tags),
+        startup=startup,
     )
 
 

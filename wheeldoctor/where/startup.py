@@ -54,9 +54,9 @@ def read_pth(path: str, site_dir: str, version: tuple[int, int]) -> PthRead | No
     if isinstance(data, ReadError):
         if data.missing:
             return None
-        return PthRead(path, site_dir, None, data.message)
+        return PthRead(path=path, site_dir=site_dir, parsed=None, error=data.message)
     digest = "sha256=" + encode_digest(hashlib.sha256(data).digest())
-    return PthRead(path, site_dir, parse_pth(data, version), sha256=digest)
+    return PthRead(path=path, site_dir=site_dir, parsed=parse_pth(data, version), sha256=digest)
 
 
 def pth_names(site_dir: str) -> list[str] | None:
@@ -113,7 +113,13 @@ def simulate(
                 if added_key not in known and os.path.exists(added):
                     entries.append(PathEntry(added, Origin.PTH, pth_path, line.number))
                     known.add(added_key)
-    return Startup(tuple(entries), tuple(visited), tuple(read.values()), version, user_site=user_site)
+    return Startup(
+        entries=tuple(entries),
+        site_dirs=tuple(visited),
+        pth_files=tuple(read.values()),
+        version=version,
+        user_site=user_site,
+    )
 
 
 def visit(site_dirs: tuple[SiteDir, ...], version: tuple[int, int]) -> tuple[PthRead, ...]:
@@ -134,7 +140,9 @@ def given(paths: tuple[str, ...], version: tuple[int, int]) -> Startup:
     """
     site_dirs = tuple(SiteDir(os.path.abspath(p)) for p in paths)
     entries = tuple(PathEntry(p, Origin.GIVEN) for p in paths)
-    return Startup(entries, site_dirs, visit(site_dirs, version), version, isolated=True)
+    return Startup(
+        entries=entries, site_dirs=site_dirs, pth_files=visit(site_dirs, version), version=version, isolated=True
+    )
 
 
 def running(paths: tuple[str, ...]) -> Startup:
@@ -159,7 +167,12 @@ def running(paths: tuple[str, ...]) -> Startup:
     entries = tuple(PathEntry(p, Origin.RUNNING) for p in paths)
     user_site = bool(site_module.ENABLE_USER_SITE) if site_module is not None else False
     return Startup(
-        entries, tuple(site_dirs), visit(tuple(site_dirs), version), version, isolated=False, user_site=user_site
+        entries=entries,
+        site_dirs=tuple(site_dirs),
+        pth_files=visit(tuple(site_dirs), version),
+        version=version,
+        isolated=False,
+        user_site=user_site,
     )
 
 
