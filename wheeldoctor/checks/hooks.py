@@ -1,12 +1,16 @@
 """Start-up hooks: the code an environment runs at every interpreter start, and who put it there.
 
-A hook is a ``.pth`` file in a site directory (its ``import`` lines run at start-up) or a
-``sitecustomize``/``usercustomize`` module anywhere on the search path (``site`` imports
-it). Nothing is run here: the .pth files are the ones ``where/startup.py`` read as text,
-and modules are only listed and, for source, read.
+A hook is a ``.pth`` file in a site directory (its ``import`` lines run at start-up), a
+PEP 829 ``.start`` file there (its entry points are called at start-up from Python
+3.15), or a ``sitecustomize``/``usercustomize`` module anywhere on the search path
+(``site`` imports it). Nothing is run here: the .pth files are the ones
+``where/startup.py`` read as text, ``.start`` files and modules are only listed and read.
+A ``.start`` file is judged on every version (it waits for the interpreter that runs it);
+it turns off the import lines of the ``.pth`` of its name only where ``site`` reads it.
 
 - WD070: a hook that runs code, is owned (a RECORD or a system package lists it) and is
-  not in the registry of known benign hooks (``checks/known_hooks.py``).
+  not in the registry of known benign hooks (``checks/known_hooks.py``), or a ``.start``
+  entry point that resolves to no module its owner ships.
 - WD071: a hook that runs code and that nobody owns.
 
 Both carry ``found: sha256=…`` of the hook file, so an accept rule pinned to those bytes
@@ -17,14 +21,16 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
 
-from wheeldoctor.checks.known_hooks import KnownHook, known_module, known_pth
+from wheeldoctor.checks.known_hooks import known_module, known_pth, known_start
 from wheeldoctor.checks.ownership import Owner
 from wheeldoctor.disk.filesystem import ReadError, read_regular
+from wheeldoctor.formats.hook_template import KnownHook
 from wheeldoctor.formats.record_fields import encode_digest
+from wheeldoctor.formats.start import EntryPoint, disables_imports, module_files, parse_start
 from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.where.environment import Environment
 from wheeldoctor.where.startup import PthRead, Startup
@@ -41,6 +47,7 @@ class HookKind(str, Enum):
     """What sort of hook; the JSON ``kind`` field."""
 
     PTH = "pth"
+    START = "start"
     SITECUSTOMIZE = "sitecustomize"
     USERCUSTOMIZE = "usercustomize"
 
@@ -66,6 +73,12 @@ class StartupHook:
     known: KnownHook | None
     finding: Finding | None = None
     error: str | None = None
+    entry_points: tuple[str, ...] = ()
+    """A ``.start`` file's entry point lines, as written (untrusted: escape to show)."""
+    unresolved: tuple[str, ...] = ()
+    """Those of ``entry_points`` that name no module the file's owner ships."""
+    disabled_by: str | None = None
+    """For a ``.pth``: the ``.start`` file that turns its import lines off on this version."""
 
     @property
     def relative(self) -> str:
@@ -96,34 +109,64 @@ class HookAudit:
 
 
 def hook_paths(env: Environment) -> list[str]:
-    """Every start-up hook file of ``env``, for its owners to be looked up where RECORDs are read."""
+    """Every start-up hook file of ``env``, and every module a ``.start`` entry point may name.
+
+    Their owners are looked up where the RECORDs are read.
+    """
     if env.startup is None:
         return []
-    return [pth.path for pth in env.startup.pth_files] + [path for path, _ in _modules(env.startup)]
+    paths = [pth.path for pth in env.startup.pth_files] + [path for path, _ in _modules(env.startup)]
+    for start in _start_files(env.startup):
+        paths.append(start.path)
+        for entry in start.entry_points:
+            if entry.module is not None:
+                paths.extend(_module_candidates(start.site_dir, entry.module))
+    return paths
 
 
 def audit_hooks(
-    env: Environment, owner_of: Callable[[str], Owner | None], intact: Mapping[str, bool] | None = None
+    env: Environment,
+    owner_of: Callable[[str], Owner | None],
+    intact: Mapping[str, bool] | None = None,
+    known: Sequence[KnownHook] = (),
 ) -> HookAudit:
     """Find and judge every start-up hook of ``env``.
 
     ``owner_of`` says who installed a file (``Owners.owner``, or its answers brought back
-    from where the RECORDs were read); ``intact`` maps checked distributions to their verdict.
+    from where the RECORDs were read); ``intact`` maps checked distributions to their verdict;
+    ``known`` are the config's own known hooks, tried before the shipped registry.
     """
     startup = env.startup
     if startup is None:
         return HookAudit(())
-    hooks = [_pth_hook(pth, owner_of, intact or {}) for pth in startup.pth_files]
+    starts = _start_files(startup)
+    start_names = {os.path.join(s.site_dir, os.path.basename(s.path)) for s in starts}
+    hooks = [_pth_hook(pth, owner_of, intact or {}, known, start_names, startup.version) for pth in startup.pth_files]
+    hooks.extend(_start_hook(start, owner_of, intact or {}, known) for start in starts)
     hooks.extend(
-        _module_hook(path, directory, owner_of, intact or {}, startup.user_site is not False)
+        _module_hook(path, directory, owner_of, intact or {}, startup.user_site is not False, known)
         for path, directory in _modules(startup)
     )
     return HookAudit(tuple(hooks))
 
 
-def _pth_hook(pth: PthRead, owner_of: Callable[[str], Owner | None], intact: Mapping[str, bool]) -> StartupHook:
+def _pth_hook(
+    pth: PthRead,
+    owner_of: Callable[[str], Owner | None],
+    intact: Mapping[str, bool],
+    known_hooks: Sequence[KnownHook],
+    start_names: set[str],
+    version: tuple[int, int],
+) -> StartupHook:
     lines = () if pth.parsed is None else pth.parsed.executing
-    known = known_pth(os.path.basename(pth.path), tuple(line.text for line in lines))
+    name = os.path.basename(pth.path)
+    siblings = frozenset(os.path.basename(s) for s in start_names if os.path.dirname(s) == pth.site_dir)
+    disabled_by = None
+    if lines and disables_imports(name, siblings, version):
+        disabled_by = name[: -len(".pth")] + ".start"
+        lines = ()  # PEP 829: a matching .start turns the import lines off; path lines still apply
+    owner = owner_of(pth.path)
+    known = known_pth(name, tuple(line.text for line in lines), _owner_name(owner), known_hooks)
     hook = StartupHook(
         path=pth.path,
         kind=HookKind.PTH,
@@ -131,21 +174,114 @@ def _pth_hook(pth: PthRead, owner_of: Callable[[str], Owner | None], intact: Map
         executes=bool(lines),
         lines=tuple(line.number for line in lines),
         sha256=pth.sha256,  # of the very bytes whose lines were classified
-        owner=owner_of(pth.path),
+        owner=owner,
         owner_intact=None,
         known=known,
         error=pth.error,
+        disabled_by=disabled_by,
     )
     return _judged(hook, intact)
 
 
+@dataclass(frozen=True, slots=True)
+class _StartRead:
+    path: str
+    site_dir: str
+    entry_points: tuple[EntryPoint, ...]
+    sha256: str | None
+    error: str | None = None
+
+
+def _start_files(startup: Startup) -> list[_StartRead]:
+    """Every ``*.start`` file of the site directories, read as ``site`` of Python 3.15 reads them."""
+    found = []
+    for site_dir in startup.site_dirs:
+        try:
+            names = sorted(n for n in os.listdir(site_dir.path) if n.endswith(".start") and not n.startswith("."))
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(site_dir.path, name)
+            data = read_regular(path, _MODULE_LIMIT)
+            if isinstance(data, ReadError):
+                if not data.missing:
+                    found.append(_StartRead(path, site_dir.path, (), None, data.message))
+                continue
+            digest = "sha256=" + encode_digest(hashlib.sha256(data).digest())
+            found.append(_StartRead(path, site_dir.path, parse_start(data), digest))
+    return found
+
+
+def _module_candidates(site_dir: str, module: str) -> list[str]:
+    """The files in ``site_dir`` that would be imported as ``module`` (source, bytecode, extension)."""
+    found = [os.path.join(site_dir, p) for p in module_files(module) if os.path.isfile(os.path.join(site_dir, p))]
+    parent, _, leaf = module.rpartition(".")
+    directory = os.path.join(site_dir, *parent.split(".")) if parent else site_dir
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return found
+    found += [
+        os.path.join(directory, n)
+        for n in sorted(names)
+        if n.startswith(leaf + ".") and n.endswith((".so", ".pyd")) and os.path.isfile(os.path.join(directory, n))
+    ]
+    return found
+
+
+def _start_hook(
+    start: _StartRead,
+    owner_of: Callable[[str], Owner | None],
+    intact: Mapping[str, bool],
+    known_hooks: Sequence[KnownHook],
+) -> StartupHook:
+    owner = owner_of(start.path)
+    unresolved = []
+    for entry in start.entry_points:
+        shipped = entry.module is not None and any(
+            (o := owner_of(p)) is not None and owner is not None and o.name == owner.name
+            for p in _module_candidates(start.site_dir, entry.module)
+        )
+        if not shipped:
+            unresolved.append(entry.text)
+    texts = tuple(e.text for e in start.entry_points)
+    known = None
+    if not unresolved:
+        known = known_start(os.path.basename(start.path), texts, _owner_name(owner), known_hooks)
+    hook = StartupHook(
+        path=start.path,
+        kind=HookKind.START,
+        site_dir=start.site_dir,
+        executes=bool(start.entry_points),
+        lines=tuple(e.number for e in start.entry_points),
+        sha256=start.sha256,
+        owner=owner,
+        owner_intact=None,
+        known=known,
+        error=start.error,
+        entry_points=texts,
+        unresolved=tuple(unresolved),
+    )
+    return _judged(hook, intact)
+
+
+def _owner_name(owner: Owner | None) -> str | None:
+    return None if owner is None else owner.name
+
+
 def _module_hook(
-    path: str, directory: str, owner_of: Callable[[str], Owner | None], intact: Mapping[str, bool], user_site: bool
+    path: str,
+    directory: str,
+    owner_of: Callable[[str], Owner | None],
+    intact: Mapping[str, bool],
+    user_site: bool,
+    known_hooks: Sequence[KnownHook],
 ) -> StartupHook:
     name = os.path.basename(path if os.path.basename(path) != "__init__.py" else os.path.dirname(path))
     kind = HookKind.USERCUSTOMIZE if name.startswith("usercustomize") else HookKind.SITECUSTOMIZE
     digest, text = _digest(path)
-    known = known_module(name, text) if text is not None else None
+    owner = owner_of(path)
+    known = known_module(name, text, _owner_name(owner), known_hooks) if text is not None else None
     hook = StartupHook(
         path=path,
         kind=kind,
@@ -154,7 +290,7 @@ def _module_hook(
         executes=kind is HookKind.SITECUSTOMIZE or user_site,
         lines=(),
         sha256=digest,
-        owner=owner_of(path),
+        owner=owner,
         owner_intact=None,
         known=known,
     )
@@ -208,6 +344,8 @@ def _judged(hook: StartupHook, intact: Mapping[str, bool]) -> StartupHook:
 
 def _finding(hook: StartupHook, recorded: str | None) -> Finding:
     relative = hook.relative
+    if hook.kind is HookKind.START:
+        return _start_finding(hook, recorded)
     if hook.lines:
         where = "line" + ("s " if len(hook.lines) > 1 else " ") + ", ".join(map(str, hook.lines))
     else:
@@ -217,3 +355,17 @@ def _finding(hook: StartupHook, recorded: str | None) -> Finding:
         return Finding(Code.STARTUP_HOOK_UNOWNED, Kind.STARTUP_HOOK, relative, message, found=hook.sha256)
     message = f"{hook.owner.label} ships {relative}, which runs code at every interpreter start ({where})"
     return Finding(Code.STARTUP_HOOK_OWNED, Kind.STARTUP_HOOK, relative, message, expected=recorded, found=hook.sha256)
+
+
+def _start_finding(hook: StartupHook, recorded: str | None) -> Finding:
+    """A ``.start`` file that is not a known hook: which entry points, and which resolve to nothing its owner ships."""
+    count = len(hook.entry_points)
+    runs = f"names {count} entry point(s) that Python 3.15 and later call at every interpreter start"
+    stray = f"; {len(hook.unresolved)} resolve(s) to no module its owner ships" if hook.unresolved else ""
+    if hook.owner is None:
+        message = f"{hook.relative} {runs}{stray}, and no installer recorded it"
+        return Finding(Code.STARTUP_HOOK_UNOWNED, Kind.STARTUP_HOOK, hook.relative, message, found=hook.sha256)
+    message = f"{hook.owner.label} ships {hook.relative}, which {runs}{stray}"
+    return Finding(
+        Code.STARTUP_HOOK_OWNED, Kind.STARTUP_HOOK, hook.relative, message, expected=recorded, found=hook.sha256
+    )

@@ -126,7 +126,9 @@ def run_check(
         if walk is not None:
             intact = {r.name: r.status is Status.INTACT for r in reports if r.dist is not None}
             owner_of, scan = from_data(walk.result())
-            hooks, unowned, third = accept_startup(audit_hooks(env, owner_of.get, intact), scan, policy)
+            hooks, unowned, third = accept_startup(
+                audit_hooks(env, owner_of.get, intact, policy.config.known_hooks), scan, policy
+            )
             passes.append(third)
             judged_too += third.reports  # rules naming hooks are used, counted or stale like any other
     except BaseException:
