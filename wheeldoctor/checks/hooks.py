@@ -73,6 +73,8 @@ class StartupHook:
     known: KnownHook | None
     finding: Finding | None = None
     error: str | None = None
+    code: tuple[str, ...] = ()
+    """The text of each line in ``lines`` (untrusted: escape to show)."""
     entry_points: tuple[str, ...] = ()
     """A ``.start`` file's entry point lines, as written (untrusted: escape to show)."""
     unresolved: tuple[str, ...] = ()
@@ -179,6 +181,7 @@ def _pth_hook(
         known=known,
         error=pth.error,
         disabled_by=disabled_by,
+        code=tuple(line.text for line in lines),
     )
     return _judged(hook, intact)
 
@@ -261,6 +264,7 @@ def _start_hook(
         error=start.error,
         entry_points=texts,
         unresolved=tuple(unresolved),
+        code=texts,
     )
     return _judged(hook, intact)
 

@@ -11,7 +11,8 @@ break, so no placeholder can hold code.
 - ``quoted``: one dotted name in single quotes, as ``repr()`` writes it;
 - ``quoted-list``: quoted names joined by ``", "``, with an optional trailing comma;
 - ``version``: letters, digits and ``.+!_-``;
-- ``path``: any run of characters but quotes, backslashes and line breaks.
+- ``path``: any run of characters but quotes, backslashes and line breaks; only between
+  quotes of the same kind (``'{p:path}'``), so it is always a string literal.
 
 Pure: :func:`compile_template` raises :class:`TemplateError` for a template it cannot use;
 :func:`hook_from` reads one registry entry (shipped or from a config) into a :class:`KnownHook`.
@@ -51,8 +52,12 @@ def compile_template(template: str) -> re.Pattern[str]:
         parts = list(string.Formatter().parse(template))
     except ValueError as e:
         raise TemplateError(f"unbalanced braces ({e}); write {{{{ and }}}} for literal braces") from None
-    for literal, field, spec, conversion in parts:
+    for index, (literal, field, spec, conversion) in enumerate(parts):
         pattern.append(re.escape(literal))
+        if spec == "path":
+            after = parts[index + 1][0] if index + 1 < len(parts) else ""
+            if not literal or literal[-1] not in "'\"" or not after.startswith(literal[-1]):
+                raise TemplateError(f"placeholder {{{field}:path}}: write it between quotes ('{{{field}:path}}')")
         if field is None:
             continue
         if conversion is not None or not _LABEL.fullmatch(field):

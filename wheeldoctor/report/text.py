@@ -199,9 +199,19 @@ def summary(result: CheckResult) -> str:
     replaced = sum(1 for f in every if f.kind is Kind.REPLACED and f.accepted is None)
     extra = "".join(f", {n} {what}" for n, what in ((replaced, "replaced by an overlay"), (accepted, "accepted")) if n)
     unrelated = f"; {len(result.unrelated)} unrelated clash(es)" if result.unrelated else ""
+    # Every failing thing is counted, not only files: a run that fails never says "0 finding(s)".
+    others = [
+        (len(result.failing_hooks), "start-up hook(s)"),
+        (len(result.failing_unowned), "unowned module(s)"),
+        (len(result.unrelated), "unrelated pair(s)"),
+    ]
+    total = len(every) - accepted - replaced + sum(n for n, _ in others)
+    files = len(every) - accepted - replaced
+    breakdown = ", ".join(f"{n} {what}" for n, what in others if n)
+    of = f" ({files} in files, {breakdown})" if breakdown else ""
     return (
         f"{len(result.distributions)} checked: {', '.join(parts) or 'nothing'}; "
-        f"{len(every) - accepted - replaced} finding(s){extra}{unrelated}"
+        f"{total} finding(s){of}{extra}{unrelated}"
     )
 
 
