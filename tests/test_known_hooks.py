@@ -32,9 +32,9 @@ SURVEY: list[tuple[str, str, str, bytes, str]] = [
         "coverage",
         "7.17.4",
         "a1_coverage.pth",
-        b"import sys; exec('import os\\n\\nif os.getenv(\"COVERAGE_PROCESS_START\") or "
-        b"os.getenv(\"COVERAGE_PROCESS_CONFIG\"):\\n try:\\n  import coverage\\n except:\\n  pass\\n else:\\n"
-        b"  coverage.process_startup(slug=\"pth\")')\n",
+        b'import sys; exec(\'import os\\n\\nif os.getenv("COVERAGE_PROCESS_START") or '
+        b'os.getenv("COVERAGE_PROCESS_CONFIG"):\\n try:\\n  import coverage\\n except:\\n  pass\\n else:\\n'
+        b'  coverage.process_startup(slug="pth")\')\n',
         "coverage start-up hook",
     ),
     (
@@ -78,8 +78,8 @@ SURVEY: list[tuple[str, str, str, bytes, str]] = [
         "6.0.0",
         "pytest-cov.pth",
         b"import os, sys;exec('if \\'COV_CORE_SOURCE\\' in os.environ:\\n try:\\n  from pytest_cov.embed import "
-        b"init\\n  init()\\n except Exception as exc:\\n  sys.stderr.write(\\n   \"pytest-cov: Failed to setup "
-        b"subprocess coverage. \"\\n   \"Environ: {0!r} \"\\n   \"Exception: {1!r}\\\\n\".format(\\n    "
+        b'init\\n  init()\\n except Exception as exc:\\n  sys.stderr.write(\\n   "pytest-cov: Failed to setup '
+        b'subprocess coverage. "\\n   "Environ: {0!r} "\\n   "Exception: {1!r}\\\\n".format(\\n    '
         b"dict((k, v) for k, v in os.environ.items() if k.startswith(\\'COV_CORE\\')),\\n    exc\\n   )\\n  )\\n')\n",
         "pytest-cov subprocess support",
     ),

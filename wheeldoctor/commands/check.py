@@ -105,13 +105,14 @@ def run_check(
         from wheeldoctor.checks.hooks import audit_hooks
         from wheeldoctor.checks.overlay import resolve_overlays
         from wheeldoctor.checks.policy import Policy, accept, outcome
+        from wheeldoctor.checks.recompiled import explain_recompiled
         from wheeldoctor.checks.unowned import from_data
 
         graph = RequirementGraph.of(env)
         clashes = find_clashes(verification.owners, verification.states, involving=[d.name for d in checked])
         pairs = pair_up(clashes, active, graph)
         # Read, judge files, judge shared paths, then build the result: statuses once, at the end.
-        judged = list(verification.reports)
+        judged = explain_recompiled(verification.reports)
         helpers = _overlays_to_verify(env, judged, graph, jobs=jobs, cache_dir=cache_dir)
         policy = policy or Policy(datetime.date.today())
         first = accept([*judged, *helpers], policy)

@@ -196,8 +196,17 @@ def summary(result: CheckResult) -> str:
     parts = [f"{n} {status.value}" for status, n in sorted(counts.items(), key=lambda kv: list(Status).index(kv[0]))]
     every = [f for r in result.distributions for f in r.findings]
     accepted = sum(1 for f in every if f.accepted is not None)
-    replaced = sum(1 for f in every if f.kind is Kind.REPLACED and f.accepted is None)
-    extra = "".join(f", {n} {what}" for n, what in ((replaced, "replaced by an overlay"), (accepted, "accepted")) if n)
+    replaced = sum(1 for f in every if f.kind in (Kind.REPLACED, Kind.RECOMPILED) and f.accepted is None)
+    recompiled = sum(1 for f in every if f.kind is Kind.RECOMPILED and f.accepted is None)
+    extra = "".join(
+        f", {n} {what}"
+        for n, what in (
+            (replaced - recompiled, "replaced by an overlay"),
+            (recompiled, "recompiled by the installer"),
+            (accepted, "accepted"),
+        )
+        if n
+    )
     unrelated = f"; {len(result.unrelated)} unrelated clash(es)" if result.unrelated else ""
     # Every failing thing is counted, not only files: a run that fails never says "0 finding(s)".
     others = [
@@ -217,7 +226,7 @@ def summary(result: CheckResult) -> str:
 
 def shown(finding: Finding, show_accepted: bool) -> bool:
     """Whether a finding gets its own line: not an overlay's bytes (one line per pair says it), not accepted."""
-    return finding.kind is not Kind.REPLACED and (finding.accepted is None or show_accepted)
+    return finding.kind not in (Kind.REPLACED, Kind.RECOMPILED) and (finding.accepted is None or show_accepted)
 
 
 def accepted_note(finding: Finding) -> str:
