@@ -308,9 +308,12 @@ def _target_scripts(site_dir: str, files: list[UnownedFile], owners: Owners) -> 
     marked = []
     for item in files:
         owner = scripts.get(os.path.basename(item.path)) if os.path.dirname(item.path) == scripts_dir else None
-        if owner is not None and item.claimed_by is None:
-            item = UnownedFile(item.path, item.site_dir, item.importable, f"{owner} (pip --target script)")
-        marked.append(item)
+        claimed = owner is not None and item.claimed_by is None
+        marked.append(
+            UnownedFile(item.path, item.site_dir, item.importable, f"{owner} (pip --target script)")
+            if claimed
+            else item
+        )
     return marked
 
 

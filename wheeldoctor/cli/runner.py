@@ -123,15 +123,38 @@ def choose_format(chosen: str | None, json: bool) -> str:
 
 
 def target_of(python: str | None, path: list[str] | None, dpkg_admindir: str | None = None) -> Target:
-    """The environment to inspect; refused when it could only be a pre-commit hook's own venv."""
-    if not python and not path and os.path.basename(sys.prefix).startswith("py_env-"):
-        # pre-commit installs a `language: python` hook into ~/.cache/pre-commit/…/py_env-*: checking
-        # that venv would report on wheeldoctor's own dependencies, never on the project's.
-        fail(
-            f"this would check only the hook's own environment ({sys.prefix}), not your project's",
-            "give the hook `args: [--python, .venv/bin/python]`, or use the `wheeldoctor-system` hook",
-        )
+    """The environment to inspect: as named, else found as uv finds it (``where/discover.py``).
+
+    The choice and why go to stderr first; wheeldoctor's own tool venv is refused (exit 2).
+    ``--python`` may name a venv or prefix directory.
+    """
+    from wheeldoctor.where import discover
+
+    if python and os.path.isdir(python):
+        found = discover.interpreter_in(python)
+        if found is None:
+            fail(f"--python {python}: a directory with no bin/python (or Scripts/python.exe) in it")
+        python = found
+    if not python and not path:
+        try:
+            choice = discover.discover(os.environ, os.getcwd(), sys.prefix, _config_python())
+        except discover.Refusal as e:
+            fail(str(e))
+        python = choice.python
+        sys.stderr.write(f"environment: {python or sys.executable} ({choice.reason})\n")
     return Target(python=python, paths=tuple(path or ()), dpkg_admindir=dpkg_admindir)
+
+
+def _config_python() -> str | None:
+    """``[tool.wheeldoctor] python`` of the nearest config; a config that cannot be read is reported later."""
+    from wheeldoctor.formats.config import ConfigError, find_config, load_config
+
+    try:
+        found = find_config(os.getcwd())
+        defaults = load_config(found).defaults if found is not None else None
+    except (ConfigError, OSError):
+        return None
+    return defaults.python if defaults is not None else None
 
 
 #: What :func:`deliver` imports to render a report, for a command to import while its workers run.
