@@ -413,3 +413,13 @@ def test_each_surveyed_wheel_from_the_index_passes(venv_factory: VenvFactory, sp
     assert rc == 0, [h["finding"] for h in doc["startup_hooks"] if h["finding"]]
     name = spec.split("==")[0]
     assert any(h["known"] and h["owner"] and h["owner"]["name"] == name for h in doc["startup_hooks"]), doc
+
+
+def test_fix_with_a_planted_hook_says_it_cannot_and_fails(venv_factory: VenvFactory) -> None:
+    venv = venv_factory()
+    (venv.site_packages / "evil.pth").write_text("import os; os.getpid()\n")
+    done = run_cli("fix", "--all", "--yes", "--python", venv.python)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "healthy" not in done.stdout and "Traceback" not in done.stderr
+    assert "plan: nothing that fix can repair" in done.stdout
+    assert "left alone: (unowned): start-up hook evil.pth runs code at every interpreter start" in done.stdout

@@ -29,6 +29,7 @@ from wheeldoctor.checks.outcome import (
     expectation_problems,
     file_problems,
     pair_problems,
+    startup_problems,
 )
 from wheeldoctor.checks.plan import FixStep, RepairPlan, plan_repairs
 from wheeldoctor.checks.policy import Policy
@@ -170,6 +171,7 @@ def plan_fix(
     plan = plan_repairs(env, check.distributions, check.pairs, duplicates, keep)
     before = file_problems(check.distributions) | pair_problems(check.pairs)
     before |= duplicate_problems(d for d in duplicates if d.failing)
+    before |= startup_problems(check.failing_hooks, check.failing_unowned)
     ordered = tuple(sorted(before, key=lambda p: (p.subject, p.key)))
     return FixPlan(check, duplicates, plan, ordered, target, policy, cache_dir)
 
