@@ -91,6 +91,7 @@ def discover(environ: Mapping[str, str], cwd: str, running_prefix: str, config_p
         raise Refusal(
             f"no environment to check: the only one found is wheeldoctor's own ({running_prefix}; {why}); "
             "activate a venv (VIRTUAL_ENV), run from a project with a .venv, set python = PATH in the "
-            "tool.wheeldoctor table of pyproject.toml, or give --python PATH (an interpreter or a venv directory) or --path DIR"
+            "tool.wheeldoctor table of pyproject.toml, or give --python PATH (an interpreter or a venv "
+            "directory) or --path DIR"
         )
     return Choice(None, "the interpreter wheeldoctor runs in")
