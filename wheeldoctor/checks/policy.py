@@ -15,9 +15,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from wheeldoctor.checks.files import DistributionReport
+from wheeldoctor.checks.selection import CodeSelection
 from wheeldoctor.formats.baseline import BaselineEntry
 from wheeldoctor.formats.config import AcceptRule, Config
 from wheeldoctor.model.findings import Acceptance, Finding, Kind
+
+SELECTED_OUT = "selection"
+"""``Acceptance.by`` of a finding whose code ``--select``/``--ignore`` leave out."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,11 +32,13 @@ class Policy:
     config: Config = field(default_factory=Config)
     baseline: tuple[BaselineEntry, ...] = ()
     baseline_source: str | None = None
+    selection: CodeSelection = field(default_factory=CodeSelection)
+    """``--select``/``--ignore``: findings of codes left out count as accepted ``by: selection``."""
 
     @property
     def empty(self) -> bool:
         """Nothing to accept: the run is judged exactly as without a policy."""
-        return not self.config.rules and self.baseline_source is None
+        return not self.config.rules and self.baseline_source is None and self.selection.everything
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +99,9 @@ def _accepted(
             used_entries.add(index)
             source = policy.baseline_source or ""
             return replace(finding, accepted=Acceptance("baseline", "in the baseline", source))
+    if not policy.selection.allows(code):
+        # Last: a rule that names the finding is used, never called stale because of a selection.
+        return replace(finding, accepted=Acceptance(SELECTED_OUT, "not selected", policy.selection.describe()))
     return finding
 
 

@@ -16,13 +16,17 @@ from wheeldoctor.cli.options import (
     BaselineOption,
     ConfigOption,
     DpkgAdmindirOption,
+    ExitZeroOption,
     FormatOption,
+    IgnoreOption,
     JobsOption,
     JsonOption,
     NoCacheOption,
     OutputOption,
     PathOption,
     PythonOption,
+    QuietOption,
+    SelectOption,
     ShowAcceptedOption,
     ShowUnownedOption,
     StrictOption,
@@ -35,12 +39,14 @@ from wheeldoctor.cli.runner import (
     cache_dir,
     choose_format,
     deliver,
+    exit_code,
     exit_now,
     fail,
     guard,
     no_cyclic_gc,
     pin_baseline,
     refuse_report_with_baseline,
+    settings_of,
     target_of,
 )
 from wheeldoctor.report.progress import progress_bar
@@ -91,6 +97,10 @@ def check(
     write_baseline: WriteBaselineOption = None,
     show_accepted: ShowAcceptedOption = False,
     show_unowned: ShowUnownedOption = False,
+    select: SelectOption = None,
+    ignore: IgnoreOption = None,
+    exit_zero: ExitZeroOption = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Verify distributions' files against their RECORD or package manager's record (--all: start-up hooks too)."""
 
@@ -99,7 +109,8 @@ def check(
             fail("name the distributions to check, or pass --all (not both)")
         chosen = choose_format(format_, json)
         refuse_report_with_baseline(write_baseline, chosen, output)
-        target = target_of(python, path, dpkg_admindir)
+        settings = settings_of(config, select=select, ignore=ignore, jobs=jobs, strict=strict)
+        target = target_of(python, path, dpkg_admindir, quiet=quiet)
         start_probe(target)  # it runs while the checks are imported
         from wheeldoctor.commands import policy as policies
         from wheeldoctor.commands.check import import_stepwise, run_check
@@ -107,17 +118,19 @@ def check(
         with no_cyclic_gc():
             cached = cache_dir(no_cache)
             env = load_target(target, defer_records=True, cache_dir=cached)
-            policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
-            with progress_bar(chosen != "text") as sink:
+            policy = policies.load_policy(
+                env, config=config, baseline_file=baseline, writing=write_baseline, selection=settings.selection
+            )
+            with progress_bar(chosen != "text" or quiet) as sink:
                 result = run_check(
                     env,
                     names or None,
-                    jobs=jobs,
+                    jobs=settings.jobs,
                     progress=sink,
-                    strict=strict or not all_,
+                    strict=settings.strict or not all_,
                     cache_dir=cached,
                     processes=True,
-                    strict_overlays=strict,
+                    strict_overlays=settings.strict,
                     policy=policy,
                     meanwhile=import_stepwise(REPORT_MODULES),
                 )
@@ -127,8 +140,8 @@ def check(
         from wheeldoctor.report import text
 
         rich = partial(text.render_rich, result, show_accepted=show_accepted)
-        deliver(result, chosen, output, rich, show_accepted=show_accepted)
-        return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
+        deliver(result, chosen, output, rich, show_accepted=show_accepted, quiet=quiet)
+        return exit_code(result.healthy, exit_zero)
 
     guard(run)
 
@@ -203,13 +216,18 @@ def doctor(
     baseline: BaselineOption = None,
     write_baseline: WriteBaselineOption = None,
     show_accepted: ShowAcceptedOption = False,
+    select: SelectOption = None,
+    ignore: IgnoreOption = None,
+    exit_zero: ExitZeroOption = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Everything at once: files, clashes, start-up hooks, dependencies, duplicates, compatibility; one exit code."""
 
     def run() -> int:
         chosen = choose_format(format_, json)
         refuse_report_with_baseline(write_baseline, chosen, output)
-        target = target_of(python, path, dpkg_admindir)
+        settings = settings_of(config, select=select, ignore=ignore, jobs=jobs, strict=strict)
+        target = target_of(python, path, dpkg_admindir, quiet=quiet)
         start_probe(target, with_tags=True)
         from wheeldoctor.commands import policy as policies
         from wheeldoctor.commands.doctor import run_doctor
@@ -218,15 +236,24 @@ def doctor(
         with no_cyclic_gc():
             cached = cache_dir(no_cache)
             env = load_target(target, with_tags=True, defer_records=True, cache_dir=cached)
-            policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
-            with progress_bar(chosen != "text") as sink:
-                result = run_doctor(env, jobs=jobs, progress=sink, strict=strict, cache_dir=cached, policy=policy)
+            policy = policies.load_policy(
+                env, config=config, baseline_file=baseline, writing=write_baseline, selection=settings.selection
+            )
+            with progress_bar(chosen != "text" or quiet) as sink:
+                result = run_doctor(
+                    env,
+                    jobs=settings.jobs,
+                    progress=sink,
+                    strict=settings.strict,
+                    cache_dir=cached,
+                    policy=policy,
+                )
         result = replace(result, check=replace(result.check, show_unowned=show_unowned))
         if write_baseline is not None:
             return pin_baseline(write_baseline, result.check.baseline_reports)
         rich = partial(deps_text.render_doctor_rich, result, show_accepted=show_accepted)
-        deliver(result, chosen, output, rich, show_accepted=show_accepted)
-        return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
+        deliver(result, chosen, output, rich, show_accepted=show_accepted, quiet=quiet)
+        return exit_code(result.healthy, exit_zero)
 
     guard(run)
 
@@ -240,7 +267,13 @@ def fix(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; run nothing.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Run the plan without asking.")] = False,
     keep: Annotated[list[str] | None, typer.Option(metavar="NAME", help="Of an unrelated pair, keep NAME.")] = None,
-    json: Annotated[bool, typer.Option("--json", help="The JSON document on stdout; the rest on stderr.")] = False,
+    json: Annotated[bool, typer.Option("--json", help="The same as --format json.")] = False,
+    format_: Annotated[
+        str | None,
+        typer.Option(
+            "--format", metavar="FORMAT", help="text (default) or json: the document on stdout, the rest on stderr."
+        ),
+    ] = None,
     no_cache: NoCacheOption = False,
     dpkg_admindir: DpkgAdmindirOption = None,
     config: ConfigOption = None,
@@ -251,6 +284,7 @@ def fix(
     def run() -> int:
         if bool(names) == all_:
             fail("name the distributions to repair, or pass --all (not both)")
+        as_json = choose_format(format_, json, allowed=("text", "json")) == "json"
         from wheeldoctor.commands.fix import plan_fix, run_fix
         from wheeldoctor.report import fix_text
 
@@ -262,11 +296,11 @@ def fix(
             config=config,
             baseline=baseline,
         )
-        out = sys.stderr if json else sys.stdout  # with --json, stdout holds the document alone
+        out = sys.stderr if as_json else sys.stdout  # with --json, stdout holds the document alone
         ask = (lambda n: typer.confirm(f"Run these {n} step(s)?", err=True)) if sys.stdin.isatty() else None
         sink = fix_text.StreamSink(out)  # a refusal (FixRefused) exits 2 through the guard
         result = run_fix(planned, sink, dry_run=dry_run, yes=yes, ask=ask, explicit_python=bool(python))
-        fix_text.finish(result, out, sys.stdout if json else None, dry_run=dry_run)
+        fix_text.finish(result, out, sys.stdout if as_json else None, dry_run=dry_run)
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
     guard(run)
@@ -280,12 +314,17 @@ def imports(
     modules: Annotated[list[str], typer.Argument(metavar="MODULE...", help="Modules to import, a process each.")],
     python: PythonOption = None,
     json: JsonOption = False,
+    format_: Annotated[
+        str | None, typer.Option("--format", metavar="FORMAT", help="text (default), json or github (annotations).")
+    ] = None,
     forbid: Annotated[str, typer.Option("--forbid", metavar="EFFECT,...", help=_FORBID_HELP)] = "gpu-init",
     timeout: Annotated[float, typer.Option("--timeout", metavar="S", help="Kill an import that takes longer.")] = 60.0,
+    exit_zero: ExitZeroOption = False,
 ) -> None:
     """Import modules (this RUNS their code) and report GPU driver initialisation, threads, processes, time."""
 
     def run() -> int:
+        chosen = choose_format(format_, json, allowed=("text", "json", "github"))
         from wheeldoctor.checks.imports import ImportProbeError
         from wheeldoctor.commands.imports import Forbid, run_imports
         from wheeldoctor.report import imports_text
@@ -295,8 +334,12 @@ def imports(
             result = run_imports(tuple(modules), python, forbid=Forbid.parse(forbid), timeout=timeout)
         except (ImportProbeError, ValueError) as e:
             fail(str(e))
-        if json:
+        if chosen == "json":
             sys.stdout.write(json_report.render(json_report.imports_document(result)))
+        elif chosen == "github":
+            from wheeldoctor.report import imports_github
+
+            sys.stdout.writelines(line + "\n" for line in imports_github.render(result))
         else:
             from rich.console import Console
 
@@ -305,7 +348,7 @@ def imports(
                 imports_text.render_rich(result, console)
             else:
                 sys.stdout.writelines(line + "\n" for line in imports_text.render_plain(result))
-        return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
+        return exit_code(result.healthy, exit_zero)
 
     guard(run)
 

@@ -12,6 +12,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, NoReturn
 
 import typer
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from wheeldoctor.checks.files import DistributionReport
+    from wheeldoctor.checks.selection import CodeSelection
+    from wheeldoctor.formats.config import Defaults
     from wheeldoctor.report.cases import Result
 
     Rich = Callable[[Console], None] | None
@@ -49,7 +52,9 @@ def guard(run: Callable[[], int]) -> NoReturn:
     except (TargetError, InputError) as e:
         fail(str(e), getattr(e, "tip", None))  # fix's refusals say what to do instead
     except KeyboardInterrupt:
-        raise typer.Exit(130) from None
+        from wheeldoctor.cli import interrupted
+
+        interrupted()
     except BrokenPipeError:
         # The reader went away (`| head`): say nothing more, and keep the interpreter's
         # final flush from raising again on the closed pipe.
@@ -113,16 +118,18 @@ def cache_dir(disabled: bool) -> str | None:
 _FORMATS = ("text", "json", "github", "junit", "sarif")
 
 
-def choose_format(chosen: str | None, json: bool) -> str:
-    """``--format``, with ``--json`` as its alias; anything else is one line and exit 2."""
-    if chosen is not None and chosen not in _FORMATS:
-        fail(f"unknown format {chosen!r}: choose one of {', '.join(_FORMATS)}")
+def choose_format(chosen: str | None, json: bool, allowed: Sequence[str] = _FORMATS) -> str:
+    """``--format`` (one of ``allowed``), with ``--json`` as its alias; anything else is one line and exit 2."""
+    if chosen is not None and chosen not in allowed:
+        fail(f"unknown format {chosen!r}: choose one of {', '.join(allowed)}")
     if json and chosen not in (None, "json"):
         fail(f"--json is --format json: it cannot be combined with --format {chosen}")
     return "json" if json else chosen or "text"
 
 
-def target_of(python: str | None, path: list[str] | None, dpkg_admindir: str | None = None) -> Target:
+def target_of(
+    python: str | None, path: list[str] | None, dpkg_admindir: str | None = None, *, quiet: bool = False
+) -> Target:
     """The environment to inspect: as named, else found as uv finds it (``where/discover.py``).
 
     The choice and why go to stderr first; wheeldoctor's own tool venv is refused (exit 2).
@@ -141,20 +148,61 @@ def target_of(python: str | None, path: list[str] | None, dpkg_admindir: str | N
         except discover.Refusal as e:
             fail(str(e))
         python = choice.python
-        sys.stderr.write(f"environment: {python or sys.executable} ({choice.reason})\n")
+        if not quiet:
+            sys.stderr.write(f"environment: {python or sys.executable} ({choice.reason})\n")
     return Target(python=python, paths=tuple(path or ()), dpkg_admindir=dpkg_admindir)
 
 
 def _config_python() -> str | None:
     """``[tool.wheeldoctor] python`` of the nearest config; a config that cannot be read is reported later."""
-    from wheeldoctor.formats.config import ConfigError, find_config, load_config
+    from wheeldoctor.formats.config import ConfigError
 
     try:
-        found = find_config(os.getcwd())
-        defaults = load_config(found).defaults if found is not None else None
+        defaults = _config_defaults(None)
     except (ConfigError, OSError):
         return None
     return defaults.python if defaults is not None else None
+
+
+def _config_defaults(config: str | None) -> Defaults | None:
+    """The defaults of ``--config FILE``, else of the nearest config; None when there is none."""
+    from wheeldoctor.formats.config import find_config, load_config
+
+    found = config if config is not None else find_config(os.getcwd())
+    return load_config(found).defaults if found is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What the command line, else the config's ``[tool.wheeldoctor]`` defaults, set for one run."""
+
+    selection: CodeSelection
+    jobs: int | None
+    strict: bool
+
+
+def settings_of(
+    config: str | None, *, select: list[str] | None, ignore: list[str] | None, jobs: int | None, strict: bool
+) -> Settings:
+    """Each of ``--select``, ``--ignore``, ``--jobs``, ``--strict`` as given, else the config's key.
+
+    A bad option value or config is one line and exit 2 (through :func:`guard`).
+    """
+    from wheeldoctor.checks.selection import CodeSelection, parse_prefixes
+
+    defaults = _config_defaults(config)
+    chosen = parse_prefixes(select, "--select") if select else (defaults.select if defaults else ())
+    left_out = parse_prefixes(ignore, "--ignore") if ignore else (defaults.ignore if defaults else ())
+    return Settings(
+        CodeSelection(tuple(chosen), tuple(left_out)),
+        jobs if jobs is not None else (defaults.jobs if defaults else None),
+        strict or bool(defaults is not None and defaults.strict),
+    )
+
+
+def exit_code(healthy: bool, exit_zero: bool = False) -> int:
+    """0 healthy, 1 problems found; ``--exit-zero`` turns 1 into 0 (could-not-run stays 2)."""
+    return EXIT_HEALTHY if healthy or exit_zero else EXIT_PROBLEMS
 
 
 #: What :func:`deliver` imports to render a report, for a command to import while its workers run.
@@ -166,8 +214,18 @@ REPORT_MODULES = (
 )
 
 
-def deliver(result: Result, chosen: str, output: str | None, rich: Rich = None, show_accepted: bool = False) -> None:
-    """The report in ``chosen`` format to stdout; with ``output``, to that file and the text report to stdout."""
+def deliver(
+    result: Result,
+    chosen: str,
+    output: str | None,
+    rich: Rich = None,
+    show_accepted: bool = False,
+    quiet: bool = False,
+) -> None:
+    """The report in ``chosen`` format to stdout; with ``output``, to that file and the text report to stdout.
+
+    ``quiet`` (``-q``) changes the text report only: what fails and the summary, nothing when healthy.
+    """
     from wheeldoctor.report.output import OutputError, append, write_atomic
     from wheeldoctor.report.render import Format, render, step_summary
 
@@ -184,6 +242,10 @@ def deliver(result: Result, chosen: str, output: str | None, rich: Rich = None, 
             sys.stderr.write(f"warning: {e}\n")  # the annotations still go out
     if output is None and fmt is not Format.TEXT:
         sys.stdout.write(render(result, fmt, show_accepted=show_accepted))
+    elif quiet:
+        from wheeldoctor.report.render import quiet_lines
+
+        sys.stdout.writelines(line + "\n" for line in quiet_lines(result))
     elif output is None or fmt is not Format.TEXT:
         from rich.console import Console
 

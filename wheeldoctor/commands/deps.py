@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from wheeldoctor.checks.compat import CompatibilityFinding, check_compatibility
 from wheeldoctor.checks.deps import DependencyReport, check_dependencies
 from wheeldoctor.checks.duplicates import Duplicate, find_duplicates
+from wheeldoctor.checks.selection import CodeSelection
 from wheeldoctor.where.environment import Environment
 
 
@@ -48,3 +49,16 @@ def run_deps(env: Environment) -> DepsResult:
         (*compatibility.findings, *dependencies.problems), key=lambda f: (f.dist, f.code.value, f.found or "")
     )
     return DepsResult(env, dependencies, tuple(find_duplicates(env)), tuple(findings), tuple(notes))
+
+
+def select_deps(result: DepsResult, selection: CodeSelection) -> DepsResult:
+    """``result`` without what ``--select``/``--ignore`` leave out: conflicts, duplicates, compatibility."""
+    if selection.everything:
+        return result
+    conflicts = tuple(c for c in result.dependencies.conflicts if selection.allows(c.code.value))
+    return replace(
+        result,
+        dependencies=replace(result.dependencies, conflicts=conflicts),
+        duplicates=tuple(d for d in result.duplicates if selection.allows(d.code.value)),
+        compatibility=tuple(f for f in result.compatibility if selection.allows(f.code.value)),
+    )

@@ -7,7 +7,7 @@ from dataclasses import replace
 from wheeldoctor.checks.policy import Policy
 from wheeldoctor.checks.states import ProgressSink
 from wheeldoctor.commands.check import run_check
-from wheeldoctor.commands.deps import run_deps
+from wheeldoctor.commands.deps import run_deps, select_deps
 from wheeldoctor.commands.results import DoctorResult
 from wheeldoctor.where.environment import Environment
 
@@ -37,7 +37,7 @@ def run_doctor(
         strict_overlays=strict,
         policy=policy,
     )
-    deps = run_deps(env)
+    deps = run_deps(env) if policy is None else select_deps(run_deps(env), policy.selection)
     # Unreadable metadata is already a file-level finding of the check: say it once.
     reported = {(r.name, f.code) for r in check.distributions for f in r.findings}
     compatibility = tuple(f for f in deps.compatibility if (f.dist, f.code) not in reported)

@@ -174,10 +174,10 @@ def doctor_verdict(result: DoctorResult) -> str:
     """The one line that ends a doctor report."""
     if result.healthy:
         return "doctor: healthy"
-    failed = [
+    failed = list(result.check.failing_parts)
+    failed += [
         name
         for name, ok in (
-            ("files and clashes", result.check.healthy),
             ("dependencies", not result.deps.dependencies.conflicts),
             ("duplicates", not any(d.failing for d in result.deps.duplicates)),
             ("compatibility", not result.deps.compatibility),

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from wheeldoctor.checks.clash import ClashPair, Relation
 from wheeldoctor.checks.files import DistributionReport, Status
+from wheeldoctor.checks.policy import SELECTED_OUT
 from wheeldoctor.checks.repair import RepairStep, cache_clean_command, pair_choices, repair_step
 from wheeldoctor.commands.results import CheckResult
 from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding, Kind
@@ -196,6 +197,7 @@ def summary(result: CheckResult) -> str:
     parts = [f"{n} {status.value}" for status, n in sorted(counts.items(), key=lambda kv: list(Status).index(kv[0]))]
     every = [f for r in result.distributions for f in r.findings]
     accepted = sum(1 for f in every if f.accepted is not None)
+    left_out = sum(1 for f in every if f.accepted is not None and f.accepted.by == SELECTED_OUT)
     replaced = sum(1 for f in every if f.kind in (Kind.REPLACED, Kind.RECOMPILED) and f.accepted is None)
     recompiled = sum(1 for f in every if f.kind is Kind.RECOMPILED and f.accepted is None)
     extra = "".join(
@@ -203,7 +205,8 @@ def summary(result: CheckResult) -> str:
         for n, what in (
             (replaced - recompiled, "replaced by an overlay"),
             (recompiled, "recompiled by the installer"),
-            (accepted, "accepted"),
+            (accepted - left_out, "accepted"),
+            (left_out, "not selected (--select/--ignore)"),
         )
         if n
     )
@@ -265,6 +268,7 @@ def render_plain(result: CheckResult, show_accepted: bool = False) -> Iterable[s
         for finding in report.findings:
             if shown(finding, show_accepted):
                 yield finding_line(subject(report), finding) + accepted_note(finding)
+    yield from pair_failure_lines(result)
     overlaid = _overlaid(result)
     for pair in result.pairs:
         yield pair_line(pair, overlaid)
@@ -274,6 +278,21 @@ def render_plain(result: CheckResult, show_accepted: bool = False) -> Iterable[s
     yield from policy_lines(result)
     yield from tips(result)
     yield from hooks_text.hook_tips(result.hooks)
+
+
+def pair_failure_lines(result: CheckResult) -> list[str]:
+    """For a distribution whose own files pass, the unrelated pair that fails it anyway."""
+    lines = []
+    for report in result.distributions:
+        if report.status not in (Status.INTACT, Status.ACCEPTED):
+            continue
+        for pair in result.pairs_failing(report.name):
+            other = pair.second if pair.first.name == report.name else pair.first
+            lines.append(
+                f"{subject(report)}: files intact, but fails with {subject_of(other)}: unrelated, "
+                f"both write {pair.shared} of the same path(s) (the clash line below)"
+            )
+    return lines
 
 
 def _overlaid(result: CheckResult) -> frozenset[str]:
@@ -313,6 +332,8 @@ def render_rich(result: CheckResult, console: Console, show_accepted: bool = Fal
                     escape(f.found or ""),
                 )
         console.print(table)
+    for line in pair_failure_lines(result):
+        console.print(f"[bold red]{escape(line)}[/]", soft_wrap=True)
     overlaid = _overlaid(result)
     for pair in result.pairs:
         console.print(f"[bold yellow]{escape(pair_line(pair, overlaid))}[/]", soft_wrap=True)
