@@ -30,6 +30,7 @@ from wheeldoctor.cli.options import (
     ShowAcceptedOption,
     ShowUnownedOption,
     StrictOption,
+    VerboseOption,
     WriteBaselineOption,
 )
 from wheeldoctor.cli.runner import (
@@ -101,6 +102,7 @@ def check(
     ignore: IgnoreOption = None,
     exit_zero: ExitZeroOption = False,
     quiet: QuietOption = False,
+    verbose: VerboseOption = False,
 ) -> None:
     """Verify distributions' files against their RECORD or package manager's record (--all: start-up hooks too)."""
 
@@ -137,9 +139,9 @@ def check(
         result = replace(result, show_unowned=show_unowned)
         if write_baseline is not None:
             return pin_baseline(write_baseline, result.baseline_reports)
-        from wheeldoctor.report import text
+        from wheeldoctor.report import check_table
 
-        rich = partial(text.render_rich, result, show_accepted=show_accepted)
+        rich = partial(check_table.render_rich, result, show_accepted=show_accepted, verbose=verbose)
         deliver(result, chosen, output, rich, show_accepted=show_accepted, quiet=quiet)
         return exit_code(result.healthy, exit_zero)
 
@@ -220,6 +222,7 @@ def doctor(
     ignore: IgnoreOption = None,
     exit_zero: ExitZeroOption = False,
     quiet: QuietOption = False,
+    verbose: VerboseOption = False,
 ) -> None:
     """Everything at once: files, clashes, start-up hooks, dependencies, duplicates, compatibility; one exit code."""
 
@@ -251,7 +254,7 @@ def doctor(
         result = replace(result, check=replace(result.check, show_unowned=show_unowned))
         if write_baseline is not None:
             return pin_baseline(write_baseline, result.check.baseline_reports)
-        rich = partial(deps_text.render_doctor_rich, result, show_accepted=show_accepted)
+        rich = partial(deps_text.render_doctor_rich, result, show_accepted=show_accepted, verbose=verbose)
         deliver(result, chosen, output, rich, show_accepted=show_accepted, quiet=quiet)
         return exit_code(result.healthy, exit_zero)
 

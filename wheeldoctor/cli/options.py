@@ -68,3 +68,6 @@ QuietOption = Annotated[
     bool,
     typer.Option("--quiet", "-q", help="Only what fails and the summary: no environment line, notes, tips, progress."),
 ]
+VerboseOption = Annotated[
+    bool, typer.Option("--verbose", "-v", help="Full digests in the terminal table (JSON always has them).")
+]

@@ -211,6 +211,7 @@ REPORT_MODULES = (
     "wheeldoctor.report.render",
     "wheeldoctor.report.json",
     "wheeldoctor.report.text",
+    "wheeldoctor.report.check_table",
 )
 
 

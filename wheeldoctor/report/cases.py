@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from wheeldoctor.checks.files import Status
+from wheeldoctor.checks.policy import SELECTED_OUT
 from wheeldoctor.commands.deps import DepsResult
 from wheeldoctor.commands.results import CheckResult, DoctorResult
 from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding
@@ -49,6 +50,8 @@ class Item:
     """The site directory ``path`` is relative to."""
     expected: str | None = None
     found: str | None = None
+    tip: str | None = None
+    """What repairs it: the exact command (or the accept rule to paste), as the text report's ``Tip:``."""
 
     @property
     def rule(self) -> str:
@@ -57,7 +60,8 @@ class Item:
 
     def line(self) -> str:
         """``code: path message (expected …, found …)``, as the text report writes a finding."""
-        where = f"{self.path} " if self.path else ""
+        # A hook's message starts with its own file name: said once.
+        where = f"{self.path} " if self.path and not self.message.startswith(self.path) else ""
         evidence = [f"{k} {v}" for k, v in (("expected", self.expected), ("found", self.found)) if v is not None]
         return f"{self.rule}: {where}{self.message}" + (f" ({', '.join(evidence)})" if evidence else "")
 
@@ -121,25 +125,43 @@ def cases_of(result: Result) -> Cases:
     return Cases("wheels", result.healthy, label, paths, tuple(_wheel_cases(result)))
 
 
-def _finding_item(finding: Finding, level: Level, base: str | None) -> Item:
+def _finding_item(finding: Finding, level: Level, base: str | None, tip: str | None = None) -> Item:
     return Item(
-        level, finding.code, finding.kind.value, finding.message, finding.path, base, finding.expected, finding.found
+        level,
+        finding.code,
+        finding.kind.value,
+        finding.message,
+        finding.path,
+        base,
+        finding.expected,
+        finding.found,
+        tip if level == "error" else None,
     )
 
 
+def _counted(finding: Finding) -> bool:
+    """Whether a finding is reported at all: ``--select``/``--ignore`` leave some out entirely."""
+    return finding.accepted is None or finding.accepted.by != SELECTED_OUT
+
+
 def _check_cases(result: CheckResult) -> Iterator[Case]:
+    from wheeldoctor.report.text import repair_tip
+
     alone = dataclasses.replace(result, hooks=None, unowned=None)  # each distribution judged on its own
     for report in result.distributions:
         fails = not dataclasses.replace(alone, distributions=(report,)).healthy
         breaking = any(f.kind in BREAKING_KINDS and f.accepted is None for f in report.findings)
+        tip = repair_tip(report, result)
         # An accepted finding never fails the run, whatever else its distribution has.
         items = [
             _finding_item(
                 f,
                 "error" if fails and f.accepted is None and (f.kind in BREAKING_KINDS or not breaking) else "warning",
                 report.location,
+                tip,
             )
             for f in report.findings
+            if _counted(f)
         ]
         if not items and report.status is not Status.INTACT:
             status = report.status.value
@@ -152,15 +174,38 @@ def _check_cases(result: CheckResult) -> Iterator[Case]:
                 )
             )
         yield Case("check", report.name, report.version, report.status.value, tuple(items))
+    yield from _pair_cases(result)
     yield from _startup_cases(result)
+
+
+def _pair_cases(result: CheckResult) -> Iterator[Case]:
+    """One case per unrelated pair (it fails the run whichever side holds the paths), with both ways out."""
+    from wheeldoctor.checks.repair import pair_choices
+
+    for pair in result.unrelated:
+        message = (
+            f"{pair.first.name} and {pair.second.name} are unrelated (neither requires the other) yet write "
+            f"{pair.shared} of the same path(s), {pair.differing} with different bytes; keep one"
+        )
+        keeps = [f"keep {c.keep}: {' && '.join(c.commands)}" for c in pair_choices(pair, result.environment)]
+        item = Item("error", None, "unrelated-pair", message, tip="; or ".join(keeps) or None)
+        subject = f"{pair.first.name} {pair.first.version} + {pair.second.name} {pair.second.version}"
+        yield Case("check", subject, None, "clash", (item,))
 
 
 def _startup_cases(result: CheckResult) -> Iterator[Case]:
     """A failing hook is a case of its owner (or of ``unowned files``); WD072s are ``unowned files``."""
+    from wheeldoctor.report.hooks_text import accept_block
+
     unowned: list[Item] = []
     for hook in result.hooks.findings if result.hooks is not None else ():
         assert hook.finding is not None
-        item = _finding_item(hook.finding, "error" if hook.finding.accepted is None else "warning", hook.site_dir)
+        if not _counted(hook.finding):
+            continue
+        rule = "\n".join(accept_block(hook))
+        tip = f"read the hook; to trust exactly these bytes, add to pyproject.toml:\n{rule}"
+        level: Level = "error" if hook.finding.accepted is None else "warning"
+        item = _finding_item(hook.finding, level, hook.site_dir, tip)
         if hook.owner is None:
             unowned.append(item)
         else:
@@ -169,6 +214,7 @@ def _startup_cases(result: CheckResult) -> Iterator[Case]:
         unowned.extend(
             _finding_item(i.finding, "error" if i.finding.accepted is None else "warning", i.site_dir)
             for i in result.unowned.importable
+            if _counted(i.finding)
         )
     if unowned:
         yield Case("check", "unowned files", None, "unowned", tuple(unowned))

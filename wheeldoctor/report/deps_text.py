@@ -196,12 +196,14 @@ def render_doctor_plain(result: DoctorResult, show_accepted: bool = False) -> It
     yield doctor_verdict(result)
 
 
-def render_doctor_rich(result: DoctorResult, console: Console, show_accepted: bool = False) -> None:
+def render_doctor_rich(
+    result: DoctorResult, console: Console, show_accepted: bool = False, verbose: bool = False
+) -> None:
     """The check tables, then the deps tables, then one verdict."""
     from rich.markup import escape
 
-    from wheeldoctor.report import text
+    from wheeldoctor.report import check_table
 
-    text.render_rich(result.check, console, show_accepted=show_accepted)
+    check_table.render_rich(result.check, console, show_accepted=show_accepted, verbose=verbose)
     render_rich(result.deps, console, header=False)
     console.print(f"[{'green' if result.healthy else 'bold red'}]{escape(doctor_verdict(result))}[/]")

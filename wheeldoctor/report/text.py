@@ -1,4 +1,4 @@
-"""Results -> text for people: a rich table on a terminal, plain lines when piped.
+"""Results -> text for people: plain lines (the terminal table is :mod:`wheeldoctor.report.check_table`).
 
 A finding reads ``subject: code: path what is wrong (expected …, found …)``, followed by
 ``Tip:`` lines with the exact command that repairs it.
@@ -18,19 +18,8 @@ from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding, Kind
 from wheeldoctor.report import hooks_text
 from wheeldoctor.where.environment import InstalledDistribution
 
-if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
-    from rich.console import Console
-
+if TYPE_CHECKING:
     from wheeldoctor.checks.preflight import PreflightResult
-
-_STYLE = {
-    Status.INTACT: "green",
-    Status.BROKEN: "bold red",
-    Status.UNVERIFIABLE: "yellow",
-    Status.NOT_INSTALLED: "red",
-    Status.OVERLAID: "cyan",
-    Status.ACCEPTED: "green",
-}
 
 
 def subject(report: DistributionReport) -> str:
@@ -102,6 +91,17 @@ def tips(result: CheckResult) -> list[str]:
     for pair in result.pairs:
         lines.extend(pair_tips(pair, result))
     return lines
+
+
+def repair_tip(report: DistributionReport, result: CheckResult) -> str | None:
+    """The command that repairs one broken distribution (as its ``Tip:`` says); None when there is none,
+    or when its breakage is another's bytes (the pair's own tip says what to do)."""
+    if report.status is not Status.BROKEN or report.dist is None:
+        return None
+    in_pairs = {d.name for p in result.pairs for d in (p.first, p.second)}
+    if report.name in in_pairs and _explained_by_clash(report):
+        return None
+    return step_text(repair_step(report.dist, result.environment))
 
 
 def _appended_tips(report: DistributionReport) -> list[str]:
@@ -262,12 +262,7 @@ def render_plain(result: CheckResult, show_accepted: bool = False) -> Iterable[s
     """Plain lines for pipes and logs: one per finding, then the summary and tips."""
     yield f"environment: {result.environment.label}"
     yield from managed_lines(result)
-    for report in result.distributions:
-        if report.status is Status.NOT_INSTALLED:
-            yield f"{report.name}: not installed"
-        for finding in report.findings:
-            if shown(finding, show_accepted):
-                yield finding_line(subject(report), finding) + accepted_note(finding)
+    yield from (line for _, line in finding_lines(result, show_accepted))
     yield from pair_failure_lines(result)
     overlaid = _overlaid(result)
     for pair in result.pairs:
@@ -299,54 +294,14 @@ def _overlaid(result: CheckResult) -> frozenset[str]:
     return frozenset(r.name for r in result.distributions if r.status is Status.OVERLAID)
 
 
-def render_rich(result: CheckResult, console: Console, show_accepted: bool = False) -> None:
-    """A table of findings per environment, then the summary and tips."""
-    from rich.markup import escape
-    from rich.table import Table
-
-    console.print(f"[bold]environment:[/] {escape(result.environment.label)}")
-    for line in managed_lines(result):
-        console.print(escape(line), soft_wrap=True)
-    problems = [
-        r
-        for r in result.distributions
-        if any(shown(f, show_accepted) for f in r.findings) or r.status is Status.NOT_INSTALLED
-    ]
-    if problems:
-        table = Table(show_lines=False, header_style="bold")
-        for column in ("distribution", "code", "path", "problem", "expected", "found"):
-            table.add_column(column, overflow="fold")
-        for report in problems:
-            style = _STYLE[report.status]
-            if report.status is Status.NOT_INSTALLED:
-                table.add_row(f"[{style}]{escape(report.name)}[/]", "", "", "not installed", "", "")
-            for f in report.findings:
-                if not shown(f, show_accepted):
-                    continue
-                table.add_row(
-                    f"[{style}]{escape(subject(report))}[/]",
-                    f.code.value,
-                    escape(f.path or ""),
-                    escape(f.message + accepted_note(f)),
-                    escape(f.expected or ""),
-                    escape(f.found or ""),
-                )
-        console.print(table)
-    for line in pair_failure_lines(result):
-        console.print(f"[bold red]{escape(line)}[/]", soft_wrap=True)
-    overlaid = _overlaid(result)
-    for pair in result.pairs:
-        console.print(f"[bold yellow]{escape(pair_line(pair, overlaid))}[/]", soft_wrap=True)
-    for line in hooks_text.hook_lines(result.hooks):
-        console.print(f"[{'bold red' if ': WD07' in line else 'dim'}]{escape(line)}[/]", soft_wrap=True)
-    for line in hooks_text.unowned_lines(result.unowned, show=result.show_unowned):
-        console.print(f"[{'bold red' if ': WD07' in line else 'dim'}]{escape(line)}[/]", soft_wrap=True)
-    style = "green" if result.healthy else "bold red"
-    console.print(f"[{style}]{escape(summary(result))}[/]")
-    for line in policy_lines(result):
-        console.print(escape(line), soft_wrap=True)
-    for tip in [*tips(result), *hooks_text.hook_tips(result.hooks)]:
-        console.print(f"[cyan]{escape(tip)}[/]", soft_wrap=True)
+def finding_lines(result: CheckResult, show_accepted: bool) -> Iterable[tuple[DistributionReport, str]]:
+    """The plain report's finding lines, with the report each is about."""
+    for report in result.distributions:
+        if report.status is Status.NOT_INSTALLED:
+            yield report, f"{report.name}: not installed"
+        for finding in report.findings:
+            if shown(finding, show_accepted):
+                yield report, finding_line(subject(report), finding) + accepted_note(finding)
 
 
 def render_preflight(result: PreflightResult) -> Iterable[str]:
