@@ -415,3 +415,49 @@ def test_the_step_summary_has_a_repair_column(envs: Envs, tmp_path: Path) -> Non
     text = summary.read_text()
     assert "| level | distribution | code | path | problem | repair |" in text
     assert "install --force-reinstall --no-deps base==1.0 |" in text
+
+
+# -- policy: every kind of finding -----------------------------------------------------------------
+
+
+def test_an_accept_rule_for_a_dependency_finding_accepts_it_and_is_not_stale(envs: Envs, tmp_path: Path) -> None:
+    project = _project(
+        tmp_path,
+        '[[tool.wheeldoctor.accept]]\ndistribution = "lonely"\ncode = "WD040"\nreason = "gone is vendored"',
+    )
+    done = run_cli("doctor", "--python", envs.sick.python, cwd=project)
+    assert done.stdout.splitlines()[-1] == "doctor: problems in files"
+    assert "matched nothing: stale" not in done.stdout
+    done = run_cli("doctor", "--python", envs.sick.python, "--json", cwd=project)
+    doc = json.loads(done.stdout)
+    assert (doc["dependency_conflicts"], doc["policy"]["stale"], doc["policy"]["accepted"]) == ([], [], 1)
+
+
+def test_write_baseline_pins_dependency_conflicts_too(envs: Envs, tmp_path: Path) -> None:
+    pinned = tmp_path / "baseline.json"
+    done = run_cli("doctor", "--python", envs.sick.python, "--write-baseline", pinned, cwd=tmp_path)
+    assert (done.returncode, done.stderr.splitlines()[-1]) == (0, f"wrote {pinned}: 2 finding(s) pinned")
+    codes = sorted(f["code"] for f in json.loads(pinned.read_text())["findings"])
+    assert codes == ["WD002", "WD040"]
+    done = run_cli("doctor", "--python", envs.sick.python, "--baseline", pinned, cwd=tmp_path)
+    assert (done.returncode, done.stdout.splitlines()[-1]) == (0, "doctor: healthy")
+
+
+def test_a_baselined_file_modified_further_is_changed_not_fixed(tmp_path: Path, uv_bin: Path) -> None:
+    venv = make_venv(tmp_path / "venv", uv_bin=uv_bin)
+    pip_install(venv, "--no-index", "--no-deps", build_wheel(tmp_path / "w", "base", "1.0", {"base/__init__.py": b""}))
+    target = venv.site_packages / "base" / "__init__.py"
+    target.write_text("first edit\n")
+    pinned = tmp_path / "baseline.json"
+    assert run_cli("check", "--all", "--python", venv.python, "--write-baseline", pinned).returncode == 0
+    assert run_cli("check", "--all", "--python", venv.python, "--baseline", pinned).returncode == 0
+    target.write_text("second edit, longer\n")
+    done = run_cli("check", "--all", "--python", venv.python, "--baseline", pinned)
+    assert done.returncode == 1
+    assert "baseline entr(ies) changed since pinned (changed: base base/__init__.py WD002)" in done.stdout
+    assert "fixed" not in done.stdout
+    doc = json.loads(run_cli("check", "--all", "--python", venv.python, "--baseline", pinned, "--json").stdout)
+    assert (len(doc["policy"]["changed"]), doc["policy"]["fixed"]) == (1, [])
+    target.unlink()  # gone altogether: WD003, a different finding; the WD002 entry no longer occurs
+    doc = json.loads(run_cli("check", "--all", "--python", venv.python, "--baseline", pinned, "--json").stdout)
+    assert (doc["policy"]["changed"], len(doc["policy"]["fixed"])) == ([], 1)

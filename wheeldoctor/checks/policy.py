@@ -51,6 +51,8 @@ class PolicyOutcome:
     stale: tuple[AcceptRule, ...]
     expired: tuple[AcceptRule, ...]
     fixed: tuple[BaselineEntry, ...]
+    changed: tuple[BaselineEntry, ...] = ()
+    """Entries whose finding is still there with other evidence (``found``): it fails again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,11 +108,17 @@ def _accepted(
 
 
 def outcome(policy: Policy, reports: Sequence[DistributionReport], *passes: Acceptances) -> PolicyOutcome:
-    """Sum up the passes: accepted findings, stale and expired rules, fixed baseline entries."""
+    """Sum up the passes: accepted findings, stale and expired rules, fixed and changed baseline entries.
+
+    An entry no finding matched is ``changed`` when a finding of the same distribution, path
+    and code is still there (its bytes or evidence moved on), else ``fixed``.
+    """
     checked = {r.name for r in reports}
     rules = frozenset().union(*(p.rules for p in passes))
     entries = frozenset().union(*(p.entries for p in passes))
     mine = [r for r in policy.config.rules if r.distribution in checked]
+    unmatched = [e for i, e in enumerate(policy.baseline) if e.distribution in checked and i not in entries]
+    present = {(r.name, f.path, f.code.value) for r in reports for f in r.findings if f.accepted is None}
     return PolicyOutcome(
         config=policy.config.source,
         baseline=policy.baseline_source,
@@ -119,7 +127,8 @@ def outcome(policy: Policy, reports: Sequence[DistributionReport], *passes: Acce
             r for i, r in enumerate(policy.config.rules) if r in mine and i not in rules and not _old(r, policy)
         ),
         expired=tuple(r for r in mine if _old(r, policy)),
-        fixed=tuple(e for i, e in enumerate(policy.baseline) if e.distribution in checked and i not in entries),
+        fixed=tuple(e for e in unmatched if (e.distribution, e.path, e.code) not in present),
+        changed=tuple(e for e in unmatched if (e.distribution, e.path, e.code) in present),
     )
 
 

@@ -253,7 +253,7 @@ def doctor(
                 )
         result = replace(result, check=replace(result.check, show_unowned=show_unowned))
         if write_baseline is not None:
-            return pin_baseline(write_baseline, result.check.baseline_reports)
+            return pin_baseline(write_baseline, result.baseline_reports)
         rich = partial(deps_text.render_doctor_rich, result, show_accepted=show_accepted, verbose=verbose)
         deliver(result, chosen, output, rich, show_accepted=show_accepted, quiet=quiet)
         return exit_code(result.healthy, exit_zero)

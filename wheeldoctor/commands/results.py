@@ -111,3 +111,10 @@ class DoctorResult:
     def healthy(self) -> bool:
         """Healthy only when every part is."""
         return self.check.healthy and self.deps.healthy
+
+    @property
+    def baseline_reports(self) -> tuple[DistributionReport, ...]:
+        """What a baseline written now pins: the check's findings, then every failing dependency element."""
+        from wheeldoctor.commands.deps_policy import deps_reports
+
+        return (*self.check.baseline_reports, *deps_reports(self.deps))

@@ -14,6 +14,7 @@ from wheeldoctor.checks.policy import PolicyOutcome
 from wheeldoctor.checks.repair import RepairStep, repair_step
 from wheeldoctor.commands.deps import DepsResult
 from wheeldoctor.commands.results import CheckResult, DoctorResult
+from wheeldoctor.formats.baseline import BaselineEntry
 from wheeldoctor.formats.config import AcceptRule
 from wheeldoctor.model.findings import Finding
 from wheeldoctor.model.managed import ManagedBy
@@ -164,16 +165,17 @@ def policy_json(policy: PolicyOutcome | None) -> dict[str, Any] | None:
             "until": r.until.isoformat() if r.until else None,
         }
 
+    def entry(e: BaselineEntry) -> dict[str, Any]:
+        return {"distribution": e.distribution, "version": e.version, "path": e.path, "code": e.code, "found": e.found}
+
     return {
         "config": policy.config,
         "baseline": policy.baseline,
         "accepted": policy.accepted,
         "stale": [rule(r) for r in policy.stale],
         "expired": [rule(r) for r in policy.expired],
-        "fixed": [
-            {"distribution": e.distribution, "version": e.version, "path": e.path, "code": e.code, "found": e.found}
-            for e in policy.fixed
-        ],
+        "fixed": [entry(e) for e in policy.fixed],
+        "changed": [entry(e) for e in policy.changed],
     }
 
 

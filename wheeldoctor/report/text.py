@@ -249,6 +249,12 @@ def policy_lines(result: CheckResult) -> list[str]:
         lines.append(f"Note: {rule.source}: {rule.key} expired on {rule.until}; it no longer accepts anything")
     for rule in policy.stale:
         lines.append(f"Note: {rule.source}: {rule.key} ({rule.distribution}) matched nothing: stale, remove it")
+    if policy.changed:
+        changed = ", ".join(f"{e.distribution} {e.path or ''} {e.code}".replace("  ", " ") for e in policy.changed)
+        lines.append(
+            f"Note: {len(policy.changed)} baseline entr(ies) changed since pinned (changed: {changed}): "
+            f"the finding is still there with other evidence, and fails again"
+        )
     if policy.fixed:
         fixed = ", ".join(f"{e.distribution} {e.path or ''} {e.code}".replace("  ", " ") for e in policy.fixed)
         lines.append(
