@@ -461,3 +461,20 @@ def test_a_baselined_file_modified_further_is_changed_not_fixed(tmp_path: Path, 
     target.unlink()  # gone altogether: WD003, a different finding; the WD002 entry no longer occurs
     doc = json.loads(run_cli("check", "--all", "--python", venv.python, "--baseline", pinned, "--json").stdout)
     assert (doc["policy"]["changed"], len(doc["policy"]["fixed"])) == ([], 1)
+
+
+# -- imports: start-up hooks ------------------------------------------------------------------------
+
+
+def test_a_process_a_pth_starts_at_start_up_is_counted_and_attributed(envs: Envs, tmp_path: Path, uv_bin: Path) -> None:
+    assert run_cli("imports", "json", "--python", envs.healthy.python, "--forbid", "processes").returncode == 0
+    venv = make_venv(tmp_path / "venv", uv_bin=uv_bin)
+    (venv.site_packages / "spawner.pth").write_text("import os; os.system('true')\n")
+    done = run_cli("imports", "json", "--python", venv.python, "--forbid", "processes", "--json")
+    assert done.returncode == 1, done.stderr
+    (entry,) = json.loads(done.stdout)["imports"]
+    assert entry["processes_by"]
+    assert {p["module"] for p in entry["processes_by"]} == {"(start-up: spawner.pth)"}
+    assert entry["forbidden"] == ["processes"]
+    plain = run_cli("imports", "json", "--python", venv.python, "--forbid", "processes").stdout
+    assert "by (start-up: spawner.pth)" in plain
