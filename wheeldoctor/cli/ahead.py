@@ -19,7 +19,7 @@ PROBING = {"check": False, "deps": True, "doctor": True}
 #: Every option of those commands that takes a value: the argument after one is its value.
 VALUE_OPTIONS = frozenset(
     {"--python", "--path", "--format", "--output", "-o", "--jobs", "-j", "--config", "--baseline"}
-    | {"--write-baseline", "--dpkg-admindir"}
+    | {"--write-baseline", "--dpkg-admindir", "--select", "--ignore"}
 )
 
 
