@@ -166,7 +166,7 @@ def _table(*columns: str) -> Table:
 
     table = Table(show_lines=False, header_style="bold")
     for column in columns:
-        table.add_column(column, overflow="fold")
+        table.add_column(column, overflow="fold", min_width=len(column))  # a header is never split
     return table
 
 
