@@ -42,8 +42,8 @@ def build_site(site: Path, dists: int, rows_per_dist: int) -> int:
 
 
 def ours(site: Path) -> tuple[float, int, int]:
-    from wheeldoctor.checks.claims import resolve
-    from wheeldoctor.checks.clash import find_clashes
+    from wheeldoctor.judge.claims import resolve
+    from wheeldoctor.judge.clash import find_clashes
     from wheeldoctor.where.environment import load_environment
 
     start = time.perf_counter()

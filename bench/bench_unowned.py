@@ -28,11 +28,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from wheeldoctor.checks.hooks import audit_hooks, hook_paths
-from wheeldoctor.checks.ownership import Owners
-from wheeldoctor.checks.unowned import audit_data, scan_unowned
 from wheeldoctor.commands.check import run_check
-from wheeldoctor.disk import cache
+from wheeldoctor.engine import cache
+from wheeldoctor.engine.ownership import Owners
+from wheeldoctor.engine.unowned import audit_data, scan_unowned
+from wheeldoctor.where.hooks import audit_hooks, hook_paths
 from wheeldoctor.where.system_files import system_owners
 from wheeldoctor.where.target import Target, load_target
 

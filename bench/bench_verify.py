@@ -115,7 +115,7 @@ def child_ours_imported(name: str) -> str:
     """The same call with wheeldoctor's modules imported before the clock starts: the check alone."""
     return (
         _PEAK
-        + "import wheeldoctor.disk.cache, wheeldoctor.gate.quick\n"
+        + "import wheeldoctor.engine.cache, wheeldoctor.gate.quick\n"
         + _CLOCK
         + f"import wheeldoctor\n_answer = wheeldoctor.is_intact({name!r})\n"
         + _REPORT
@@ -253,7 +253,7 @@ def recorded_files(python: Path, names: Sequence[str] | None = None) -> list[tup
     """(absolute path, size) of every regular file the active distributions record."""
     from packaging.utils import canonicalize_name
 
-    from wheeldoctor.checks.claims import resolve
+    from wheeldoctor.judge.claims import resolve
     from wheeldoctor.where.target import Target, load_target
 
     env = load_target(Target(python=str(python)))
@@ -420,7 +420,7 @@ def bench_environment(
         f"{sum(sizes) / 1e6:.1f} MB, biggest {max(sizes) / 1e6:.1f} MB"
     )
     floors(sizes, one, together)
-    from wheeldoctor.disk.hashing import default_jobs
+    from wheeldoctor.engine.hashing import default_jobs
 
     jobs = max(sweep, default=0) or default_jobs()  # what the check itself uses by default
     print(
@@ -470,7 +470,7 @@ def count_distributions(python: Path) -> int:
 def breakdown(big: Path, files: list[tuple[str, int]], jobs: int) -> None:
     """Where the no-cache time goes, in this process: start-up, loading, hashing, system calls."""
     from wheeldoctor.commands.check import run_check
-    from wheeldoctor.disk.hashing import hash_files
+    from wheeldoctor.engine.hashing import hash_files
     from wheeldoctor.model.files import HashRequest
     from wheeldoctor.where.target import Target, load_target
 
@@ -539,7 +539,7 @@ def main() -> None:
     )
     parser.add_argument("--details", action="store_true", help="where the time goes, measured in this process")
     args = parser.parse_args()
-    from wheeldoctor.disk.hashing import default_jobs
+    from wheeldoctor.engine.hashing import default_jobs
 
     jobs = default_jobs()
     sweep = [int(n) for n in args.jobs.split(",") if n.strip()]

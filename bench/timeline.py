@@ -57,9 +57,9 @@ def _patch(module):
     name = module.__name__
     if name == "wheeldoctor.where.target":
         module.load_target = _span("environment read", module.load_target)
-    elif name == "wheeldoctor.checks.spread":
+    elif name == "wheeldoctor.engine.spread":
         module.spread = _span("spread", module.spread)
-    elif name == "wheeldoctor.checks.spread_worker":
+    elif name == "wheeldoctor.engine.spread_worker":
         def big(index, first, paths, rows, *rest):
             size = rows[0][3] or 0
             return f"{os.path.basename(paths[0])} {size / 1e6:.0f} MB" if len(rows) == 1 and size >= _BIG else False
@@ -71,25 +71,11 @@ def _patch(module):
             return f"{os.path.basename(dist.path)} ~{rows} rows" if rows >= _ROWS else False
         module._prove_piece = _span("prove", module._prove_piece, big)
         module._parse = _span("parse", module._parse, long)
-    elif name == "wheeldoctor.checks.ahead":
-        def ahead_big(path, size, *rest):
-            return f"{os.path.basename(path)} {size / 1e6:.0f} MB" if size >= _BIG else False
-        module._site_dirs = _span("ahead: site dirs", module._site_dirs)
-        module.Ahead.stop = _span("ahead: stop", module.Ahead.stop)
-        proving = module._prove_rows
-        def _prove_rows(state):
-            import wheeldoctor.disk.proof_workers as workers
-            if not getattr(workers.prove_file, "_timed", False):
-                workers.prove_file = _span("ahead: prove", workers.prove_file, ahead_big)
-                workers.prove_file._timed = True
-            return proving(state)
-        module._prove_rows = _prove_rows
     elif name == "wheeldoctor.cli.app":
         _event("app imported")
 
 _WANTED = {
-    "wheeldoctor.where.target", "wheeldoctor.checks.spread", "wheeldoctor.checks.spread_worker", "wheeldoctor.cli.app",
-    "wheeldoctor.checks.ahead",
+    "wheeldoctor.where.target", "wheeldoctor.engine.spread", "wheeldoctor.engine.spread_worker", "wheeldoctor.cli.app",
 }
 
 class _Finder(importlib.abc.MetaPathFinder):

@@ -35,6 +35,10 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> Wheels:
 def pytest_configure(config: pytest.Config) -> None:
     """Register custom markers."""
     config.addinivalue_line("markers", "network: test downloads from PyPI (needs network access)")
+    config.addinivalue_line("markers", "slow: starts heavy machinery (a local Ray cluster); -m 'not slow' skips it")
+    config.addinivalue_line(
+        "markers", "unit: pure and fast (judgement, parsing, planning on data): no venv, no subprocess, no fork"
+    )
 
 
 @pytest.fixture(scope="session")
@@ -80,17 +84,6 @@ def wheel_factory(tmp_path: Path) -> WheelFactory:
     """:func:`helpers.build_wheel` writing into ``tmp_path / "wheels"``."""
     factory: WheelFactory = partial(build_wheel, tmp_path / "wheels")
     return factory
-
-
-@pytest.fixture(autouse=True)
-def no_child_ahead_left() -> Iterator[None]:
-    """A test that started the child proving big files ahead (``check --all``'s) and did not verify ends it."""
-    yield
-    from wheeldoctor.checks import ahead
-
-    left = ahead.take()
-    if left is not None:
-        left.close()
 
 
 @pytest.fixture

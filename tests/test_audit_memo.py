@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 from helpers import Venv, VenvFactory, WheelFactory, cli_json, fail_in_children, pip_install, uv_install
 
-from wheeldoctor.checks import ownership, unowned
-from wheeldoctor.checks.audit_memo import audit_memo
-from wheeldoctor.checks.unowned import audit_data
-from wheeldoctor.disk import cache, sealed
-from wheeldoctor.disk.filesystem import ReadError
+from wheeldoctor.engine import cache, ownership, sealed, unowned
+from wheeldoctor.engine.audit_memo import audit_memo
+from wheeldoctor.engine.unowned import audit_data
+from wheeldoctor.model.environment import Environment
 from wheeldoctor.where import system_files
-from wheeldoctor.where.environment import Environment, load_environment
+from wheeldoctor.where.environment import load_environment
+from wheeldoctor.where.filesystem import ReadError
 
 
 def _settle() -> None:

@@ -1,4 +1,4 @@
-"""disk/beside.py: work in a forked child beside the parent, with the parent as the fallback."""
+"""engine/beside.py: work in a forked child beside the parent, with the parent as the fallback."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from helpers import VenvFactory, WheelFactory, uv_install
 
 from wheeldoctor.commands.check import run_check
-from wheeldoctor.disk.beside import Beside
+from wheeldoctor.engine.beside import Beside
 from wheeldoctor.where.target import Target, load_target
 
 

@@ -17,13 +17,15 @@ import pytest
 from helpers import Venv, build_wheel, make_venv, uv_install
 
 import wheeldoctor
-from wheeldoctor.checks.files import Status, Verification, verify_environment
-from wheeldoctor.disk import cache, hashing
+from wheeldoctor.engine import cache, hashing
+from wheeldoctor.engine.verify import Verification, verify_environment
 from wheeldoctor.gate import predicate as gate
 from wheeldoctor.gate.predicate import IntactGate
+from wheeldoctor.judge.files import Status
+from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.findings import Code
-from wheeldoctor.where.environment import InstalledDistribution, load_environment, scan_location
-from wheeldoctor.where.sitedirs import lookup_key
+from wheeldoctor.model.sitedirs import lookup_key
+from wheeldoctor.where.environment import load_environment, scan_location
 
 REPO = Path(wheeldoctor.__file__).resolve().parent.parent
 BIG = bytes(range(256)) * 6000  # over the small-file threshold
@@ -106,7 +108,7 @@ GATE = """
 import json, sys
 import wheeldoctor
 answers = [wheeldoctor.is_intact(n) for n in sys.argv[1:]]
-heavy = ("wheeldoctor.gate.quick", "wheeldoctor.checks.files", "wheeldoctor.where.environment")
+heavy = ("wheeldoctor.gate.quick", "wheeldoctor.judge.files", "wheeldoctor.where.environment")
 loaded = [m for m in heavy if m in sys.modules]
 print(json.dumps([answers, loaded]))
 """
@@ -459,7 +461,7 @@ def test_gate_hands_an_unusual_record_to_the_verifier(own: Venv, cache_dir: Path
     record.write_text(record.read_text().replace("cachedemo/sub/leaf.txt", '"cachedemo/sub/leaf.txt"'))  # valid CSV
     _settle()
     env = {"WHEELDOCTOR_CACHE_DIR": str(cache_dir)}
-    verifier = ["wheeldoctor.gate.quick", "wheeldoctor.checks.files", "wheeldoctor.where.environment"]
+    verifier = ["wheeldoctor.gate.quick", "wheeldoctor.judge.files", "wheeldoctor.where.environment"]
     assert gate_process(own, env, "cachedemo") == ([True], verifier)
     assert gate_process(own, env, "cachedemo") == ([True], [])  # the verifier's verdict serves the warm path
     (own.site_packages / "cachedemo/sub/leaf.txt").write_bytes(b"LEAF\n")

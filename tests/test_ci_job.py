@@ -1,10 +1,12 @@
 """The README's GitHub Actions job, run as written: its ``run:`` steps, in order, in a shell.
 
 The project is a fresh directory whose ``requirements.txt`` names a wheel built here;
-after the install step one installed file is damaged. ``uv tool install wheeldoctor``
-installs this checkout (built into a wheel, offered through ``UV_FIND_LINKS``) into a
-tool directory of the test's own; its dependencies come from the index, hence
-``network``. The check step must write a valid SARIF file and exit 1.
+after the install step one installed file is damaged. The job's second checkout (an
+action, ``OWNER/wheeldoctor`` into ``.wheeldoctor``) is done as the README tells the reader
+to: with this checkout in place of ``OWNER/wheeldoctor``, copied to the path the job names.
+Its install step then runs exactly as written (``uv tool install ./.wheeldoctor``), into a
+tool directory of the test's own; wheeldoctor's build backend and dependencies come from
+the index, hence ``network``. The check step must write a valid SARIF file and exit 1.
 """
 
 from __future__ import annotations
@@ -12,12 +14,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from helpers import build_wheel, find_uv, run_checked
+from helpers import build_wheel, find_uv
 from test_formats import validate_sarif
 
 import wheeldoctor
@@ -31,6 +34,17 @@ def job() -> str:
     found = re.search(r"<!-- ci-job -->\n```yaml\n(.*?)```\n<!-- /ci-job -->", readme, re.DOTALL)
     assert found is not None, "the README lost its CI job block"
     return found.group(1)
+
+
+def checkout(destination: Path) -> None:
+    """This checkout's files at ``destination``, as ``actions/checkout`` leaves a repository."""
+    shutil.copytree(
+        REPO,
+        destination,
+        ignore=shutil.ignore_patterns(
+            ".git", "__pycache__", ".venv", ".work", "dist", "build", "*.egg-info", ".*_cache"
+        ),
+    )
 
 
 def steps(text: str) -> list[dict[str, str]]:
@@ -76,11 +90,17 @@ def test_the_job_reads_as_intended() -> None:
         "actions/checkout@v4",
         "astral-sh/setup-uv@v6",
         "Install the project",
+        "Get wheeldoctor",
         "Install wheeldoctor beside it",
         "Check the environment",
         "Upload SARIF",
     ]
-    check, upload = parsed[4], parsed[5]
+    get, install, check, upload = parsed[3], parsed[4], parsed[5], parsed[6]
+    # The reader substitutes OWNER (the README says so); the install is that checkout's path.
+    assert (
+        get["uses"].startswith("actions/checkout@") and get["repository"].split("#")[0].strip() == "OWNER/wheeldoctor"
+    )
+    assert install["run"].strip() == f"uv tool install ./{get['path']}"
     assert "--python .venv/bin/python" in check["run"] and "--format sarif -o wheeldoctor.sarif" in check["run"]
     assert upload["uses"].startswith("github/codeql-action/upload-sarif@")
     assert upload["if"] == "${{ !cancelled() }}"  # it runs after the check step fails
@@ -91,8 +111,6 @@ def test_the_job_reads_as_intended() -> None:
 @pytest.mark.network
 def test_the_readme_ci_job_fails_on_a_damaged_venv_and_writes_sarif(tmp_path: Path) -> None:
     uv = find_uv()
-    dist = tmp_path / "dist"
-    run_checked([uv, "build", "--wheel", "--out-dir", dist, REPO], env={"UV_NO_CONFIG": "1"})
     project = tmp_path / "project"
     wheel = build_wheel(tmp_path / "wheels", "alpha", "1.0", {"alpha/__init__.py": b"A = 1\n", "alpha/core.py": b"X\n"})
     project.mkdir()
@@ -102,7 +120,6 @@ def test_the_readme_ci_job_fails_on_a_damaged_venv_and_writes_sarif(tmp_path: Pa
         "PATH": f"{uv.parent}{os.pathsep}{os.environ['PATH']}",
         "UV_TOOL_DIR": str(tmp_path / "tools"),
         "UV_TOOL_BIN_DIR": str(tmp_path / "tool-bin"),
-        "UV_FIND_LINKS": str(dist),
         "UV_NO_CONFIG": "1",
         "UV_PYTHON_DOWNLOADS": "never",
         "UV_PYTHON": sys.executable,  # not a pyenv shim from PATH
@@ -110,8 +127,11 @@ def test_the_readme_ci_job_fails_on_a_damaged_venv_and_writes_sarif(tmp_path: Pa
     env.pop("VIRTUAL_ENV", None)
     outcomes = {}
     for step in steps(job()):
+        if step.get("uses", "").startswith("actions/checkout@") and "path" in step:
+            checkout(project / step["path"])  # what the action does, with this checkout for OWNER's
+            continue
         if "run" not in step:
-            continue  # checkout, setup-uv and the upload are actions, not commands
+            continue  # the project's checkout, setup-uv and the upload are actions, not commands
         done = subprocess.run(
             ["bash", "-e", "-c", step["run"]],
             cwd=project,

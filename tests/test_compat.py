@@ -15,8 +15,8 @@ from helpers import Venv, build_wheel, find_interpreter, make_venv, pip_install,
 from packaging.version import Version
 from pip_check import pip_check
 
-from wheeldoctor.checks.compat import check_compatibility, target_python_version
 from wheeldoctor.commands.deps import run_deps
+from wheeldoctor.judge.compat import check_compatibility, target_python_version
 from wheeldoctor.model.findings import Code
 from wheeldoctor.where.target import Target, load_target
 

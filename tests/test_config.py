@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from wheeldoctor.checks.files import DistributionReport, Status, status_of
-from wheeldoctor.checks.policy import Policy, accept, outcome
 from wheeldoctor.formats.config import ConfigError, find_config, load_config
+from wheeldoctor.judge.files import DistributionReport, Status, status_of
+from wheeldoctor.judge.policy import Policy, accept, outcome
 from wheeldoctor.model.findings import Code, Finding, Kind
+
+pytestmark = pytest.mark.unit
 
 RULES = """
 [[tool.wheeldoctor.accept]]

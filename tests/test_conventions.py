@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from helpers import Venv, build_wheel, make_venv, pip_install, run_cli
 
-from wheeldoctor.checks.selection import CodeSelection, SelectionError, parse_prefixes
+from wheeldoctor.judge.selection import CodeSelection, SelectionError, parse_prefixes
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ import pytest
 from helpers import Venv, build_wheel, cli_json, find_interpreter, make_venv, pip_install, run_cli, uv_install
 from pip_check import Problem, ours, pip_check
 
-from wheeldoctor.checks.deps import ConflictKind, check_dependencies
 from wheeldoctor.commands.deps import run_deps
+from wheeldoctor.judge.deps import ConflictKind, check_dependencies
 from wheeldoctor.model.findings import Code
 from wheeldoctor.where.target import Target, load_target
 

@@ -16,6 +16,8 @@ from wheeldoctor.formats.dpkg import (
     parse_status,
 )
 
+pytestmark = pytest.mark.unit
+
 STATUS = b"""\
 Package: python3-yaml
 Status: install ok installed

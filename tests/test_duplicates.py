@@ -18,8 +18,10 @@ import pytest
 from helpers import Venv, build_wheel, cli_json, make_venv, pip_install, run_checked, run_cli, uv_install
 from pip_check import ours, pip_check
 
-from wheeldoctor.checks.duplicates import DuplicateKind, find_duplicates, remedy, removal_elsewhere
-from wheeldoctor.where.environment import Environment, load_environment
+from wheeldoctor.judge.duplicates import DuplicateKind, find_duplicates
+from wheeldoctor.model.environment import Environment
+from wheeldoctor.repair.requirements import remedy, removal_elsewhere
+from wheeldoctor.where.environment import load_environment
 
 
 def foo_wheels(directory: Path) -> dict[str, Path]:

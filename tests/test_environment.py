@@ -12,9 +12,10 @@ import pytest
 from helpers import VenvFactory, WheelFactory, pip_install, uv_install
 from packaging.utils import canonicalize_name
 
+from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.findings import Code, Kind
-from wheeldoctor.where.environment import InstalledDistribution, load_distribution, load_environment, scan_location
-from wheeldoctor.where.sitedirs import is_within, lookup_key, root_for
+from wheeldoctor.model.sitedirs import is_within, lookup_key, root_for
+from wheeldoctor.where.environment import load_distribution, load_environment, scan_location
 
 NAMES = [
     "requests",

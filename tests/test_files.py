@@ -20,12 +20,14 @@ from pathlib import Path
 import pytest
 from helpers import Venv, build_wheel, data_dirname, make_venv, pip_install, record_hash, uv_install
 
-from wheeldoctor.checks.claims import Claim
-from wheeldoctor.checks.files import Status, verify
-from wheeldoctor.disk.digests import BUFFER_SIZE
-from wheeldoctor.formats.record import RecordRow, decode_record
+from wheeldoctor.engine.digests import BUFFER_SIZE
+from wheeldoctor.engine.verify import verify
+from wheeldoctor.formats.record import decode_record
+from wheeldoctor.judge.claims import Claim
+from wheeldoctor.judge.files import Status
 from wheeldoctor.model.files import FileState, Fingerprint
 from wheeldoctor.model.findings import Code, Kind
+from wheeldoctor.model.record import RecordRow
 from wheeldoctor.where.environment import load_environment
 
 Found = set[tuple[str, str, str | None]]

@@ -12,7 +12,9 @@ from typing import TypeVar
 
 import pytest
 
-from wheeldoctor.disk.filesystem import ReadError, describe_mode, open_regular, read_regular
+from wheeldoctor.where.filesystem import ReadError, describe_mode, open_regular, read_regular
+
+pytestmark = pytest.mark.unit
 
 T = TypeVar("T")
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from wheeldoctor.disk import hashing
-from wheeldoctor.disk.hashing import hash_files
+from wheeldoctor.engine import hashing
+from wheeldoctor.engine.hashing import hash_files
 from wheeldoctor.model.files import FileState, FileStatus, HashRequest
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked workers are Linux-only")
@@ -89,7 +89,7 @@ def test_no_fork_while_another_thread_runs(requests: list[HashRequest], monkeypa
 
 def test_a_forked_child_leaves_its_parents_objects_out_of_its_collections() -> None:
     """Frozen in the child (its collections would copy the parent's heap); the parent takes its own back."""
-    from wheeldoctor.disk.workers import run_workers
+    from wheeldoctor.engine.workers import run_workers
 
     def report(share: int, send: object) -> None:
         send([gc.get_freeze_count()])  # type: ignore[operator]

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from wheeldoctor.disk.digests import BUFFER_SIZE, hash_file
-from wheeldoctor.disk.hashing import default_jobs, hash_files
+from wheeldoctor.engine.digests import BUFFER_SIZE, hash_file
+from wheeldoctor.engine.hashing import default_jobs, hash_files
 from wheeldoctor.model.files import FileState, FileStatus, HashRequest
 
 SIZES = [0, 1, 100, 65535, 65536, 65537, BUFFER_SIZE - 1, BUFFER_SIZE, BUFFER_SIZE + 1, 3 * BUFFER_SIZE + 17]

@@ -10,6 +10,8 @@ import pytest
 
 from wheeldoctor.formats.headers import _crlf_fields, _email_fields, _plain_fields, header_fields
 
+pytestmark = pytest.mark.unit
+
 PLAIN = (
     b"Metadata-Version: 2.4\n"
     b"Name: torch\n"

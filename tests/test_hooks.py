@@ -26,10 +26,11 @@ from helpers import (
     uv_install,
 )
 
-from wheeldoctor.checks import unowned
-from wheeldoctor.checks.known_hooks import known_module, known_pth
-from wheeldoctor.checks.ownership import Owners
-from wheeldoctor.checks.unowned import UnownedScan, scan_unowned
+from wheeldoctor.engine import unowned
+from wheeldoctor.engine.ownership import Owners
+from wheeldoctor.engine.unowned import scan_unowned
+from wheeldoctor.judge.known_hooks import known_module, known_pth
+from wheeldoctor.model.ownership import UnownedScan
 from wheeldoctor.where.environment import load_environment
 
 

@@ -1,7 +1,7 @@
 """The known-hook registry on real installs: each surveyed hook passes, anything else fails with a pasteable accept.
 
 The offline tests install wheels built here that mirror, byte for byte, the hook files
-the survey read from each real wheel (docs/hooks.md), or that the build backends write
+the survey read from each real wheel (docs/startup-hooks.md), or that the build backends write
 into an editable wheel; the network tests install the real wheels by name. PEP 829
 ``.start`` files are built to the PEP's text (no 3.15 interpreter can be installed here).
 """
@@ -19,11 +19,12 @@ from typing import Any
 import pytest
 from helpers import Venv, VenvFactory, WheelFactory, run_cli, uv_install
 
-from wheeldoctor.checks.hooks import HookKind, audit_hooks
-from wheeldoctor.checks.known_hooks import known_pth, known_start, shipped
 from wheeldoctor.formats.hook_template import TemplateError, compile_template
 from wheeldoctor.formats.start import disables_imports, parse_start
+from wheeldoctor.judge.hooks import HookKind
+from wheeldoctor.judge.known_hooks import known_pth, known_start, shipped
 from wheeldoctor.where.environment import load_environment
+from wheeldoctor.where.hooks import audit_hooks
 from wheeldoctor.where.startup import given
 
 #: (distribution, version, hook file, its bytes as the surveyed wheel ships them, the registry's name).
@@ -350,8 +351,8 @@ def test_a_matching_start_turns_off_the_pth_import_lines_from_3_15(
 
 
 def _owners(venv: Venv) -> dict[str, Any]:
-    from wheeldoctor.checks.hooks import hook_paths
-    from wheeldoctor.checks.ownership import Owners
+    from wheeldoctor.engine.ownership import Owners
+    from wheeldoctor.where.hooks import hook_paths
 
     env = load_environment("t", [str(venv.site_packages)], [str(venv.prefix)])
     env = replace(env, startup=given((str(venv.site_packages),), (3, 11)))

@@ -195,7 +195,7 @@ def test_pip_on_an_externally_managed_interpreter_is_said_aloud(
     venv_factory: VenvFactory, wheel_factory: WheelFactory, tmp_path: Path
 ) -> None:
     """pip's own files in a PEP 668 interpreter's site dir: the tip overrides the marker, and says so."""
-    from wheeldoctor.checks.repair import repair_step
+    from wheeldoctor.repair.steps import repair_step
     from wheeldoctor.where.environment import load_environment
     from wheeldoctor.where.managers import attach_managers
 

@@ -12,10 +12,12 @@ from pathlib import Path
 import pytest
 from helpers import Venv, VenvFactory, WheelFactory, cli_json, pip_install, uv_install
 
-from wheeldoctor.disk import cache, metadata_memo
+from wheeldoctor.engine import cache, metadata_memo
+from wheeldoctor.engine.metadata_memo import memos
+from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.findings import Code
 from wheeldoctor.where import environment
-from wheeldoctor.where.environment import Environment, load_environment
+from wheeldoctor.where.environment import load_environment
 
 
 def _settle() -> None:
@@ -55,7 +57,7 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
 def _read(venv: Venv, cache_dir: Path | None) -> Environment:
     site = str(venv.site_packages)
     return load_environment(
-        "test", [site], [str(venv.prefix)], defer_records=True, cache_dir=cache_dir and str(cache_dir)
+        "test", [site], [str(venv.prefix)], defer_records=True, memos=memos(cache_dir and str(cache_dir))
     )
 
 
@@ -228,3 +230,29 @@ def test_a_memo_entry_of_another_shape_is_a_miss(installed: Venv, tmp_path: Path
     payload = marshal.dumps((location, dict.fromkeys(kept, entry)))  # whole and ours, every entry malformed
     memo.write_bytes(metadata_memo._HEADER + zlib.crc32(payload).to_bytes(4, "big") + payload)
     assert _read(installed, cache_dir) == _read(installed, None)
+
+
+def test_memos_are_keyed_on_the_code_not_the_version(tmp_path: Path) -> None:
+    """A change to what reads or judges makes every memo a miss; a change to rendering does not."""
+    import shutil
+    import subprocess
+    import sys
+
+    package = Path(__file__).resolve().parent.parent / "wheeldoctor"
+    shutil.copytree(package, tmp_path / "wheeldoctor", ignore=shutil.ignore_patterns("__pycache__"))
+    show = (
+        f"import sys; sys.path.insert(0, {str(tmp_path)!r}); "
+        "from wheeldoctor.engine import metadata_memo as m; print(m._HEADER)"
+    )
+
+    def header() -> str:
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        return subprocess.run([sys.executable, "-c", show], capture_output=True, text=True, env=env, check=True).stdout
+
+    first = header()
+    with (tmp_path / "wheeldoctor/report/text.py").open("a") as source:
+        source.write("# rendering only\n")
+    assert header() == first
+    with (tmp_path / "wheeldoctor/judge/files.py").open("a") as source:
+        source.write("# a judge's change\n")
+    assert header() != first

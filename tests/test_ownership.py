@@ -1,4 +1,4 @@
-"""checks/ownership.py: the first column of a RECORD, read fast, names what the full parser names."""
+"""engine/ownership.py: the first column of a RECORD, read fast, names what the full parser names."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from helpers import VenvFactory, WheelFactory, fail_in_children, uv_install
 
-from wheeldoctor.checks import ownership
-from wheeldoctor.checks.ownership import Owners, record_paths
+from wheeldoctor.engine import ownership
+from wheeldoctor.engine.ownership import Owners, record_paths
 from wheeldoctor.formats.record import decode_record
 from wheeldoctor.where.environment import load_environment
 

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import hashlib
 
-from wheeldoctor.formats.record_fields import decode_digest, encode_digest
-from wheeldoctor.where.plain_rows import biggest_rows, plain_rows
+import pytest
+
+from wheeldoctor.gate.plain_rows import biggest_rows, plain_rows
+from wheeldoctor.model.record_fields import decode_digest, encode_digest
+
+pytestmark = pytest.mark.unit
 
 LOCATION = "/env/lib/python3.12/site-packages"
 ROOT = "/env"

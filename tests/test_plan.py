@@ -1,4 +1,4 @@
-"""The plan alone (checks/plan.py): what a system package manager's distribution gets, on a real dist-info.
+"""The plan alone (repair/plan.py): what a system package manager's distribution gets, on a real dist-info.
 
 The installs and runs are in tests/test_fix.py; here the manager is attached by hand,
 as wheeldoctor/where/managers.py attaches it when dpkg lists the files.
@@ -9,14 +9,19 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from wheeldoctor.checks.clash import ClashPair, Relation
-from wheeldoctor.checks.duplicates import find_duplicates, remedy_argvs
-from wheeldoctor.checks.files import DistributionReport, Status
-from wheeldoctor.checks.plan import Expected, StepKind, plan_repairs
-from wheeldoctor.checks.repair import repair_step, uninstall_argv
+import pytest
+
+from wheeldoctor.judge.clash import ClashPair, Relation
+from wheeldoctor.judge.duplicates import find_duplicates
+from wheeldoctor.judge.files import DistributionReport, Status
 from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.model.managed import ManagedBy, Tool
+from wheeldoctor.repair.plan import Expected, plan_repairs
+from wheeldoctor.repair.requirements import remedy_argvs
+from wheeldoctor.repair.steps import StepKind, repair_step, uninstall_argv
 from wheeldoctor.where.environment import load_environment
+
+pytestmark = pytest.mark.unit
 
 
 def broken(site: Path, installer: str) -> DistributionReport:

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from helpers import VenvFactory, WheelFactory, uv_install
 
-from wheeldoctor.checks.claims import resolve
-from wheeldoctor.checks.files import Verification, verify_environment
-from wheeldoctor.checks.spread import look_batches, repeated, rows_estimate
-from wheeldoctor.disk import hashing
+from wheeldoctor.engine import hashing
+from wheeldoctor.engine.spread import look_batches, repeated, rows_estimate
+from wheeldoctor.engine.verify import Verification, verify_environment
+from wheeldoctor.judge.claims import resolve
 from wheeldoctor.where.environment import load_environment
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked workers are Linux-only")
@@ -84,96 +84,12 @@ def test_proofs_give_the_verification_the_exact_path_gives(
     }
 
 
-#: Files of 1 MiB or more: big enough to be found at the look once EARLY is lowered to 1 MiB.
-BIG_FILES = {f"proven/b{i:02d}.so": bytes([65 + i]) * ((1 << 20) + i) for i in range(12)}
-
-
-@pytest.mark.parametrize("fault", [None, "proof first", "parse first", "early"])
-def test_files_proved_before_their_record_is_parsed_give_the_same_verification(
-    venv_factory: VenvFactory,
-    wheel_factory: WheelFactory,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    forks: list[int],
-    fault: str | None,
-) -> None:
-    """Big files found at the look and proved early (here: every file of 1 MiB or more) give what the exact
-    path gives: hostile ones, a quoted RECORD line, a path listed twice (the first row not the bytes on disk),
-    early proofs that come before or after their RECORD is parsed; a worker dying on one leaves it to the parent."""
-    from wheeldoctor.checks import spread, spread_worker
-
-    venv = venv_factory()
-    uv_install(venv, "--no-deps", wheel_factory("proven", "1.0", {**FILES, **BIG_FILES, **SHARED}))
-    uv_install(venv, "--no-deps", wheel_factory("rival", "1.0", {"proven/shared.txt": b"second\n"}))
-    site = venv.site_packages
-    record = venv.dist_info("proven") / "RECORD"
-    # A quoted path: the csv module reads it, the early reading leaves it to the parse.
-    text = record.read_text().replace("proven/b10.so,", '"proven/b10.so",')
-    b08 = next(line for line in text.splitlines() if line.startswith("proven/b08.so,"))
-    other = b08.split(",")[1].replace(b08.split(",")[1][-4:], "AAAA")  # another digest of b08's size + 1
-    record.write_text(f"proven/b08.so,{other},{len(BIG_FILES['proven/b08.so']) + 1}\n{text}")
-    _damage(site, BIG_FILES, "proven/b{:02d}.so", tmp_path, loop=False)  # b08: listed twice, below
-    exact = _verify(site, venv.prefix, processes=False)
-
-    monkeypatch.setattr(spread_worker, "EARLY", 1 << 20)
-    sent: list[tuple[object, ...]] = []
-    real_write = spread._write
-    monkeypatch.setattr(spread, "_write", lambda fd, task: sent.append(task) or real_write(fd, task))
-    real_prove, real_parse = spread_worker._prove_piece, spread_worker._parse
-
-    def early_prove(index: int, first: int, paths: list[str], *rest: object) -> object:
-        if first == 0 and paths[0].endswith(".so"):  # an early task (a parsed piece starts at its row)
-            if fault == "early" and paths[0].endswith("b11.so"):
-                os._exit(3)
-            time.sleep(0.2 if fault == "parse first" else 0)
-        return real_prove(index, first, paths, *rest)  # type: ignore[arg-type]
-
-    def slow_parse(index: int, dist: object, *rest: object) -> object:
-        time.sleep(0.2 if fault == "proof first" else 0)
-        return real_parse(index, dist, *rest)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(spread_worker, "_prove_piece", early_prove)
-    monkeypatch.setattr(spread_worker, "_parse", slow_parse)
-    from wheeldoctor.checks import files
-
-    judged_here: list[str] = []  # what the parent's exact path hashed: what no worker proved
-    real_hash = files.hash_claims
-    monkeypatch.setattr(files, "hash_claims", lambda exact, **kw: judged_here.extend(exact) or real_hash(exact, **kw))
-    monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)
-    env = load_environment("test", [str(site)], [str(venv.prefix)], defer_records=True)  # as check reads it
-    proven = verify_environment(env.active(), env.active(), jobs=2, processes=True)
-    assert forks
-    assert _comparable(proven) == _comparable(exact)
-    assert {(f.code.value, f.path) for r in proven.reports for f in r.findings} == {
-        ("WD001", "proven/b01.so"),
-        ("WD002", "proven/b02.so"),
-        ("WD003", "proven/b03.so"),
-        ("WD004", "proven/b04.so"),
-        ("WD002", "proven/b05.so"),
-        ("WD004", "proven/b07.so"),
-        ("WD002", "proven/b08.so"),  # the row listed first, of another size
-        ("WD017", "proven/b08.so"),  # listed twice
-        ("WD002", "proven/shared.txt"),
-    }
-    early = {str(task[3]) for task in sent if task[0] == "early"}
-    proved_later = {path for task in sent if task[0] == "prove" for path in task[3]}  # type: ignore[attr-defined]
-    assert early == {str(site / name) for name in BIG_FILES} - {str(site / "proven/b10.so")}
-    # An early file is not proved again once its RECORD is parsed, whether its proof came or not; but b08,
-    # listed twice: its first row is not the row read early, so neither is matched to the early proof.
-    assert early & proved_later == {str(site / "proven/b08.so")}
-    assert str(site / "proven/b10.so") in proved_later
-    # The early proofs were used: intact early files are judged nowhere else (but one whose worker died).
-    intact = {str(site / f"proven/b{i:02d}.so") for i in (0, 6, 11)}
-    dead = {str(site / "proven/b11.so")} if fault == "early" else set()
-    assert intact & set(judged_here) == dead
-
-
 def test_the_parent_takes_its_own_steps_while_the_workers_prove(
     venv_factory: VenvFactory, wheel_factory: WheelFactory, monkeypatch: pytest.MonkeyPatch, forks: list[int]
 ) -> None:
     """``meanwhile`` (a check's later imports) is stepped through while the workers run, one step when no
     frame waits, and changes nothing that the verification finds; steps left when they are done stay undone."""
-    from wheeldoctor.checks import spread_worker
+    from wheeldoctor.engine import spread_worker
 
     venv = venv_factory()
     uv_install(venv, "--no-deps", wheel_factory("proven", "1.0", {**FILES, **SHARED}))
@@ -216,7 +132,7 @@ def test_a_worker_that_dies_leaves_its_work_to_the_parent(
     fault: str,
 ) -> None:
     """Workers that die looking at a distribution, reading a RECORD or proving a piece: the parent does that work."""
-    from wheeldoctor.checks import spread_worker as spread
+    from wheeldoctor.engine import spread_worker as spread
 
     venv = venv_factory()
     uv_install(venv, "--no-deps", wheel_factory("proven", "1.0", {**FILES, **SHARED}))
@@ -325,8 +241,8 @@ def test_the_heaviest_work_is_handed_out_first(
 
     One worker, so the order it is handed its tasks in is the order it logs them in.
     """
-    from wheeldoctor.checks import spread_worker
-    from wheeldoctor.checks.spread import spread
+    from wheeldoctor.engine import spread_worker
+    from wheeldoctor.engine.spread import spread
 
     venv = venv_factory()
     uv_install(venv, "--no-deps", wheel_factory("huge", "1.0", {"huge/blob.bin": os.urandom(3 << 20)}))

@@ -19,12 +19,14 @@ from pathlib import Path
 import pytest
 from helpers import Venv, build_wheel, make_venv, os_threads, pip_install, read_record, settled_threads, uv_install
 
-from wheeldoctor.checks.files import Status, verify
-from wheeldoctor.disk import cache
-from wheeldoctor.formats.record_fields import encode_digest
+from wheeldoctor.engine import cache
+from wheeldoctor.engine.verify import verify
 from wheeldoctor.gate import quick, reading
-from wheeldoctor.where.environment import MetadataDir, load_distribution
-from wheeldoctor.where.sitedirs import lookup_key
+from wheeldoctor.judge.files import Status
+from wheeldoctor.model.environment import MetadataDir
+from wheeldoctor.model.record_fields import encode_digest
+from wheeldoctor.model.sitedirs import lookup_key
+from wheeldoctor.where.environment import load_distribution
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="FIFOs and symlinks as POSIX has them")
 
@@ -468,3 +470,16 @@ def test_entry_encoded_while_the_last_big_file_hashes_is_written_only_if_it_hold
         assert len(stored) == 1  # encoded again: the assumption did not hold
         assert entry.verdict_root is None
         assert big not in cached
+
+
+@pytest.mark.unit
+def test_the_gates_copy_of_the_match_rule_is_the_judges() -> None:
+    """Whether bytes are a row's is decided in model/record.py; the stdlib-only gate keeps a copy: same answers."""
+    from wheeldoctor.model.record import bytes_match
+
+    digest, other = b"\x01" * 32, b"\x02" * 32
+    sizes = (0, 5, 6)
+    for row_size in sizes:
+        for size in sizes:
+            for seen in (digest, other, None):
+                assert quick.bytes_match(digest, row_size, size, seen) is bytes_match(digest, row_size, size, seen)

@@ -9,9 +9,12 @@ import io
 
 import pytest
 
-from wheeldoctor.formats.record import Record, RecordRow, decode_record, parse_record
-from wheeldoctor.formats.record_fields import encode_digest, unhashed_allowed
+from wheeldoctor.formats.record import decode_record, parse_record
 from wheeldoctor.model.findings import Code, Kind
+from wheeldoctor.model.record import Record, RecordRow
+from wheeldoctor.model.record_fields import encode_digest, unhashed_allowed
+
+pytestmark = pytest.mark.unit
 
 DATA = b"print('hello')\n"
 
@@ -299,7 +302,7 @@ def test_encode_digest_spells_digests_as_record_does(pybase64: str, monkeypatch:
     import os
     import sys
 
-    from wheeldoctor.formats import record_fields
+    from wheeldoctor.model import record_fields
 
     if pybase64 == "absent":
         monkeypatch.setitem(sys.modules, "pybase64", None)  # import pybase64 then fails

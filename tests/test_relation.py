@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from wheeldoctor.checks.deps import RequirementGraph
+import pytest
+
+from wheeldoctor.judge.deps import RequirementGraph
+
+pytestmark = pytest.mark.unit
 
 _PY310 = {"python_version": "3.10", "sys_platform": "linux", "platform_machine": "x86_64"}
 

@@ -17,8 +17,8 @@ import pytest
 from helpers import Venv, VenvFactory, WheelFactory, find_interpreter, make_venv, pip_install, run_checked, uv_install
 
 from wheeldoctor.formats.pth import parse_pth
+from wheeldoctor.model.startup import Origin, Startup
 from wheeldoctor.where import probe
-from wheeldoctor.where.startup import Origin, Startup
 from wheeldoctor.where.target import Target, TargetError, load_target, start_probe
 
 VERSIONS = ("3.10", "3.11", "3.12", "3.13")

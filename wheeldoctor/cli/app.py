@@ -5,6 +5,7 @@ Reports go to stdout, errors and progress to stderr (see :mod:`wheeldoctor.cli.r
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import replace
 from functools import partial
@@ -12,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from wheeldoctor.cli import fleet, sbom
 from wheeldoctor.cli.options import (
     BaselineOption,
     ConfigOption,
@@ -44,6 +46,7 @@ from wheeldoctor.cli.runner import (
     exit_now,
     fail,
     guard,
+    metadata_memos,
     no_cyclic_gc,
     pin_baseline,
     refuse_report_with_baseline,
@@ -112,6 +115,8 @@ def check(
         chosen = choose_format(format_, json)
         refuse_report_with_baseline(write_baseline, chosen, output)
         settings = settings_of(config, select=select, ignore=ignore, jobs=jobs, strict=strict)
+        if chosen == "cyclonedx":
+            sbom.require_sbom()
         target = target_of(python, path, dpkg_admindir, quiet=quiet)
         start_probe(target)  # it runs while the checks are imported
         from wheeldoctor.commands import policy as policies
@@ -119,7 +124,7 @@ def check(
 
         with no_cyclic_gc():
             cached = cache_dir(no_cache)
-            env = load_target(target, defer_records=True, cache_dir=cached)
+            env = load_target(target, defer_records=True, memos=metadata_memos(cached))
             policy = policies.load_policy(
                 env, config=config, baseline_file=baseline, writing=write_baseline, selection=settings.selection
             )
@@ -139,6 +144,9 @@ def check(
         result = replace(result, show_unowned=show_unowned)
         if write_baseline is not None:
             return pin_baseline(write_baseline, result.baseline_reports)
+        if chosen == "cyclonedx":
+            sbom.deliver_sbom(result, output, cached)
+            return exit_code(result.healthy, exit_zero)
         from wheeldoctor.report import check_table
 
         rich = partial(check_table.render_rich, result, show_accepted=show_accepted, verbose=verbose)
@@ -161,15 +169,15 @@ def wheels(
 
     def run() -> int:
         chosen = choose_format(format_, json)
-        from wheeldoctor.checks.preflight import preflight
         from wheeldoctor.formats.wheelfile import WheelError, read_wheel
+        from wheeldoctor.judge.preflight import preflight
 
         try:
             read = [read_wheel(f) for f in files]
         except WheelError as e:
             fail(str(e))
         env = load_target(Target(python=python, paths=tuple(path or ()))) if (python or path) else None
-        result = preflight(read, env)
+        result = preflight(read, env, os.path.lexists)
         deliver(result, chosen, output)
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
@@ -195,7 +203,9 @@ def deps(
         from wheeldoctor.commands.deps import run_deps
         from wheeldoctor.report import deps_text
 
-        result = run_deps(load_target(target, with_tags=True, with_records=False, cache_dir=cache_dir(no_cache)))
+        result = run_deps(
+            load_target(target, with_tags=True, with_records=False, memos=metadata_memos(cache_dir(no_cache)))
+        )
         deliver(result, chosen, output, lambda console: deps_text.render_rich(result, console))
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
@@ -230,6 +240,8 @@ def doctor(
         chosen = choose_format(format_, json)
         refuse_report_with_baseline(write_baseline, chosen, output)
         settings = settings_of(config, select=select, ignore=ignore, jobs=jobs, strict=strict)
+        if chosen == "cyclonedx":
+            sbom.require_sbom()
         target = target_of(python, path, dpkg_admindir, quiet=quiet)
         start_probe(target, with_tags=True)
         from wheeldoctor.commands import policy as policies
@@ -238,7 +250,7 @@ def doctor(
 
         with no_cyclic_gc():
             cached = cache_dir(no_cache)
-            env = load_target(target, with_tags=True, defer_records=True, cache_dir=cached)
+            env = load_target(target, with_tags=True, defer_records=True, memos=metadata_memos(cached))
             policy = policies.load_policy(
                 env, config=config, baseline_file=baseline, writing=write_baseline, selection=settings.selection
             )
@@ -254,6 +266,9 @@ def doctor(
         result = replace(result, check=replace(result.check, show_unowned=show_unowned))
         if write_baseline is not None:
             return pin_baseline(write_baseline, result.baseline_reports)
+        if chosen == "cyclonedx":
+            sbom.deliver_sbom(result.check, output, cached)
+            return exit_code(result.healthy, exit_zero)
         rich = partial(deps_text.render_doctor_rich, result, show_accepted=show_accepted, verbose=verbose)
         deliver(result, chosen, output, rich, show_accepted=show_accepted, quiet=quiet)
         return exit_code(result.healthy, exit_zero)
@@ -328,8 +343,8 @@ def imports(
 
     def run() -> int:
         chosen = choose_format(format_, json, allowed=("text", "json", "github"))
-        from wheeldoctor.checks.imports import ImportProbeError
         from wheeldoctor.commands.imports import Forbid, run_imports
+        from wheeldoctor.probes.imports import ImportProbeError
         from wheeldoctor.report import imports_text
         from wheeldoctor.report import json as json_report
 
@@ -354,6 +369,10 @@ def imports(
         return exit_code(result.healthy, exit_zero)
 
     guard(run)
+
+
+app.command()(fleet.snapshot)
+app.command()(fleet.diff)
 
 
 def main() -> None:

@@ -24,7 +24,11 @@ DpkgAdmindirOption = Annotated[
 JsonOption = Annotated[bool, typer.Option("--json", help="The same as --format json.")]
 FormatOption = Annotated[
     str | None,
-    typer.Option("--format", metavar="FORMAT", help="text (default), json, github (annotations), junit or sarif."),
+    typer.Option(
+        "--format",
+        metavar="FORMAT",
+        help="text (default), json, github (annotations), junit, sarif or cyclonedx (an SBOM).",
+    ),
 ]
 OutputOption = Annotated[
     str | None,

@@ -10,6 +10,7 @@ import gc
 import os
 import sys
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -18,14 +19,15 @@ from typing import TYPE_CHECKING, NoReturn
 import typer
 
 from wheeldoctor.model.errors import InputError
+from wheeldoctor.where.environment import MemoFor
 from wheeldoctor.where.target import Target, TargetError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from wheeldoctor.checks.files import DistributionReport
-    from wheeldoctor.checks.selection import CodeSelection
     from wheeldoctor.formats.config import Defaults
+    from wheeldoctor.judge.files import DistributionReport
+    from wheeldoctor.judge.selection import CodeSelection
     from wheeldoctor.report.cases import Result
 
     Rich = Callable[[Console], None] | None
@@ -69,7 +71,22 @@ def guard(run: Callable[[], int]) -> NoReturn:
         if os.environ.get("WHEELDOCTOR_DEBUG"):
             raise
         fail(f"internal error: {type(e).__name__}: {e}", "set WHEELDOCTOR_DEBUG=1 for the traceback")
+    note_failed_workers()
     raise typer.Exit(code)
+
+
+def note_failed_workers() -> None:
+    """One ``note:`` line on stderr per kind of worker failure (the report is unchanged: its work was
+    redone here); ``WHEELDOCTOR_DEBUG=1`` has the children print their tracebacks."""
+    fork = sys.modules.get("wheeldoctor.engine.fork")  # not imported: nothing was forked
+    failures = getattr(fork, "failures", None)
+    if not failures:
+        return
+    for line, count in Counter(failures).items():
+        times = f" ({count} times)" if count > 1 else ""
+        tip = "" if os.environ.get("WHEELDOCTOR_DEBUG") == "1" else "; WHEELDOCTOR_DEBUG=1 shows why"
+        sys.stderr.write(f"note: {line}{times}{tip}\n")
+    failures.clear()
 
 
 def exit_now(code: object) -> NoReturn:
@@ -110,12 +127,21 @@ def cache_dir(disabled: bool) -> str | None:
     """Where cached digests and metadata live, unless ``--no-cache`` or the environment turned them off."""
     if disabled:
         return None
-    from wheeldoctor.disk import cache
+    from wheeldoctor.engine import cache
 
     return cache.directory()
 
 
-_FORMATS = ("text", "json", "github", "junit", "sarif")
+def metadata_memos(cache_dir: str | None) -> MemoFor | None:
+    """The metadata memo of each site directory, kept in ``cache_dir`` (none without a cache)."""
+    if cache_dir is None:
+        return None
+    from wheeldoctor.engine.metadata_memo import memos
+
+    return memos(cache_dir)
+
+
+_FORMATS = ("text", "json", "github", "junit", "sarif", "cyclonedx")
 
 
 def choose_format(chosen: str | None, json: bool, allowed: Sequence[str] = _FORMATS) -> str:
@@ -188,7 +214,7 @@ def settings_of(
 
     A bad option value or config is one line and exit 2 (through :func:`guard`).
     """
-    from wheeldoctor.checks.selection import CodeSelection, parse_prefixes
+    from wheeldoctor.judge.selection import CodeSelection, parse_prefixes
 
     defaults = _config_defaults(config)
     chosen = parse_prefixes(select, "--select") if select else (defaults.select if defaults else ())

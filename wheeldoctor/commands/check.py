@@ -9,16 +9,17 @@ from dataclasses import replace
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
-from wheeldoctor.checks.files import DistributionReport, Status, not_installed, status_of, verify_environment
-from wheeldoctor.disk.beside import Beside
-from wheeldoctor.disk.hashing import default_jobs
-from wheeldoctor.where.environment import Environment
+from wheeldoctor.engine.beside import Beside
+from wheeldoctor.engine.hashing import default_jobs
+from wheeldoctor.engine.verify import verify_environment
+from wheeldoctor.judge.files import DistributionReport, Status, not_installed, status_of
+from wheeldoctor.model.environment import Environment
 
 if TYPE_CHECKING:
-    from wheeldoctor.checks.deps import RequirementGraph
-    from wheeldoctor.checks.policy import Policy
-    from wheeldoctor.checks.states import ProgressSink
     from wheeldoctor.commands.results import CheckResult
+    from wheeldoctor.engine.states import ProgressSink
+    from wheeldoctor.judge.deps import RequirementGraph
+    from wheeldoctor.judge.policy import Policy
 
 #: The walk for unowned files is spread over at most this many forked walkers, beside the
 #: verification's own workers (on a 16-core GPU host's warm check of 49k files, the walk
@@ -30,11 +31,11 @@ _WALKERS = 8
 #: (the parent waits on them then), not before they are forked. About 45 ms of imports on
 #: the 2-core machine, where a warm check took about 210 ms in all.
 LATER = (
-    "wheeldoctor.checks.clash",
-    "wheeldoctor.checks.deps",
-    "wheeldoctor.checks.overlay",
-    "wheeldoctor.checks.policy",
-    "wheeldoctor.checks.hook_policy",
+    "wheeldoctor.judge.clash",
+    "wheeldoctor.judge.deps",
+    "wheeldoctor.judge.overlay",
+    "wheeldoctor.judge.policy",
+    "wheeldoctor.judge.hook_policy",
     "wheeldoctor.commands.results",
 )
 
@@ -69,7 +70,7 @@ def run_check(
     every distribution is checked) also audits start-up hooks and files nobody recorded.
 
     Findings an intact overlay explains become WD060 ``replaced`` (see
-    :mod:`wheeldoctor.checks.overlay`); ``policy`` accepts findings by rule or baseline,
+    :mod:`wheeldoctor.judge.overlay`); ``policy`` accepts findings by rule or baseline,
     hooks' and unowned modules' too. ``strict`` fails unverifiable distributions,
     ``strict_overlays`` overlaid ones. ``meanwhile`` is the caller's own work, done a step at a
     time while forked workers verify (see :func:`import_stepwise`).
@@ -99,14 +100,14 @@ def run_check(
             processes=processes,
             meanwhile=chain(import_stepwise(LATER), meanwhile),
         )
-        from wheeldoctor.checks.clash import find_clashes, pair_up
-        from wheeldoctor.checks.deps import RequirementGraph
-        from wheeldoctor.checks.hook_policy import accept_startup
-        from wheeldoctor.checks.hooks import audit_hooks
-        from wheeldoctor.checks.overlay import resolve_overlays
-        from wheeldoctor.checks.policy import Policy, accept, outcome
-        from wheeldoctor.checks.recompiled import explain_recompiled
-        from wheeldoctor.checks.unowned import from_data
+        from wheeldoctor.engine.unowned import from_data
+        from wheeldoctor.judge.clash import find_clashes, pair_up
+        from wheeldoctor.judge.deps import RequirementGraph
+        from wheeldoctor.judge.hook_policy import accept_startup
+        from wheeldoctor.judge.overlay import resolve_overlays
+        from wheeldoctor.judge.policy import Policy, accept, outcome
+        from wheeldoctor.where.hooks import audit_hooks
+        from wheeldoctor.where.recompiled import explain_recompiled
 
         graph = RequirementGraph.of(env)
         clashes = find_clashes(verification.owners, verification.states, involving=[d.name for d in checked])
@@ -152,9 +153,9 @@ def run_check(
 
 
 def _audit_data(env: Environment, walkers: int, cache_dir: str | None) -> list[Any]:
-    """The hooks' owners and the unowned files (:func:`wheeldoctor.checks.unowned.audit_data`), in the walk's child."""
-    from wheeldoctor.checks.hooks import hook_paths
-    from wheeldoctor.checks.unowned import audit_data
+    """The hooks' owners and the unowned files (:func:`wheeldoctor.engine.unowned.audit_data`), in the walk's child."""
+    from wheeldoctor.engine.unowned import audit_data
+    from wheeldoctor.where.hooks import hook_paths
 
     return audit_data(env, hook_paths(env), walkers, cache_dir)
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from wheeldoctor.checks.compat import CompatibilityFinding, check_compatibility
-from wheeldoctor.checks.deps import DependencyReport, check_dependencies
-from wheeldoctor.checks.duplicates import Duplicate, find_duplicates
-from wheeldoctor.checks.selection import CodeSelection
-from wheeldoctor.where.environment import Environment
+from wheeldoctor.judge.compat import CompatibilityFinding, check_compatibility
+from wheeldoctor.judge.deps import DependencyReport, check_dependencies
+from wheeldoctor.judge.duplicates import Duplicate, find_duplicates
+from wheeldoctor.judge.selection import CodeSelection
+from wheeldoctor.model.environment import Environment
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """Accept rules and baselines applied to what ``deps`` finds: conflicts, compatibility, stale dist-infos.
 
-The same rules as for files, through :func:`~wheeldoctor.checks.policy.accept`: each
+The same rules as for files, through :func:`~wheeldoctor.judge.policy.accept`: each
 element becomes a one-finding report of its distribution, matched by ``(distribution,
 path, code, found)`` with no path. ``found`` says what is installed instead, named so
 that two conflicts of one distribution never share it: ``NAME VERSION`` or ``NAME not
@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from wheeldoctor.checks.files import DistributionReport, Status
-from wheeldoctor.checks.policy import Acceptances, Policy, PolicyOutcome, accept
 from wheeldoctor.commands.deps import DepsResult
+from wheeldoctor.judge.files import DistributionReport, Status
+from wheeldoctor.judge.policy import Acceptances, Policy, PolicyOutcome, accept
 from wheeldoctor.model.findings import Finding, Kind
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from wheeldoctor.checks.policy import Policy
-from wheeldoctor.checks.states import ProgressSink
 from wheeldoctor.commands.check import run_check
 from wheeldoctor.commands.deps import run_deps, select_deps
 from wheeldoctor.commands.deps_policy import accept_deps, with_deps
 from wheeldoctor.commands.results import DoctorResult
-from wheeldoctor.where.environment import Environment
+from wheeldoctor.engine.states import ProgressSink
+from wheeldoctor.judge.policy import Policy
+from wheeldoctor.model.environment import Environment
 
 
 def run_doctor(

@@ -18,9 +18,14 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
 
-from wheeldoctor.checks.deps import check_dependencies
-from wheeldoctor.checks.duplicates import Duplicate, find_duplicates
-from wheeldoctor.checks.outcome import (
+from wheeldoctor.commands.check import run_check
+from wheeldoctor.commands.results import CheckResult
+from wheeldoctor.judge.deps import check_dependencies, requirement
+from wheeldoctor.judge.duplicates import Duplicate, find_duplicates
+from wheeldoctor.judge.policy import Policy
+from wheeldoctor.model.environment import Environment
+from wheeldoctor.model.errors import InputError
+from wheeldoctor.repair.outcome import (
     Outcome,
     Problem,
     compare,
@@ -31,12 +36,7 @@ from wheeldoctor.checks.outcome import (
     pair_problems,
     startup_problems,
 )
-from wheeldoctor.checks.plan import FixStep, RepairPlan, plan_repairs
-from wheeldoctor.checks.policy import Policy
-from wheeldoctor.commands.check import run_check
-from wheeldoctor.commands.results import CheckResult
-from wheeldoctor.model.errors import InputError
-from wheeldoctor.where.environment import Environment
+from wheeldoctor.repair.plan import FixStep, RepairPlan, plan_repairs
 from wheeldoctor.where.target import Target, load_target
 
 #: Lines of an installer's output kept to explain its failure.
@@ -196,7 +196,7 @@ def _own_locations() -> dict[str, str]:
     """wheeldoctor's own distribution and everything it requires, here: name -> real site directory."""
     from importlib import metadata
 
-    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.requirements import InvalidRequirement
     from packaging.utils import canonicalize_name
 
     found: dict[str, str] = {}
@@ -211,12 +211,11 @@ def _own_locations() -> dict[str, str]:
             continue
         found[name] = os.path.realpath(str(dist.locate_file("")))
         for text in dist.requires or ():
-            try:
-                requirement = Requirement(text)
-            except InvalidRequirement:
+            parsed = requirement(text)
+            if isinstance(parsed, InvalidRequirement):
                 continue
-            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
-                queue.append(requirement.name)
+            if parsed.marker is None or parsed.marker.evaluate({"extra": ""}):
+                queue.append(parsed.name)
     return found
 
 
@@ -266,7 +265,7 @@ def _diagnose(step: FixStep, code: int, tail: Sequence[str]) -> str:
     """One line for a failed step: the network when the output says so, else the installer's last error."""
     import re
 
-    installer = "uv" if os.path.basename(step.argv[0]) == "uv" else "pip"
+    installer = step.tool
     if any(sign.lower() in text.lower() for text in tail for sign in _NETWORK_SIGNS):
         # The most specific cause: the OS error pip quotes, else uv's last "cause:" line.
         errno = next((m.group(0) for t in tail if (m := re.search(r"\[Errno -?\d+\] [^'\")\]]+", t))), None)

@@ -1,6 +1,6 @@
 """``wheeldoctor imports``: import each module in a fresh target process and judge what it did.
 
-This command's whole job is to run the target environment's code (see checks/imports.py).
+This command's whole job is to run the target environment's code (see probes/imports.py).
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import sys
 from dataclasses import dataclass
 from enum import Enum
 
-from wheeldoctor.checks.accelerators import GPU_DEVICE_NODES, GPU_RUNTIME_LIBRARIES, DevicePattern, LibraryPattern
-from wheeldoctor.checks.imports import ImportProbeError, ImportReport, probe_import
+from wheeldoctor.probes.accelerators import GPU_DEVICE_NODES, GPU_RUNTIME_LIBRARIES, DevicePattern, LibraryPattern
+from wheeldoctor.probes.imports import ImportProbeError, ImportReport, probe_import
 
 
 class Effect(str, Enum):

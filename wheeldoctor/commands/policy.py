@@ -6,13 +6,13 @@ import datetime
 import os
 from collections.abc import Sequence
 
-from wheeldoctor.checks.files import DistributionReport
-from wheeldoctor.checks.policy import Policy, baseline_entries
-from wheeldoctor.checks.selection import CodeSelection
 from wheeldoctor.formats import baseline
 from wheeldoctor.formats.config import Config, find_config, load_config
+from wheeldoctor.judge.files import DistributionReport
+from wheeldoctor.judge.policy import Policy, baseline_entries
+from wheeldoctor.judge.selection import CodeSelection
+from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.errors import InputError
-from wheeldoctor.where.environment import Environment
 
 
 def load_policy(

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from wheeldoctor.checks.clash import Clash, ClashPair, Relation
-from wheeldoctor.checks.files import FAILING_STATUSES, DistributionReport, Status
-from wheeldoctor.checks.hook_policy import startup_reports
-from wheeldoctor.checks.hooks import HookAudit, StartupHook
-from wheeldoctor.checks.policy import PolicyOutcome
-from wheeldoctor.checks.unowned import UnownedScan
 from wheeldoctor.commands.deps import DepsResult
+from wheeldoctor.judge.clash import Clash, ClashPair, Relation
+from wheeldoctor.judge.files import FAILING_STATUSES, DistributionReport, Status
+from wheeldoctor.judge.hook_policy import startup_reports
+from wheeldoctor.judge.hooks import HookAudit, StartupHook
+from wheeldoctor.judge.policy import PolicyOutcome
+from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.findings import Finding
-from wheeldoctor.where.environment import Environment
+from wheeldoctor.model.ownership import UnownedScan
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,44 +20,14 @@ bytes are kept as surrogates): that is the encoding of every locale this tool me
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from wheeldoctor.model.startup import PthFile, PthLine
 
 #: The first version whose site.addpackage splits with str.splitlines() after a utf-8-sig decode.
 SPLITLINES_SINCE = (3, 13)
 
 # Universal newlines, as io.TextIOWrapper(newline=None) reads lines before 3.13.
 _UNIVERSAL = re.compile(r"\r\n|\r|\n")
-
-
-@dataclass(frozen=True, slots=True)
-class PthLine:
-    """One line that ``site`` acts on: a directory to add, or code it runs.
-
-    ``number`` counts from 1 as ``site`` does in its error messages; ``text`` is the
-    line as ``site`` uses it (a path line without trailing whitespace, an import line
-    without its line break).
-    """
-
-    number: int
-    text: str
-    executes: bool
-
-
-@dataclass(frozen=True, slots=True)
-class PthFile:
-    """The lines of one .pth file that ``site`` acts on, in file order."""
-
-    lines: tuple[PthLine, ...]
-
-    @property
-    def executing(self) -> tuple[PthLine, ...]:
-        """The lines ``site`` would pass to ``exec()``."""
-        return tuple(line for line in self.lines if line.executes)
-
-    @property
-    def paths(self) -> tuple[PthLine, ...]:
-        """The lines ``site`` would join to the site directory."""
-        return tuple(line for line in self.lines if not line.executes)
 
 
 def split_lines(data: bytes, version: tuple[int, int]) -> list[str]:

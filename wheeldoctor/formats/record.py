@@ -11,54 +11,17 @@ import csv
 import io
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import NamedTuple
 
-from wheeldoctor.formats.record_fields import (
+from wheeldoctor.model.findings import Code, Finding, Kind
+from wheeldoctor.model.record import WEAK_ALGORITHMS, Record, RecordRow, fast_tuple
+from wheeldoctor.model.record_fields import (
     ACCEPTED_ALGORITHMS,
     FROM_URLSAFE,
     MAX_SIZE_DIGITS,
     decode_digest,
-    encode_digest,
     parse_size,
     unhashed_allowed,
 )
-from wheeldoctor.model.findings import Code, Finding, Kind
-
-#: Algorithms that exist but are too weak to vouch for a file.
-WEAK_ALGORITHMS = frozenset({"md5", "sha1", "sha224"})
-
-
-class RecordRow(NamedTuple):
-    """One verifiable row: the path as written, its digest (raw bytes) and size.
-
-    A named tuple, not a frozen dataclass: one is made per recorded file, tens of
-    thousands per environment, and a dataclass's __init__ costs more than the parsing.
-    """
-
-    path: str
-    algorithm: str | None
-    digest: bytes | None
-    size: int | None
-    line: int
-
-    @property
-    def hash_text(self) -> str | None:
-        """The hash as RECORD writes it (``sha256=…``), or None."""
-        if self.algorithm is None or self.digest is None:
-            return None
-        return f"{self.algorithm}={encode_digest(self.digest)}"
-
-
-@dataclass(frozen=True, slots=True)
-class Record:
-    """A parsed RECORD: rows worth verifying, plus one finding per problem row."""
-
-    rows: tuple[RecordRow, ...]
-    problems: tuple[Finding, ...]
-    listed: frozenset[str] = frozenset()
-    """Every path RECORD names, verifiable or not (unhashed .pyc rows, bad rows)."""
-
 
 #: The hash field nearly every row holds: a SHA-256 digest as 43 unpadded urlsafe characters.
 _SHA256_FIELD = re.compile(r"sha256=[A-Za-z0-9_-]{43}")
@@ -90,8 +53,7 @@ def parse_record(lines: Iterable[str]) -> Record:
     reader = csv.reader(lines, strict=True)
     sha256_field = _SHA256_FIELD.fullmatch
     a2b = binascii.a2b_base64
-    # tuple.__new__ skips the named tuple's Python-level __new__: this loop runs once per file.
-    make = tuple.__new__
+    make = fast_tuple
     while True:
         try:
             fields = next(reader)

@@ -2,7 +2,7 @@
 
 Importing this module costs almost nothing: it binds a lock and a dict. The first call
 for a name finds the distribution exactly as ``importlib.metadata`` would on the current
-``sys.path``. If the persistent cache (:mod:`wheeldoctor.disk.cache`) holds an intact verdict
+``sys.path``. If the persistent cache (:mod:`wheeldoctor.engine.cache`) holds an intact verdict
 for its RECORD and every recorded file still has the fingerprint it had when verified,
 the answer is True at the cost of one stat per file and no heavy import. Otherwise every
 recorded file is checked: by :mod:`wheeldoctor.gate.quick`, with the standard library alone,
@@ -19,7 +19,7 @@ import _thread
 import os
 import sys
 
-from wheeldoctor.where.sitedirs import current_prefixes, lookup_key, prefix_forms, root_for
+from wheeldoctor.model.sitedirs import current_prefixes, lookup_key, prefix_forms, root_for
 
 
 class IntactGate:
@@ -28,7 +28,7 @@ class IntactGate:
     False when the distribution is not installed, has no RECORD, or any recorded file is
     missing, modified or unreadable. Thread-safe: concurrent callers asking about one
     name wait for a single computation. No output, no threads left, and nothing written
-    outside the cache directory (see :mod:`wheeldoctor.disk.cache`).
+    outside the cache directory (see :mod:`wheeldoctor.engine.cache`).
     """
 
     def __init__(self) -> None:
@@ -93,7 +93,7 @@ def _check(key: str, search_path: tuple[str, ...]) -> bool:
         return False
     location, dist_path = found
     root = root_for(location, prefix_forms(current_prefixes()))
-    from wheeldoctor.disk import cache
+    from wheeldoctor.engine import cache
 
     cache_dir = cache.directory()
     if cache_dir is not None and cache.verdict_holds(cache_dir, dist_path, root):
@@ -108,8 +108,10 @@ def _verify(key: str, location: str, dist_path: str, root: str, cache_dir: str |
     answer = quick.check(dist_path, location, root, cache_dir)
     if answer is not None:
         return answer
-    from wheeldoctor.checks.files import Status, verify
-    from wheeldoctor.where.environment import MetadataDir, load_distribution
+    from wheeldoctor.engine.verify import verify
+    from wheeldoctor.judge.files import Status
+    from wheeldoctor.model.environment import MetadataDir
+    from wheeldoctor.where.environment import load_distribution
 
     dist = load_distribution(MetadataDir(dist_path, location, key), root, read_metadata=False)
     return verify([dist], cache_dir=cache_dir)[0].status is Status.INTACT

@@ -4,7 +4,7 @@ Nearly every RECORD is plain: one ``path,algorithm=digest,size`` row per file, n
 quoted, nothing malformed, every path inside the environment. Verifying such a RECORD
 takes little code: hash each file, compare it with its row. Doing that here rather than
 through the verifier keeps the verifier's imports (dataclasses, enum, csv, re, typing:
-about 35 ms, every one of them holding the GIL that the hashing threads need) out of the
+each of them holding the GIL that the hashing threads need) out of the
 caller's process. Anything else in RECORD (a quoted field, an odd or repeated row, a path
 that leaves the environment) makes this module step aside with None, and the verifier
 decides, with its findings. Where both answer they agree: the tests hold them equal on
@@ -25,9 +25,9 @@ import os
 import stat
 import time
 
-from wheeldoctor.disk import cache
+from wheeldoctor.engine import cache
+from wheeldoctor.gate.plain_rows import EARLY, Recorded, biggest_rows, plain_rows
 from wheeldoctor.gate.reading import hash_regular, spawn
-from wheeldoctor.where.plain_rows import EARLY, Recorded, biggest_rows, plain_rows
 
 #: RECORD above this size is left to the verifier, which refuses it with a finding.
 _RECORD_LIMIT = 64 << 20
@@ -101,7 +101,7 @@ def _encode_ahead(
 ) -> tuple[list[Outcome], bytes] | None:
     """The entry's bytes as they will be if each big file still hashing holds its recorded bytes.
 
-    Encoding torch's 11,846 records took 17-29 ms once the last big file was done; this
+    Encoding a big distribution's records takes long once the last big file is done; this
     thread waits for that file anyway. Each pending file is assumed to keep the fingerprint
     it has now: the caller writes these bytes only if every assumption held, else encodes
     again. None where a pending file could not be assumed to match (then nothing is done ahead).
@@ -130,8 +130,8 @@ def _heads_start(
     """Start examining every big file (16 MiB or more) before the rest of RECORD is parsed, biggest first.
 
     The big files bound the whole check (a file cannot be split), and parsing a RECORD of
-    ten thousand rows takes tens of milliseconds: they overlap. torch has two files of
-    about 450 MB: the second, left until the parse was done, ended last. Only their own
+    ten thousand rows takes a while: they overlap. A distribution with two huge files whose
+    second waited for the parse ended with it last. Only their own
     lines are read first (the full parse still decides whether RECORD is plain); a file
     the cache knows is left as is. One core is left for the parse; the biggest files get
     a reader thread each while cores allow.
@@ -252,6 +252,13 @@ def _collect(results: list[Outcome], taken: list[tuple[int, Head]]) -> None:
         results[index] = result  # type: ignore[call-overload]  # an Outcome, from _examine
 
 
+def bytes_match(row_digest: bytes, row_size: int, size: int, digest: bytes | None) -> bool:
+    """:func:`wheeldoctor.model.record.bytes_match` for the cold path's plain rows, which always
+    have a digest and a size: the gate imports nothing but the standard library, so it keeps
+    this copy, and a test holds the two equal over the same cases."""
+    return row_size == size and digest == row_digest
+
+
 def _examine(
     row: Recorded,
     known: dict[str, tuple[cache.Identity, cache.Digests]],
@@ -275,11 +282,12 @@ def _examine(
     prior = known.get(path)
     if prior is not None and prior[0] == cache.identity(st) and any(name == algorithm for name, _ in prior[1]):
         identity, digests = prior
-        return (path, identity, digests) if identity[0] == size and (algorithm, digest) in digests else False
+        held = any(name == algorithm and bytes_match(digest, size, identity[0], seen) for name, seen in digests)
+        return (path, identity, digests) if held else False
     if st.st_size != size:
         return False  # the wrong size: not worth reading
     hashed = hash_regular(path, st, algorithm, scratch, read_ahead)
-    if hashed is None or hashed[1] != digest or hashed[0][0] != size:
+    if hashed is None or not bytes_match(digest, size, hashed[0][0], hashed[1]):
         return False
     identity = hashed[0]
     # A file changed in the tick its hashing started could change again unseen: not cached.

@@ -13,7 +13,7 @@ import hashlib
 import os
 import stat
 
-from wheeldoctor.disk import cache
+from wheeldoctor.engine import cache
 
 TYPE_CHECKING = False  # typing and collections.abc cost milliseconds before the first byte is hashed
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ def hash_regular(
 ) -> tuple[cache.Identity, bytes] | None:
     """The fingerprint and digest of the regular file ``st`` describes; None if it changed while read.
 
-    As :func:`wheeldoctor.disk.filesystem.open_regular`: what is opened must be the file that was
+    As :func:`wheeldoctor.where.filesystem.open_regular`: what is opened must be the file that was
     stat'ed (same inode), and its fingerprint is taken once it is open.
     """
     try:

@@ -1,8 +1,8 @@
 """What each finding code means, as data beside :class:`~wheeldoctor.model.findings.Code`.
 
 Every renderer reads it from here (SARIF rules, summaries); it is a module of its own so
-that the checks, which import ``Code``, do not pay for the text. The README's table of
-codes says the same in short.
+that the checks, which import ``Code``, do not pay for the text. docs/codes.md says the same for
+readers, with what to do about each.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from wheeldoctor.model.findings import Code
 
 @dataclass(frozen=True, slots=True)
 class CodeHelp:
-    """What a code means, for every renderer: a short line (the README table's) and a fuller one."""
+    """What a code means, for every renderer: a short line (docs/codes.md's) and a fuller one."""
 
     short: str
     full: str

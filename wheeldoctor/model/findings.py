@@ -21,9 +21,9 @@ class Kind(str, Enum):
     MALFORMED = "malformed"
     #: Another distribution's recorded bytes, put there by one that requires this one (an overlay).
     REPLACED = "replaced"
-    #: Code that runs at every interpreter start (checks/hooks.py).
+    #: Code that runs at every interpreter start (judge/hooks.py).
     STARTUP_HOOK = "startup-hook"
-    #: A file in a site directory that no installer recorded (checks/unowned.py).
+    #: A file in a site directory that no installer recorded (engine/unowned.py).
     UNOWNED = "unowned"
     #: A shipped ``.pyc`` the installer compiled again from its intact source (checks/recompiled.py).
     RECOMPILED = "recompiled"
@@ -47,7 +47,7 @@ class Code(str, Enum):
     NO_HASH = "WD015"
     METADATA_PROBLEM = "WD016"
     DUPLICATE_ROW = "WD017"
-    #: The package manager that owns the distribution keeps no usable record of it (checks/managed.py).
+    #: The package manager that owns the distribution keeps no usable record of it (judge/managed.py).
     MANAGER_UNVERIFIABLE = "WD018"
     WHEEL_MEMBER_MISSING = "WD020"
     WHEEL_MEMBER_UNRECORDED = "WD021"

@@ -1,7 +1,7 @@
 """Who manages a distribution: the tool that installed it, and that tool's own record of its files.
 
 Plain data, read once per environment by :mod:`wheeldoctor.where.managers` and judged by
-:mod:`wheeldoctor.checks.managed`. A system package manager (dpkg, rpm, conda) keeps its
+:mod:`wheeldoctor.judge.managed`. A system package manager (dpkg, rpm, conda) keeps its
 own digests of what it installed; for the distributions it manages those decide, not RECORD.
 """
 

@@ -1,1 +1,1 @@
-"""Scripts that run inside a target interpreter (standard library only); wheeldoctor reads them as text."""
+"""The import probe: a standard-library script run inside a target interpreter, and the code that runs and reads it."""

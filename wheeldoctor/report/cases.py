@@ -20,15 +20,15 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from wheeldoctor.checks.files import Status
-from wheeldoctor.checks.policy import SELECTED_OUT
 from wheeldoctor.commands.deps import DepsResult
 from wheeldoctor.commands.results import CheckResult, DoctorResult
+from wheeldoctor.judge.files import Status
+from wheeldoctor.judge.policy import SELECTED_OUT
+from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding
-from wheeldoctor.where.environment import InstalledDistribution
 
 if TYPE_CHECKING:  # preflight's wheel reading (zipfile) is imported only by the commands that read wheels
-    from wheeldoctor.checks.preflight import PreflightResult
+    from wheeldoctor.judge.preflight import PreflightResult
 
     Result = CheckResult | DoctorResult | DepsResult | PreflightResult
 
@@ -180,7 +180,7 @@ def _check_cases(result: CheckResult) -> Iterator[Case]:
 
 def _pair_cases(result: CheckResult) -> Iterator[Case]:
     """One case per unrelated pair (it fails the run whichever side holds the paths), with both ways out."""
-    from wheeldoctor.checks.repair import pair_choices
+    from wheeldoctor.repair.steps import pair_choices
 
     for pair in result.unrelated:
         message = (

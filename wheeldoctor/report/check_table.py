@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from wheeldoctor.checks.files import DistributionReport, Status
 from wheeldoctor.commands.results import CheckResult
+from wheeldoctor.judge.files import DistributionReport, Status
 from wheeldoctor.report import hooks_text
 from wheeldoctor.report.text import (
     accepted_note,

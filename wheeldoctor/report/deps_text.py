@@ -10,12 +10,13 @@ import shlex
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from wheeldoctor.checks.compat import CompatibilityFinding
-from wheeldoctor.checks.deps import DependencyConflict, install_command
-from wheeldoctor.checks.duplicates import Duplicate, remedy, removal_elsewhere
-from wheeldoctor.checks.repair import install_argv, overrides_pep668
 from wheeldoctor.commands.deps import DepsResult
+from wheeldoctor.judge.compat import CompatibilityFinding
+from wheeldoctor.judge.deps import DependencyConflict
+from wheeldoctor.judge.duplicates import Duplicate
 from wheeldoctor.model.findings import Code
+from wheeldoctor.repair.requirements import install_command, remedy, removal_elsewhere
+from wheeldoctor.repair.steps import install_argv, overrides_pep668
 
 if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
     from rich.console import Console
@@ -83,7 +84,7 @@ def tips(result: DepsResult) -> list[str]:
         if dist is not None:
             managed = dist.managed_by
             if managed is not None and managed.tool.system:
-                from wheeldoctor.checks.repair import repair_step
+                from wheeldoctor.repair.steps import repair_step
 
                 fresh = repair_step(dist, env).command  # never pip over a system package's files
             else:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from wheeldoctor.checks.outcome import Problem
-from wheeldoctor.checks.plan import RepairPlan
 from wheeldoctor.commands.fix import FixResult, StepStatus
+from wheeldoctor.repair.outcome import Problem
+from wheeldoctor.repair.plan import RepairPlan
 from wheeldoctor.report.json import environment_json, header
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TextIO
 
-from wheeldoctor.checks.outcome import Outcome, Problem
-from wheeldoctor.checks.plan import FixStep
 from wheeldoctor.commands.fix import FixPlan, FixResult, StepResult, StepStatus
+from wheeldoctor.repair.outcome import Outcome, Problem
+from wheeldoctor.repair.plan import FixStep
 
 
 def render_plan(planned: FixPlan) -> Iterable[str]:

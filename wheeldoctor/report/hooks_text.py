@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from wheeldoctor.checks.hooks import HookAudit, StartupHook
-from wheeldoctor.checks.unowned import UnownedScan
+from wheeldoctor.judge.hooks import HookAudit, StartupHook
 from wheeldoctor.model.findings import Finding
+from wheeldoctor.model.ownership import UnownedScan
 
 
 def _evidence(finding: Finding) -> str:
@@ -94,7 +94,8 @@ def hook_tips(hooks: HookAudit | None) -> Iterable[str]:
         return
     yield (
         "Tip: a hook runs in every Python process of this environment; read it before anything else runs. "
-        "If you trust it, accept exactly these bytes in pyproject.toml (a changed file fails again):"
+        "If you trust it, accept exactly these bytes in pyproject.toml "
+        "(a changed file fails again; wheeldoctor's docs/startup-hooks.md):"
     )
     for hook in hooks.failing:
         yield from (f"  {line}" for line in accept_block(hook))

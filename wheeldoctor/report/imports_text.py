@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from wheeldoctor.checks.imports import Origin, Started
 from wheeldoctor.commands.imports import ImportsResult, ImportVerdict
+from wheeldoctor.probes.imports import Origin, Started
 
 if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
     from rich.console import Console

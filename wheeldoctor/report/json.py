@@ -1,29 +1,29 @@
-"""Results -> the versioned JSON document (schema documented in the README)."""
+"""Results -> the versioned JSON document (its schema: docs/schema/report.schema.json)."""
 
 from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, Any
 
-from wheeldoctor.checks.clash import Clash, ClashPair
-from wheeldoctor.checks.compat import CompatibilityFinding
-from wheeldoctor.checks.deps import DependencyConflict
-from wheeldoctor.checks.duplicates import Duplicate
-from wheeldoctor.checks.files import DistributionReport, Status
-from wheeldoctor.checks.policy import PolicyOutcome
-from wheeldoctor.checks.repair import RepairStep, repair_step
 from wheeldoctor.commands.deps import DepsResult
 from wheeldoctor.commands.results import CheckResult, DoctorResult
 from wheeldoctor.formats.baseline import BaselineEntry
 from wheeldoctor.formats.config import AcceptRule
+from wheeldoctor.judge.clash import Clash, ClashPair
+from wheeldoctor.judge.compat import CompatibilityFinding
+from wheeldoctor.judge.deps import DependencyConflict
+from wheeldoctor.judge.duplicates import Duplicate
+from wheeldoctor.judge.files import DistributionReport, Status
+from wheeldoctor.judge.policy import PolicyOutcome
+from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.findings import Finding
 from wheeldoctor.model.managed import ManagedBy
+from wheeldoctor.repair.steps import RepairStep, repair_step
 from wheeldoctor.report.startup_json import startup_json, startup_sections
-from wheeldoctor.where.environment import Environment
 
 if TYPE_CHECKING:  # the imports command's types, without importing its runner for every document
-    from wheeldoctor.checks.preflight import PreflightResult
     from wheeldoctor.commands.imports import ImportsResult, ImportVerdict
+    from wheeldoctor.judge.preflight import PreflightResult
 
 #: Bump the major part on any change that can break a reader; add fields freely.
 SCHEMA_VERSION = "1.1"
@@ -104,7 +104,7 @@ def clash_json(clash: Clash) -> dict[str, Any]:
 
 def pair_json(pair: ClashPair, env: Environment) -> dict[str, Any]:
     """One pair of clashing distributions, how they are related, and the ways to repair them."""
-    from wheeldoctor.checks.repair import pair_choices
+    from wheeldoctor.repair.steps import pair_choices
 
     choices = pair_choices(pair, env)
     return {
@@ -261,7 +261,7 @@ def conflict_json(conflict: DependencyConflict) -> dict[str, Any]:
 
 def duplicate_json(duplicate: Duplicate, env: Environment) -> dict[str, Any]:
     """One project with several dist-infos: which one Python uses, and the safe clean-up."""
-    from wheeldoctor.checks.duplicates import remedy, removal_elsewhere
+    from wheeldoctor.repair.requirements import remedy, removal_elsewhere
 
     dists = duplicate.distributions
     return {
@@ -306,7 +306,7 @@ def _deps_summary(result: DepsResult) -> dict[str, Any]:
 
 
 def _deps_sections(result: DepsResult) -> dict[str, Any]:
-    from wheeldoctor.checks.deps import install_command
+    from wheeldoctor.repair.requirements import install_command
 
     return {
         "dependency_conflicts": [conflict_json(c) for c in result.dependencies.conflicts],

@@ -1,7 +1,7 @@
 """Cases -> a SARIF 2.1.0 log, for GitHub code scanning and other security dashboards.
 
 One run; ``tool.driver.rules`` has one rule per code used (short and full descriptions
-from :data:`~wheeldoctor.model.code_help.CODE_HELP`, help linking to the README's table). Each
+from :data:`~wheeldoctor.model.code_help.CODE_HELP`, help linking to the README's section on findings). Each
 item is a result whose location is the RECORD path relative to a ``uriBaseId`` naming
 its site directory (``SITE0``, ``SITE1``... declared in ``originalUriBaseIds``), and whose
 ``partialFingerprints`` hash distribution, version, path, code and found digest, so the
@@ -24,7 +24,7 @@ from wheeldoctor.report.cases import Case, Cases, Item
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://pypi.org/project/wheeldoctor/"
-#: The README's table of codes; every rule's help links here.
+#: The README's section on findings, which links to every code's page; every rule's help links here.
 CODES_URI = INFORMATION_URI + "#what-a-finding-says"
 FINGERPRINT = "wheeldoctorFinding/v1"
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from wheeldoctor.checks.hooks import StartupHook
-from wheeldoctor.checks.unowned import UnownedScan
 from wheeldoctor.commands.results import CheckResult
+from wheeldoctor.judge.hooks import StartupHook
 from wheeldoctor.model.findings import Finding
-from wheeldoctor.where.startup import Startup
+from wheeldoctor.model.ownership import UnownedScan
+from wheeldoctor.model.startup import Startup
 
 FindingJson = Callable[[Finding], dict[str, Any]]
 

@@ -9,17 +9,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from wheeldoctor.checks.clash import ClashPair, Relation
-from wheeldoctor.checks.files import DistributionReport, Status
-from wheeldoctor.checks.policy import SELECTED_OUT
-from wheeldoctor.checks.repair import RepairStep, cache_clean_command, pair_choices, repair_step
 from wheeldoctor.commands.results import CheckResult
-from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding, Kind
+from wheeldoctor.judge.clash import ClashPair, Relation
+from wheeldoctor.judge.files import DistributionReport, Status
+from wheeldoctor.judge.policy import SELECTED_OUT
+from wheeldoctor.model.environment import InstalledDistribution
+from wheeldoctor.model.findings import Code, Finding, Kind
+from wheeldoctor.repair.plan import explained_by_clash
+from wheeldoctor.repair.steps import RepairStep, cache_clean_command, pair_choices, repair_step
 from wheeldoctor.report import hooks_text
-from wheeldoctor.where.environment import InstalledDistribution
 
 if TYPE_CHECKING:
-    from wheeldoctor.checks.preflight import PreflightResult
+    from wheeldoctor.judge.preflight import PreflightResult
 
 
 def subject(report: DistributionReport) -> str:
@@ -61,12 +62,6 @@ def finding_line(who: str, finding: Finding) -> str:
     return f"{who}: {finding.code.value}: {where}{finding.message}{evidence(finding)}"
 
 
-def _explained_by_clash(report: DistributionReport) -> bool:
-    """Whether every breaking finding is another distribution's bytes (the pair tip covers it)."""
-    breaking = [f for f in report.findings if f.kind in BREAKING_KINDS]
-    return bool(breaking) and all(f.content_from is not None for f in breaking)
-
-
 def tips(result: CheckResult) -> list[str]:
     """Repair commands, in the order to run them: each broken distribution, then clash repairs last."""
     lines = []
@@ -80,7 +75,7 @@ def tips(result: CheckResult) -> list[str]:
                 lines.append(f"Tip: a reinstall by pip or uv records hashes for every file: {step_text(step)}")
         if report.status is not Status.BROKEN or report.dist is None:
             continue
-        if report.name in in_pairs and _explained_by_clash(report):
+        if report.name in in_pairs and explained_by_clash(report.findings):
             continue
         if any(f.kind is Kind.MODIFIED and f.content_from is None and f.links > 1 for f in report.findings):
             clean = cache_clean_command(report.dist)
@@ -99,7 +94,7 @@ def repair_tip(report: DistributionReport, result: CheckResult) -> str | None:
     if report.status is not Status.BROKEN or report.dist is None:
         return None
     in_pairs = {d.name for p in result.pairs for d in (p.first, p.second)}
-    if report.name in in_pairs and _explained_by_clash(report):
+    if report.name in in_pairs and explained_by_clash(report.findings):
         return None
     return step_text(repair_step(report.dist, result.environment))
 

@@ -18,8 +18,6 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from wheeldoctor.disk.filesystem import ReadError, read_regular
-from wheeldoctor.disk.result_memo import Read
 from wheeldoctor.formats.dpkg import (
     Diversion,
     DpkgFormatError,
@@ -32,6 +30,8 @@ from wheeldoctor.formats.dpkg import (
     parse_status,
 )
 from wheeldoctor.model.managed import DistroFile, ManagedBy, Tool
+from wheeldoctor.where.filesystem import ReadError, read_regular
+from wheeldoctor.where.fingerprint import Read
 
 DEFAULT_ADMINDIR = "/var/lib/dpkg"
 _LIMIT = 256 << 20
@@ -72,7 +72,7 @@ def read_owners(
     ``explicit`` (the user named the directory) turns a missing or unreadable database
     into :class:`DpkgError` instead of None. ``read`` notes the ``info`` directory and each
     file list before it is read, and hears of a read that failed for a passing reason
-    (see :class:`wheeldoctor.disk.result_memo.Read`).
+    (see :class:`wheeldoctor.where.fingerprint.Read`).
     """
     root = root_of(admindir)
     info = os.path.join(admindir, "info")

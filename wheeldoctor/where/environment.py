@@ -8,110 +8,42 @@ check. Nothing here verifies a file; it only reads dist-info metadata.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Protocol
 
-from wheeldoctor.disk import cache
-from wheeldoctor.disk.filesystem import ReadError, read_regular
-from wheeldoctor.disk.metadata_memo import MetadataMemo
 from wheeldoctor.formats.headers import header_fields
-from wheeldoctor.formats.record import Record, decode_record
+from wheeldoctor.formats.record import decode_record
+from wheeldoctor.model.environment import Environment, InstalledDistribution, Metadata, MetadataDir
 from wheeldoctor.model.findings import Code, Finding, Kind
-from wheeldoctor.model.managed import ManagedBy
-from wheeldoctor.where.sitedirs import locations as site_locations
-from wheeldoctor.where.sitedirs import lookup_key, prefix_forms, root_for
+from wheeldoctor.model.fingerprint import settled_record_identity
+from wheeldoctor.model.record import Record
+from wheeldoctor.model.sitedirs import locations as site_locations
+from wheeldoctor.model.sitedirs import lookup_key, prefix_forms, root_for
+from wheeldoctor.where.filesystem import ReadError, read_regular
 
 if TYPE_CHECKING:  # the gate's slow path imports this module: keep startup's imports off it
-    from wheeldoctor.where.startup import Startup
+    from wheeldoctor.model.startup import Startup
 
 #: RECORD and METADATA above this size are refused rather than read into memory.
 METADATA_LIMIT = 64 << 20
 _SUFFIXES = (".dist-info", ".egg-info")
 
-
-@dataclass(frozen=True, slots=True)
-class MetadataDir:
-    """A ``.dist-info`` or ``.egg-info`` entry found in a site directory."""
-
-    path: str
-    location: str
-    key: str
-    """The name from the directory, normalised as ``importlib.metadata`` does for lookups."""
+Fingerprints = tuple["tuple[int, int, int, int, int] | None", ...]
+Parts = tuple[str, str, str, tuple[str, ...], "str | None", tuple[str, ...], "str | None", tuple[str, ...]]
 
 
-@dataclass(frozen=True, slots=True)
-class Metadata:
-    """The parts of METADATA that the checks use, still as text (packaging parses them)."""
+class SiteMemo(Protocol):
+    """What one site directory's dist-infos gave, kept between runs (the engine's metadata memo)."""
 
-    name: str
-    version: str
-    requires_dist: tuple[str, ...] = ()
-    requires_python: str | None = None
-    provides_extra: tuple[str, ...] = ()
+    def fingerprints(self, dist_path: str) -> Fingerprints | None: ...
+    def get(self, name: str, fingerprints: Fingerprints) -> Parts | None: ...
+    def keep(self, dist_path: str, fingerprints: Fingerprints, parts: Parts) -> None: ...
+    def save(self) -> None: ...
 
 
-@dataclass(frozen=True, slots=True)
-class InstalledDistribution:
-    """One installed distribution: where its metadata is, and its parsed RECORD."""
-
-    name: str
-    """Canonical name (PEP 503) when metadata was read; the lookup key otherwise."""
-    version: str
-    path: str
-    location: str
-    root: str
-    """The environment root that every recorded path must stay inside."""
-    installer: str | None
-    record: Record | None
-    problems: tuple[Finding, ...] = ()
-    metadata: Metadata | None = None
-    active: bool = True
-    wheel_tags: tuple[str, ...] = ()
-    record_identity: tuple[int, int, int, int, int] | None = None
-    """RECORD's fingerprint (size, mtime_ns, ctime_ns, inode, device), taken before it was
-    read; None if it changed too recently to key the verification cache on."""
-    managed_by: ManagedBy | None = None
-    """Who manages its files (see :mod:`wheeldoctor.where.managers`); None when not asked."""
-    record_deferred: bool = False
-    """RECORD is read later, where it is verified (see :func:`with_record`): ``record`` and
-    ``record_identity`` are still None and no finding about RECORD is in ``problems``."""
-
-    @property
-    def legacy(self) -> bool:
-        """Whether this is an ``.egg-info`` install, which has no RECORD by design."""
-        return self.path.lower().endswith(".egg-info")
-
-
-@dataclass(frozen=True, slots=True)
-class Environment:
-    """An environment as read once: its search path and every distribution on it."""
-
-    label: str
-    python: str | None
-    paths: tuple[str, ...]
-    prefixes: tuple[str, ...]
-    distributions: tuple[InstalledDistribution, ...]
-    markers: tuple[tuple[str, str], ...] = field(default=())
-    tags: tuple[str, ...] | None = None
-    """The target interpreter's supported wheel tags, best first; None when not gathered."""
-    startup: Startup | None = None
-    """How ``paths`` was built, with the site directories and the .pth files read there."""
-    externally_managed: str | None = None
-    """The interpreter's PEP 668 ``EXTERNALLY-MANAGED`` marker, when it has one and is no venv."""
-    managers: tuple[str, ...] = ()
-    """Which package managers' records were read for this environment, for the report."""
-    system_files: Mapping[str, str] = field(default_factory=dict)
-    """Path -> the system package (dpkg's, conda's) that installed it, for the files those
-    managers list under the site directories and the standard library; empty when none was read."""
-
-    def active(self) -> list[InstalledDistribution]:
-        """The distributions Python would use: the first of each name."""
-        return [d for d in self.distributions if d.active]
-
-    def find(self, name: str) -> InstalledDistribution | None:
-        """The active distribution of canonical ``name``, if installed."""
-        return next((d for d in self.distributions if d.active and d.name == name), None)
+MemoFor = Callable[[str], SiteMemo]
+"""The memo of a site directory, by its path."""
 
 
 def scan_location(location: str) -> Iterator[MetadataDir]:
@@ -140,7 +72,7 @@ def load_distribution(
     active: bool = True,
     read_record: bool = True,
     defer_record: bool = False,
-    memo: MetadataMemo | None = None,
+    memo: SiteMemo | None = None,
 ) -> InstalledDistribution:
     """Read one metadata directory; every problem becomes a finding, nothing raises.
 
@@ -220,7 +152,7 @@ def read_record_of(
     path: str, legacy: bool
 ) -> tuple[tuple[int, int, int, int, int] | None, Record | None, Finding | None]:
     """(identity, record, problem) of the RECORD in metadata directory ``path``; the identity first."""
-    identity = cache.settled_record_identity(path)
+    identity = settled_record_identity(path)
     record, problem = _read_record(os.path.join(path, "RECORD"), legacy)
     return identity, record, problem
 
@@ -303,14 +235,14 @@ def load_environment(
     records: bool = True,
     startup: Startup | None = None,
     defer_records: bool = False,
-    cache_dir: str | None = None,
+    memos: MemoFor | None = None,
 ) -> Environment:
     """Read every distribution on ``paths``; the first of each name is the active one.
 
     ``records=False`` reads metadata only; ``defer_records`` leaves RECORDs for the
-    verification to read (see :func:`load_distribution`). With ``cache_dir``, what each
-    dist-info gave is kept there, and taken again while its files are unchanged
-    (:mod:`wheeldoctor.disk.metadata_memo`).
+    verification to read (see :func:`load_distribution`). With ``memos``, what each
+    dist-info gave is kept, and taken again while its files are unchanged
+    (:mod:`wheeldoctor.engine.metadata_memo`).
     """
     locations = site_locations(paths)  # as given, each real directory once
     all_prefixes = tuple(prefix_forms(prefixes))
@@ -318,7 +250,7 @@ def load_environment(
     distributions: list[InstalledDistribution] = []
     for location in locations:
         root = root_for(location, all_prefixes)
-        memo = MetadataMemo(cache_dir, location) if cache_dir is not None else None
+        memo = memos(location) if memos is not None else None
         for found in scan_location(location):
             dist = load_distribution(
                 found, root, active=True, read_record=records, defer_record=defer_records, memo=memo

@@ -16,12 +16,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TypeVar
 
-from wheeldoctor.disk.filesystem import ReadError, read_regular
 from wheeldoctor.formats.conda import CondaFormatError, CondaPackage, parse_conda_meta
 from wheeldoctor.formats.rpm import parse_query_owners, parse_verify
+from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.managed import DistroFile, ManagedBy, Tool
 from wheeldoctor.where.dpkg_owners import DEFAULT_ADMINDIR, DpkgOwners, read_owners
-from wheeldoctor.where.environment import Environment, InstalledDistribution
+from wheeldoctor.where.filesystem import ReadError, read_regular
 from wheeldoctor.where.system_files import listed
 
 _INSTALLERS = {"pip": Tool.PIP, "uv": Tool.UV, "conda": Tool.CONDA, "rpm": Tool.RPM, "dpkg": Tool.DPKG}

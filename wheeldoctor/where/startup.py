@@ -21,93 +21,14 @@ import hashlib
 import os
 import stat
 import sys
-from dataclasses import dataclass
-from enum import Enum
 
-from wheeldoctor.disk.filesystem import ReadError, read_regular
-from wheeldoctor.formats.pth import PthFile, parse_pth
-from wheeldoctor.formats.record_fields import encode_digest
+from wheeldoctor.formats.pth import parse_pth
+from wheeldoctor.model.record_fields import encode_digest
+from wheeldoctor.model.startup import Origin, PathEntry, PthRead, SiteDir, Startup
+from wheeldoctor.where.filesystem import ReadError, read_regular
 
 #: A .pth file above this size is not read (site would read it whole; none is near this).
 PTH_LIMIT = 16 << 20
-
-
-class Origin(str, Enum):
-    """Why an entry is on the search path; the JSON ``origin`` field."""
-
-    PYTHONPATH = "PYTHONPATH"
-    INTERPRETER = "interpreter"
-    """The interpreter's own entries: the standard library and its extension modules."""
-    SITE = "site"
-    """A site directory (site-packages, dist-packages, the user site)."""
-    PTH = "pth"
-    """A path line of a .pth file."""
-    RUNNING = "running"
-    """Taken from the running interpreter's ``sys.path``, which its start-up already built."""
-    GIVEN = "given"
-    """A directory named with ``--path``."""
-
-
-@dataclass(frozen=True, slots=True)
-class PathEntry:
-    """One entry of the search path and where it came from (``pth`` and ``line`` for .pth lines)."""
-
-    path: str
-    origin: Origin
-    pth: str | None = None
-    line: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class SiteDir:
-    """A directory that ``site`` would process with ``addsitedir``; ``user`` for the user site."""
-
-    path: str
-    user: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class PthRead:
-    """One .pth file as read from a site directory; ``error`` says why it could not be."""
-
-    path: str
-    site_dir: str
-    parsed: PthFile | None
-    error: str | None = None
-    sha256: str | None = None
-    """The digest of the bytes parsed, as RECORD spells it (``sha256=…``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Startup:
-    """What a normal start of the interpreter does to ``sys.path``, and what it would run.
-
-    ``entries`` is the search path, in order; ``site_dirs`` the directories whose .pth
-    files were read; ``pth_files`` every .pth read there. Any entry that the import lines
-    of those files would add is absent: those lines (``not_run``) were not executed.
-    """
-
-    entries: tuple[PathEntry, ...]
-    site_dirs: tuple[SiteDir, ...]
-    pth_files: tuple[PthRead, ...]
-    version: tuple[int, int]
-    isolated: bool = True
-    """True when worked out without running startup code; False for the running interpreter,
-    whose ``sys.path`` startup code already built."""
-    user_site: bool | None = None
-    """Whether ``site`` enables the user site (then it imports ``usercustomize``); None: unknown."""
-
-    @property
-    def paths(self) -> tuple[str, ...]:
-        """The search path as plain strings."""
-        return tuple(entry.path for entry in self.entries)
-
-    @property
-    def not_run(self) -> tuple[tuple[str, int], ...]:
-        """(.pth path, line number) of every line that would run code at start-up; none was run."""
-        return tuple(
-            (pth.path, line.number) for pth in self.pth_files if pth.parsed is not None for line in pth.parsed.executing
-        )
 
 
 def makepath(*parts: str) -> tuple[str, str]:

@@ -13,9 +13,9 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Protocol, TypeVar
 
-from wheeldoctor.disk.result_memo import Read
+from wheeldoctor.model.environment import Environment
 from wheeldoctor.where.dpkg_owners import DEFAULT_ADMINDIR, read_owners
-from wheeldoctor.where.environment import Environment
+from wheeldoctor.where.fingerprint import Read
 
 #: dpkg never installs Python's files elsewhere; other paths are not looked up late.
 _SYSTEM_ROOTS = ("/usr/", "/etc/")
@@ -90,7 +90,7 @@ def listed(files: Mapping[str, _T], path: str) -> _T | None:
     """What a package manager's list ``files`` holds for ``path``, as given or with symlinks resolved.
 
     No path is resolved when the list is empty (a venv, a pip-only image): a ``realpath``
-    per dist-info and per unowned file cost 12-25 ms on a GPU host's environment.
+    per dist-info and per unowned file would be paid for nothing.
     """
     if not files:
         return None

@@ -23,10 +23,12 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from wheeldoctor.model.environment import Environment
+from wheeldoctor.model.sitedirs import current_prefixes, root_for
+from wheeldoctor.model.startup import SiteDir, Startup
 from wheeldoctor.where import probe
-from wheeldoctor.where.environment import Environment, load_environment
-from wheeldoctor.where.sitedirs import current_prefixes, root_for
-from wheeldoctor.where.startup import SiteDir, Startup, given, pythonpath, running, simulate
+from wheeldoctor.where.environment import MemoFor, load_environment
+from wheeldoctor.where.startup import given, pythonpath, running, simulate
 
 _PROBE_TIMEOUT = 30
 
@@ -51,7 +53,7 @@ def load_target(
     with_tags: bool = False,
     with_records: bool = True,
     defer_records: bool = False,
-    cache_dir: str | None = None,
+    memos: MemoFor | None = None,
 ) -> Environment:
     """Read the environment ``target`` names; raise TargetError when it cannot be read.
 
@@ -59,17 +61,17 @@ def load_target(
     it costs an import of ``packaging.tags``, so only the checks that need them ask.
     ``with_records=False`` skips RECORD files, for checks of metadata alone;
     ``defer_records`` leaves them for the verification to read, in parallel where it can.
-    ``cache_dir`` keeps what each dist-info gave there, for the next read (see
+    ``memos`` keep what each dist-info gave, for the next read (see
     :func:`wheeldoctor.where.environment.load_environment`).
     """
     if target.python and target.paths:
         raise TargetError("give --python or --path, not both")
     if target.paths:
-        env, stdlib = _load_paths(target.paths, with_tags, with_records, defer_records, cache_dir)
+        env, stdlib = _load_paths(target.paths, with_tags, with_records, defer_records, memos)
     elif target.python:
-        env, stdlib = _load_interpreter(target.python, with_tags, with_records, defer_records, cache_dir)
+        env, stdlib = _load_interpreter(target.python, with_tags, with_records, defer_records, memos)
     else:
-        env, stdlib = _load_current(with_tags, with_records, defer_records, cache_dir)
+        env, stdlib = _load_current(with_tags, with_records, defer_records, memos)
     from wheeldoctor.where.dpkg_owners import DpkgError
     from wheeldoctor.where.managers import attach_managers
 
@@ -87,7 +89,7 @@ def _load_current(
     with_tags: bool = False,
     with_records: bool = True,
     defer_records: bool = False,
-    cache_dir: str | None = None,
+    memos: MemoFor | None = None,
 ) -> tuple[Environment, _Stdlib]:
     import sysconfig
 
@@ -105,7 +107,7 @@ def _load_current(
         records=with_records,
         startup=running(tuple(paths)),
         defer_records=defer_records,
-        cache_dir=cache_dir,
+        memos=memos,
     )
     return env, stdlib
 
@@ -127,7 +129,7 @@ def _load_paths(
     with_tags: bool = False,
     with_records: bool = True,
     defer_records: bool = False,
-    cache_dir: str | None = None,
+    memos: MemoFor | None = None,
 ) -> tuple[Environment, _Stdlib]:
     for path in paths:
         if not os.path.isdir(path):
@@ -155,7 +157,7 @@ def _load_paths(
         records=with_records,
         startup=given(tuple(paths), version),
         defer_records=defer_records,
-        cache_dir=cache_dir,
+        memos=memos,
     )
     return env, (probe.stdlib, probe.venv) if probe is not None else (None, False)
 
@@ -207,7 +209,7 @@ def _load_interpreter(
     with_tags: bool = False,
     with_records: bool = True,
     defer_records: bool = False,
-    cache_dir: str | None = None,
+    memos: MemoFor | None = None,
 ) -> tuple[Environment, _Stdlib]:
     python = probe.resolved(python)
     if not probe.runnable(python):
@@ -224,7 +226,7 @@ def _load_interpreter(
         records=with_records,
         startup=startup,
         defer_records=defer_records,
-        cache_dir=cache_dir,
+        memos=memos,
     )
     return env, (answer.stdlib, answer.venv)
 

@@ -1,0 +1,106 @@
+"""engine/fork.py: no fork beside another thread, nothing inherited but what is given, failures seen."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from helpers import VenvFactory, WheelFactory, uv_install
+
+from wheeldoctor.engine import fork
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forking is for Linux only")
+
+
+def test_no_fork_once_another_thread_runs() -> None:
+    """Checked at the fork itself: a thread started after a caller's own check cannot slip in between."""
+    read_end, write_end = os.pipe()
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, daemon=True)
+    other.start()
+    try:
+        assert fork.fork(lambda: os.write(write_end, b"ran"), keep=(write_end,)) is None
+    finally:
+        stop.set()
+        other.join()
+    os.close(write_end)
+    assert os.read(read_end, 16) == b""  # nothing ran anywhere
+    os.close(read_end)
+
+
+def test_a_child_keeps_only_the_descriptors_it_is_given() -> None:
+    stray_read, stray_write = os.pipe()  # an inherited descriptor the child was not given
+    read_end, write_end = os.pipe()
+
+    def body() -> None:
+        try:
+            os.fstat(stray_write)
+        except OSError:
+            os.write(write_end, b"closed")
+        else:
+            os.write(write_end, b"open")
+
+    pid = fork.fork(body, keep=(write_end,))
+    assert pid is not None
+    os.close(write_end)
+    answer = os.read(read_end, 16)
+    fork.reap(pid)
+    for fd in (read_end, stray_read, stray_write):
+        os.close(fd)
+    assert answer == b"closed"
+
+
+def test_a_failing_child_is_noted_and_a_stopped_one_is_not() -> None:
+    fork.failures.clear()
+    pid = fork.fork(lambda: 1 / 0)
+    assert pid is not None
+    fork.reap(pid)
+    assert fork.failures == ["a worker process failed (exit status 1); its work was done in the main process"]
+    fork.failures.clear()
+    pid = fork.fork(lambda: threading.Event().wait(30))
+    assert pid is not None
+    fork.reap(pid, stop=True)
+    assert fork.failures == []
+
+
+_FAILING_WORKERS = """
+import sys
+from wheeldoctor.engine import hashing, spread_worker
+
+def failing(*args, **kwargs):
+    raise RuntimeError("this worker fails")
+
+spread_worker._prove_piece = failing
+hashing.PROCESS_MIN_FILES = 1
+sys.argv = ["wheeldoctor", *sys.argv[1:]]
+from wheeldoctor.cli import main
+main()
+"""
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_failing_worker_is_a_note_and_its_traceback_under_debug(
+    debug: bool, venv_factory: VenvFactory, wheel_factory: WheelFactory, tmp_path: Path
+) -> None:
+    """The report is the same (the parent did the work); stderr says a worker failed, and why under debug."""
+    venv = venv_factory()
+    uv_install(venv, "--no-deps", wheel_factory("demo", "1.0", {f"demo/m{i}.py": b"x = %d\n" % i for i in range(9)}))
+    args = ["check", "--all", "--json", "--no-cache", "-j", "2", "--python", str(venv.python)]
+    env = {k: v for k, v in os.environ.items() if k != "WHEELDOCTOR_DEBUG"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    plain = subprocess.run(
+        [sys.executable, "-m", "wheeldoctor", *args], capture_output=True, text=True, env=env, check=False
+    )
+    if debug:
+        env["WHEELDOCTOR_DEBUG"] = "1"
+    failing = subprocess.run(
+        [sys.executable, "-c", _FAILING_WORKERS, *args], capture_output=True, text=True, env=env, check=False
+    )
+    assert (failing.returncode, failing.stdout) == (plain.returncode, plain.stdout) == (0, plain.stdout)
+    assert "note: a worker process failed (exit status 1); its work was done in the main process" in failing.stderr
+    assert ("RuntimeError: this worker fails" in failing.stderr) is debug
+    assert "note:" not in plain.stderr

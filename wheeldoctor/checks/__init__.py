@@ -1,1 +1,0 @@
-"""Judgements: files against RECORD, shared paths, requirements, duplicates, compatibility, repairs."""

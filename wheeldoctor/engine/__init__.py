@@ -1,0 +1,1 @@
+"""How file states are obtained: hashing, the cache and memos, threads and forked workers."""

@@ -1,0 +1,209 @@
+"""Who installed a file: the distribution whose RECORD lists it, or a system package.
+
+Every path any installed RECORD names counts, hashed or not (pip's unhashed ``.pyc``
+rows too), for every distribution found, shadowed ones included: a file a shadowed copy
+installed was still put there by an installer. A legacy ``.egg-info`` install's
+``installed-files.txt`` (what ``setup.py install`` records) counts the same way.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from wheeldoctor.engine.fork import can_fork
+from wheeldoctor.engine.workers import deal, run_workers
+from wheeldoctor.model.environment import Environment, InstalledDistribution
+from wheeldoctor.model.managed import Tool
+from wheeldoctor.model.ownership import Owner
+from wheeldoctor.model.sitedirs import is_plain, plain_prefix
+from wheeldoctor.where.environment import METADATA_LIMIT, with_record
+from wheeldoctor.where.filesystem import ReadError, read_regular
+from wheeldoctor.where.fingerprint import Read
+from wheeldoctor.where.system_files import SystemOwners
+
+_INSTALLED_FILES_LIMIT = 64 << 20
+
+
+class Owners:
+    """Every recorded path of an environment, with who recorded it; built once per run.
+
+    With ``readers`` above one (and where forking is safe), the records are read in that
+    many forked processes: the map needs every RECORD of the environment before the walk
+    for unowned files can start (tens of thousands of rows on a big environment).
+    What a reader fails to deliver is read here. ``read`` is told of a record that could
+    not be read for a passing reason (see :meth:`Read.doubt`).
+    """
+
+    def __init__(
+        self, env: Environment, system: SystemOwners | None = None, readers: int = 1, read: Read | None = None
+    ) -> None:
+        self._system = system
+        self.locations = {os.path.realpath(p): p for p in env.paths}
+        """Each site directory's real path, to the spelling RECORD paths were joined to."""
+        self.recorded: dict[str, InstalledDistribution] = {}
+        self.unrecorded: dict[str, dict[str, str]] = {}
+        """Per site directory, top-level names that distributions with no record of their files
+        probably installed (from ``top_level.txt``, else the name), to the distribution's name."""
+        # Active distributions first: where two record a path, the one Python uses owns it.
+        ranked = sorted(env.distributions, key=lambda d: not d.active)
+        listed = _listed_paths_of(ranked, readers, read)
+        # Added last to first, each overwriting: a path stays with the first that lists it
+        # (one dictionary update per distribution, not one call per path).
+        for dist, paths in zip(reversed(ranked), reversed(listed), strict=True):
+            self.recorded.update(dict.fromkeys(paths, dist))
+        for dist, paths in zip(ranked, listed, strict=True):
+            # dpkg's and conda's files are in the environment's system_files: only a distribution
+            # whose files nobody lists (no RECORD; rpm's, which only rpm itself knows) is unrecorded.
+            listed_by_system = dist.managed_by is not None and dist.managed_by.tool in (Tool.DPKG, Tool.CONDA)
+            if not paths and not listed_by_system:
+                names = self.unrecorded.setdefault(dist.location, {})
+                for top in _top_level_names(dist, read):
+                    names.setdefault(top, dist.name)
+
+    def spelled(self, directory: str) -> str:
+        """``directory`` as the environment spells it (``lib64`` or ``lib``, a symlink or its target)."""
+        return self.locations.get(os.path.realpath(directory), directory)
+
+    def owner(self, path: str, read: Read | None = None) -> Owner | None:
+        """Who installed absolute, normal ``path``; None when nobody recorded it (``read``: :meth:`system_owner`'s)."""
+        dist = self.recorded.get(path)
+        if dist is None:
+            head, tail = os.path.split(path)
+            path = os.path.join(self.spelled(head), tail)
+            dist = self.recorded.get(path)
+        if dist is not None:
+            return Owner(dist.name, dist.version, recorded=_recorded(dist, path))
+        if self._system is not None:
+            package = self._system.owner(path, read)
+            if package is not None:
+                return Owner(package, None, system=True)
+        return None
+
+    def system_owner(self, path: str, read: Read | None = None) -> str | None:
+        """The system package that installed ``path``, if any (no RECORD consulted).
+
+        ``read`` (a memo's, in the process that asks) notes what was read to answer.
+        """
+        return None if self._system is None else self._system.owner(path, read)
+
+
+def _listed_paths_of(dists: list[InstalledDistribution], readers: int, read: Read | None) -> list[list[str]]:
+    """:func:`listed_paths` of each of ``dists``, read in ``readers`` forked processes where forking is safe."""
+    found: list[list[str] | None] = [None] * len(dists)
+    if readers > 1 and len(dists) > 1 and can_fork():
+
+        def read_share(share: list[int], send: Callable[[list[Any]], None]) -> None:
+            sent = []
+            for index in share:
+                reading = Read()
+                paths = listed_paths(dists[index], reading)
+                sent.append([index, _joined(paths) if reading.complete else None])  # None: read it again here
+            send(sent)
+
+        shares = deal([(_record_size(dist), index) for index, dist in enumerate(dists)], readers)
+        for frame in run_workers(shares, read_share):
+            for index, paths in frame:
+                if paths is not None:
+                    found[index] = paths if isinstance(paths, list) else paths.split("\0")
+    # Nothing forked, a reader that failed, or a record it could not read: read here.
+    return [listed_paths(dist, read) if paths is None else paths for dist, paths in zip(dists, found, strict=True)]
+
+
+def _joined(paths: list[str]) -> str | list[str]:
+    """``paths`` as one string, NUL between them, unless one holds a NUL: one string crosses
+    a pipe at the speed of a copy, where a list of 17k costs marshal a string each way."""
+    if len(paths) < 2:
+        return paths
+    joined = "\0".join(paths)
+    return joined if joined.count("\0") == len(paths) - 1 else paths
+
+
+def _record_size(dist: InstalledDistribution) -> int:
+    """The bytes of a distribution's record, to deal the reading out evenly."""
+    listing = "installed-files.txt" if dist.legacy else "RECORD"
+    try:
+        return os.stat(os.path.join(dist.path, listing)).st_size
+    except (OSError, ValueError):
+        return 0
+
+
+def listed_paths(dist: InstalledDistribution, read: Read | None = None) -> list[str]:
+    """The absolute, normal paths a distribution's record names (RECORD, or installed-files.txt)."""
+    names: Iterable[str]
+    if dist.record is not None:
+        base, names = dist.location, dist.record.listed
+    elif dist.legacy:  # an .egg-info: setup.py install's installed-files.txt, never a RECORD
+        base, names = dist.path, _installed_files(dist.path, read)
+    elif dist.record_deferred:
+        base, names = dist.location, record_paths(dist.path, read)
+        if not names:  # no RECORD (or an empty one): it records nothing, as an unread one would
+            return []
+    else:
+        return []
+    prefix = base.rstrip(os.sep) + os.sep
+    plain = plain_prefix(base, dist.root)
+    normpath, isabs = os.path.normpath, os.path.isabs
+    paths = []
+    for name in names:
+        if plain is not None and is_plain(name):
+            paths.append(plain + name)
+        else:
+            paths.append(normpath(name if isabs(name) else prefix + name))
+    if dist.record is not None or dist.record_deferred:  # RECORD lists itself, or is the installer's
+        paths.append(os.path.join(dist.path, "RECORD"))
+    return paths
+
+
+def record_paths(dist_info: str, read: Read | None = None) -> list[str]:
+    """Every path a RECORD names, its first column only: for a RECORD the verification reads itself.
+
+    Parsing the whole RECORD (digests, sizes, every row checked) costs about five times as
+    much, and the verification already does it, in its workers, for the rows it hashes.
+    A row that starts with a quote goes through the csv module, as RECORD's writer quoted it.
+    """
+    data = read_regular(os.path.join(dist_info, "RECORD"), METADATA_LIMIT)
+    if isinstance(data, ReadError):
+        if read is not None:
+            read.failed(data)
+        return []
+    text = data.decode("utf-8", "surrogateescape")
+    if '"' in text:
+        return [row[0] for row in csv.reader(io.StringIO(text, newline="")) if row and row[0]]
+    return [line.partition(",")[0] for line in text.splitlines() if line]
+
+
+def _recorded(dist: InstalledDistribution, path: str) -> str | None:
+    """The hash ``dist``'s RECORD gives for absolute ``path``, as RECORD writes it."""
+    dist = with_record(dist)  # a deferred RECORD is parsed whole, for the few hooks only
+    if dist.record is None:
+        return None
+    relative = os.path.relpath(path, dist.location)
+    return next((row.hash_text for row in dist.record.rows if row.path == relative), None)
+
+
+def _top_level_names(dist: InstalledDistribution, read: Read | None = None) -> list[str]:
+    """What a distribution's ``top_level.txt`` names, else its name as a module name."""
+    found: list[str] = []
+    if os.path.isdir(dist.path):
+        data = read_regular(os.path.join(dist.path, "top_level.txt"), _INSTALLED_FILES_LIMIT)
+        if isinstance(data, ReadError):
+            if read is not None:
+                read.failed(data)
+        else:
+            found = [line.strip() for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
+    return found or [dist.name.replace("-", "_"), dist.name.replace("-", "_").lower()]
+
+
+def _installed_files(egg_info: str, read: Read | None = None) -> list[str]:
+    data = read_regular(os.path.join(egg_info, "installed-files.txt"), _INSTALLED_FILES_LIMIT)
+    if isinstance(data, ReadError):
+        if read is not None:
+            read.failed(data)
+        return []
+    names = [line.strip() for line in data.decode("utf-8", "surrogateescape").splitlines() if line.strip()]
+    # The list leaves itself out; it is the installer's too.
+    return [*names, "installed-files.txt"]

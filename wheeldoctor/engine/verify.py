@@ -1,0 +1,248 @@
+"""One verification pass: RECORDs read, file states obtained (cache, threads or forked workers), then judged.
+
+The states come from the cache, a thread pool or the spread over forked workers
+(:mod:`.spread`); every file is judged by :mod:`wheeldoctor.judge.files`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from itertools import chain
+from typing import TYPE_CHECKING, cast
+
+from wheeldoctor.engine import cache, cached, hashing
+from wheeldoctor.engine.fork import can_fork
+from wheeldoctor.engine.hashing import default_jobs
+from wheeldoctor.engine.spread import rows_estimate
+from wheeldoctor.engine.states import ProgressSink, hash_claims
+from wheeldoctor.judge.claims import Claim, ownership, recorded_bytes, resolve
+from wheeldoctor.judge.files import DistributionReport, Status, judge, report_for
+from wheeldoctor.judge.managed import judge_managed, judged_by_manager, resolve_managed
+from wheeldoctor.model.environment import InstalledDistribution
+from wheeldoctor.model.files import FileState, FileStatus, Known
+from wheeldoctor.model.findings import Finding
+from wheeldoctor.model.record import RecordRow, fast_tuple
+from wheeldoctor.where.environment import with_record
+
+if TYPE_CHECKING:
+    from wheeldoctor.engine.messages import Row
+    from wheeldoctor.engine.spread import Parsed
+
+
+@dataclass(frozen=True, slots=True)
+class Verification:
+    """Everything one verification pass learnt, for the checks built on top of it."""
+
+    reports: tuple[DistributionReport, ...]
+    owners: Mapping[str, tuple[Claim, ...]]
+    """Every real path that two or more RECORD rows claim (the clashes' raw material), with all its claimants."""
+    states: Mapping[str, FileState]
+    """What was found on disk, for every path a checked distribution records."""
+
+
+def verify_environment(
+    checked: Sequence[InstalledDistribution],
+    everyone: Sequence[InstalledDistribution] = (),
+    *,
+    jobs: int | None = None,
+    progress: ProgressSink | None = None,
+    cache_dir: str | None = None,
+    processes: bool = False,
+    meanwhile: Iterator[object] | None = None,
+) -> Verification:
+    """Verify ``checked``; ``everyone`` (the whole environment) is used for attribution.
+
+    With ``cache_dir``, files whose fingerprint the cache holds are not read again, and
+    what was learnt is written back (see :mod:`wheeldoctor.engine.cache`). ``processes`` is for
+    commands only (see :func:`wheeldoctor.engine.hashing.hash_files`); where it forks,
+    ``meanwhile``'s steps are taken while the parent waits on its workers (else not at all).
+    """
+    started = time.time_ns()
+    everybody = _unique_dists([*checked, *everyone])
+    workers = jobs or default_jobs()
+    if (
+        processes
+        and workers > 1
+        and can_fork()
+        and not any(map(judged_by_manager, everybody))  # a package manager's record: judged here
+        and sum(estimates := list(map(rows_estimate, everybody))) >= hashing.PROCESS_MIN_FILES
+    ):
+        return _verify_spread(checked, everybody, workers, progress, cache_dir, started, estimates, meanwhile)
+    read = {id(d): with_record(d) for d in everybody}  # deferred RECORDs are read here, in turn
+    checked = [read[id(d)] for d in checked]
+    entries: dict[int, cache.Entry] = {}
+    known: Known | None = None
+    # A manager-judged verdict is not RECORD's: it must never be cached as RECORD's.
+    by_record = [d for d in checked if not judged_by_manager(d)]
+    if cache_dir is not None:
+        entries = cached.recall(cache_dir, by_record)
+        if entries:
+            known = cached.cached_states(entries.values()).get
+    resolved = {id(d): resolve_managed(d) if judged_by_manager(d) else resolve(d) for d in read.values()}
+    owners = ownership(claims for claims, _ in resolved.values())
+    # Rival claims travel with the checked ones so their sizes and algorithms are planned.
+    if len({id(d) for d in checked}) == len(resolved):  # every distribution is checked
+        wanted = owners
+    else:
+        wanted = {claim.path: owners[claim.path] for d in checked for claim in resolved[id(d)][0]}
+    states = hash_claims(wanted, jobs=jobs, progress=progress, known=known, processes=processes)
+    reports = []
+    hashed = FileStatus.HASHED
+    for dist in checked:
+        claims, outside = resolved[id(dist)]
+        if judged_by_manager(dist):
+            found, verified = judge_managed(dist, claims, states, owners)
+            reports.append(report_for(dist, found, tuple(sorted(verified.items()))))
+            continue
+        findings: list[Finding] = [*dist.problems, *(dist.record.problems if dist.record else ()), *outside]
+        for claim in claims:
+            state, row = states[claim.path], claim.row
+            if state.status is hashed and recorded_bytes(row, state):  # judge's common case
+                continue
+            finding = judge(claim, state, owners[claim.path])
+            if finding is not None:
+                findings.append(finding)
+        reports.append(report_for(dist, findings))
+    if cache_dir is not None:
+        for dist, report in zip(checked, reports, strict=True):
+            if judged_by_manager(dist):
+                continue
+            intact = report.status is Status.INTACT
+            cached.remember(cache_dir, dist, intact, resolved[id(dist)][0], states, entries.get(id(dist)), started)
+    shared = {path: claims for path, claims in owners.items() if len(claims) > 1}
+    return Verification(tuple(reports), shared, states)
+
+
+def _verify_spread(
+    checked: Sequence[InstalledDistribution],
+    everybody: list[InstalledDistribution],
+    jobs: int,
+    progress: ProgressSink | None,
+    cache_dir: str | None,
+    started: int,
+    estimates: Sequence[int],
+    meanwhile: Iterator[object] | None,
+) -> Verification:
+    """:func:`verify_environment`, with RECORDs read and files proved in forked workers.
+
+    The parent keeps what needs the whole picture: the paths that several rows claim, and
+    whatever the workers could not prove, which it judges exactly as the threads do.
+    """
+    from wheeldoctor.engine.proven import ProvenStates
+    from wheeldoctor.engine.spread import Parsed, repeated, spread
+
+    wanted = {id(d) for d in checked}
+    flags = [id(d) in wanted for d in everybody]
+    sink = (progress.begin, progress.advance) if progress is not None else (None, None)
+    found = spread(everybody, flags, jobs, cache_dir, started, estimates, sink[1], sink[0], meanwhile)
+
+    def read_here(dist: InstalledDistribution) -> Parsed:
+        read = with_record(dist)
+        claims, outside = resolve(read)
+        problems = (*read.problems[len(dist.problems) :], *(read.record.problems if read.record else ()))
+        rows = cast("list[Row]", [tuple(c.row) for c in claims])
+        return Parsed(read.record_identity, [c.path for c in claims], rows, None, problems, tuple(outside))
+
+    # None: a worker died before it read this RECORD, so it is read here.
+    parsed = [read_here(dist) if result is None else result for dist, result in zip(everybody, found, strict=True)]
+    shared = repeated([done.paths for done in parsed])
+    for i, done in enumerate(parsed):
+        if done.rows is None and not shared.isdisjoint(done.paths):
+            # The cache's verdict held, but a shared path is judged with its rivals' rows: read
+            # RECORD here; its files are judged on the exact path (which asks the cache first).
+            parsed[i] = read_here(everybody[i])
+    make = fast_tuple
+    built: dict[int, list[Claim]] = {}
+
+    def claims_of(i: int) -> list[Claim]:
+        claims = built.get(i)
+        if claims is None:
+            dist, done = everybody[i], parsed[i]
+            assert done.rows is not None  # a settled distribution sharing a path was read again
+            claims = built[i] = [
+                make(Claim, (dist, make(RecordRow, row), path)) for path, row in zip(done.paths, done.rows, strict=True)
+            ]
+        return claims
+
+    owners: dict[str, tuple[Claim, ...]] = {}
+    if shared:
+        for i, done in enumerate(parsed):
+            if not shared.isdisjoint(done.paths):
+                for claim in claims_of(i):
+                    if claim.path in shared:
+                        prior = owners.get(claim.path)
+                        owners[claim.path] = (claim,) if prior is None else (*prior, claim)
+    exact: dict[str, tuple[Claim, ...]] = {}
+    unproven: dict[int, list[int]] = {}
+    given: dict[str, FileState] = {}
+    states = ProvenStates(given, cache_dir)
+    for i, done in enumerate(parsed):
+        if not flags[i]:
+            continue
+        paths, rows = done.paths, done.rows
+        if rows is None:  # the cache's verdict held: nothing to judge
+            assert done.identity is not None
+            states.settle(everybody[i].path, done.identity)
+            continue
+        states.add(paths, rows, done.proofs)
+        if len(done.proofs) < len(rows) or not shared.isdisjoint(paths):
+            proven = {proof[0] for proof in done.proofs}
+            todo = unproven[i] = [k for k, path in enumerate(paths) if k not in proven or path in shared]
+            claims = claims_of(i)
+            for k in todo:
+                exact[paths[k]] = owners.get(paths[k]) or (claims[k],)
+    if exact:
+        known: Known | None = None
+        if cache_dir is not None and cache.usable(cache_dir):
+            keys = [(everybody[i].path, identity) for i in unproven if (identity := parsed[i].identity) is not None]
+            entries = [entry for path, identity in keys if (entry := cache.load(cache_dir, path, identity)) is not None]
+            known = cached.cached_states(entries).get if entries else None
+        given.update(hash_claims(exact, jobs=jobs, known=known))
+    index = {id(d): i for i, d in enumerate(everybody)}
+    reports = []
+    for dist in checked:
+        i = index[id(dist)]
+        done = parsed[i]
+        findings: list[Finding] = [*dist.problems, *done.problems, *done.outside]
+        if i in unproven:
+            claims = claims_of(i)
+            for k in unproven[i]:
+                claim = claims[k]
+                finding = judge(claim, states[claim.path], owners.get(claim.path) or (claim,))
+                if finding is not None:
+                    findings.append(finding)
+        reports.append(report_for(dist, findings))
+    for dist, report in zip(checked, reports, strict=True):
+        i, intact = index[id(dist)], report.status is Status.INTACT
+        identity = parsed[i].identity
+        if cache_dir is None or identity is None:
+            continue
+        if i in unproven:  # some files were judged here: the general rule, with the claims
+            before = cache.load(cache_dir, dist.path, identity)
+            keyed = replace(dist, record_identity=identity)
+            cached.remember(cache_dir, keyed, intact, claims_of(i), states, before, started)
+        elif (rows := parsed[i].rows) is not None:  # every file proved in the workers, which made its cache record
+            files = tuple(chain.from_iterable(parsed[i].files[first] for first in sorted(parsed[i].files)))
+            cached.remember_proven(
+                cache_dir, dist, identity, intact, files, len(rows), parsed[i].found, parsed[i].before
+            )
+        # Else the cache's verdict held (see spread_worker._settled): its entry stands as it is.
+    return Verification(tuple(reports), owners, states)
+
+
+def verify(
+    checked: Sequence[InstalledDistribution],
+    everyone: Sequence[InstalledDistribution] = (),
+    *,
+    jobs: int | None = None,
+    progress: ProgressSink | None = None,
+    cache_dir: str | None = None,
+) -> list[DistributionReport]:
+    """Verify ``checked`` and return one report each (see :func:`verify_environment`)."""
+    return list(verify_environment(checked, everyone, jobs=jobs, progress=progress, cache_dir=cache_dir).reports)
+
+
+def _unique_dists(dists: Iterable[InstalledDistribution]) -> list[InstalledDistribution]:
+    return list({id(d): d for d in dists}.values())

@@ -1,0 +1,1 @@
+"""Judgement on data alone: claims and file states in, findings, statuses, clashes and verdicts out."""

@@ -1,0 +1,163 @@
+"""A recorded file's claim and its state on disk -> a finding; findings -> a distribution's verdict.
+
+Each real file is stat'ed and hashed once however many distributions claim it
+(:mod:`wheeldoctor.engine.verify`); that is what lets a modified file be attributed here
+to the distribution whose bytes it holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from wheeldoctor.judge.claims import Claim, matches, recorded_bytes
+from wheeldoctor.model.environment import InstalledDistribution
+from wheeldoctor.model.files import FileState, FileStatus
+from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding, Kind
+from wheeldoctor.model.record import bytes_match
+from wheeldoctor.model.record_fields import encode_digest
+
+
+class Status(str, Enum):
+    """A distribution's verdict; the JSON ``status`` field."""
+
+    INTACT = "intact"
+    BROKEN = "broken"
+    UNVERIFIABLE = "unverifiable"
+    NOT_INSTALLED = "not-installed"
+    #: Every difference is an overlay's bytes (WD060 ``replaced``); fails only with ``--strict``.
+    OVERLAID = "overlaid"
+    #: Every finding was accepted by a rule or a baseline.
+    ACCEPTED = "accepted"
+
+
+#: Statuses that fail every run; ``--strict`` adds unverifiable and overlaid ones.
+FAILING_STATUSES = frozenset({Status.BROKEN, Status.NOT_INSTALLED})
+
+
+@dataclass(frozen=True, slots=True)
+class DistributionReport:
+    """The verdict on one distribution, with every finding behind it."""
+
+    name: str
+    version: str | None
+    location: str | None
+    installer: str | None
+    status: Status
+    findings: tuple[Finding, ...]
+    dist: InstalledDistribution | None = None
+    verified_by: tuple[tuple[str, int], ...] = ()
+    """For a distribution judged by its package manager's record: files verified per digest
+    (``sha256`` where RECORD and the manager agree, else the manager's own, e.g. ``md5``)."""
+
+
+def status_of(findings: Iterable[Finding]) -> Status:
+    """Broken if any finding breaks trust in the bytes; unverifiable if some could not be checked.
+
+    Accepted findings do not count, except that a distribution with nothing but accepted
+    findings is ``accepted``, not ``intact``; one whose only other findings are an
+    overlay's bytes (``replaced``) is ``overlaid``.
+    """
+    # A .pyc the installer recompiled from its intact source is as the installer made it: not a problem.
+    seen = [f for f in findings if f.kind is not Kind.RECOMPILED]
+    kinds = {f.kind for f in seen if f.accepted is None}
+    if kinds & BREAKING_KINDS:
+        return Status.BROKEN
+    if Kind.REPLACED in kinds:
+        return Status.OVERLAID
+    if kinds:
+        return Status.UNVERIFIABLE
+    return Status.ACCEPTED if seen else Status.INTACT
+
+
+def judge(claim: Claim, state: FileState, others: Sequence[Claim] = ()) -> Finding | None:
+    """Compare one recorded row with what is on disk; ``others`` are rival claimants."""
+    row = claim.row
+    if state.status is FileStatus.MISSING:
+        return Finding(Code.MISSING, Kind.MISSING, row.path, "is missing", row.hash_text, None)
+    if state.status is FileStatus.NOT_REGULAR:
+        return Finding(Code.NOT_REGULAR, Kind.UNREADABLE, row.path, f"{state.detail}, not a regular file; not read")
+    if state.status is FileStatus.UNREADABLE:
+        return Finding(Code.UNREADABLE, Kind.UNREADABLE, row.path, f"cannot be read: {state.detail}")
+    if state.status is FileStatus.CHANGED:
+        return Finding(
+            Code.CHANGED_WHILE_READ, Kind.UNREADABLE, row.path, f"{state.detail}; check again once it is quiet"
+        )
+    if recorded_bytes(row, state):
+        return None  # the common case, decided before looking for whose bytes these are
+    source = _content_from(claim, state, others)
+    if row.size is not None and state.size != row.size:
+        return _size_finding(claim, state, source)
+    assert row.algorithm is not None and row.digest is not None  # rows without a hash never reach here
+    digest = state.digest(row.algorithm)
+    if not bytes_match(row.digest, row.size, state.size, digest):
+        found = f"{row.algorithm}={encode_digest(digest)}" if digest is not None else None
+        return Finding(
+            Code.HASH_MISMATCH,
+            Kind.MODIFIED,
+            row.path,
+            _modified_message("content differs", source),
+            row.hash_text,
+            found,
+            source,
+            state.links,
+        )
+    return None
+
+
+def _size_finding(claim: Claim, state: FileState, source: str | None) -> Finding:
+    """WD002, with the file's own digest as ``found`` when it was read (so it can be pinned).
+
+    A file longer than recorded whose first ``size`` bytes are RECORD's is RECORD's bytes
+    with more appended (a CA bundle with a corporate root, say): ``appended_bytes`` says
+    how many.
+    """
+    row = claim.row
+    sizes = f"{row.size} bytes recorded, {state.size} on disk"
+    digest = state.digest(row.algorithm) if row.algorithm is not None else None
+    appended = None
+    if row.algorithm is not None and row.size is not None and state.size is not None and row.size < state.size:
+        head = state.prefix_digest(row.size, row.algorithm)
+        if head is not None and bytes_match(row.digest, row.size, row.size, head):  # the first bytes are the row's
+            appended = state.size - row.size
+    if appended is not None:
+        message = f"RECORD's {row.size} bytes are intact, with {appended} byte(s) appended"
+    else:
+        message = _modified_message("size differs", source, f": {sizes}")
+    expected: str | None
+    if digest is None:  # not read: the sizes are the evidence
+        expected, found = f"{row.size} bytes", f"{state.size} bytes"
+    else:
+        expected, found = row.hash_text, f"{row.algorithm}={encode_digest(digest)}"
+    return Finding(Code.SIZE_MISMATCH, Kind.MODIFIED, row.path, message, expected, found, source, state.links, appended)
+
+
+def _content_from(claim: Claim, state: FileState, others: Sequence[Claim]) -> str | None:
+    """The rival claimant whose recorded bytes are the ones on disk, if any."""
+    if state.status is not FileStatus.HASHED:
+        return None
+    for other in others:
+        if other.dist is not claim.dist and matches(other.row, state):
+            return other.dist.name
+    return None
+
+
+def _modified_message(what: str, source: str | None, detail: str = "") -> str:
+    if source is not None:
+        return f"holds {source}'s bytes ({what} from RECORD{detail})"
+    return f"altered; no installed distribution ships these bytes ({what} from RECORD{detail})"
+
+
+def report_for(
+    dist: InstalledDistribution, findings: Sequence[Finding], verified_by: tuple[tuple[str, int], ...] = ()
+) -> DistributionReport:
+    """Wrap a distribution's findings with its verdict."""
+    return DistributionReport(
+        dist.name, dist.version, dist.location, dist.installer, status_of(findings), tuple(findings), dist, verified_by
+    )
+
+
+def not_installed(name: str) -> DistributionReport:
+    """The report for a distribution that was asked for but is not installed."""
+    return DistributionReport(name, None, None, None, Status.NOT_INSTALLED, ())

@@ -1,0 +1,158 @@
+"""Before and after a repair: each problem as a comparable value, and the verdict on the difference.
+
+Pure. A problem is keyed by what it is about (distribution, kind, path), not by its
+wording, so the same damage found twice is recognised as the same; a different version
+installed by a repair is a problem of its own, never a fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field
+
+from wheeldoctor.judge.clash import ClashPair, Relation
+from wheeldoctor.judge.deps import DependencyConflict
+from wheeldoctor.judge.duplicates import Duplicate
+from wheeldoctor.judge.files import FAILING_STATUSES, DistributionReport, Status
+from wheeldoctor.judge.hooks import StartupHook
+from wheeldoctor.model.environment import Environment
+from wheeldoctor.model.findings import BREAKING_KINDS, Finding
+from wheeldoctor.repair.plan import Expected, RepairPlan
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One thing wrong with one distribution, comparable across two runs."""
+
+    subject: str
+    key: str
+    text: str = field(compare=False)
+    """One line for people; not part of the identity (wording may change between runs)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """Problems before and after, and which were fixed, which remain, which are new."""
+
+    before: tuple[Problem, ...]
+    after: tuple[Problem, ...]
+
+    @property
+    def fixed(self) -> tuple[Problem, ...]:
+        """Found before, gone after."""
+        return tuple(p for p in self.before if p not in self.after)
+
+    @property
+    def still_broken(self) -> tuple[Problem, ...]:
+        """Found before and after."""
+        return tuple(p for p in self.before if p in self.after)
+
+    @property
+    def new(self) -> tuple[Problem, ...]:
+        """Found only after: what a step broke, or a version it changed."""
+        return tuple(p for p in self.after if p not in self.before)
+
+    @property
+    def healthy(self) -> bool:
+        """Nothing wrong afterwards."""
+        return not self.after
+
+
+def file_problems(reports: Iterable[DistributionReport]) -> set[Problem]:
+    """Every breaking finding of a failing distribution, and every named one that is not installed."""
+    problems = set()
+    for report in reports:
+        if report.status not in FAILING_STATUSES:
+            continue
+        if report.status is Status.NOT_INSTALLED:
+            problems.add(Problem(report.name, "not-installed", f"{report.name} is not installed"))
+        for f in report.findings:
+            if f.kind in BREAKING_KINDS and f.accepted is None:
+                text = f"{report.name} {report.version}: {f.code.value}: {f.path or ''} {f.message}".replace("  ", " ")
+                problems.add(Problem(report.name, f"{f.kind.value}:{f.path}", text))
+    return problems
+
+
+def duplicate_problems(duplicates: Iterable[Duplicate]) -> set[Problem]:
+    """One problem per stale dist-info."""
+    return {
+        Problem(d.name, f"stale:{stale.path}", f"{d.name}: {d.code.value}: stale dist-info {stale.path}")
+        for d in duplicates
+        for stale in d.stale
+    }
+
+
+def pair_problems(pairs: Iterable[ClashPair]) -> set[Problem]:
+    """One problem per unrelated clash pair: whichever side holds the paths, one uninstall breaks the other."""
+    return {
+        Problem(
+            p.first.name,
+            f"unrelated:{p.second.name}",
+            f"{p.first.name} and {p.second.name} write {p.differing} of the same path(s) with different bytes, "
+            "and neither requires the other",
+        )
+        for p in pairs
+        if p.relation is Relation.UNRELATED
+    }
+
+
+def startup_problems(hooks: Iterable[StartupHook], unowned: Iterable[Finding]) -> set[Problem]:
+    """One problem per failing start-up hook (WD070, WD071) and unowned module (WD072): fix never removes them."""
+    problems = {
+        Problem(
+            h.subject,
+            f"hook:{h.relative}",
+            f"start-up hook {h.relative} runs code at every interpreter start; fix does not remove hooks: "
+            "read it, then delete it or accept it pinned to its sha256",
+        )
+        for h in hooks
+    }
+    problems |= {
+        Problem("(unowned)", f"unowned:{f.path}", f"{f.message}; fix does not delete files nobody recorded")
+        for f in unowned
+    }
+    return problems
+
+
+def dependency_problems(conflicts: Iterable[DependencyConflict]) -> set[Problem]:
+    """One problem per unsatisfied requirement."""
+    return {
+        Problem(c.dist, f"requires:{c.requirement}", f"{c.dist} {c.version}: {c.code.value}: {c.message}")
+        for c in conflicts
+    }
+
+
+def expectation_problems(env: Environment, expected: Iterable[Expected]) -> set[Problem]:
+    """Where the environment is not what the plan meant to leave: another version, gone, or not gone."""
+    problems = set()
+    for want in expected:
+        dist = env.find(want.name)
+        if want.version is None:
+            if dist is not None:
+                problems.add(Problem(want.name, "installed", f"{want.name} {dist.version} is still installed"))
+        elif dist is None:
+            problems.add(Problem(want.name, "gone", f"{want.name} is no longer installed (was {want.version})"))
+        elif dist.version != want.version:
+            problems.add(Problem(want.name, "version", f"{want.name} {dist.version} is installed, not {want.version}"))
+    return problems
+
+
+def compare(
+    plan: RepairPlan,
+    before: Collection[Problem],
+    after_touched: Collection[Problem],
+    *,
+    new_only: Collection[Problem] = (),
+) -> Outcome:
+    """The outcome of a plan: ``after_touched`` are the problems re-verified for what it touched.
+
+    What the plan did not touch was not verified again, so its problems are carried over
+    as they were. ``new_only`` problems (a dependency conflict, say) count only where
+    they were not there before.
+    """
+    touched = set(plan.touches)
+    after = {p for p in before if p.subject not in touched}
+    after |= set(after_touched)
+    after |= set(new_only) - set(before)
+    order = sorted(after, key=lambda p: (p.subject, p.key))
+    return Outcome(tuple(sorted(before, key=lambda p: (p.subject, p.key))), tuple(order))

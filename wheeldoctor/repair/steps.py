@@ -1,0 +1,332 @@
+"""The exact command that reinstalls a distribution, with the tool that manages its files.
+
+A distribution that a system package manager owns (dpkg, rpm, conda) is repaired by that
+manager: pip or uv would overwrite files the manager keeps a record of, and pip refuses an
+``EXTERNALLY-MANAGED`` interpreter anyway (PEP 668). A step is data (:class:`RepairStep`):
+``wheeldoctor fix`` runs the pip and uv steps and lists the others for the user to run.
+A clash is repaired by a sequence of commands (:func:`pair_choices`), also as data.
+
+Each command is built once, as an argument list: tips print it joined (``shlex.join``),
+``fix`` runs the same list. What ``fix`` must not run by itself says why (:func:`refusal`).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import NamedTuple
+
+from wheeldoctor.judge.clash import ClashPair
+from wheeldoctor.model.environment import Environment, InstalledDistribution
+from wheeldoctor.model.managed import Tool
+
+_BREAK = "--break-system-packages"
+
+#: Installers that remove exactly what a dist-info's RECORD lists: the only ones ``fix`` runs.
+RECORD_INSTALLERS = frozenset({"pip", "uv"})
+
+Argv = tuple[str, ...]
+
+
+class Command(NamedTuple):
+    """An installer command, typed where it is made: the tool that runs (``pip`` or ``uv``), and its words."""
+
+    tool: str
+    argv: Argv
+
+
+class StepKind(str, Enum):
+    """What a step does; the JSON ``kind`` field."""
+
+    CACHE_CLEAN = "cache-clean"
+    UNINSTALL = "uninstall"
+    INSTALL = "install"
+    REINSTALL = "reinstall"
+
+
+@dataclass(frozen=True, slots=True)
+class RepairStep:
+    """One command that puts back a distribution's bytes, as data.
+
+    ``manager`` owns the files; ``runs_pip`` says whether the command is pip or uv (the
+    only ones ``fix`` runs). ``note`` is what the user must know before running it (a
+    PEP 668 marker overridden, a manager that could not be identified), or None.
+    """
+
+    manager: Tool
+    argv: tuple[str, ...]
+    package: str | None = None
+    note: str | None = None
+    tool: str | None = None
+    """``pip`` or ``uv`` where the command is theirs (what ``fix`` runs); None for a system manager's."""
+
+    @property
+    def runs_pip(self) -> bool:
+        """Whether the command runs pip or uv (never true for a system package manager's files)."""
+        return not self.manager.system
+
+    @property
+    def command(self) -> str:
+        """The command as one shell line."""
+        return shlex.join(self.argv)
+
+
+def repair_step(dist: InstalledDistribution, env: Environment) -> RepairStep:
+    """The step that reinstalls ``dist`` with the manager that owns its files, its dependencies untouched."""
+    managed = dist.managed_by
+    if managed is not None and managed.tool.system:
+        return _system_step(dist)
+    tool = managed.tool if managed is not None else Tool.UNKNOWN
+    program, argv = _installer_words(dist, env)
+    note = None
+    if overrides_pep668(env):
+        # pip and uv refuse a PEP 668 interpreter; say so, and what overriding it means.
+        argv = [*argv[:-1], _BREAK, argv[-1]]
+        owner = "pip's" if tool in (Tool.PIP, Tool.UV) else "no package manager's"
+        note = (
+            f"{env.python} is EXTERNALLY-MANAGED (PEP 668: {env.externally_managed}); {dist.name}'s files are "
+            f"{owner}, so this overrides the marker with {_BREAK}"
+        )
+    return RepairStep(tool, tuple(argv), note=note, tool=program)
+
+
+def overrides_pep668(env: Environment) -> bool:
+    """Whether pip and uv commands aimed at ``env``'s interpreter need ``--break-system-packages``.
+
+    pip and uv refuse to install into, and to uninstall from, an interpreter marked
+    EXTERNALLY-MANAGED; a command that reaches it by ``--python`` or ``-m pip`` must override it.
+    """
+    return env.externally_managed is not None and env.python is not None
+
+
+def with_override(argv: tuple[str, ...], env: Environment) -> tuple[str, ...]:
+    """``argv`` (pip or uv, its operand last) with ``--break-system-packages`` when ``env`` needs it."""
+    return (*argv[:-1], _BREAK, argv[-1]) if overrides_pep668(env) else argv
+
+
+def install_argv(specs: Sequence[str], env: Environment, *, uv: bool, reinstall: str | None = None) -> Argv:
+    """pip or uv words that install ``specs`` where ``env``'s distributions live (never into whatever is active).
+
+    With ``reinstall``, that one distribution is replaced without touching its dependencies,
+    letting the installer pick the build that fits (no version pinned). Site directories given
+    without an interpreter are aimed at with ``--target`` (the first), as the reinstall tips are.
+    """
+    bare = env.python is None and bool(env.paths)
+    if uv:
+        where = ["--python", env.python] if env.python else ["--target", env.paths[0]] if bare else []
+        words = [
+            "uv",
+            "pip",
+            "install",
+            *where,
+            *(["--reinstall-package", reinstall, "--no-deps"] if reinstall else []),
+        ]
+    else:
+        runner = ["pip", "install", "--target", env.paths[0]] if bare else [*pip_runner(env), "install"]
+        words = [*runner, *(["--force-reinstall", "--no-deps"] if reinstall else [])]
+    return with_override((*words, *specs), env)
+
+
+def _system_step(dist: InstalledDistribution) -> RepairStep:
+    managed = dist.managed_by
+    assert managed is not None
+    if managed.package is None:
+        return _unnamed_step(dist, managed.tool)
+    if managed.tool is Tool.DPKG:
+        return RepairStep(Tool.DPKG, ("apt-get", "install", "--reinstall", managed.package), managed.package)
+    if managed.tool is Tool.RPM:
+        return RepairStep(Tool.RPM, ("dnf", "reinstall", managed.package), managed.package)
+    prefix = os.path.dirname(os.path.dirname(managed.record)) if managed.record else None
+    version = (managed.version or "").rpartition("-")[0] or managed.version
+    spec = f"{managed.package}={version}" if version else managed.package
+    where = ["--prefix", prefix] if prefix else []
+    argv = ("conda", "install", *where, "--force-reinstall", "--no-deps", spec)
+    return RepairStep(Tool.CONDA, argv, managed.package)
+
+
+def _unnamed_step(dist: InstalledDistribution, tool: Tool) -> RepairStep:
+    """A system manager's step when its package could not be named: never pip over its files."""
+    metadata = os.path.join(dist.path, "METADATA") if not dist.legacy else dist.path
+    if tool is Tool.CONDA:
+        spec = f"{dist.name}=={dist.version}"
+        note = "no conda-meta record names the conda package; its name may differ from the distribution's"
+        return RepairStep(
+            tool, ("conda", "install", "--prefix", dist.root, "--force-reinstall", "--no-deps", spec), None, note
+        )
+    if tool is Tool.RPM:
+        note = "rpm could not name the package; dnf finds the package that owns this file"
+        return RepairStep(tool, ("dnf", "reinstall", metadata), None, note)
+    # dpkg always names its package; this is for a manager added later without that.
+    note = "the package could not be named: this asks dpkg for it; then apt-get install --reinstall PACKAGE"
+    return RepairStep(tool, ("dpkg", "-S", metadata), None, note)
+
+
+def reaching(dist: InstalledDistribution, env: Environment) -> str | None:
+    """``env``'s interpreter when its pip installs where ``dist`` lies, else None (aim at the directory).
+
+    An interpreter asked for (``--python``) reaches its whole path. One found beside a
+    ``--path`` directory (no prefixes) was found beside the first alone: ``pip install``
+    through it would put a distribution of another ``--path`` directory in its own.
+    """
+    if env.python is None or env.prefixes or not env.paths:
+        return env.python
+    return env.python if os.path.realpath(dist.location) == os.path.realpath(env.paths[0]) else None
+
+
+def _installer_words(dist: InstalledDistribution, env: Environment) -> tuple[str, list[str]]:
+    """The tool, and pip or uv words that reinstall ``dist`` at its exact version; the spec comes last."""
+    spec = f"{dist.name}=={dist.version}"
+    python = reaching(dist, env)
+    uv = (dist.installer or "").lower() == "uv"
+    if python is None:
+        # Site directories without an interpreter: aim at the directory itself, never at
+        # whatever environment happens to be active where the tip is pasted.
+        if uv:
+            target = ["--target", dist.location, "--reinstall-package", dist.name, "--no-deps", spec]
+            return "uv", ["uv", "pip", "install", *target]
+        return "pip", ["pip", "install", "--target", dist.location, "--upgrade", "--force-reinstall", "--no-deps", spec]
+    if uv:
+        return "uv", ["uv", "pip", "install", "--python", python, "--reinstall-package", dist.name, "--no-deps", spec]
+    return "pip", [*pip_runner(env), "install", "--force-reinstall", "--no-deps", spec]
+
+
+def refusal(dist: InstalledDistribution, env: Environment) -> str | None:
+    """Why ``fix`` must not run pip or uv on ``dist`` by itself; None when it may.
+
+    A system package manager's files are that manager's (its step is listed for the user
+    instead); a tool that is not recorded, or is not pip or uv, may keep records that pip
+    would leave stale; without a version a reinstall cannot be pinned to what is installed.
+    In a directory no known interpreter reaches, pip or uv ``--target`` picks builds for the
+    Python that runs it, which fits compiled extensions only by luck.
+    """
+    managed = dist.managed_by
+    if managed is not None and managed.tool.system:
+        package = f" (package {managed.package})" if managed.package else ""
+        return f"its files belong to {managed.tool.value}{package}: repair it with {managed.tool.value}"
+    installer = (dist.installer or "").strip()
+    if installer.lower() not in RECORD_INSTALLERS:
+        if not installer:
+            return "no INSTALLER is recorded, so the tool that owns its files is unknown"
+        return f"installed by {installer}, not pip or uv: repair it with {installer}"
+    if not dist.version:
+        return "no version is recorded, so a reinstall cannot be pinned to what is installed"
+    if reaching(dist, env) is None and _compiled(dist):
+        return (
+            f"it holds compiled extensions and no interpreter is known for {dist.location}: "
+            "pip --target would pick builds for its own Python; give --python"
+        )
+    return None
+
+
+def _compiled(dist: InstalledDistribution) -> bool:
+    """Whether ``dist`` records an extension module (its build must match the interpreter)."""
+    rows = dist.record.rows if dist.record is not None else ()
+    return any(row.path.endswith((".so", ".pyd", ".dylib")) or ".so." in row.path for row in rows)
+
+
+def reinstall_command_of(dist: InstalledDistribution, env: Environment) -> Command:
+    """:func:`repair_step`'s command, typed (what ``fix`` runs)."""
+    step = repair_step(dist, env)
+    return Command(step.tool or step.manager.value, step.argv)
+
+
+def reinstall_command(dist: InstalledDistribution, env: Environment) -> str:
+    """A command that puts back ``dist``'s own bytes, without touching its dependencies.
+
+    A system package manager's distribution is reinstalled by that manager
+    (``apt-get install --reinstall python3-pip``); uv installs with uv (its cache holds
+    the wheel); anything else with pip, the exact version pinned so nothing is upgraded.
+    An environment without pip of its own (a uv venv) is reached with ``pip --python``;
+    site directories given without an interpreter with ``--target``.
+    """
+    return repair_step(dist, env).command
+
+
+def pip_runner(env: Environment) -> list[str]:
+    """The words that run pip on ``env``: its own pip, else ``pip --python`` (a uv venv has none)."""
+    if env.python is None:
+        return ["pip"]
+    if env.find("pip") is not None:
+        return [env.python, "-m", "pip"]
+    return ["pip", "--python", env.python]
+
+
+def cache_clean_argv(dist: InstalledDistribution) -> Argv | None:
+    """For a uv install whose altered files are hard links, the command that drops uv's copy.
+
+    uv links installed files to its cache, so bytes altered in place are altered in the
+    cache too, and a reinstall would link them back.
+    """
+    if (dist.installer or "").strip().lower() != "uv":
+        return None
+    return ("uv", "cache", "clean", dist.name)
+
+
+def cache_clean_command(dist: InstalledDistribution) -> str | None:
+    """:func:`cache_clean_argv`, as a line to paste."""
+    argv = cache_clean_argv(dist)
+    return shlex.join(argv) if argv is not None else None
+
+
+def uninstall_argv(dist: InstalledDistribution, env: Environment) -> Argv:
+    """:func:`uninstall_command`'s words."""
+    return uninstall_command(dist, env).argv
+
+
+def uninstall_command(dist: InstalledDistribution, env: Environment) -> Command:
+    """The command that uninstalls ``dist``, with the tool that manages its files.
+
+    A system package manager's distribution is removed by that manager. Site directories
+    without an interpreter are aimed at with ``uv pip uninstall --target`` (pip has no
+    such option), never at whatever environment is active where it is pasted.
+    """
+    managed = dist.managed_by
+    if managed is not None and managed.tool.system and managed.package is not None:
+        remove = {Tool.DPKG: ("apt-get", "remove"), Tool.RPM: ("dnf", "remove")}.get(managed.tool)
+        argv = (*(remove or ("conda", "remove", "--prefix", dist.root)), managed.package)
+        return Command(managed.tool.value, argv)
+    python = reaching(dist, env)
+    if python is None:
+        return Command("uv", ("uv", "pip", "uninstall", "--target", dist.location, dist.name))
+    if (dist.installer or "").lower() == "uv":
+        return Command("uv", with_override(("uv", "pip", "uninstall", "--python", python, dist.name), env))
+    return Command("pip", with_override((*pip_runner(env), "uninstall", "-y", dist.name), env))
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """One way to end a clash: keep ``keep``, remove ``remove`` (None: keep both), run ``argvs`` in order."""
+
+    keep: str
+    remove: str | None
+    steps: tuple[Command, ...]
+
+    @property
+    def argvs(self) -> tuple[Argv, ...]:
+        """The commands' words, in order."""
+        return tuple(step.argv for step in self.steps)
+
+    @property
+    def commands(self) -> tuple[str, ...]:
+        """The commands as lines to paste, in order."""
+        return tuple(shlex.join(argv) for argv in self.argvs)
+
+
+def keep_sequence(keep: InstalledDistribution, drop: InstalledDistribution, env: Environment) -> Choice:
+    """Uninstall ``drop``, then reinstall ``keep``: uninstalling deletes every shared path, ``keep``'s too."""
+    return Choice(keep.name, drop.name, (uninstall_command(drop, env), reinstall_command_of(keep, env)))
+
+
+def pair_choices(pair: ClashPair, env: Environment) -> tuple[Choice, ...]:
+    """The ways to repair a clashing pair, best first.
+
+    An overlay has one: reinstall the overlay last, keeping both (letting the base win
+    would overwrite the package that requires it). Unrelated distributions are
+    alternatives: keep the winner (uninstall the other, then reinstall it), or the other.
+    """
+    if pair.overlay is not None:
+        return (Choice(pair.winner.name, None, (reinstall_command_of(pair.winner, env),)),)
+    return (keep_sequence(pair.winner, pair.loser, env), keep_sequence(pair.loser, pair.winner, env))
