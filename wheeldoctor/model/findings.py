@@ -25,7 +25,7 @@ class Kind(str, Enum):
     STARTUP_HOOK = "startup-hook"
     #: A file in a site directory that no installer recorded (engine/unowned.py).
     UNOWNED = "unowned"
-    #: A shipped ``.pyc`` the installer compiled again from its intact source (checks/recompiled.py).
+    #: A shipped ``.pyc`` the installer compiled again from its intact source (where/recompiled.py).
     RECOMPILED = "recompiled"
 
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # the imports command's types, without importing its runner f
     from wheeldoctor.judge.preflight import PreflightResult
 
 #: Bump the major part on any change that can break a reader; add fields freely.
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 
 
 def finding_json(finding: Finding) -> dict[str, Any]:
