@@ -18,7 +18,7 @@ from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.model.managed import ManagedBy, Tool
 from wheeldoctor.repair.plan import Expected, plan_repairs
 from wheeldoctor.repair.requirements import remedy_argvs
-from wheeldoctor.repair.steps import StepKind, repair_step, uninstall_argv
+from wheeldoctor.repair.steps import StepKind, locked_pin, repair_step, uninstall_argv
 from wheeldoctor.where.environment import load_environment
 
 pytestmark = pytest.mark.unit
@@ -110,3 +110,76 @@ def test_a_second_path_directory_is_repaired_in_place_not_through_the_first_ones
         ("pip", "install", "--target", str(second), "--upgrade", "--force-reinstall", "--no-deps", "yaml-demo==6.0")
     ]
     assert uninstall_argv(dist, env) == ("uv", "pip", "uninstall", "--target", str(second), "yaml-demo")
+
+
+def _against_lock(
+    site: Path, findings: tuple[Finding, ...], locked: dict[str, str]
+) -> tuple[DistributionReport, object]:
+    """``broken``'s yaml-demo 6.0 with the lock's findings, in an environment checked against a lock."""
+    report = replace(broken(site, "pip"), findings=findings)
+    env = replace(load_environment("test", [str(site)], [], python="/venv/bin/python"), locked=locked)
+    return report, env
+
+
+def test_against_a_lock_the_reinstall_pins_the_locks_version(tmp_path: Path) -> None:
+    other = Finding(Code.LOCKED_OTHER_VERSION, Kind.MODIFIED, None, "is installed at another version", "6.1", "6.0")
+    report, env = _against_lock(tmp_path / "site-packages", (other,), {"yaml-demo": "6.1"})
+    plan = plan_repairs(env, [report], [], [])
+    [step] = plan.steps
+    assert step.argv == (
+        "pip",
+        "--python",
+        "/venv/bin/python",
+        "install",
+        "--force-reinstall",
+        "--no-deps",
+        "yaml-demo==6.1",
+    )
+    assert (step.kind, step.tool, step.version) == (StepKind.REINSTALL, "pip", "6.1")
+    assert step.fixes.startswith("installs the lock's version 6.1 (installed: 6.0)")
+    assert plan.expected == (Expected("yaml-demo", "6.1"),)
+    assert report.dist is not None
+    assert repair_step(report.dist, env).argv == step.argv  # the tip: the same words
+
+
+def test_against_a_lock_an_unlocked_distribution_is_left_for_the_user_with_its_uninstall(tmp_path: Path) -> None:
+    unlocked = Finding(Code.NOT_LOCKED, Kind.UNLOCKED, None, "is installed but pylock.toml does not lock it")
+    report, env = _against_lock(tmp_path / "site-packages", (unlocked,), {})
+    plan = plan_repairs(env, [report], [], [])
+    assert plan.steps == ()
+    [left] = plan.left_alone
+    assert left.reason == "not in the lock: uninstall it, or accept WD083 for it by a rule"
+    assert left.commands == ("pip --python /venv/bin/python uninstall -y yaml-demo",)
+
+
+def test_against_a_lock_a_locked_wheel_that_is_not_the_locks_is_not_reinstalled(tmp_path: Path) -> None:
+    """The wheel at hand fails the lock's hash: reinstalling from the same index would not help."""
+    mismatch = Finding(Code.LOCK_HASH_MISMATCH, Kind.MODIFIED, "yaml_demo-6.0-py3-none-any.whl", "differs", "a", "b")
+    report, env = _against_lock(tmp_path / "site-packages", (mismatch,), {"yaml-demo": "6.0"})
+    plan = plan_repairs(env, [report], [], [])
+    assert plan.steps == ()
+    assert [left.reason for left in plan.left_alone] == [
+        "WD085: a reinstall of the same version is not known to repair it"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "version", "pin"),
+    [
+        ("Yaml_Demo", "6.0", ("yaml-demo", "6.0")),
+        ("six", "1.17.0", ("six", "1.17.0")),
+        ("six", "1!2.0.post1", ("six", "1!2.0.post1")),
+        ("-e", "1.0", None),
+        ("--index-url=http://evil", "1.0", None),
+        ("a b", "1.0", None),
+        ("six", "-1.0", None),
+        ("six", " 1.0", None),
+        ("six", "1.0; rm -rf /", None),
+        ("six", ">=1.0", None),
+        ("six", None, None),
+    ],
+)
+def test_a_locked_pin_is_a_valid_name_and_a_pep440_version_or_nothing(
+    name: str, version: str | None, pin: tuple[str, str] | None
+) -> None:
+    assert locked_pin(name, version) == pin

@@ -14,25 +14,33 @@ from typing import Annotated
 import typer
 
 from wheeldoctor.cli import fleet, sbom
+from wheeldoctor.cli.lock import against, lock_options, tell_fetch
 from wheeldoctor.cli.options import (
     BaselineOption,
     ConfigOption,
     DpkgAdmindirOption,
     ExitZeroOption,
+    ExtraOption,
+    FindLinksOption,
     FormatOption,
+    GroupOption,
     IgnoreOption,
     JobsOption,
     JsonOption,
+    LockOption,
     NoCacheOption,
     OutputOption,
     PathOption,
+    PlatformOption,
     PythonOption,
+    PythonVersionOption,
     QuietOption,
     SelectOption,
     ShowAcceptedOption,
     ShowUnownedOption,
     StrictOption,
     VerboseOption,
+    VerifyWheelsOption,
     WriteBaselineOption,
 )
 from wheeldoctor.cli.runner import (
@@ -106,25 +114,36 @@ def check(
     exit_zero: ExitZeroOption = False,
     quiet: QuietOption = False,
     verbose: VerboseOption = False,
+    lock: LockOption = None,
+    find_links: FindLinksOption = None,
+    verify_wheels: VerifyWheelsOption = False,
+    extra: ExtraOption = None,
+    group: GroupOption = None,
 ) -> None:
     """Verify distributions' files against their RECORD or package manager's record (--all: start-up hooks too)."""
 
     def run() -> int:
         if bool(names) == all_:
             fail("name the distributions to check, or pass --all (not both)")
+        if lock is not None and not all_:
+            fail("--lock judges the whole environment: give --all")
         chosen = choose_format(format_, json)
         refuse_report_with_baseline(write_baseline, chosen, output)
         settings = settings_of(config, select=select, ignore=ignore, jobs=jobs, strict=strict)
         if chosen == "cyclonedx":
             sbom.require_sbom()
         target = target_of(python, path, dpkg_admindir, quiet=quiet)
-        start_probe(target)  # it runs while the checks are imported
+        start_probe(target, with_tags=lock is not None)  # it runs while the checks are imported
         from wheeldoctor.commands import policy as policies
         from wheeldoctor.commands.check import import_stepwise, run_check
 
         with no_cyclic_gc():
             cached = cache_dir(no_cache)
-            env = load_target(target, defer_records=True, memos=metadata_memos(cached))
+            memos = metadata_memos(cached)
+            env = load_target(target, with_tags=bool(lock), defer_records=lock is None, memos=memos)
+            given = lock_options(lock, find_links, verify_wheels, extra, group, no_cache)
+            locked = against(env, given, chosen) if given else None
+            env = locked.environment if locked else env
             policy = policies.load_policy(
                 env, config=config, baseline_file=baseline, writing=write_baseline, selection=settings.selection
             )
@@ -136,12 +155,13 @@ def check(
                     progress=sink,
                     strict=settings.strict or not all_,
                     cache_dir=cached,
-                    processes=True,
+                    processes=locked is None,  # the lock's claims are in env; forked workers read RECORD files
                     strict_overlays=settings.strict,
                     policy=policy,
                     meanwhile=import_stepwise(REPORT_MODULES),
+                    lock=locked.verdict if locked else None,
                 )
-        result = replace(result, show_unowned=show_unowned)
+        result = replace(result, show_unowned=show_unowned, fetched=locked.summary if locked else None)
         if write_baseline is not None:
             return pin_baseline(write_baseline, result.baseline_reports)
         if chosen == "cyclonedx":
@@ -151,6 +171,7 @@ def check(
 
         rich = partial(check_table.render_rich, result, show_accepted=show_accepted, verbose=verbose)
         deliver(result, chosen, output, rich, show_accepted=show_accepted, quiet=quiet)
+        tell_fetch(locked)
         return exit_code(result.healthy, exit_zero)
 
     guard(run)
@@ -158,17 +179,38 @@ def check(
 
 @app.command()
 def wheels(
-    files: Annotated[list[str], typer.Argument(metavar="WHEEL...", help="Wheel files to check before install.")],
+    files: Annotated[
+        list[str] | None, typer.Argument(metavar="WHEEL...", help="Wheel files to check before install.")
+    ] = None,
     python: PythonOption = None,
     path: PathOption = None,
     json: JsonOption = False,
     format_: FormatOption = None,
     output: OutputOption = None,
+    lock: LockOption = None,
+    python_version: PythonVersionOption = None,
+    platform: PlatformOption = None,
+    find_links: FindLinksOption = None,
+    verify_wheels: VerifyWheelsOption = False,
+    no_cache: NoCacheOption = False,
+    extra: ExtraOption = None,
+    group: GroupOption = None,
 ) -> None:
-    """Check wheel files against their RECORDs, each other, and (optionally) an environment."""
+    """Check wheel files (or a lock's wheels, by their RECORDs) against each other and (optionally) an environment."""
 
     def run() -> int:
         chosen = choose_format(format_, json)
+        given = lock_options(lock, find_links, verify_wheels, extra, group, no_cache)
+        if given is not None:
+            if files:
+                fail("give wheel files or --lock, not both")
+            from wheeldoctor.cli.lock import wheels_lock
+
+            return wheels_lock(given, python, path, chosen, output, python_version, platform)
+        if python_version or platform:
+            fail("--python-version and --platform select a lock: give --lock FILE")
+        if not files:
+            fail("name the wheel files to check, or give --lock FILE")
         from wheeldoctor.formats.wheelfile import WheelError, read_wheel
         from wheeldoctor.judge.preflight import preflight
 
@@ -233,6 +275,11 @@ def doctor(
     exit_zero: ExitZeroOption = False,
     quiet: QuietOption = False,
     verbose: VerboseOption = False,
+    lock: LockOption = None,
+    find_links: FindLinksOption = None,
+    verify_wheels: VerifyWheelsOption = False,
+    extra: ExtraOption = None,
+    group: GroupOption = None,
 ) -> None:
     """Everything at once: files, clashes, start-up hooks, dependencies, duplicates, compatibility; one exit code."""
 
@@ -250,11 +297,16 @@ def doctor(
 
         with no_cyclic_gc():
             cached = cache_dir(no_cache)
-            env = load_target(target, with_tags=True, defer_records=True, memos=metadata_memos(cached))
+            memos = metadata_memos(cached)
+            env = load_target(target, with_tags=True, defer_records=lock is None, memos=memos)
+            given = lock_options(lock, find_links, verify_wheels, extra, group, no_cache)
+            locked = against(env, given, chosen) if given else None
+            env = locked.environment if locked else env
             policy = policies.load_policy(
                 env, config=config, baseline_file=baseline, writing=write_baseline, selection=settings.selection
             )
             with progress_bar(chosen != "text" or quiet) as sink:
+                verdict = locked.verdict if locked else None
                 result = run_doctor(
                     env,
                     jobs=settings.jobs,
@@ -262,8 +314,10 @@ def doctor(
                     strict=settings.strict,
                     cache_dir=cached,
                     policy=policy,
+                    lock=verdict,
                 )
-        result = replace(result, check=replace(result.check, show_unowned=show_unowned))
+        fetched = locked.summary if locked else None
+        result = replace(result, check=replace(result.check, show_unowned=show_unowned, fetched=fetched))
         if write_baseline is not None:
             return pin_baseline(write_baseline, result.baseline_reports)
         if chosen == "cyclonedx":
@@ -271,6 +325,7 @@ def doctor(
             return exit_code(result.healthy, exit_zero)
         rich = partial(deps_text.render_doctor_rich, result, show_accepted=show_accepted, verbose=verbose)
         deliver(result, chosen, output, rich, show_accepted=show_accepted, quiet=quiet)
+        tell_fetch(locked)
         return exit_code(result.healthy, exit_zero)
 
     guard(run)
@@ -296,6 +351,11 @@ def fix(
     dpkg_admindir: DpkgAdmindirOption = None,
     config: ConfigOption = None,
     baseline: BaselineOption = None,
+    lock: LockOption = None,
+    find_links: FindLinksOption = None,
+    verify_wheels: VerifyWheelsOption = False,
+    extra: ExtraOption = None,
+    group: GroupOption = None,
 ) -> None:
     """Repair what check and doctor report, with the recorded installer; then verify again."""
 
@@ -306,6 +366,9 @@ def fix(
         from wheeldoctor.commands.fix import plan_fix, run_fix
         from wheeldoctor.report import fix_text
 
+        given = lock_options(lock, find_links, verify_wheels, extra, group, no_cache)
+        if given is not None and not all_:
+            fail("--lock judges the whole environment: give --all")
         planned = plan_fix(
             target_of(python, path, dpkg_admindir),
             names or None,
@@ -313,6 +376,7 @@ def fix(
             cache_dir=cache_dir(no_cache),
             config=config,
             baseline=baseline,
+            against=(lambda env: against(env, given, "json" if as_json else "text")) if given else None,
         )
         out = sys.stderr if as_json else sys.stdout  # with --json, stdout holds the document alone
         ask = (lambda n: typer.confirm(f"Run these {n} step(s)?", err=True)) if sys.stdin.isatty() else None

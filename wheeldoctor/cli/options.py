@@ -75,3 +75,35 @@ QuietOption = Annotated[
 VerboseOption = Annotated[
     bool, typer.Option("--verbose", "-v", help="Full digests in the terminal table (JSON always has them).")
 ]
+LockOption = Annotated[
+    str | None,
+    typer.Option(
+        "--lock", metavar="FILE", help="pylock.toml, pylock.NAME.toml, uv.lock (wheels: also pip --report JSON)."
+    ),
+]
+PythonVersionOption = Annotated[
+    str | None, typer.Option("--python-version", metavar="X.Y", help="Select the lock for this CPython version.")
+]
+PlatformOption = Annotated[
+    list[str] | None,
+    typer.Option("--platform", metavar="TAG", help="Select the lock for this platform tag (repeatable)."),
+]
+FindLinksOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--find-links", metavar="DIR", help="Read locked wheels found in DIR (hash-checked) instead of fetching."
+    ),
+]
+VerifyWheelsOption = Annotated[
+    bool,
+    typer.Option("--verify-wheels", help="Download whole wheels and check each sha256 against the lock."),
+]
+ExtraOption = Annotated[
+    list[str] | None, typer.Option("--extra", metavar="NAME", help="Select the lock with this extra (repeatable).")
+]
+GroupOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--group", metavar="NAME", help="Select these dependency groups, not the lock's default (repeatable)."
+    ),
+]

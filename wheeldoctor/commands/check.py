@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from wheeldoctor.commands.results import CheckResult
     from wheeldoctor.engine.states import ProgressSink
     from wheeldoctor.judge.deps import RequirementGraph
+    from wheeldoctor.judge.locked import LockVerdict
     from wheeldoctor.judge.policy import Policy
 
 #: The walk for unowned files is spread over at most this many forked walkers, beside the
@@ -60,6 +61,7 @@ def run_check(
     policy: Policy | None = None,
     audit: bool | None = None,
     meanwhile: Iterable[object] = (),
+    lock: LockVerdict | None = None,
 ) -> CheckResult:
     """Verify ``names`` (canonicalised; None for every active distribution) in ``env``.
 
@@ -114,6 +116,8 @@ def run_check(
         pairs = pair_up(clashes, active, graph)
         # Read, judge files, judge shared paths, then build the result: statuses once, at the end.
         judged = explain_recompiled(verification.reports)
+        if lock is not None:
+            judged = [replace(r, findings=(*r.findings, *lock.findings.get(r.name, ()))) for r in judged]
         helpers = _overlays_to_verify(env, judged, graph, jobs=jobs, cache_dir=cache_dir)
         policy = policy or Policy(datetime.date.today())
         first = accept([*judged, *helpers], policy)
@@ -122,6 +126,8 @@ def run_check(
         shown = {d.name for d in checked}
         reports = [replace(r, status=status_of(r.findings)) for r in second.reports if r.name in shown]
         reports.extend(not_installed(n) for n in missing)
+        if lock is not None:
+            reports.extend(replace(not_installed(n), findings=(f,)) for n, f in lock.missing)
         reports.sort(key=lambda r: r.name)
         hooks = unowned = None
         passes, judged_too = [first, second], list(reports)

@@ -9,6 +9,7 @@ from wheeldoctor.commands.deps import run_deps, select_deps
 from wheeldoctor.commands.deps_policy import accept_deps, with_deps
 from wheeldoctor.commands.results import DoctorResult
 from wheeldoctor.engine.states import ProgressSink
+from wheeldoctor.judge.locked import LockVerdict
 from wheeldoctor.judge.policy import Policy
 from wheeldoctor.model.environment import Environment
 
@@ -21,6 +22,7 @@ def run_doctor(
     strict: bool = False,
     cache_dir: str | None = None,
     policy: Policy | None = None,
+    lock: LockVerdict | None = None,
 ) -> DoctorResult:
     """Verify every active distribution (with clashes, as ``check --all``), then run ``deps``.
 
@@ -34,9 +36,10 @@ def run_doctor(
         progress=progress,
         strict=strict,
         cache_dir=cache_dir,
-        processes=True,
+        processes=lock is None,  # the lock's claims are in ``env``; forked workers would read RECORD files
         strict_overlays=strict,
         policy=policy,
+        lock=lock,
     )
     deps = run_deps(env)
     if policy is not None and not policy.empty:

@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from wheeldoctor.commands.check import run_check
 from wheeldoctor.commands.results import CheckResult
@@ -38,6 +38,12 @@ from wheeldoctor.repair.outcome import (
 )
 from wheeldoctor.repair.plan import FixStep, RepairPlan, plan_repairs
 from wheeldoctor.where.target import Target, load_target
+
+if TYPE_CHECKING:
+    from wheeldoctor.commands.lock_check import LockedEnvironment
+
+Against = Callable[[Environment], "LockedEnvironment"]
+"""An environment judged against a lock (``fix --lock``): the locked wheels' claims and the lock's findings."""
 
 #: Lines of an installer's output kept to explain its failure.
 _TAIL = 40
@@ -94,6 +100,8 @@ class FixPlan:
     policy: Policy | None = None
     """The accept rules the check ran under: what they accept is not repaired, and not verified again."""
     cache_dir: str | None = None
+    against: Against | None = None
+    """With ``--lock``: the environment judged against the lock, for the plan and for verifying again."""
 
     @property
     def environment(self) -> Environment:
@@ -152,8 +160,12 @@ def plan_fix(
     cache_dir: str | None = None,
     config: str | None = None,
     baseline: str | None = None,
+    against: Against | None = None,
 ) -> FixPlan:
     """Read ``target``, verify ``names`` (None: every active distribution) and their duplicates; plan the repairs.
+
+    With ``against`` (``fix --lock``) the environment is judged against the lock, as
+    ``check --all --lock`` does, and a reinstall pins the lock's version.
 
     It runs under the accept rules ``check`` would use (``config``, else the nearest one, and
     ``baseline``): an accepted finding (a CA appended on purpose, say) is not repaired, since
@@ -163,9 +175,10 @@ def plan_fix(
 
     from wheeldoctor.commands.policy import load_policy
 
-    env = load_target(target)
+    env = load_target(target, with_tags=against is not None)
     policy = load_policy(env, config=config, baseline_file=baseline)
-    check = run_check(env, names, cache_dir=cache_dir, processes=True, policy=policy)
+    check = _check(env, names, cache_dir, policy, against)
+    env = check.environment
     wanted = None if names is None else {str(canonicalize_name(n)) for n in names}
     duplicates = tuple(d for d in find_duplicates(env) if wanted is None or d.name in wanted)
     plan = plan_repairs(env, check.distributions, check.pairs, duplicates, keep)
@@ -173,7 +186,20 @@ def plan_fix(
     before |= duplicate_problems(d for d in duplicates if d.failing)
     before |= startup_problems(check.failing_hooks, check.failing_unowned)
     ordered = tuple(sorted(before, key=lambda p: (p.subject, p.key)))
-    return FixPlan(check, duplicates, plan, ordered, target, policy, cache_dir)
+    return FixPlan(check, duplicates, plan, ordered, target, policy, cache_dir, against)
+
+
+def _check(
+    env: Environment, names: Sequence[str] | None, cache_dir: str | None, policy: Policy | None, against: Against | None
+) -> CheckResult:
+    """``check``, or with a lock ``check --lock``: the locked wheels' claims in place, the lock's findings added."""
+    if against is None:
+        return run_check(env, names, cache_dir=cache_dir, processes=True, policy=policy)
+    locked = against(env)
+    # The lock's claims are in the environment; forked workers would read the installed RECORD files.
+    return run_check(
+        locked.environment, names, cache_dir=cache_dir, processes=False, policy=policy, lock=locked.verdict
+    )
 
 
 def own_distributions_at_risk(planned: FixPlan) -> list[str]:
@@ -285,7 +311,7 @@ def verify_again(planned: FixPlan, env: Environment) -> Outcome:
     present = [n for n in plan.touches if env.find(n) is not None]
     after = expectation_problems(env, plan.expected)
     if present:
-        check = run_check(env, present, cache_dir=planned.cache_dir, processes=True, policy=planned.policy)
+        check = _check(env, present, planned.cache_dir, planned.policy, planned.against)
         after |= file_problems(check.distributions) | pair_problems(check.pairs)
     touched = set(plan.touches)
     after |= duplicate_problems(d for d in find_duplicates(env) if d.failing and d.name in touched)
@@ -340,5 +366,5 @@ def fix(planned: FixPlan, sink: StepSink) -> FixResult:
     if not planned.plan.steps:
         return FixResult(planned)
     results = run_plan(planned, sink)
-    outcome = verify_again(planned, load_target(planned.target))
+    outcome = verify_again(planned, load_target(planned.target, with_tags=planned.against is not None))
     return FixResult(planned, results, outcome)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from wheeldoctor.commands.deps import DepsResult
+from wheeldoctor.formats.lock_fetched import FetchSummary
 from wheeldoctor.judge.clash import Clash, ClashPair, Relation
 from wheeldoctor.judge.files import FAILING_STATUSES, DistributionReport, Status
 from wheeldoctor.judge.hook_policy import startup_reports
@@ -35,6 +36,8 @@ class CheckResult:
     """Files in site directories nobody recorded; None when not scanned."""
     show_unowned: bool = False
     """The report lists every unowned file (``--show-unowned``), not only their count."""
+    fetched: FetchSummary | None = None
+    """With ``--lock``: how the locked wheels' RECORDs were had (bytes, requests, sources); None without."""
 
     @property
     def healthy(self) -> bool:

@@ -118,7 +118,41 @@ def _requires_dist(archive: zipfile.ZipFile, info: zipfile.ZipInfo | None) -> tu
     """Requires-Dist from the wheel's METADATA headers; none when it is missing or too large."""
     if info is None or info.file_size > _RECORD_LIMIT:
         return ()
-    return tuple(v.strip() for v in header_fields(archive.read(info)).get("requires-dist", ()))
+    return requires_of(archive.read(info))
+
+
+def requires_of(metadata: bytes) -> tuple[str, ...]:
+    """Requires-Dist lines of METADATA bytes, as written."""
+    return tuple(v.strip() for v in header_fields(metadata).get("requires-dist", ()))
+
+
+def wheel_from_record(
+    path: str,
+    name: str,
+    version: str,
+    record: bytes,
+    dist_info: str,
+    *,
+    requires_dist: tuple[str, ...] = (),
+    findings: tuple[Finding, ...] = (),
+) -> WheelFile:
+    """A wheel known by its RECORD alone (fetched from an index): members as RECORD lists them.
+
+    Nothing vouches that the members hold RECORD's bytes (the wheel is not at hand); the
+    rows are what ``preflight`` compares, as it does for a wheel read whole.
+    """
+    parsed = decode_record(record)
+    found: list[Finding] = [*findings, *parsed.problems]
+    members: list[Member] = []
+    for row in parsed.rows:
+        target = install_target(row.path, dist_info)
+        if target is None:
+            found.append(
+                Finding(Code.WHEEL_UNSAFE_PATH, Kind.OUTSIDE, row.path, "would install outside the environment")
+            )
+        elif not target.startswith(dist_info + "/"):
+            members.append(Member(target, row))
+    return WheelFile(path, name, version, tuple(members), tuple(found), requires_dist)
 
 
 def install_target(member: str, dist_info: str) -> str | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from wheeldoctor.formats.wheelfile import Member, WheelFile
 from wheeldoctor.judge.claims import Claim, resolve
@@ -16,6 +17,9 @@ from wheeldoctor.judge.deps import RequirementGraph
 from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.findings import BREAKING_KINDS
 from wheeldoctor.model.sitedirs import dir_prefix, install_target, is_site_packages, root_for, scripts_dir
+
+if TYPE_CHECKING:
+    from wheeldoctor.formats.lock_fetched import FetchSummary
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +56,8 @@ class PreflightResult:
     overwrites: tuple[Overwrite, ...]
     environment: Environment | None
     pairs: tuple[WheelPair, ...] = ()
+    fetched: FetchSummary | None = None
+    """For ``wheels --lock``: how the locked wheels' RECORDs were had; None for wheel files."""
 
     @property
     def healthy(self) -> bool:

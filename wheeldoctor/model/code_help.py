@@ -160,6 +160,34 @@ CODE_HELP: dict[Code, CodeHelp] = {
         "A top-level module or package in a site directory that no RECORD and no system package lists: "
         "`import` finds it, and no installer can verify, upgrade or remove it.",
     ),
+    Code.LOCKED_MISSING: CodeHelp(
+        "locked package not installed",
+        "The lock installs this package for the inspected interpreter, and no distribution of that name is installed.",
+    ),
+    Code.LOCKED_OTHER_VERSION: CodeHelp(
+        "installed at another version than the lock's",
+        "The distribution is installed, but not at the version the lock selects for this interpreter.",
+    ),
+    Code.NOT_FROM_LOCKED_WHEEL: CodeHelp(
+        "installed from a wheel the lock does not list",
+        "The dist-info's WHEEL tags or direct_url.json name a wheel that is not among the lock's files for this "
+        "package: it was built locally or came from elsewhere.",
+    ),
+    Code.NOT_LOCKED: CodeHelp(
+        "installed but not in the lock",
+        "A distribution is installed that the lock does not hold for this interpreter. Accept it by rule if it "
+        "belongs there (a tool installed beside the project).",
+    ),
+    Code.RECORD_REWRITTEN: CodeHelp(
+        "installed RECORD row differs from the locked wheel's",
+        "The installed RECORD gives a file a digest (or lists a file) that the locked wheel's own RECORD does "
+        "not: the installed RECORD was rewritten. It fails even when the file matches the installed row.",
+    ),
+    Code.LOCK_HASH_MISMATCH: CodeHelp(
+        "wheel's hash differs from the lock",
+        "The wheel at hand (a local file, a download, or the size the index reports) is not the one the lock "
+        "pins; its RECORD is not used as a reference.",
+    ),
     Code.MANAGER_UNVERIFIABLE: CodeHelp(
         "package manager's record unavailable",
         "The package manager that owns this distribution (dpkg, rpm, conda) keeps no usable record of its files "

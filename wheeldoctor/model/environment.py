@@ -85,6 +85,9 @@ class Environment:
     system_files: Mapping[str, str] = field(default_factory=dict)
     """Path -> the system package (dpkg's, conda's) that installed it, for the files those
     managers list under the site directories and the standard library; empty when none was read."""
+    locked: Mapping[str, str] = field(default_factory=dict)
+    """Canonical name -> the version the lock given with ``--lock`` pins (name and version
+    validated for a command line): what a repair reinstalls. Empty without a lock."""
 
     def active(self) -> list[InstalledDistribution]:
         """The distributions Python would use: the first of each name."""

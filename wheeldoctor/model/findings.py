@@ -27,6 +27,8 @@ class Kind(str, Enum):
     UNOWNED = "unowned"
     #: A shipped ``.pyc`` the installer compiled again from its intact source (where/recompiled.py).
     RECOMPILED = "recompiled"
+    #: Installed, but the lock does not hold it (judge/locked.py).
+    UNLOCKED = "unlocked"
 
 
 class Code(str, Enum):
@@ -74,10 +76,17 @@ class Code(str, Enum):
     STARTUP_HOOK_OWNED = "WD070"
     STARTUP_HOOK_UNOWNED = "WD071"
     UNOWNED_MODULE = "WD072"
+    # The environment against its lock, the locked wheels' RECORDs as the reference (judge/locked.py).
+    LOCKED_MISSING = "WD080"
+    LOCKED_OTHER_VERSION = "WD081"
+    NOT_FROM_LOCKED_WHEEL = "WD082"
+    NOT_LOCKED = "WD083"
+    RECORD_REWRITTEN = "WD084"
+    LOCK_HASH_MISMATCH = "WD085"
 
 
 #: Kinds that mean the bytes on disk are wrong or cannot be trusted.
-BREAKING_KINDS = frozenset({Kind.MODIFIED, Kind.MISSING, Kind.UNREADABLE, Kind.OUTSIDE, Kind.MALFORMED})
+BREAKING_KINDS = frozenset({Kind.MODIFIED, Kind.MISSING, Kind.UNREADABLE, Kind.OUTSIDE, Kind.MALFORMED, Kind.UNLOCKED})
 
 
 @dataclass(frozen=True, slots=True)

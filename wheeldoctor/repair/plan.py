@@ -19,25 +19,34 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from wheeldoctor.judge.clash import ClashPair, Relation
 from wheeldoctor.judge.duplicates import Duplicate
 from wheeldoctor.judge.files import DistributionReport, Status
 from wheeldoctor.model.environment import Environment, InstalledDistribution
-from wheeldoctor.model.findings import BREAKING_KINDS, Finding, Kind
+from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding, Kind
 from wheeldoctor.repair.requirements import remedy_steps
 from wheeldoctor.repair.steps import (
+    RECORD_INSTALLERS,
+    RepairStep,
     StepKind,
     cache_clean_argv,
     keep_sequence,
+    pinned_version,
     refusal,
     reinstall_command,
     repair_step,
+    uninstall_argv,
+    uninstall_command,
 )
 
 #: Finding kinds a reinstall of the same version repairs: the installer rewrites the files.
+#: Against a lock, the reinstall pins the lock's version, which also repairs another version
+#: installed, a wheel the lock does not list, and a rewritten RECORD.
 REINSTALLABLE = frozenset({Kind.MODIFIED, Kind.MISSING, Kind.UNREADABLE})
+#: Codes of those kinds that a reinstall does not repair: the locked wheel itself is not the lock's.
+NOT_REINSTALLABLE = frozenset({Code.LOCK_HASH_MISMATCH})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -192,7 +201,11 @@ class _Planner:
         if planned is not None and planned.version is None:
             return  # uninstalled by a --keep choice: a reinstall first would be undone, its expectation lost
         breaking = [f for f in report.findings if f.kind in BREAKING_KINDS and f.accepted is None]
-        other = sorted({f.code.value for f in breaking if f.kind not in REINSTALLABLE})
+        if only_unlocked(report.findings):
+            reason = f"not in the lock: uninstall it, or accept {Code.NOT_LOCKED.value} for it by a rule"
+            self.left.append(LeftAlone(report.name, reason, (shlex.join(uninstall_argv(dist, self.env)),)))
+            return
+        other = sorted({f.code.value for f in breaking if f.kind not in REINSTALLABLE or f.code in NOT_REINSTALLABLE})
         if other:
             self.left.append(
                 LeftAlone(report.name, f"{', '.join(other)}: a reinstall of the same version is not known to repair it")
@@ -214,7 +227,7 @@ class _Planner:
                     kind=StepKind.CACHE_CLEAN, tool="uv", name=dist.name, version=dist.version, argv=clean, fixes=fixes
                 )
             )
-        self.expect(dist.name, dist.version)
+        self.expect(dist.name, pinned_version(dist, self.env))
         if deferred or dist.name in self.installed_again:
             return  # reinstalled anyway, later (a clash winner) or already (a duplicate's install)
         self.steps.append(reinstall(dist, self.env, _tally(breaking)))
@@ -227,8 +240,11 @@ def reinstall(dist: InstalledDistribution, env: Environment, fixes: str) -> FixS
     if step.note:  # a PEP 668 marker overridden, say: said before anything runs
         fixes = f"{fixes}; note: {step.note}"
     assert step.tool is not None, "fix plans only pip's and uv's distributions (see refusal)"
+    version = pinned_version(dist, env)
+    if version != dist.version:
+        fixes = f"installs the lock's version {version} (installed: {dist.version}); {fixes}"
     return FixStep(
-        kind=StepKind.REINSTALL, tool=step.tool, name=dist.name, version=dist.version, argv=step.argv, fixes=fixes
+        kind=StepKind.REINSTALL, tool=step.tool, name=dist.name, version=version, argv=step.argv, fixes=fixes
     )
 
 
@@ -243,6 +259,27 @@ def explained_by_clash(findings: Iterable[Finding]) -> bool:
     The one rule for the text tips and for ``fix``'s plan."""
     breaking = [f for f in findings if f.kind in BREAKING_KINDS and f.accepted is None]
     return bool(breaking) and all(f.content_from is not None for f in breaking)
+
+
+def only_unlocked(findings: Iterable[Finding]) -> bool:
+    """Whether every unaccepted breaking finding is "not in the lock": a reinstall would keep it so.
+
+    Removing it is the user's choice (or accepting it): the one rule for the text tips and ``fix``'s plan."""
+    breaking = [f for f in findings if f.kind in BREAKING_KINDS and f.accepted is None]
+    return bool(breaking) and all(f.kind is Kind.UNLOCKED for f in breaking)
+
+
+def distribution_step(dist: InstalledDistribution, findings: Iterable[Finding], env: Environment) -> RepairStep:
+    """The step a broken distribution's JSON ``repair`` shows: its reinstall, or, only not in the lock, its uninstall.
+
+    The reinstall is the very step the plan runs; the uninstall is the command the plan
+    leaves to the user (see :func:`only_unlocked`)."""
+    if only_unlocked(findings):
+        command = uninstall_command(dist, env)
+        reason = f"not in the lock: uninstall it, or accept {Code.NOT_LOCKED.value} for it by a rule"
+        tool = command.tool if command.tool in RECORD_INSTALLERS else None
+        return replace(repair_step(dist, env), argv=command.argv, tool=tool, note=reason)
+    return repair_step(dist, env)
 
 
 def _tally(findings: Sequence[Finding]) -> str:

@@ -176,9 +176,34 @@ def reaching(dist: InstalledDistribution, env: Environment) -> str | None:
     return env.python if os.path.realpath(dist.location) == os.path.realpath(env.paths[0]) else None
 
 
+def pinned_version(dist: InstalledDistribution, env: Environment) -> str:
+    """The version a reinstall of ``dist`` pins: the lock's, when ``env`` was checked against one, else its own."""
+    return env.locked.get(dist.name, dist.version)
+
+
+def locked_pin(name: str, version: str | None) -> tuple[str, str] | None:
+    """A locked package's (canonical name, version) when both are safe words for an installer, else None.
+
+    The lock is read from disk like everything else: its name must be a valid project
+    name and its version a PEP 440 version written as such, so neither can become an
+    option (``-e``, ``--index-url=...``) or anything but ``NAME==VERSION``.
+    """
+    from packaging.utils import InvalidName, canonicalize_name
+    from packaging.version import InvalidVersion, Version
+
+    if version is None or version != version.strip() or version.startswith("-"):
+        return None
+    try:
+        canonical = canonicalize_name(name, validate=True)
+        Version(version)
+    except (InvalidName, InvalidVersion):
+        return None
+    return str(canonical), version
+
+
 def _installer_words(dist: InstalledDistribution, env: Environment) -> tuple[str, list[str]]:
-    """The tool, and pip or uv words that reinstall ``dist`` at its exact version; the spec comes last."""
-    spec = f"{dist.name}=={dist.version}"
+    """The tool, and pip or uv words that reinstall ``dist`` at its pinned version; the spec comes last."""
+    spec = f"{dist.name}=={pinned_version(dist, env)}"
     python = reaching(dist, env)
     uv = (dist.installer or "").lower() == "uv"
     if python is None:

@@ -18,7 +18,9 @@ from wheeldoctor.judge.policy import PolicyOutcome
 from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.findings import Finding
 from wheeldoctor.model.managed import ManagedBy
+from wheeldoctor.repair.plan import distribution_step
 from wheeldoctor.repair.steps import RepairStep, repair_step
+from wheeldoctor.report.fetch import fetch_json
 from wheeldoctor.report.startup_json import startup_json, startup_sections
 
 if TYPE_CHECKING:  # the imports command's types, without importing its runner for every document
@@ -61,7 +63,8 @@ def distribution_json(report: DistributionReport, env: Environment | None = None
     }
     if env is not None:
         broken = report.status is Status.BROKEN and report.dist is not None
-        document["repair"] = repair_json(repair_step(report.dist, env)) if broken and report.dist else None
+        step = distribution_step(report.dist, report.findings, env) if broken and report.dist else None
+        document["repair"] = repair_json(step) if step is not None else None
     return document
 
 
@@ -146,6 +149,7 @@ def check_document(result: CheckResult, command: str = "check") -> dict[str, Any
         "clash_pairs": [pair_json(p, env) for p in result.pairs],
         "policy": policy_json(result.policy),
         **startup_sections(result, finding_json),
+        **({"fetched": fetch_json(result.fetched)} if result.fetched is not None else {}),
     }
 
 
@@ -239,6 +243,7 @@ def wheels_document(result: PreflightResult) -> dict[str, Any]:
             }
             for p in result.pairs
         ],
+        **({"fetched": fetch_json(result.fetched)} if result.fetched is not None else {}),
     }
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 
@@ -50,3 +50,16 @@ class RichProgress:
     def close(self) -> None:
         if self._task is not None:
             self._bar.stop()
+
+
+def count_progress(label: str, quiet: bool = False) -> Callable[[int, int, object], None] | None:
+    """A ``done/total`` counter on stderr for fetches, when it is a terminal; None when piped."""
+    if quiet or not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int, _item: object) -> None:
+        end = "\n" if done >= total else ""
+        sys.stderr.write(f"\r{label} {done}/{total}{end}")
+        sys.stderr.flush()
+
+    return show

@@ -6,6 +6,7 @@ A finding reads ``subject: code: path what is wrong (expected …, found …)``,
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -15,8 +16,8 @@ from wheeldoctor.judge.files import DistributionReport, Status
 from wheeldoctor.judge.policy import SELECTED_OUT
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.findings import Code, Finding, Kind
-from wheeldoctor.repair.plan import explained_by_clash
-from wheeldoctor.repair.steps import RepairStep, cache_clean_command, pair_choices, repair_step
+from wheeldoctor.repair.plan import explained_by_clash, only_unlocked
+from wheeldoctor.repair.steps import RepairStep, cache_clean_command, pair_choices, repair_step, uninstall_argv
 from wheeldoctor.report import hooks_text
 
 if TYPE_CHECKING:
@@ -77,6 +78,13 @@ def tips(result: CheckResult) -> list[str]:
             continue
         if report.name in in_pairs and explained_by_clash(report.findings):
             continue
+        if only_unlocked(report.findings):  # a reinstall keeps it unlocked: remove it, or accept it
+            remove = shlex.join(uninstall_argv(report.dist, result.environment))
+            lines.append(
+                f"Tip: {report.name} is not in the lock: uninstall it, or accept WD083 for it by a rule "
+                f"(to uninstall: {remove})"
+            )
+            continue
         if any(f.kind is Kind.MODIFIED and f.content_from is None and f.links > 1 for f in report.findings):
             clean = cache_clean_command(report.dist)
             if clean:
@@ -90,12 +98,16 @@ def tips(result: CheckResult) -> list[str]:
 
 def repair_tip(report: DistributionReport, result: CheckResult) -> str | None:
     """The command that repairs one broken distribution (as its ``Tip:`` says); None when there is none,
-    or when its breakage is another's bytes (the pair's own tip says what to do)."""
+    or when its breakage is another's bytes (the pair's own tip says what to do). A distribution the
+    lock lacks gets the choice its text tip gives: uninstall it, or accept it."""
     if report.status is not Status.BROKEN or report.dist is None:
         return None
     in_pairs = {d.name for p in result.pairs for d in (p.first, p.second)}
     if report.name in in_pairs and explained_by_clash(report.findings):
         return None
+    if only_unlocked(report.findings):  # a reinstall keeps it unlocked
+        remove = shlex.join(uninstall_argv(report.dist, result.environment))
+        return f"not in the lock: uninstall it ({remove}), or accept WD083 for it by a rule"
     return step_text(repair_step(report.dist, result.environment))
 
 

@@ -1,0 +1,174 @@
+"""A local package index on 127.0.0.1 for the lock tests: wheels served with ``Range``, every request logged.
+
+``/simple/`` and ``/simple/NAME/`` are PEP 503 pages (links carry ``#sha256=``), so uv can
+resolve and lock against it; ``/files/FILE`` serves the wheel, honouring one
+``bytes=`` range (``a-b``, ``a-``, ``-n``). Asked for an absolute URL, it answers as an
+HTTP proxy would, from its own directory. The server can be told to ignore ``Range``
+(answer 200 with the whole file), to answer 404 for some files, or to fail the next
+requests with 503. Each request is logged as :class:`Served` with the bytes sent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from packaging.utils import canonicalize_name, parse_wheel_filename
+
+_RANGE = re.compile(r"bytes=(\d*)-(\d*)")
+
+
+@dataclass(frozen=True)
+class Served:
+    """One request: its path, its Range header (None without), the status and body bytes sent."""
+
+    path: str
+    range: str | None
+    status: int
+    sent: int
+    authorization: str | None = None
+    proxy_authorization: str | None = None
+
+
+@dataclass
+class RangeIndex:
+    """The server's state: where the wheels are, how it misbehaves, what it served."""
+
+    directory: Path
+    port: int = 0
+    ignore_range: bool = False
+    missing: set[str] = field(default_factory=set)
+    fail_next: int = 0
+    log: list[Served] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def simple(self) -> str:
+        return f"{self.url}/simple"
+
+    def file_url(self, filename: str) -> str:
+        return f"{self.url}/files/{filename}"
+
+    def wheel_requests(self) -> list[Served]:
+        return [s for s in self.log if "/files/" in s.path]
+
+    def clear(self) -> None:
+        with self.lock:
+            self.log.clear()
+
+
+def _handler(index: RangeIndex) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: object) -> None:  # quiet
+            pass
+
+        def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+            self.send_response(status)
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
+            self.send_header("Content-Length", str(len(body)))
+            head = self.command == "HEAD"
+            # Logged before the client can have the answer, so a test reading the log sees it.
+            with index.lock:
+                index.log.append(
+                    Served(
+                        self.path,
+                        self.headers.get("Range"),
+                        status,
+                        0 if head else len(body),
+                        self.headers.get("Authorization"),
+                        self.headers.get("Proxy-Authorization"),
+                    )
+                )
+            self.end_headers()
+            if not head:
+                self.wfile.write(body)
+
+        def do_HEAD(self) -> None:
+            self.do_GET()
+
+        def do_GET(self) -> None:
+            with index.lock:
+                failing = index.fail_next > 0
+                index.fail_next -= failing
+            if failing:
+                self._send(503, b"try again")
+                return
+            # A proxy is asked for the absolute URL: it serves the path from its own directory.
+            path = re.sub(r"^https?://[^/]*", "", self.path.split("?")[0])
+            if path.rstrip("/") == "/simple":
+                names = sorted({str(canonicalize_name(parse_wheel_filename(p.name)[0])) for p in self._wheels()})
+                links = "".join(f'<a href="/simple/{n}/">{n}</a>\n' for n in names)
+                self._send(200, f"<html><body>{links}</body></html>".encode(), {"Content-Type": "text/html"})
+            elif path.startswith("/simple/"):
+                wanted = canonicalize_name(path.removeprefix("/simple/").strip("/"))
+                links = ""
+                for wheel in self._wheels():
+                    if canonicalize_name(parse_wheel_filename(wheel.name)[0]) == wanted:
+                        digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+                        links += f'<a href="/files/{html.escape(wheel.name)}#sha256={digest}">{wheel.name}</a>\n'
+                if not links:
+                    self._send(404, b"no such project")
+                    return
+                self._send(200, f"<html><body>{links}</body></html>".encode(), {"Content-Type": "text/html"})
+            elif path.startswith("/files/"):
+                name = path.removeprefix("/files/")
+                target = index.directory / name
+                if name in index.missing or "/" in name or not target.is_file():
+                    self._send(404, b"not found")
+                    return
+                self._file(target.read_bytes())
+            else:
+                self._send(404, b"not found")
+
+        def _wheels(self) -> list[Path]:
+            return sorted(p for p in index.directory.glob("*.whl") if p.name not in index.missing)
+
+        def _file(self, data: bytes) -> None:
+            header = self.headers.get("Range")
+            match = _RANGE.fullmatch(header or "")
+            if header is None or index.ignore_range or match is None:
+                self._send(200, data, {"Accept-Ranges": "none" if index.ignore_range else "bytes"})
+                return
+            first, last = match.groups()
+            size = len(data)
+            if first == "":
+                start, end = max(0, size - int(last)), size
+            else:
+                start, end = int(first), min(size, int(last) + 1) if last else size
+            if start >= size or start >= end:
+                self._send(416, b"", {"Content-Range": f"bytes */{size}"})
+                return
+            self._send(206, data[start:end], {"Content-Range": f"bytes {start}-{end - 1}/{size}"})
+
+    return Handler
+
+
+@contextmanager
+def range_index(directory: Path) -> Iterator[RangeIndex]:
+    """Serve ``directory``'s wheels on 127.0.0.1 (a free port) until the block ends."""
+    index = RangeIndex(directory)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(index))
+    server.daemon_threads = True
+    index.port = server.server_address[1]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield index
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()

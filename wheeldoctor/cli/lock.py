@@ -1,0 +1,109 @@
+"""The ``--lock`` command bodies, kept out of app.py: choose the target, fetch, judge, render, exit."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from wheeldoctor.cli.runner import EXIT_HEALTHY, EXIT_PROBLEMS, cache_dir, deliver, fail
+
+if TYPE_CHECKING:
+    from wheeldoctor.commands.lock_check import LockedEnvironment
+    from wheeldoctor.engine.remote import Fetcher
+    from wheeldoctor.model.environment import Environment
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LockOptions:
+    """The ``--lock`` options of a command, as given."""
+
+    file: str
+    find_links: tuple[str, ...] = ()
+    verify_wheels: bool = False
+    extras: tuple[str, ...] = ()
+    groups: tuple[str, ...] | None = None
+    """None: the lock's default groups."""
+    no_cache: bool = False
+
+
+def lock_options(
+    lock: str | None,
+    find_links: list[str] | None,
+    verify_wheels: bool,
+    extras: list[str] | None,
+    groups: list[str] | None,
+    no_cache: bool,
+) -> LockOptions | None:
+    """The ``--lock`` options as given on the command line; None without ``--lock``."""
+    if lock is None:
+        if find_links or verify_wheels or extras or groups:
+            fail("--find-links, --verify-wheels, --extra and --group need --lock FILE")
+        return None
+    return LockOptions(
+        file=lock,
+        find_links=tuple(find_links or ()),
+        verify_wheels=verify_wheels,
+        extras=tuple(extras or ()),
+        groups=tuple(groups) if groups else None,
+        no_cache=no_cache,
+    )
+
+
+def fetcher_for(options: LockOptions) -> Fetcher:
+    """The RECORD fetcher for a run: its cache, local wheel directories and verification mode."""
+    import os
+
+    from wheeldoctor.engine.remote import Fetcher
+
+    for directory in options.find_links:
+        if not os.path.isdir(directory):
+            fail(f"--find-links {directory}: not a directory")
+    return Fetcher(
+        cache_dir=cache_dir(options.no_cache), find_links=options.find_links, verify_wheels=options.verify_wheels
+    )
+
+
+def wheels_lock(
+    options: LockOptions,
+    python: str | None,
+    path: list[str] | None,
+    chosen: str,
+    output: str | None,
+    python_version: str | None,
+    platform: list[str] | None,
+) -> int:
+    """``wheels --lock FILE``: the lock's wheels preflighted from their RECORDs."""
+    from wheeldoctor.commands.lock import lock_target, run_wheels_lock
+    from wheeldoctor.report.fetch import fetch_lines
+    from wheeldoctor.report.progress import count_progress
+    from wheeldoctor.where.target import Target, load_target
+
+    if (python or path) and (python_version or platform):
+        fail("give --python/--path or --python-version/--platform, not both")
+    env = load_target(Target(python=python, paths=tuple(path or ())), with_tags=True) if (python or path) else None
+    target = lock_target(
+        env, python_version=python_version, platforms=platform or (), extras=options.extras, groups=options.groups
+    )
+    done = run_wheels_lock(options.file, target, fetcher_for(options), env, count_progress("RECORDs", chosen != "text"))
+    deliver(done.result, chosen, output)
+    sys.stderr.writelines(line + "\n" for line in fetch_lines(done.summary, done.fetched, done.unjudged))
+    return EXIT_HEALTHY if done.result.healthy else EXIT_PROBLEMS
+
+
+def against(env: Environment, options: LockOptions, chosen: str) -> LockedEnvironment:
+    """``check``/``doctor`` ``--lock``: the environment with the locked wheels' claims, and the lock's findings."""
+    from wheeldoctor.commands.lock_check import against_lock
+    from wheeldoctor.report.progress import count_progress
+
+    progress = count_progress("RECORDs", chosen != "text")
+    return against_lock(env, options.file, fetcher_for(options), progress, extras=options.extras, groups=options.groups)
+
+
+def tell_fetch(locked: LockedEnvironment | None) -> None:
+    """On stderr, how the lock's RECORDs were had and what they are trusted for."""
+    if locked is None:
+        return
+    from wheeldoctor.report.fetch import fetch_lines
+
+    sys.stderr.writelines(line + "\n" for line in fetch_lines(locked.summary, locked.fetched))

@@ -1,0 +1,116 @@
+"""``check --all --lock FILE``: the environment against its lock, the locked wheels' RECORDs as the reference.
+
+Select the lock for the inspected interpreter, fetch the selected wheels' RECORDs, and
+hand the check two things: the environment with each locked distribution's claims taken
+from its locked wheel (:func:`wheeldoctor.judge.locked.lock_claims`), and the findings
+the lock adds (membership, RECORD rewritten, broken locked wheels). The files are then
+verified by the usual check. The environment also carries the versions the lock pins
+(``Environment.locked``): the repair plan reinstalls those.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from wheeldoctor.judge.locked import Installed, LockVerdict, lock_claims, membership, missing_finding
+from wheeldoctor.repair.steps import locked_pin
+
+if TYPE_CHECKING:
+    from wheeldoctor.engine.remote import Fetcher, Progress
+    from wheeldoctor.formats.lock import Lock
+    from wheeldoctor.formats.lock_fetched import FetchedRecord, FetchSummary
+    from wheeldoctor.model.environment import Environment, InstalledDistribution
+
+_DIRECT_URL_LIMIT = 64 << 10
+
+
+@dataclass(frozen=True, slots=True)
+class LockedEnvironment:
+    """The environment with the lock's claims in place, what the lock found, and how RECORDs were had."""
+
+    environment: Environment
+    verdict: LockVerdict
+    lock: Lock
+    fetched: tuple[FetchedRecord, ...]
+    summary: FetchSummary
+
+
+def against_lock(
+    env: Environment,
+    lock_path: str,
+    fetcher: Fetcher,
+    progress: Progress | None = None,
+    *,
+    extras: Sequence[str] = (),
+    groups: Sequence[str] | None = None,
+) -> LockedEnvironment:
+    """Read the lock for ``env``'s interpreter, fetch the RECORDs, and put the locked wheels' claims in place."""
+    from packaging.version import InvalidVersion, Version
+
+    from wheeldoctor.commands.lock import fetch_selected, lock_target
+    from wheeldoctor.formats.lock import read_lock
+    from wheeldoctor.formats.lock_fetched import summarize
+
+    lock = read_lock(lock_path, lock_target(env, extras=extras, groups=groups))
+    fetched = fetch_selected(lock, fetcher, progress)
+    active = env.active()
+    judged = membership(lock, [_installed(d) for d in active])
+    findings = {name: list(found) for name, found in judged.findings.items()}
+    by_wheel = {id(r.wheel): r for r in fetched}
+    replaced: dict[int, InstalledDistribution] = {}
+    for package in lock.packages:
+        dist = env.find(package.name)
+        item = by_wheel.get(id(package.selected)) if package.selected is not None else None
+        if dist is None or item is None:
+            continue
+        here = findings.setdefault(dist.name, [])
+        here.extend(item.findings)
+        if item.record is None or item.dist_info is None or dist.record is None:
+            continue  # a broken locked wheel: no reference; the installed RECORD is verified as usual
+        try:
+            same = package.version is None or Version(package.version) == Version(dist.version)
+        except InvalidVersion:
+            same = package.version == dist.version
+        if not same:
+            continue  # another version: its RECORD is not this wheel's
+        claims = lock_claims(dist.record, item.record, item.dist_info)
+        here.extend(claims.findings)
+        # No record identity: the verification cache is keyed on the installed RECORD, not these claims.
+        replaced[id(dist)] = replace(dist, record=claims.record, record_identity=None, record_deferred=False)
+    pins = (locked_pin(str(p.name), p.version) for p in lock.packages)
+    env = replace(
+        env,
+        distributions=tuple(replaced.get(id(d), d) for d in env.distributions),
+        locked=dict(pin for pin in pins if pin is not None),
+    )
+    missing = tuple((str(p.name), missing_finding(p, lock.path)) for p in judged.missing)
+    verdict = LockVerdict({k: tuple(v) for k, v in findings.items() if v}, missing)
+    return LockedEnvironment(env, verdict, lock, tuple(fetched), summarize(fetched))
+
+
+def _installed(dist: InstalledDistribution) -> Installed:
+    url, kind = _direct_url(dist.path)
+    return Installed(name=dist.name, version=dist.version, wheel_tags=dist.wheel_tags, direct_url=url, direct_kind=kind)
+
+
+def _direct_url(dist_path: str) -> tuple[str | None, str | None]:
+    """(url, which ``*_info`` key) of a dist-info's direct_url.json; (None, None) without a usable one."""
+    try:
+        with open(os.path.join(dist_path, "direct_url.json"), "rb") as f:
+            data = f.read(_DIRECT_URL_LIMIT + 1)
+    except OSError:
+        return None, None
+    if len(data) > _DIRECT_URL_LIMIT:
+        return None, None
+    try:
+        document = json.loads(data)
+    except ValueError:
+        return None, None
+    if not isinstance(document, dict) or not isinstance(document.get("url"), str):
+        return None, None
+    kind = next((k for k in ("archive_info", "dir_info", "vcs_info") if k in document), None)
+    return document["url"], kind

@@ -1,0 +1,86 @@
+"""Lock files: ``pylock.toml``/``pylock.NAME.toml`` (PEP 751) and ``uv.lock``, read and selected.
+
+Pure but for reading the file: the lock's text and a :class:`LockTarget` give the
+packages the lock installs there, each with its wheels and the one an installer would
+pick. A lock that cannot be used is one :class:`LockError` line naming the key.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from wheeldoctor.formats.lock_model import Lock, LockedPackage, LockedWheel, LockError, LockTarget
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+
+__all__ = ["Lock", "LockError", "LockTarget", "LockedPackage", "LockedWheel", "is_lock_path", "read_lock"]
+
+_LOCK_LIMIT = 64 << 20
+
+
+def is_lock_path(path: str) -> str | None:
+    """``pylock``, ``uv.lock`` or ``pip-report`` (``*.json``) by the file name (PEP 751 names), else None."""
+    base = os.path.basename(path)
+    if base == "uv.lock":
+        return "uv.lock"
+    if base == "pylock.toml" or (base.startswith("pylock.") and base.endswith(".toml") and base.count(".") == 2):
+        return "pylock"
+    if base.endswith(".json"):
+        return "pip-report"
+    return None
+
+
+def read_lock(path: str, target: LockTarget) -> Lock:
+    """Read the lock at ``path`` and select what it installs for ``target``."""
+    kind = is_lock_path(path)
+    if kind is None:
+        raise LockError(f"{path}: not a lock file name (pylock.toml, pylock.NAME.toml, uv.lock, or a pip report .json)")
+    try:
+        with open(path, "rb") as f:
+            data = f.read(_LOCK_LIMIT + 1)
+    except OSError as e:
+        raise LockError(f"{path}: cannot be read ({e.strerror or e})") from e
+    if len(data) > _LOCK_LIMIT:
+        raise LockError(f"{path}: larger than {_LOCK_LIMIT >> 20} MiB")
+    base = os.path.dirname(os.path.abspath(path))
+    if kind == "pip-report":
+        from wheeldoctor.formats.pip_report import select_pip_report
+
+        return Lock(path, kind, *select_pip_report(parse_json(path, data), base))
+    document = parse_toml(path, data)
+    if kind == "uv.lock":
+        from wheeldoctor.formats.uv_lock import select_uv_lock
+
+        return Lock(path, kind, *select_uv_lock(document, target, base))
+    from wheeldoctor.formats.pylock import select_pylock
+
+    return Lock(path, kind, *select_pylock(document, target, base))
+
+
+def parse_toml(path: str, data: bytes) -> dict[str, Any]:
+    """TOML bytes as a dict; bad UTF-8 or TOML is a LockError."""
+    try:
+        document: dict[str, Any] = tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise LockError(f"{path}: not UTF-8 (byte {e.start})") from e
+    except tomllib.TOMLDecodeError as e:
+        raise LockError(f"{path}: not valid TOML ({e})") from e
+    return document
+
+
+def parse_json(path: str, data: bytes) -> dict[str, Any]:
+    """A JSON object from bytes; anything else is a LockError."""
+    import json
+
+    try:
+        document = json.loads(data)
+    except ValueError as e:
+        raise LockError(f"{path}: not valid JSON ({e})") from e
+    if not isinstance(document, dict):
+        raise LockError(f"{path}: not a JSON object")
+    return document

@@ -1,0 +1,81 @@
+"""``pylock.toml`` (PEP 751): validated and selected by ``packaging.pylock``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from packaging.utils import NormalizedName
+
+from wheeldoctor.formats.lock_model import LockedPackage, LockedWheel, LockError, LockTarget, check_url, locked_wheel
+
+
+def select_pylock(
+    document: Mapping[str, Any], target: LockTarget, base: str
+) -> tuple[tuple[LockedPackage, ...], frozenset[NormalizedName]]:
+    """PEP 751 selection by ``packaging.pylock``; each selected wheel with its siblings."""
+    from packaging.pylock import (
+        PackageWheel,
+        Pylock,
+        PylockSelectError,
+        PylockUnsupportedVersionError,
+        PylockValidationError,
+    )
+
+    _check_urls(document)
+    try:
+        lock = Pylock.from_dict(document)
+    except PylockUnsupportedVersionError as e:
+        raise LockError(f"lock-version: {e}") from e
+    except PylockValidationError as e:
+        raise LockError(f"{e.context or 'pylock'}: {e.message}") from e
+    try:
+        chosen = list(
+            lock.select(
+                environment=dict(target.markers),  # type: ignore[arg-type]
+                tags=target.tags,
+                extras=target.extras,
+                dependency_groups=target.groups,
+            )
+        )
+    except PylockSelectError as e:
+        raise LockError(f"packages: {e}") from e
+    packages = []
+    for index, (package, source) in enumerate(chosen):
+        wheels = tuple(
+            _pylock_wheel(w, base, f"packages[{index}].wheels[{i}]") for i, w in enumerate(package.wheels or ())
+        )
+        selected = None
+        kind = type(source).__name__.removeprefix("Package").lower()
+        if isinstance(source, PackageWheel):
+            selected = next(w for w, raw in zip(wheels, package.wheels or (), strict=True) if raw is source)
+            kind = "wheel"
+        version = str(package.version) if package.version is not None else None
+        packages.append(
+            LockedPackage(name=package.name, version=version, wheels=wheels, selected=selected, source=kind)
+        )
+    return tuple(packages), frozenset(p.name for p in lock.packages)
+
+
+def _pylock_wheel(wheel: Any, base: str, key: str) -> LockedWheel:
+    hashes = {str(k).lower(): str(v) for k, v in (wheel.hashes or {}).items()}
+    return locked_wheel(
+        key,
+        filename=wheel.filename,
+        url=wheel.url,
+        path=wheel.path,
+        sha256=hashes.get("sha256"),
+        size=wheel.size,
+        base=base,
+    )
+
+
+def _check_urls(document: Mapping[str, Any]) -> None:
+    """Refuse a wheel URL of another scheme first, before anything reads a file name out of it."""
+    packages = document.get("packages")
+    for index, package in enumerate(packages if isinstance(packages, list) else ()):
+        wheels = package.get("wheels") if isinstance(package, dict) else None
+        for i, wheel in enumerate(wheels if isinstance(wheels, list) else ()):
+            url = wheel.get("url") if isinstance(wheel, dict) else None
+            if isinstance(url, str):
+                check_url(url, f"packages[{index}].wheels[{i}]")

@@ -1,0 +1,268 @@
+"""An environment against its lock: membership, and the locked wheels' RECORDs as the claims.
+
+Pure judgement on data: a selected :class:`~wheeldoctor.formats.lock.Lock`, the
+installed distributions' identities, and the RECORDs fetched for the locked wheels
+(:mod:`wheeldoctor.engine.remote`). Two jobs:
+
+- :func:`membership`: locked but missing, another version, installed from a wheel the
+  lock does not list, installed but not locked;
+- :func:`lock_claims`: the claims to verify a distribution's files with, taken from the
+  locked wheel's RECORD instead of the installed one, and a ``RECORD rewritten`` finding
+  for every installed row that the wheel's RECORD contradicts. The files are then judged
+  by the same verifier as any other claims.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from wheeldoctor.formats.lock import Lock, LockedPackage
+from wheeldoctor.formats.lock_fetched import FetchedRecord
+from wheeldoctor.formats.record import decode_record
+from wheeldoctor.formats.wheelfile import WheelFile, install_target, requires_of, wheel_from_record
+from wheeldoctor.model.findings import Code, Finding, Kind
+from wheeldoctor.model.record import Record, RecordRow
+
+#: dist-info files an installer writes that no wheel ships; judged by the installed RECORD.
+INSTALLER_FILES = frozenset({"INSTALLER", "REQUESTED", "direct_url.json", "RECORD", "uv_cache.json", "uv_build.json"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Installed:
+    """What membership needs of an installed distribution (read by the caller)."""
+
+    name: str
+    version: str
+    wheel_tags: tuple[str, ...] = ()
+    direct_url: str | None = None
+    """``url`` of its ``direct_url.json``, when it has one."""
+    direct_kind: str | None = None
+    """``archive_info``, ``dir_info`` or ``vcs_info``: what direct_url.json says it came from."""
+
+
+@dataclass(frozen=True, slots=True)
+class Membership:
+    """Membership findings per distribution name, and the locked names not installed."""
+
+    findings: Mapping[str, tuple[Finding, ...]]
+    missing: tuple[LockedPackage, ...]
+
+
+def membership(lock: Lock, installed: Sequence[Installed]) -> Membership:
+    """Judge what is installed against what the lock selects for this interpreter."""
+    from packaging.version import InvalidVersion, Version
+
+    by_name = {d.name: d for d in installed}
+    locked = {p.name: p for p in lock.packages}
+    found: dict[str, list[Finding]] = {}
+    missing = []
+    for package in lock.packages:
+        dist = by_name.get(package.name)
+        if dist is None:
+            if package.source != "virtual":  # a uv project that is not a package is never installed
+                missing.append(package)
+            continue
+        here = found.setdefault(dist.name, [])
+        if package.version is not None:
+            try:
+                same = Version(package.version) == Version(dist.version)
+            except InvalidVersion:
+                same = package.version == dist.version
+            if not same:
+                here.append(
+                    Finding(
+                        Code.LOCKED_OTHER_VERSION,
+                        Kind.MODIFIED,
+                        None,
+                        "is installed at another version than the lock's",
+                        package.version,
+                        dist.version,
+                    )
+                )
+                continue
+        if package.source == "wheel":
+            problem = _provenance(package, dist)
+            if problem is not None:
+                here.append(problem)
+    for dist in installed:
+        if dist.name not in locked:
+            found.setdefault(dist.name, []).append(
+                Finding(Code.NOT_LOCKED, Kind.UNLOCKED, None, f"is installed but {lock.path} does not lock it")
+            )
+    return Membership({k: tuple(v) for k, v in found.items() if v}, tuple(missing))
+
+
+@dataclass(frozen=True, slots=True)
+class LockVerdict:
+    """What a lock adds to a check: findings per installed distribution, and the locked ones not installed."""
+
+    findings: Mapping[str, tuple[Finding, ...]]
+    missing: tuple[tuple[str, Finding], ...] = ()
+
+
+def missing_finding(package: LockedPackage, lock_path: str) -> Finding:
+    """The finding for a locked package that is not installed."""
+    return Finding(
+        Code.LOCKED_MISSING, Kind.MISSING, None, f"is locked by {lock_path} but not installed", package.version, None
+    )
+
+
+def _provenance(package: LockedPackage, dist: Installed) -> Finding | None:
+    """A finding when the dist-info says it came from a wheel the lock does not list."""
+    filenames = {w.filename for w in package.wheels}
+    if dist.direct_kind in ("dir_info", "vcs_info"):
+        return Finding(
+            Code.NOT_FROM_LOCKED_WHEEL,
+            Kind.MODIFIED,
+            "direct_url.json",
+            "was installed from a directory or VCS checkout, not a locked wheel",
+            ", ".join(sorted(filenames)) or None,
+            dist.direct_url,
+        )
+    if dist.direct_url is not None and dist.direct_kind == "archive_info":
+        import urllib.parse
+
+        base = urllib.parse.unquote(posixpath.basename(urllib.parse.urlsplit(dist.direct_url).path))
+        urls = {w.url for w in package.wheels if w.url}
+        if base not in filenames and dist.direct_url not in urls:
+            return Finding(
+                Code.NOT_FROM_LOCKED_WHEEL,
+                Kind.MODIFIED,
+                "direct_url.json",
+                "was installed from a file the lock does not list",
+                ", ".join(sorted(filenames)) or None,
+                base,
+            )
+    if dist.wheel_tags:
+        tags = set(dist.wheel_tags)
+        if not any(tags <= w.tags or tags & w.tags for w in package.wheels):
+            return Finding(
+                Code.NOT_FROM_LOCKED_WHEEL,
+                Kind.MODIFIED,
+                "WHEEL",
+                "was installed from a wheel whose tags no locked wheel has (built locally, or from elsewhere)",
+                ", ".join(sorted({t for w in package.wheels for t in w.tags})) or None,
+                ", ".join(sorted(tags)),
+            )
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class LockClaims:
+    """The RECORD to verify a distribution's files with, and what the installed RECORD got wrong."""
+
+    record: Record
+    findings: tuple[Finding, ...]
+
+
+def lock_claims(installed: Record | None, wheel_record: bytes, dist_info: str) -> LockClaims:
+    """Claims from the locked wheel's RECORD, with the installer's own files from the installed one.
+
+    Every row of the wheel that installs under site-packages is claimed as the wheel has
+    it. The installed RECORD keeps the files an installer writes or moves (INSTALLER,
+    REQUESTED, direct_url.json, RECORD, byte-code of the wheel's modules, scripts and
+    ``.data`` files placed outside site-packages): those are judged by their installed
+    rows. Any other disagreement is a ``RECORD rewritten`` finding: an installed row whose
+    digest differs from the wheel's (both given), a wheel file the installed RECORD
+    omits, or an installed row for a file the wheel does not ship.
+    """
+    wheel = decode_record(wheel_record)
+    findings: list[Finding] = [
+        Finding(f.code, f.kind, f.path, f"locked wheel's RECORD: {f.message}", f.expected, f.found)
+        for f in wheel.problems
+    ]
+    ours = {r.path: r for r in installed.rows} if installed is not None else {}
+    listed = installed.listed if installed is not None else frozenset()
+    claimed: dict[str, RecordRow] = {}
+    for row in wheel.rows:
+        target = install_target(row.path, dist_info)
+        if target is None:
+            findings.append(
+                Finding(
+                    Code.WHEEL_UNSAFE_PATH, Kind.OUTSIDE, row.path, "locked wheel would install outside the environment"
+                )
+            )
+            continue
+        if target.startswith("<"):
+            continue  # scripts (shebangs rewritten), headers, data: placed by scheme, judged by the installed row
+        claimed[target] = RecordRow(target, row.algorithm, row.digest, row.size, row.line)
+        mine = ours.get(target)
+        if mine is None:
+            if installed is not None:
+                why = "is in the locked wheel's RECORD but the installed RECORD omits it"
+                if target in listed:
+                    why = "has a hash in the locked wheel's RECORD but none in the installed RECORD"
+                findings.append(Finding(Code.RECORD_REWRITTEN, Kind.MODIFIED, target, why, row.hash_text, None))
+        elif (mine.algorithm, mine.digest, mine.size) != (row.algorithm, row.digest, row.size):
+            findings.append(
+                Finding(
+                    Code.RECORD_REWRITTEN,
+                    Kind.MODIFIED,
+                    target,
+                    "RECORD rewritten: the installed row differs from the locked wheel's",
+                    _row_text(row),
+                    _row_text(mine),
+                )
+            )
+    sources = {p for p in claimed if p.endswith(".py")}
+    kept: list[RecordRow] = []
+    for path, mine in ours.items():
+        if path in claimed:
+            continue
+        kept.append(mine)
+        if not _installer_written(path, dist_info, sources):
+            findings.append(
+                Finding(
+                    Code.RECORD_REWRITTEN,
+                    Kind.MODIFIED,
+                    path,
+                    "RECORD rewritten: the installed RECORD lists a file the locked wheel does not ship",
+                    None,
+                    mine.hash_text,
+                )
+            )
+    rows = (*claimed.values(), *kept)
+    return LockClaims(Record(rows, (), frozenset(listed | claimed.keys())), tuple(findings))
+
+
+def _row_text(row: RecordRow) -> str | None:
+    text = row.hash_text
+    if text is None:
+        return None
+    return f"{text} ({row.size} bytes)" if row.size is not None else text
+
+
+def _installer_written(path: str, dist_info: str, sources: set[str]) -> bool:
+    head, _, base = path.rpartition("/")
+    if head == dist_info and base in INSTALLER_FILES:
+        return True
+    if path.startswith("../") or path.startswith("/"):
+        return True  # scripts and .data files moved to the scheme's places: not comparable to the wheel
+    if "/__pycache__/" in f"/{path}" and base.endswith(".pyc"):
+        module = base.partition(".")[0]
+        directory = posixpath.dirname(head)
+        return (f"{directory}/{module}.py" if directory else f"{module}.py") in sources
+    return False
+
+
+def locked_wheel_files(fetched: Sequence[FetchedRecord], packages: Sequence[LockedPackage]) -> list[WheelFile]:
+    """Fetched RECORDs as :class:`WheelFile` values for ``preflight`` (the ``wheels`` judge)."""
+    by_wheel = {id(p.selected): p for p in packages if p.selected is not None}
+    files = []
+    for item in fetched:
+        package = by_wheel.get(id(item.wheel))
+        name = str(package.name) if package is not None else item.wheel.filename.partition("-")[0]
+        version = (package.version if package is not None else None) or item.wheel.filename.split("-")[1]
+        where = item.wheel.url or item.wheel.path or item.wheel.filename
+        if item.record is None or item.dist_info is None:
+            files.append(WheelFile(where, name, version, (), item.findings))
+            continue
+        requires = requires_of(item.metadata) if item.metadata is not None else ()
+        files.append(
+            wheel_from_record(
+                where, name, version, item.record, item.dist_info, requires_dist=requires, findings=item.findings
+            )
+        )
+    return files
