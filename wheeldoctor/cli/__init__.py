@@ -1,4 +1,5 @@
-"""The command line: options, exit codes, and where each report goes; the only stage that talks to a terminal."""
+"""The command line: options, exit codes, and where each report goes; the only stage that talks to a terminal.
+Plain ``--version``, ``deps`` and ``check`` run without typer (``cli/plain.py``); the rest through ``cli/app.py``."""
 
 from __future__ import annotations
 
@@ -28,10 +29,30 @@ def interrupted() -> None:
 
 
 def main() -> None:
-    """Console-script entry point: the app is imported and run; Ctrl-C is one line and exit 130."""
+    """Console-script entry point: the command is parsed (exactly without typer where it can be) and run.
+
+    Ctrl-C anywhere, imports included, is one line and exit 130.
+    """
     try:
+        _run(sys.argv[1:])
+    except KeyboardInterrupt:
+        interrupted()
+
+
+def _run(argv: list[str]) -> None:
+    from wheeldoctor.cli.plain import parse
+
+    parsed = parse(argv)
+    if parsed is None:
         from wheeldoctor.cli.app import main as run_app
 
         run_app()
-    except KeyboardInterrupt:
-        interrupted()
+        return
+    from wheeldoctor.cli.commands import BODIES
+    from wheeldoctor.cli.runner import exit_now, guard
+
+    command, options = parsed
+    try:
+        guard(lambda: BODIES[command](**options))
+    except SystemExit as done:
+        exit_now(done.code)

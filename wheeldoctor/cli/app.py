@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from wheeldoctor.cli import fleet, sbom
+from wheeldoctor.cli import commands, fleet, sbom
 from wheeldoctor.cli.lock import against, lock_options, tell_fetch
 from wheeldoctor.cli.options import (
     BaselineOption,
@@ -44,9 +44,9 @@ from wheeldoctor.cli.options import (
     WriteBaselineOption,
 )
 from wheeldoctor.cli.runner import (
+    EXIT_ERROR,
     EXIT_HEALTHY,
     EXIT_PROBLEMS,
-    REPORT_MODULES,
     cache_dir,
     choose_format,
     deliver,
@@ -58,9 +58,11 @@ from wheeldoctor.cli.runner import (
     no_cyclic_gc,
     pin_baseline,
     refuse_report_with_baseline,
-    settings_of,
+    scan_keeper,
     target_of,
+    terminal_console,
 )
+from wheeldoctor.cli.settings import settings_of
 from wheeldoctor.report.progress import progress_bar
 from wheeldoctor.where.target import Target, load_target, start_probe
 
@@ -75,10 +77,7 @@ app = typer.Typer(
 
 def _show_version(value: bool) -> None:
     if value:
-        from wheeldoctor import __version__
-
-        sys.stdout.write(f"wheeldoctor {__version__}\n")
-        raise typer.Exit(EXIT_HEALTHY)
+        raise SystemExit(commands.version())
 
 
 @app.callback()
@@ -122,59 +121,36 @@ def check(
 ) -> None:
     """Verify distributions' files against their RECORD or package manager's record (--all: start-up hooks too)."""
 
-    def run() -> int:
-        if bool(names) == all_:
-            fail("name the distributions to check, or pass --all (not both)")
-        if lock is not None and not all_:
-            fail("--lock judges the whole environment: give --all")
-        chosen = choose_format(format_, json)
-        refuse_report_with_baseline(write_baseline, chosen, output)
-        settings = settings_of(config, select=select, ignore=ignore, jobs=jobs, strict=strict)
-        if chosen == "cyclonedx":
-            sbom.require_sbom()
-        target = target_of(python, path, dpkg_admindir, quiet=quiet)
-        start_probe(target, with_tags=lock is not None)  # it runs while the checks are imported
-        from wheeldoctor.commands import policy as policies
-        from wheeldoctor.commands.check import import_stepwise, run_check
-
-        with no_cyclic_gc():
-            cached = cache_dir(no_cache)
-            memos = metadata_memos(cached)
-            env = load_target(target, with_tags=bool(lock), defer_records=lock is None, memos=memos)
-            given = lock_options(lock, find_links, verify_wheels, extra, group, no_cache)
-            locked = against(env, given, chosen) if given else None
-            env = locked.environment if locked else env
-            policy = policies.load_policy(
-                env, config=config, baseline_file=baseline, writing=write_baseline, selection=settings.selection
-            )
-            with progress_bar(chosen != "text" or quiet) as sink:
-                result = run_check(
-                    env,
-                    names or None,
-                    jobs=settings.jobs,
-                    progress=sink,
-                    strict=settings.strict or not all_,
-                    cache_dir=cached,
-                    processes=locked is None,  # the lock's claims are in env; forked workers read RECORD files
-                    strict_overlays=settings.strict,
-                    policy=policy,
-                    meanwhile=import_stepwise(REPORT_MODULES),
-                    lock=locked.verdict if locked else None,
-                )
-        result = replace(result, show_unowned=show_unowned, fetched=locked.summary if locked else None)
-        if write_baseline is not None:
-            return pin_baseline(write_baseline, result.baseline_reports)
-        if chosen == "cyclonedx":
-            sbom.deliver_sbom(result, output, cached)
-            return exit_code(result.healthy, exit_zero)
-        from wheeldoctor.report import check_table
-
-        rich = partial(check_table.render_rich, result, show_accepted=show_accepted, verbose=verbose)
-        deliver(result, chosen, output, rich, show_accepted=show_accepted, quiet=quiet)
-        tell_fetch(locked)
-        return exit_code(result.healthy, exit_zero)
-
-    guard(run)
+    guard(
+        lambda: commands.check(
+            names=names,
+            all_=all_,
+            python=python,
+            path=path,
+            json=json,
+            format_=format_,
+            output=output,
+            jobs=jobs,
+            strict=strict,
+            no_cache=no_cache,
+            dpkg_admindir=dpkg_admindir,
+            config=config,
+            baseline=baseline,
+            write_baseline=write_baseline,
+            show_accepted=show_accepted,
+            show_unowned=show_unowned,
+            lock=lock,
+            find_links=find_links,
+            verify_wheels=verify_wheels,
+            extra=extra,
+            group=group,
+            select=select,
+            ignore=ignore,
+            exit_zero=exit_zero,
+            quiet=quiet,
+            verbose=verbose,
+        )
+    )
 
 
 @app.command()
@@ -238,20 +214,17 @@ def deps(
 ) -> None:
     """Check requirements (as pip check does, and further), duplicate dist-infos and compatibility."""
 
-    def run() -> int:
-        chosen = choose_format(format_, json)
-        target = target_of(python, path, dpkg_admindir)
-        start_probe(target, with_tags=True)
-        from wheeldoctor.commands.deps import run_deps
-        from wheeldoctor.report import deps_text
-
-        result = run_deps(
-            load_target(target, with_tags=True, with_records=False, memos=metadata_memos(cache_dir(no_cache)))
+    guard(
+        lambda: commands.deps(
+            python=python,
+            path=path,
+            json=json,
+            format_=format_,
+            output=output,
+            no_cache=no_cache,
+            dpkg_admindir=dpkg_admindir,
         )
-        deliver(result, chosen, output, lambda console: deps_text.render_rich(result, console))
-        return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
-
-    guard(run)
+    )
 
 
 @app.command()
@@ -298,7 +271,9 @@ def doctor(
         with no_cyclic_gc():
             cached = cache_dir(no_cache)
             memos = metadata_memos(cached)
-            env = load_target(target, with_tags=True, defer_records=lock is None, memos=memos)
+            env = load_target(
+                target, with_tags=True, defer_records=lock is None, memos=memos, keeper=scan_keeper(cached)
+            )
             given = lock_options(lock, find_links, verify_wheels, extra, group, no_cache)
             locked = against(env, given, chosen) if given else None
             env = locked.environment if locked else env
@@ -379,13 +354,21 @@ def fix(
             against=(lambda env: against(env, given, "json" if as_json else "text")) if given else None,
         )
         out = sys.stderr if as_json else sys.stdout  # with --json, stdout holds the document alone
-        ask = (lambda n: typer.confirm(f"Run these {n} step(s)?", err=True)) if sys.stdin.isatty() else None
+        ask = _confirm if sys.stdin.isatty() else None
         sink = fix_text.StreamSink(out)  # a refusal (FixRefused) exits 2 through the guard
         result = run_fix(planned, sink, dry_run=dry_run, yes=yes, ask=ask, explicit_python=bool(python))
         fix_text.finish(result, out, sys.stdout if as_json else None, dry_run=dry_run)
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
     guard(run)
+
+
+def _confirm(steps: int) -> bool:
+    """Ask on the terminal whether to run ``steps`` steps; cut short (EOF, Ctrl-C), nothing runs: exit 2."""
+    try:
+        return typer.confirm(f"Run these {steps} step(s)?", err=True)
+    except typer.Abort:
+        raise SystemExit(EXIT_ERROR) from None
 
 
 _FORBID_HELP = "Effects that fail the run: gpu-init, threads, processes, devices, slow:SECONDS."
@@ -422,14 +405,10 @@ def imports(
             from wheeldoctor.report import imports_github
 
             sys.stdout.writelines(line + "\n" for line in imports_github.render(result))
+        elif (console := terminal_console()) is not None:
+            imports_text.render_rich(result, console)
         else:
-            from rich.console import Console
-
-            console = Console(highlight=False)
-            if console.is_terminal:
-                imports_text.render_rich(result, console)
-            else:
-                sys.stdout.writelines(line + "\n" for line in imports_text.render_plain(result))
+            sys.stdout.writelines(line + "\n" for line in imports_text.render_plain(result))
         return exit_code(result.healthy, exit_zero)
 
     guard(run)

@@ -1,6 +1,8 @@
 """How a command body runs: expected errors as one line and exit 2, reports delivered in the chosen format.
 
-Exit codes: 0 healthy, 1 problems found, 2 could not run, 130 interrupted.
+Exit codes: 0 healthy, 1 problems found, 2 could not run, 130 interrupted. Neither typer
+nor rich is imported here: a body ends with ``SystemExit``, which typer passes through,
+and rich draws only what goes to a terminal.
 """
 
 from __future__ import annotations
@@ -9,26 +11,22 @@ import atexit
 import gc
 import os
 import sys
-import threading
-from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, NoReturn
-
-import typer
 
 from wheeldoctor.model.errors import InputError
-from wheeldoctor.where.environment import MemoFor
-from wheeldoctor.where.target import Target, TargetError
 
+TYPE_CHECKING = False  # typing costs milliseconds to import: ``--version`` runs through here
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from types import TracebackType
+    from typing import NoReturn, TextIO
+
     from rich.console import Console
 
-    from wheeldoctor.formats.config import Defaults
     from wheeldoctor.judge.files import DistributionReport
-    from wheeldoctor.judge.selection import CodeSelection
     from wheeldoctor.report.cases import Result
+    from wheeldoctor.where.environment import MemoFor
+    from wheeldoctor.where.fingerprint import Keeper
+    from wheeldoctor.where.target import Target
 
     Rich = Callable[[Console], None] | None
 
@@ -37,21 +35,57 @@ EXIT_PROBLEMS = 1
 EXIT_ERROR = 2
 
 
-def fail(message: str, tip: str | None = None) -> NoReturn:
-    from rich.console import Console  # not at start-up: rich takes tens of milliseconds to import
+def might_be_terminal(stream: TextIO) -> bool:
+    """False where rich's ``Console.is_terminal`` is sure to say False for ``stream``: then rich
+    need not be imported. Only ``TTY_COMPATIBLE`` and ``FORCE_COLOR`` make rich call a stream
+    that is not a tty a terminal."""
+    if "TTY_COMPATIBLE" in os.environ or "FORCE_COLOR" in os.environ:
+        return True
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty is not None and isatty())
+    except ValueError:  # closed
+        return False
 
-    err = Console(stderr=True, highlight=False)
-    err.print(f"[bold red]error:[/] {message}", markup=True, soft_wrap=True)
+
+def terminal_console() -> Console | None:
+    """A rich console on stdout when rich calls stdout a terminal; None, without importing rich, when not."""
+    if not might_be_terminal(sys.stdout):
+        return None
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    return console if console.is_terminal else None
+
+
+def _printable(text: str) -> str:
+    """``text`` with every character that is not printable as its escape (it may come from the environment)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def fail(message: str, tip: str | None = None) -> NoReturn:
+    """One line on stderr (red on a terminal), a ``Tip:`` line if given; exit 2."""
+    if might_be_terminal(sys.stderr):
+        from rich.console import Console
+        from rich.markup import escape
+
+        err = Console(stderr=True, highlight=False)
+        if err.is_terminal:
+            err.print(f"[bold red]error:[/] {escape(_printable(message))}", markup=True, soft_wrap=True)
+            if tip:
+                err.print(f"Tip: {_printable(tip)}", soft_wrap=True, markup=False)
+            raise SystemExit(EXIT_ERROR)
+    sys.stderr.write(f"error: {_printable(message)}\n")
     if tip:
-        err.print(f"Tip: {tip}", soft_wrap=True, markup=False)
-    raise typer.Exit(EXIT_ERROR)
+        sys.stderr.write(f"Tip: {_printable(tip)}\n")
+    raise SystemExit(EXIT_ERROR)
 
 
 def guard(run: Callable[[], int]) -> NoReturn:
     """Run a command body: expected errors become one line and exit 2, never a traceback."""
     try:
         code = run()
-    except (TargetError, InputError) as e:
+    except InputError as e:  # where.target's TargetError too
         fail(str(e), getattr(e, "tip", None))  # fix's refusals say what to do instead
     except KeyboardInterrupt:
         from wheeldoctor.cli import interrupted
@@ -62,17 +96,13 @@ def guard(run: Callable[[], int]) -> NoReturn:
         # final flush from raising again on the closed pipe.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        raise typer.Exit(EXIT_PROBLEMS) from None
-    except typer.Exit:
-        raise
-    except typer.Abort:  # a question answered no, or cut short: nothing was run
-        raise typer.Exit(EXIT_ERROR) from None
+        raise SystemExit(EXIT_PROBLEMS) from None
     except Exception as e:
         if os.environ.get("WHEELDOCTOR_DEBUG"):
             raise
         fail(f"internal error: {type(e).__name__}: {e}", "set WHEELDOCTOR_DEBUG=1 for the traceback")
     note_failed_workers()
-    raise typer.Exit(code)
+    raise SystemExit(code)
 
 
 def note_failed_workers() -> None:
@@ -82,6 +112,8 @@ def note_failed_workers() -> None:
     failures = getattr(fork, "failures", None)
     if not failures:
         return
+    from collections import Counter
+
     for line, count in Counter(failures).items():
         times = f" ({count} times)" if count > 1 else ""
         tip = "" if os.environ.get("WHEELDOCTOR_DEBUG") == "1" else "; WHEELDOCTOR_DEBUG=1 shows why"
@@ -98,7 +130,8 @@ def exit_now(code: object) -> NoReturn:
     flushed and atexit functions run. Where that cannot be done the same way (another thread
     still runs, a flush fails, the code is a message), the normal exit is taken.
     """
-    if (code is None or isinstance(code, int)) and threading.active_count() == 1:
+    threading = sys.modules.get("threading")  # never imported: no other thread was started
+    if (code is None or isinstance(code, int)) and (threading is None or threading.active_count() == 1):
         atexit._run_exitfuncs()  # as at a normal exit, after the other threads, before the final flush
         try:
             sys.stdout.flush()
@@ -110,16 +143,18 @@ def exit_now(code: object) -> NoReturn:
     raise SystemExit(code)
 
 
-@contextmanager
-def no_cyclic_gc() -> Iterator[None]:
+class no_cyclic_gc:
     """Loading and verification allocate a few objects per recorded file, none in a cycle: the
     cyclic collector's passes over them cost about a tenth of a check and would free nothing."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
+
+    def __enter__(self) -> None:
+        self._collecting = gc.isenabled()
+        gc.disable()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        if self._collecting:
             gc.enable()
 
 
@@ -141,6 +176,15 @@ def metadata_memos(cache_dir: str | None) -> MemoFor | None:
     return memos(cache_dir)
 
 
+def scan_keeper(cache_dir: str | None) -> Keeper | None:
+    """What keeps dpkg's scan of its file lists in ``cache_dir`` (none without a cache)."""
+    if cache_dir is None:
+        return None
+    from wheeldoctor.engine.result_memo import keeper
+
+    return keeper(cache_dir)
+
+
 _FORMATS = ("text", "json", "github", "junit", "sarif", "cyclonedx")
 
 
@@ -158,10 +202,11 @@ def target_of(
 ) -> Target:
     """The environment to inspect: as named, else found as uv finds it (``where/discover.py``).
 
-    The choice and why go to stderr first; wheeldoctor's own tool venv is refused (exit 2).
-    ``--python`` may name a venv or prefix directory.
+    The choice and why go to stderr first; wheeldoctor's own tool venv (uv tool, pipx, a
+    pre-commit hook's) is refused (exit 2). ``--python`` may name a venv or prefix directory.
     """
     from wheeldoctor.where import discover
+    from wheeldoctor.where.target import Target
 
     if python and os.path.isdir(python):
         found = discover.interpreter_in(python)
@@ -169,8 +214,10 @@ def target_of(
             fail(f"--python {python}: a directory with no bin/python (or Scripts/python.exe) in it")
         python = found
     if not python and not path:
+        from wheeldoctor.cli.settings import config_python
+
         try:
-            choice = discover.discover(os.environ, os.getcwd(), sys.prefix, _config_python())
+            choice = discover.discover(os.environ, os.getcwd(), sys.prefix, config_python())
         except discover.Refusal as e:
             fail(str(e))
         python = choice.python
@@ -179,66 +226,16 @@ def target_of(
     return Target(python=python, paths=tuple(path or ()), dpkg_admindir=dpkg_admindir)
 
 
-def _config_python() -> str | None:
-    """``[tool.wheeldoctor] python`` of the nearest config; a config that cannot be read is reported later."""
-    from wheeldoctor.formats.config import ConfigError
-
-    try:
-        defaults = _config_defaults(None)
-    except (ConfigError, OSError):
-        return None
-    return defaults.python if defaults is not None else None
-
-
-def _config_defaults(config: str | None) -> Defaults | None:
-    """The defaults of ``--config FILE``, else of the nearest config; None when there is none."""
-    from wheeldoctor.formats.config import find_config, load_config
-
-    found = config if config is not None else find_config(os.getcwd())
-    return load_config(found).defaults if found is not None else None
-
-
-@dataclass(frozen=True, slots=True)
-class Settings:
-    """What the command line, else the config's ``[tool.wheeldoctor]`` defaults, set for one run."""
-
-    selection: CodeSelection
-    jobs: int | None
-    strict: bool
-
-
-def settings_of(
-    config: str | None, *, select: list[str] | None, ignore: list[str] | None, jobs: int | None, strict: bool
-) -> Settings:
-    """Each of ``--select``, ``--ignore``, ``--jobs``, ``--strict`` as given, else the config's key.
-
-    A bad option value or config is one line and exit 2 (through :func:`guard`).
-    """
-    from wheeldoctor.judge.selection import CodeSelection, parse_prefixes
-
-    defaults = _config_defaults(config)
-    chosen = parse_prefixes(select, "--select") if select else (defaults.select if defaults else ())
-    left_out = parse_prefixes(ignore, "--ignore") if ignore else (defaults.ignore if defaults else ())
-    return Settings(
-        CodeSelection(tuple(chosen), tuple(left_out)),
-        jobs if jobs is not None else (defaults.jobs if defaults else None),
-        strict or bool(defaults is not None and defaults.strict),
-    )
-
-
 def exit_code(healthy: bool, exit_zero: bool = False) -> int:
     """0 healthy, 1 problems found; ``--exit-zero`` turns 1 into 0 (could-not-run stays 2)."""
     return EXIT_HEALTHY if healthy or exit_zero else EXIT_PROBLEMS
 
 
-#: What :func:`deliver` imports to render a report, for a command to import while its workers run.
-REPORT_MODULES = (
-    "wheeldoctor.report.output",
-    "wheeldoctor.report.render",
-    "wheeldoctor.report.json",
-    "wheeldoctor.report.text",
-    "wheeldoctor.report.check_table",
-)
+def report_modules(chosen: str, text: str = "text") -> tuple[str, ...]:
+    """What :func:`deliver` imports to render a ``chosen`` report (``text``: the command's plain
+    renderer), for a command to import while it waits on another process."""
+    report = {"text": text, "json": "json"}.get(chosen, "cases")
+    return ("wheeldoctor.report.output", "wheeldoctor.report.render", f"wheeldoctor.report.{report}")
 
 
 def deliver(
@@ -274,10 +271,8 @@ def deliver(
 
         sys.stdout.writelines(line + "\n" for line in quiet_lines(result))
     elif output is None or fmt is not Format.TEXT:
-        from rich.console import Console
-
-        console = Console(highlight=False)
-        if console.is_terminal and rich is not None:
+        console = terminal_console() if rich is not None else None
+        if rich is not None and console is not None:
             rich(console)
         else:
             sys.stdout.write(render(result, Format.TEXT, show_accepted=show_accepted))

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from wheeldoctor.judge.compat import CompatibilityFinding, check_compatibility
-from wheeldoctor.judge.deps import DependencyReport, check_dependencies
-from wheeldoctor.judge.duplicates import Duplicate, find_duplicates
-from wheeldoctor.judge.selection import CodeSelection
-from wheeldoctor.model.environment import Environment
+if TYPE_CHECKING:  # a renderer asks isinstance of DepsResult: that must not import the judges
+    from wheeldoctor.judge.compat import CompatibilityFinding
+    from wheeldoctor.judge.deps import DependencyReport
+    from wheeldoctor.judge.duplicates import Duplicate
+    from wheeldoctor.judge.selection import CodeSelection
+    from wheeldoctor.model.environment import Environment
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +40,10 @@ def run_deps(env: Environment) -> DepsResult:
     ``env.tags`` should have been gathered (``load_target(..., with_tags=True)``); without
     them WHEEL tags are not checked, and a note says so.
     """
+    from wheeldoctor.judge.compat import check_compatibility
+    from wheeldoctor.judge.deps import check_dependencies
+    from wheeldoctor.judge.duplicates import find_duplicates
+
     dependencies = check_dependencies(env)
     compatibility = check_compatibility(env)
     notes = []

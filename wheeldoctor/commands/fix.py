@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from wheeldoctor.commands.check import run_check
 from wheeldoctor.commands.results import CheckResult
-from wheeldoctor.judge.deps import check_dependencies, requirement
+from wheeldoctor.formats.requirement import parse_requirement
+from wheeldoctor.judge.deps import check_dependencies
 from wheeldoctor.judge.duplicates import Duplicate, find_duplicates
 from wheeldoctor.judge.policy import Policy
 from wheeldoctor.model.environment import Environment
@@ -237,7 +238,7 @@ def _own_locations() -> dict[str, str]:
             continue
         found[name] = os.path.realpath(str(dist.locate_file("")))
         for text in dist.requires or ():
-            parsed = requirement(text)
+            parsed = parse_requirement(text)
             if isinstance(parsed, InvalidRequirement):
                 continue
             if parsed.marker is None or parsed.marker.evaluate({"extra": ""}):

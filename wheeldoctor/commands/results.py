@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from wheeldoctor.commands.deps import DepsResult
-from wheeldoctor.formats.lock_fetched import FetchSummary
-from wheeldoctor.judge.clash import Clash, ClashPair, Relation
-from wheeldoctor.judge.files import FAILING_STATUSES, DistributionReport, Status
-from wheeldoctor.judge.hook_policy import startup_reports
-from wheeldoctor.judge.hooks import HookAudit, StartupHook
-from wheeldoctor.judge.policy import PolicyOutcome
-from wheeldoctor.model.environment import Environment
-from wheeldoctor.model.findings import Finding
-from wheeldoctor.model.ownership import UnownedScan
+if TYPE_CHECKING:  # a renderer asks isinstance of these classes: that must not import the verifier
+    from wheeldoctor.commands.deps import DepsResult
+    from wheeldoctor.formats.lock_fetched import FetchSummary
+    from wheeldoctor.judge.clash import Clash, ClashPair
+    from wheeldoctor.judge.files import DistributionReport
+    from wheeldoctor.judge.hooks import HookAudit, StartupHook
+    from wheeldoctor.judge.policy import PolicyOutcome
+    from wheeldoctor.model.environment import Environment
+    from wheeldoctor.model.findings import Finding
+    from wheeldoctor.model.ownership import UnownedScan
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +55,8 @@ class CheckResult:
     def failing_parts(self) -> tuple[str, ...]:
         """What fails the run, by category, in report order: ``files``, ``clashes``, ``start-up hooks``,
         ``unowned modules`` (empty when healthy); a verdict names these, never a category that passed."""
+        from wheeldoctor.judge.files import FAILING_STATUSES, Status
+
         failing = set(FAILING_STATUSES)
         if self.strict:
             failing.add(Status.UNVERIFIABLE)
@@ -74,6 +77,8 @@ class CheckResult:
     @property
     def baseline_reports(self) -> tuple[DistributionReport, ...]:
         """Every report whose findings a baseline written now pins: distributions', then the start-up audit's."""
+        from wheeldoctor.judge.hook_policy import startup_reports
+
         return (*self.distributions, *startup_reports(self.hooks, self.unowned))
 
     @property
@@ -90,6 +95,8 @@ class CheckResult:
     def unrelated(self) -> tuple[ClashPair, ...]:
         """Clashing pairs of a reported distribution where neither requires the other: a failure
         whoever holds the paths (a result narrowed to one distribution keeps only its own)."""
+        from wheeldoctor.judge.clash import Relation
+
         names = {d.name for d in self.distributions}
         return tuple(
             p

@@ -25,7 +25,9 @@ from wheeldoctor.where.fingerprint import fingerprint
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    pass
+    from collections.abc import Callable
+
+    from wheeldoctor.where.fingerprint import Keeper
 
 
 class ResultMemo:
@@ -69,6 +71,28 @@ class ResultMemo:
         paths = tuple(sorted(fingerprints))  # siblings together: the next stats walk the tree in order
         data = (self._key, self._inputs, paths, tuple(fingerprints[p] for p in paths), result)
         return cache.write(self._cache_dir, self._path, sealed.seal(self._header, data))
+
+
+#: What :func:`keeper` keeps, by kind: the version, bumped when what the result means changes.
+_KINDS = {"dpkg-lists": 1}
+
+
+def keeper(cache_dir: str | None) -> Keeper | None:
+    """A :data:`~wheeldoctor.where.fingerprint.Keeper` keeping its results in ``cache_dir``; None without one."""
+    if cache_dir is None:
+        return None
+
+    def keep(kind: str, inputs: tuple[str, ...], compute: Callable[[Read], object]) -> object:
+        memo = ResultMemo(cache_dir, "\0".join([kind, *inputs]), f".{kind}", _KINDS[kind], inputs)
+        kept = memo.get()
+        if kept is not None:
+            return kept
+        read = Read()
+        found = compute(read)
+        memo.keep(read, found)
+        return found
+
+    return keep
 
 
 def _unchanged(paths: tuple[object, ...], fingerprints: tuple[object, ...]) -> bool:

@@ -25,7 +25,7 @@ from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.findings import Code
 
 if TYPE_CHECKING:
-    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.requirements import Requirement
     from packaging.version import Version
 
 
@@ -106,25 +106,31 @@ class _Judge:
     def __init__(self, markers: Mapping[str, str], installed: Mapping[str, _Installed]) -> None:
         self._markers = dict(markers)
         self._installed = installed
-        self._cache: dict[tuple[int, str], bool] = {}
-        self._broken: set[int] = set()
+        # Requirements are shared between distributions with the same text (parse_requirement):
+        # a verdict is the text's, a broken marker is reported for each distribution that has it.
+        self._cache: dict[tuple[int, str], bool | str] = {}
+        self._broken: set[tuple[str, int]] = set()
         self.problems: list[CompatibilityFinding] = []
 
     def applies(self, owner: _Installed, req: Requirement, extra: str) -> bool:
         """Whether ``req``'s marker holds for the target with ``extra``; unevaluable is a finding."""
         if req.marker is None:
             return True
-        if id(req) in self._broken:
+        broken = (owner.dist.name, id(req))
+        if broken in self._broken:
             return False
         key = (id(req), extra)
-        if key not in self._cache:
+        verdict = self._cache.get(key)
+        if verdict is None:
             try:
-                self._cache[key] = req.marker.evaluate({**self._markers, "extra": extra})
+                verdict = self._cache[key] = req.marker.evaluate({**self._markers, "extra": extra})
             except ValueError as e:  # UndefinedComparison, UndefinedEnvironmentName, InvalidVersion
-                self._broken.add(id(req))
-                self.problems.append(_invalid(owner.dist, str(req), f"marker cannot be evaluated ({e})"))
-                return False
-        return self._cache[key]
+                verdict = self._cache[key] = f"marker cannot be evaluated ({e})"
+        if isinstance(verdict, str):
+            self._broken.add(broken)
+            self.problems.append(_invalid(owner.dist, str(req), verdict))
+            return False
+        return verdict
 
     def conflict(self, req: Requirement) -> tuple[ConflictKind, str | None, str] | None:
         """(kind, installed version, required name) when ``req`` is not satisfied; None when it is."""
@@ -198,29 +204,12 @@ def check_dependencies(env: Environment) -> DependencyReport:
     )
 
 
-#: Every Requires-Dist line parsed in this process, by its text: the walks of deps, the
-#: requirement graph, preflight and fix each ask, and each line is parsed once.
-_PARSED: dict[str, Requirement | InvalidRequirement] = {}
-
-
-def requirement(text: str) -> Requirement | InvalidRequirement:
-    """Requires-Dist line ``text`` parsed (once per process), or why it does not parse."""
-    found = _PARSED.get(text)
-    if found is None:
-        from packaging.requirements import InvalidRequirement, Requirement
-
-        try:
-            found = Requirement(text)
-        except InvalidRequirement as e:
-            found = e
-        _PARSED[text] = found
-    return found
-
-
 def _installed(env: Environment, problems: list[CompatibilityFinding]) -> dict[str, _Installed]:
     """Active distributions with readable metadata, their versions and parsed requirements."""
     from packaging.requirements import InvalidRequirement
     from packaging.version import InvalidVersion, Version
+
+    from wheeldoctor.formats.requirement import parse_requirement
 
     installed: dict[str, _Installed] = {}
     for dist in env.active():
@@ -232,7 +221,7 @@ def _installed(env: Environment, problems: list[CompatibilityFinding]) -> dict[s
             version = None  # compat reports it
         requirements: list[Requirement] = []
         for line in dist.metadata.requires_dist:
-            parsed = requirement(line)
+            parsed = parse_requirement(line)
             if isinstance(parsed, InvalidRequirement):
                 # pip drops the whole distribution here (and then calls it missing); we keep
                 # it installed and judge its other requirements.
@@ -349,6 +338,8 @@ class RequirementGraph:
         if parsed is None:
             from packaging.requirements import Requirement
 
-            found = [r for text in self._texts.get(name, ()) if isinstance(r := requirement(text), Requirement)]
+            from wheeldoctor.formats.requirement import parse_requirement
+
+            found = [r for text in self._texts.get(name, ()) if isinstance(r := parse_requirement(text), Requirement)]
             parsed = self._parsed[name] = tuple(found)  # what does not parse, deps reports
         return parsed

@@ -15,8 +15,6 @@ from wheeldoctor.judge.compat import CompatibilityFinding
 from wheeldoctor.judge.deps import DependencyConflict
 from wheeldoctor.judge.duplicates import Duplicate
 from wheeldoctor.model.findings import Code
-from wheeldoctor.repair.requirements import install_command, remedy, removal_elsewhere
-from wheeldoctor.repair.steps import install_argv, overrides_pep668
 
 if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
     from rich.console import Console
@@ -63,6 +61,9 @@ def tips(result: DepsResult) -> list[str]:
     """The commands that fix what was found: duplicates first (they decide what is installed)."""
     env = result.environment
     lines = []
+    conflicts = result.dependencies.conflicts
+    if result.duplicates or conflicts:  # the repair commands are imported only where there is one to plan
+        from wheeldoctor.repair.requirements import install_command, remedy, removal_elsewhere
     for duplicate in result.duplicates:
         commands = remedy(duplicate, env)
         if commands:
@@ -91,14 +92,17 @@ def tips(result: DepsResult) -> list[str]:
                 fresh = _fresh_install(dist.name, dist.installer, result)
             why = f"{name} {version} does not fit this interpreter"
             lines.append(f"Tip: {why}; let the installer pick a build that does: {fresh}")
-    command = install_command(result.dependencies.conflicts, env)
+    command = install_command(conflicts, env) if conflicts else None
     if command is not None:
         lines.append(f"Tip: ask the installer for everything wanted at once: {command}")
-    if (unfit or command is not None) and overrides_pep668(env):
-        lines.append(
-            f"Note: {env.python} is EXTERNALLY-MANAGED (PEP 668), so these pip and uv commands carry "
-            "--break-system-packages; prefer the system package manager or a venv"
-        )
+    if unfit or command is not None:
+        from wheeldoctor.repair.steps import overrides_pep668  # only where there is a command to run
+
+        if overrides_pep668(env):
+            lines.append(
+                f"Note: {env.python} is EXTERNALLY-MANAGED (PEP 668), so these pip and uv commands carry "
+                "--break-system-packages; prefer the system package manager or a venv"
+            )
     return lines
 
 
@@ -107,6 +111,8 @@ _REINSTALLABLE = frozenset({Code.REQUIRES_PYTHON_UNMET, Code.TAGS_UNSUPPORTED})
 
 
 def _fresh_install(name: str, installer: str | None, result: DepsResult) -> str:
+    from wheeldoctor.repair.steps import install_argv
+
     uv = (installer or "").lower() == "uv"
     return shlex.join(install_argv([name], result.environment, uv=uv, reinstall=name))
 

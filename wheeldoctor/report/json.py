@@ -5,30 +5,38 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from wheeldoctor.commands.deps import DepsResult
-from wheeldoctor.commands.results import CheckResult, DoctorResult
-from wheeldoctor.formats.baseline import BaselineEntry
-from wheeldoctor.formats.config import AcceptRule
-from wheeldoctor.judge.clash import Clash, ClashPair
-from wheeldoctor.judge.compat import CompatibilityFinding
-from wheeldoctor.judge.deps import DependencyConflict
-from wheeldoctor.judge.duplicates import Duplicate
-from wheeldoctor.judge.files import DistributionReport, Status
-from wheeldoctor.judge.policy import PolicyOutcome
-from wheeldoctor.model.environment import Environment
-from wheeldoctor.model.findings import Finding
-from wheeldoctor.model.managed import ManagedBy
-from wheeldoctor.repair.plan import distribution_step
-from wheeldoctor.repair.steps import RepairStep, repair_step
-from wheeldoctor.report.fetch import fetch_json
 from wheeldoctor.report.startup_json import startup_json, startup_sections
 
-if TYPE_CHECKING:  # the imports command's types, without importing its runner for every document
+if TYPE_CHECKING:  # types only: a document imports what its own command produced, no more
+    from wheeldoctor.commands.deps import DepsResult
     from wheeldoctor.commands.imports import ImportsResult, ImportVerdict
+    from wheeldoctor.commands.results import CheckResult, DoctorResult
+    from wheeldoctor.formats.baseline import BaselineEntry
+    from wheeldoctor.formats.config import AcceptRule
+    from wheeldoctor.formats.lock_fetched import FetchSummary
+    from wheeldoctor.judge.clash import Clash, ClashPair
+    from wheeldoctor.judge.compat import CompatibilityFinding
+    from wheeldoctor.judge.deps import DependencyConflict
+    from wheeldoctor.judge.duplicates import Duplicate
+    from wheeldoctor.judge.files import DistributionReport
+    from wheeldoctor.judge.policy import PolicyOutcome
     from wheeldoctor.judge.preflight import PreflightResult
+    from wheeldoctor.model.environment import Environment
+    from wheeldoctor.model.findings import Finding
+    from wheeldoctor.model.managed import ManagedBy
+    from wheeldoctor.repair.steps import RepairStep
 
 #: Bump the major part on any change that can break a reader; add fields freely.
 SCHEMA_VERSION = "1.2"
+
+
+def fetched_json(summary: FetchSummary | None) -> dict[str, Any]:
+    """``{"fetched": ...}`` for a document made with ``--lock``; nothing otherwise."""
+    if summary is None:
+        return {}
+    from wheeldoctor.report.fetch import fetch_json
+
+    return {"fetched": fetch_json(summary)}
 
 
 def finding_json(finding: Finding) -> dict[str, Any]:
@@ -62,6 +70,9 @@ def distribution_json(report: DistributionReport, env: Environment | None = None
         "verified_by": dict(report.verified_by),
     }
     if env is not None:
+        from wheeldoctor.judge.files import Status
+        from wheeldoctor.repair.plan import distribution_step
+
         broken = report.status is Status.BROKEN and report.dist is not None
         step = distribution_step(report.dist, report.findings, env) if broken and report.dist else None
         document["repair"] = repair_json(step) if step is not None else None
@@ -107,7 +118,7 @@ def clash_json(clash: Clash) -> dict[str, Any]:
 
 def pair_json(pair: ClashPair, env: Environment) -> dict[str, Any]:
     """One pair of clashing distributions, how they are related, and the ways to repair them."""
-    from wheeldoctor.repair.steps import pair_choices
+    from wheeldoctor.repair.steps import pair_choices, repair_step
 
     choices = pair_choices(pair, env)
     return {
@@ -131,6 +142,8 @@ def pair_json(pair: ClashPair, env: Environment) -> dict[str, Any]:
 
 def check_document(result: CheckResult, command: str = "check") -> dict[str, Any]:
     """The whole ``check`` document."""
+    from wheeldoctor.judge.files import Status
+
     env = result.environment
     counts = {status.value: 0 for status in Status}
     for report in result.distributions:
@@ -149,7 +162,7 @@ def check_document(result: CheckResult, command: str = "check") -> dict[str, Any
         "clash_pairs": [pair_json(p, env) for p in result.pairs],
         "policy": policy_json(result.policy),
         **startup_sections(result, finding_json),
-        **({"fetched": fetch_json(result.fetched)} if result.fetched is not None else {}),
+        **fetched_json(result.fetched),
     }
 
 
@@ -243,7 +256,7 @@ def wheels_document(result: PreflightResult) -> dict[str, Any]:
             }
             for p in result.pairs
         ],
-        **({"fetched": fetch_json(result.fetched)} if result.fetched is not None else {}),
+        **fetched_json(result.fetched),
     }
 
 
@@ -311,15 +324,20 @@ def _deps_summary(result: DepsResult) -> dict[str, Any]:
 
 
 def _deps_sections(result: DepsResult) -> dict[str, Any]:
-    from wheeldoctor.repair.requirements import install_command
-
+    conflicts = result.dependencies.conflicts
     return {
-        "dependency_conflicts": [conflict_json(c) for c in result.dependencies.conflicts],
-        "dependency_repair": install_command(result.dependencies.conflicts, result.environment),
+        "dependency_conflicts": [conflict_json(c) for c in conflicts],
+        "dependency_repair": _install_command(result) if conflicts else None,
         "duplicates": [duplicate_json(d, result.environment) for d in result.duplicates],
         "compatibility": [compatibility_json(f) for f in result.compatibility],
         "notes": list(result.notes),
     }
+
+
+def _install_command(result: DepsResult) -> str | None:
+    from wheeldoctor.repair.requirements import install_command  # only where there is a conflict to repair
+
+    return install_command(result.dependencies.conflicts, result.environment)
 
 
 def deps_document(result: DepsResult) -> dict[str, Any]:

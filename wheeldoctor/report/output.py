@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from contextlib import suppress
 
 
@@ -19,6 +18,8 @@ def write_atomic(path: str, content: str) -> None:
     """
     directory = os.path.dirname(os.path.abspath(path))
     try:
+        import tempfile  # it imports random, which seeds itself: only when a file is written
+
         fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=directory)
     except OSError as e:
         raise OutputError(f"cannot write {path}: {e.strerror or e}") from None

@@ -7,11 +7,9 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from wheeldoctor.commands.deps import DepsResult
-from wheeldoctor.commands.results import CheckResult, DoctorResult
-from wheeldoctor.report.cases import Cases, cases_of
 
 if TYPE_CHECKING:
-    from wheeldoctor.report.cases import Result
+    from wheeldoctor.report.cases import Cases, Result
 
 
 class Format(str, Enum):
@@ -26,14 +24,20 @@ class Format(str, Enum):
 
 def plain_lines(result: Result, show_accepted: bool = False) -> Iterable[str]:
     """The plain text report of any command's result (what a pipe gets); accepted findings listed on request."""
-    from wheeldoctor.report import deps_text, text
+    if isinstance(result, DepsResult):  # the deps report alone needs no file verifier's text
+        from wheeldoctor.report import deps_text
+
+        return deps_text.render_plain(result)
+    from wheeldoctor.commands.results import CheckResult, DoctorResult
 
     if isinstance(result, DoctorResult):
+        from wheeldoctor.report import deps_text
+
         return deps_text.render_doctor_plain(result, show_accepted=show_accepted)
+    from wheeldoctor.report import text
+
     if isinstance(result, CheckResult):
         return text.render_plain(result, show_accepted=show_accepted)
-    if isinstance(result, DepsResult):
-        return deps_text.render_plain(result)
     return text.render_preflight(result)
 
 
@@ -56,12 +60,14 @@ def json_document(result: Result) -> dict[str, Any]:
     """The versioned JSON document of any command's result."""
     from wheeldoctor.report import json as json_report
 
+    if isinstance(result, DepsResult):  # checked first: the file verifier's results are not imported for it
+        return json_report.deps_document(result)
+    from wheeldoctor.commands.results import CheckResult, DoctorResult
+
     if isinstance(result, DoctorResult):
         return json_report.doctor_document(result)
     if isinstance(result, CheckResult):
         return json_report.check_document(result)
-    if isinstance(result, DepsResult):
-        return json_report.deps_document(result)
     return json_report.wheels_document(result)
 
 
@@ -73,6 +79,8 @@ def render(result: Result, chosen: Format, show_accepted: bool = False) -> str:
         from wheeldoctor.report import json as json_report
 
         return json_report.render(json_document(result))
+    from wheeldoctor.report.cases import cases_of
+
     cases = cases_of(result)
     if chosen is Format.GITHUB:
         from wheeldoctor.report import github
@@ -90,6 +98,7 @@ def render(result: Result, chosen: Format, show_accepted: bool = False) -> str:
 def step_summary(result: Result) -> str:
     """The Markdown job summary GitHub shows for the step (``--format github``)."""
     from wheeldoctor.report import github
+    from wheeldoctor.report.cases import cases_of
 
     summary_cases: Cases = cases_of(result)
     return github.summary([summary_cases])

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from wheeldoctor.commands.results import CheckResult
-from wheeldoctor.judge.hooks import StartupHook
-from wheeldoctor.model.findings import Finding
-from wheeldoctor.model.ownership import UnownedScan
-from wheeldoctor.model.startup import Startup
+if TYPE_CHECKING:  # types only: a deps document must not import the start-up audit
+    from wheeldoctor.commands.results import CheckResult
+    from wheeldoctor.judge.hooks import StartupHook
+    from wheeldoctor.model.findings import Finding
+    from wheeldoctor.model.ownership import UnownedScan
+    from wheeldoctor.model.startup import Startup
 
-FindingJson = Callable[[Finding], dict[str, Any]]
+    FindingJson = Callable[[Finding], dict[str, Any]]
 
 
 def startup_sections(result: CheckResult, finding: FindingJson) -> dict[str, Any]:

@@ -18,20 +18,14 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from wheeldoctor.formats.dpkg import (
-    Diversion,
-    DpkgFormatError,
-    PackageStatus,
-    filtered_out,
-    parse_diversions,
-    parse_list,
-    parse_md5sums,
-    parse_path_filters,
-    parse_status,
-)
 from wheeldoctor.model.managed import DistroFile, ManagedBy, Tool
 from wheeldoctor.where.filesystem import ReadError, read_regular
 from wheeldoctor.where.fingerprint import Read
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the parsers are imported where a list is read: a kept scan of no owner reads none
+    from wheeldoctor.formats.dpkg import Diversion, PackageStatus
+    from wheeldoctor.where.fingerprint import Keeper
 
 DEFAULT_ADMINDIR = "/var/lib/dpkg"
 _LIMIT = 256 << 20
@@ -65,17 +59,48 @@ def root_of(admindir: str) -> str:
 
 
 def read_owners(
-    admindir: str, locations: Iterable[str], *, explicit: bool = False, read: Read | None = None
+    admindir: str,
+    locations: Iterable[str],
+    *,
+    explicit: bool = False,
+    read: Read | None = None,
+    keeper: Keeper | None = None,
 ) -> DpkgOwners | None:
     """Read which packages own files under ``locations``; None when there is no dpkg database.
 
     ``explicit`` (the user named the directory) turns a missing or unreadable database
     into :class:`DpkgError` instead of None. ``read`` notes the ``info`` directory and each
     file list before it is read, and hears of a read that failed for a passing reason
-    (see :class:`wheeldoctor.where.fingerprint.Read`).
+    (see :class:`wheeldoctor.where.fingerprint.Read`). Without ``read``, ``keeper`` keeps
+    which lists name something under ``locations`` while none of them changes: a later
+    run stats the lists instead of reading them all.
     """
     root = root_of(admindir)
     info = os.path.join(admindir, "info")
+    prefixes = _inside_root(locations, root)
+    try:
+        if read is None and keeper is not None:
+            lists, listed = _scan_kept(info, prefixes, keeper)
+        else:
+            lists, listed = _scan(info, prefixes, read)
+    except OSError as e:
+        if explicit:
+            raise DpkgError(f"--dpkg-admindir {admindir}: cannot read {info} ({e.strerror or e})") from e
+        return None
+    owners: dict[str, str] = {}
+    for package, paths in listed.items():
+        for path in paths:
+            if any(path.startswith(p + "/") for p in prefixes):
+                owners[_on_disk(root, path)] = package
+    packages = _packages(admindir, root, listed) if listed else {}
+    return DpkgOwners(admindir, root, owners, packages, lists)
+
+
+def _scan(info: str, prefixes: list[str], read: Read | None) -> tuple[int, dict[str, list[str]]]:
+    """``(lists in info, {package: its listed paths})`` for the lists that name something under ``prefixes``.
+
+    Raises OSError where ``info`` cannot be listed.
+    """
     if read is not None:
         read.note(info)
     try:
@@ -84,12 +109,10 @@ def read_owners(
     except OSError as e:
         if read is not None:
             read.failed(e)
-        if explicit:
-            raise DpkgError(f"--dpkg-admindir {admindir}: cannot read {info} ({e.strerror or e})") from e
-        return None
-    prefixes = _inside_root(locations, root)
+        raise
+    from wheeldoctor.formats.dpkg import parse_list
+
     needles = [b"\n" + p.encode("utf-8", "surrogateescape") + b"/" for p in prefixes]
-    owners: dict[str, str] = {}
     listed: dict[str, list[str]] = {}
     for name in names:
         if read is not None:
@@ -102,14 +125,23 @@ def read_owners(
         # A byte search before any parsing: nearly every list names nothing here.
         if not any(needle in data for needle in needles):
             continue
-        package = name[: -len(".list")]
-        paths = parse_list(data)
-        listed[package] = paths
-        for path in paths:
-            if any(path.startswith(p + "/") for p in prefixes):
-                owners[_on_disk(root, path)] = package
-    packages = _packages(admindir, root, listed) if listed else {}
-    return DpkgOwners(admindir, root, owners, packages, len(names))
+        listed[name[: -len(".list")]] = parse_list(data)
+    return len(names), listed
+
+
+def _scan_kept(info: str, prefixes: list[str], keeper: Keeper) -> tuple[int, dict[str, list[str]]]:
+    """:func:`_scan`, kept by ``keeper`` with the fingerprints of ``info`` and every list."""
+    # An entry per environment (its site directories): two environments do not evict each other.
+    kept = keeper("dpkg-lists", (info, *prefixes), lambda read: _scan(info, prefixes, read))
+    if (
+        type(kept) is tuple
+        and len(kept) == 2
+        and type(kept[0]) is int
+        and type(kept[1]) is dict
+        and all(type(k) is str and type(v) is list and all(type(p) is str for p in v) for k, v in kept[1].items())
+    ):
+        return kept[0], kept[1]
+    return _scan(info, prefixes, None)  # not of the shape kept: read afresh
 
 
 def _inside_root(locations: Iterable[str], root: str) -> list[str]:
@@ -136,6 +168,8 @@ def _read(path: str) -> bytes | None:
 
 def _packages(admindir: str, root: str, listed: Mapping[str, list[str]]) -> dict[str, ManagedBy]:
     """Each owning package's record: its md5sums over its listed files, as debsums checks them."""
+    from wheeldoctor.formats.dpkg import DpkgFormatError, filtered_out, parse_diversions, parse_md5sums, parse_status
+
     status_data = _read(os.path.join(admindir, "status"))
     statuses: dict[str, PackageStatus] = {}
     if status_data is not None:
@@ -196,6 +230,8 @@ def _bare(package: str) -> str:
 
 def _path_filters(root: str) -> list[tuple[bool, str]]:
     """dpkg's path-exclude/path-include options, from dpkg.cfg then dpkg.cfg.d/* in name order."""
+    from wheeldoctor.formats.dpkg import parse_path_filters
+
     etc = os.path.join(root, "etc", "dpkg")
     files = [os.path.join(etc, "dpkg.cfg")]
     with contextlib.suppress(OSError):

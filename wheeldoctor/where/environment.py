@@ -13,7 +13,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
 from wheeldoctor.formats.headers import header_fields
-from wheeldoctor.formats.record import decode_record
 from wheeldoctor.model.environment import Environment, InstalledDistribution, Metadata, MetadataDir
 from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.model.fingerprint import settled_record_identity
@@ -178,6 +177,8 @@ def _no_record(legacy: bool) -> Finding:
 
 
 def _read_record(path: str, legacy: bool) -> tuple[Record | None, Finding | None]:
+    from wheeldoctor.formats.record import decode_record  # with csv: only where RECORD is read
+
     data = read_regular(path, METADATA_LIMIT)
     if isinstance(data, ReadError):
         if data.missing:

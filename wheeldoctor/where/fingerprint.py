@@ -8,9 +8,14 @@ from wheeldoctor.model.fingerprint import Identity, identity
 
 TYPE_CHECKING = False  # typing costs to import
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     from wheeldoctor.where.filesystem import ReadError
+
+    #: ``keeper(kind, inputs, compute)``: what was kept for ``kind`` and ``inputs`` while every
+    #: path noted in the :class:`Read` handed to ``compute`` is unchanged, else ``compute``'s
+    #: answer, kept. What comes back was read from a file: the caller checks its shape.
+    Keeper = Callable[[str, tuple[str, ...], Callable[["Read"], object]], object]
 
 
 def fingerprint(path: str) -> Identity | None:

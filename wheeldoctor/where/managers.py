@@ -10,19 +10,20 @@ its distributions) only when ``INSTALLER`` says rpm and rpm is installed.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from wheeldoctor.formats.conda import CondaFormatError, CondaPackage, parse_conda_meta
-from wheeldoctor.formats.rpm import parse_query_owners, parse_verify
 from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.managed import DistroFile, ManagedBy, Tool
 from wheeldoctor.where.dpkg_owners import DEFAULT_ADMINDIR, DpkgOwners, read_owners
 from wheeldoctor.where.filesystem import ReadError, read_regular
 from wheeldoctor.where.system_files import listed
+
+if TYPE_CHECKING:
+    from wheeldoctor.formats.conda import CondaPackage
+    from wheeldoctor.where.fingerprint import Keeper
 
 _INSTALLERS = {"pip": Tool.PIP, "uv": Tool.UV, "conda": Tool.CONDA, "rpm": Tool.RPM, "dpkg": Tool.DPKG}
 _RPM_TIMEOUT = 120
@@ -36,13 +37,15 @@ def attach_managers(
     stdlib: str | None = None,
     in_venv: bool = False,
     rpm: str | None = "rpm",
+    keeper: Keeper | None = None,
 ) -> Environment:
     """``env`` with every distribution's ``managed_by`` filled in, and the interpreter's PEP 668 marker.
 
     ``dpkg_admindir`` None reads ``/var/lib/dpkg`` when it exists and the interpreter is no
     venv (``in_venv``: its stdlib's marker does not apply either); a directory given
     explicitly that cannot be read raises :class:`~wheeldoctor.where.dpkg_owners.DpkgError`.
-    ``rpm`` is the rpm executable to ask, None never to run it.
+    ``rpm`` is the rpm executable to ask, None never to run it. ``keeper`` keeps which of
+    dpkg's file lists name something here (see :func:`~wheeldoctor.where.dpkg_owners.read_owners`).
     """
     # Directories holding distributions, and the stdlib (where a distro's sitecustomize lives):
     # who installed a start-up hook or an unowned file there is asked of the same map.
@@ -50,12 +53,13 @@ def attach_managers(
     # apt never installs into a virtual environment: unless asked, its lists are not scanned for one.
     dpkg = None
     if dpkg_admindir is not None or not in_venv:
-        dpkg = read_owners(dpkg_admindir or DEFAULT_ADMINDIR, locations, explicit=dpkg_admindir is not None)
+        dpkg = read_owners(
+            dpkg_admindir or DEFAULT_ADMINDIR, locations, explicit=dpkg_admindir is not None, keeper=keeper
+        )
     # Each site directory's root too: site directories given without an interpreter have no prefixes.
     conda = _conda_owners([*env.prefixes, *(d.root for d in env.distributions)])
     dists = [_managed(d, dpkg, conda) for d in env.distributions]
-    rpm_path = shutil.which(rpm) if rpm else None
-    dists = _ask_rpm(dists, rpm_path)
+    dists = _ask_rpm(dists, rpm)
     notes = []
     if dpkg is not None and dpkg.packages:
         notes.append(f"dpkg {dpkg.admindir}: {len(dpkg.packages)} package(s) own files here")
@@ -114,6 +118,8 @@ def _conda_owners(prefixes: Sequence[str]) -> dict[str, tuple[CondaPackage, str]
             names = sorted(n for n in os.listdir(meta) if n.endswith(".json"))
         except OSError:
             continue
+        from wheeldoctor.formats.conda import CondaFormatError, parse_conda_meta  # only where conda-meta is
+
         for name in names:
             data = read_regular(os.path.join(meta, name), 64 << 20)
             if isinstance(data, ReadError):
@@ -138,17 +144,25 @@ def _conda_record(package: CondaPackage, record: str) -> ManagedBy:
     )
 
 
-def _ask_rpm(dists: list[InstalledDistribution], rpm: str | None) -> list[InstalledDistribution]:
-    """Fill in rpm's verdicts for the distributions whose INSTALLER says rpm: one ``-qf``, one ``-V``."""
+def _ask_rpm(dists: list[InstalledDistribution], rpm_name: str | None) -> list[InstalledDistribution]:
+    """Fill in rpm's verdicts for the distributions whose INSTALLER says rpm: one ``-qf``, one ``-V``.
+
+    ``rpm_name`` is looked up on PATH only when some distribution asks for rpm.
+    """
     wanted = [i for i, d in enumerate(dists) if d.managed_by is not None and d.managed_by.tool is Tool.RPM]
     if not wanted:
         return dists
+    import shutil  # it imports bz2 and lzma: only where rpm is asked
+
+    rpm = shutil.which(rpm_name) if rpm_name else None
     if rpm is None:
         for i in wanted:
             why = "rpm is not installed here, so its record of the package cannot be read"
             dists[i] = replace(dists[i], managed_by=replace(_rpm_of(dists[i]), unverifiable=why))
         return dists
     paths = [dists[i].path for i in wanted]
+    from wheeldoctor.formats.rpm import parse_query_owners, parse_verify  # only where rpm is
+
     owners = parse_query_owners(_run([rpm, "-qf", "--qf", "%{NAME}\t%{EVR}\n", *paths]) or "")
     by_package = {
         name: parse_verify(_run([rpm, "-V", name]) or "") for name in sorted({o[0] for o in owners if o is not None})

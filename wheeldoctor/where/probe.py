@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
+import sys
 
 # Runs inside the target interpreter, started with -I -S: stdlib only, valid on any Python 3.
 # It runs no startup code of the environment: -S keeps site.main() from running (importing
@@ -113,7 +114,16 @@ def start(python: str, with_tags: bool = False) -> None:
     python = resolved(python)
     if runnable(python) and (python, with_tags) not in started:
         with contextlib.suppress(OSError):
-            started[(python, with_tags)] = spawn(python, with_tags)
+            started[(python, with_tags)] = spawn(python, with_tags and not own_build(python))
+
+
+def own_build(python: str) -> bool:
+    """Whether ``python`` is the very file this process runs (links followed: a venv's ``bin/python``
+    is one); its wheel tags are then this process's own, once its answer agrees (see ``target``)."""
+    try:
+        return bool(sys.executable) and os.path.samefile(python, sys.executable)
+    except (OSError, ValueError):
+        return False
 
 
 def resolved(python: str) -> str:

@@ -15,25 +15,27 @@ which move the interpreter's own standard library, are not applied.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import subprocess
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from wheeldoctor.model.environment import Environment
-from wheeldoctor.model.sitedirs import current_prefixes, root_for
-from wheeldoctor.model.startup import SiteDir, Startup
+from wheeldoctor.model.errors import InputError
 from wheeldoctor.where import probe
-from wheeldoctor.where.environment import MemoFor, load_environment
-from wheeldoctor.where.startup import given, pythonpath, running, simulate
+
+if TYPE_CHECKING:  # what reads the environment is imported when it is read, not with TargetError
+    import subprocess
+    from collections.abc import Sequence
+
+    from wheeldoctor.model.environment import Environment
+    from wheeldoctor.model.startup import SiteDir, Startup
+    from wheeldoctor.where.environment import MemoFor
+    from wheeldoctor.where.fingerprint import Keeper
 
 _PROBE_TIMEOUT = 30
 
 
-class TargetError(ValueError):
+class TargetError(InputError):
     """The environment asked for cannot be inspected; the message is one line for the user."""
 
 
@@ -54,6 +56,7 @@ def load_target(
     with_records: bool = True,
     defer_records: bool = False,
     memos: MemoFor | None = None,
+    keeper: Keeper | None = None,
 ) -> Environment:
     """Read the environment ``target`` names; raise TargetError when it cannot be read.
 
@@ -62,7 +65,8 @@ def load_target(
     ``with_records=False`` skips RECORD files, for checks of metadata alone;
     ``defer_records`` leaves them for the verification to read, in parallel where it can.
     ``memos`` keep what each dist-info gave, for the next read (see
-    :func:`wheeldoctor.where.environment.load_environment`).
+    :func:`wheeldoctor.where.environment.load_environment`); ``keeper``, which of dpkg's
+    file lists name something here (see :func:`wheeldoctor.where.dpkg_owners.read_owners`).
     """
     if target.python and target.paths:
         raise TargetError("give --python or --path, not both")
@@ -76,7 +80,9 @@ def load_target(
     from wheeldoctor.where.managers import attach_managers
 
     try:
-        return attach_managers(env, dpkg_admindir=target.dpkg_admindir, stdlib=stdlib[0], in_venv=stdlib[1])
+        return attach_managers(
+            env, dpkg_admindir=target.dpkg_admindir, stdlib=stdlib[0], in_venv=stdlib[1], keeper=keeper
+        )
     except DpkgError as e:
         raise TargetError(str(e)) from e
 
@@ -92,6 +98,10 @@ def _load_current(
     memos: MemoFor | None = None,
 ) -> tuple[Environment, _Stdlib]:
     import sysconfig
+
+    from wheeldoctor.model.sitedirs import current_prefixes
+    from wheeldoctor.where.environment import load_environment
+    from wheeldoctor.where.startup import running
 
     # sys.path[0] is the script's directory (or the cwd): where we were started from,
     # not where anything is installed, unless -P/safe_path already removed it.
@@ -131,6 +141,9 @@ def _load_paths(
     defer_records: bool = False,
     memos: MemoFor | None = None,
 ) -> tuple[Environment, _Stdlib]:
+    from wheeldoctor.where.environment import load_environment
+    from wheeldoctor.where.startup import given
+
     for path in paths:
         if not os.path.isdir(path):
             raise TargetError(f"--path {path}: no such directory")
@@ -138,6 +151,8 @@ def _load_paths(
     python = _python_beside(paths[0])
     probe: _Probe | None = None
     if python is not None:
+        import contextlib
+
         # The interpreter of that layout says what its markers and tags are; one that
         # cannot answer (a broken venv) leaves us with our own, as for a bare directory.
         with contextlib.suppress(TargetError):
@@ -164,6 +179,8 @@ def _load_paths(
 
 def _python_beside(site_dir: str) -> str | None:
     """The interpreter of a PREFIX/lib/pythonX.Y/site-packages layout, for repair tips."""
+    from wheeldoctor.model.sitedirs import root_for
+
     root = root_for(os.path.abspath(site_dir), [])
     for candidate in ("bin/python", "Scripts/python.exe"):
         path = os.path.join(root, candidate)
@@ -192,6 +209,8 @@ class _Probe:
 
     def startup(self) -> Startup:
         """The search path a normal start would build (``PYTHONPATH`` applied), executing nothing."""
+        from wheeldoctor.where.startup import pythonpath, simulate
+
         return simulate(
             self.interpreter, self.site_dirs, self.version, pythonpath=pythonpath(), user_site=self.user_site
         )
@@ -211,6 +230,8 @@ def _load_interpreter(
     defer_records: bool = False,
     memos: MemoFor | None = None,
 ) -> tuple[Environment, _Stdlib]:
+    from wheeldoctor.where.environment import load_environment
+
     python = probe.resolved(python)
     if not probe.runnable(python):
         raise TargetError(f"--python {python}: no such interpreter")
@@ -232,8 +253,44 @@ def _load_interpreter(
 
 
 def _probe(python: str, with_tags: bool) -> _Probe:
-    """Ask ``python``, started with ``-I -S``, for its own paths, site directories, prefixes, markers and tags."""
-    process = probe.started.pop((python, with_tags), None)
+    """Ask ``python``, started with ``-I -S``, for its own paths, site directories, prefixes, markers and tags.
+
+    Where ``python`` is this very interpreter's binary (:func:`probe.own_build`), its tags are
+    computed here, not in the probe: importing packaging's tags module there cost about
+    as much again as the rest of the probe, and this process imports it anyway.
+    """
+    here = with_tags and probe.own_build(python)
+    found = _answer(python, probe.started.pop((python, with_tags), None), with_tags and not here)
+    if not here:
+        return found
+    tags = _own_tags(found)
+    if tags is None:  # the same file, yet not the same interpreter answered: it computes its own tags
+        return _answer(python, None, True)
+    return replace(found, tags=tags)
+
+
+def _own_tags(found: _Probe) -> list[str] | None:
+    """This process's wheel tags, where the probe's answer says it is the same interpreter; else None."""
+    import platform
+    import sysconfig
+
+    same = (
+        found.version == sys.version_info[:2]
+        and found.stdlib == sysconfig.get_path("stdlib")
+        and found.markers.get("python_full_version") == platform.python_version()
+        and found.markers.get("implementation_name") == sys.implementation.name
+        and found.markers.get("platform_machine") == platform.machine()
+    )
+    return _current_tags() if same else None
+
+
+def _answer(python: str, process: subprocess.Popen[str] | None, with_tags: bool) -> _Probe:
+    """The probe's answer: from ``process``, started already, or from one started now."""
+    import json
+    import subprocess
+
+    from wheeldoctor.model.startup import SiteDir
+
     try:
         if process is None:
             process = probe.spawn(python, with_tags)
