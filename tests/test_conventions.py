@@ -266,11 +266,21 @@ def test_imports_takes_format_json_and_github(envs: Envs) -> None:
 
 
 def test_ctrl_c_while_the_app_is_imported_is_one_line_and_130(tmp_path: Path) -> None:
-    # An interrupt that lands in a heavy import: typer here raises it as Ctrl-C would.
+    # An interrupt that lands in a heavy import: typer here raises it as Ctrl-C would (doctor is
+    # parsed by typer; a plain check is not, and never imports it).
     (tmp_path / "typer").mkdir()
     (tmp_path / "typer" / "__init__.py").write_text("raise KeyboardInterrupt\n")
     path = os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", ""), str(Path(__file__).parents[1])])
-    done = run_cli("check", "--all", env={"PYTHONPATH": path})
+    done = run_cli("doctor", env={"PYTHONPATH": path})
+    assert (done.returncode, done.stderr) == (130, "wheeldoctor: interrupted\n")
+
+
+def test_ctrl_c_in_an_import_of_a_plain_check_is_one_line_and_130(tmp_path: Path) -> None:
+    # The plain parse runs check without typer: an interrupt in one of its imports (packaging here).
+    (tmp_path / "packaging").mkdir()
+    (tmp_path / "packaging" / "__init__.py").write_text("raise KeyboardInterrupt\n")
+    path = os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", ""), str(Path(__file__).parents[1])])
+    done = run_cli("check", "--all", "-q", env={"PYTHONPATH": path})
     assert (done.returncode, done.stderr) == (130, "wheeldoctor: interrupted\n")
 
 
