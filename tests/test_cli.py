@@ -179,7 +179,10 @@ def _garbage_python(tmp_path: Path) -> Path:
         (["x", "--path", "/nonexistent/site"], "error: --path /nonexistent/site: no such directory"),
         (["x", "--python", "/bin/false"], "error: --python /bin/false: exited 1 (no output)"),
         (["x", "--python", "/etc/passwd"], "error: --python /etc/passwd: no such interpreter"),
-        (["x", "--python", "{tmp}"], "error: --python {tmp}: no such interpreter"),
+        (
+            ["x", "--python", "{tmp}"],
+            "error: --python {tmp}: a directory with no bin/python (or Scripts/python.exe) in it",
+        ),
         (["x", "--python", "{garbage}"], "error: --python {garbage}: did not answer like a Python interpreter"),
         (["x", "--path", "/etc/passwd"], "error: --path /etc/passwd: no such directory"),
         (["x", "--python", sys.executable, "--path", "{tmp}"], "error: give --python or --path, not both"),
