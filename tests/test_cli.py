@@ -182,7 +182,10 @@ def _garbage_python(tmp_path: Path) -> Path:
             "error: --python /bin/false: exited 1 (no output) (it was started with -I -S to ask for its paths)",
         ),
         (["x", "--python", "/etc/passwd"], "error: --python /etc/passwd: no such interpreter"),
-        (["x", "--python", "{tmp}"], "error: --python {tmp}: no such interpreter"),
+        (
+            ["x", "--python", "{tmp}"],
+            "error: --python {tmp}: a directory with no bin/python (or Scripts/python.exe) in it",
+        ),
         (
             ["x", "--python", "{garbage}"],
             "error: --python {garbage}: did not answer like a Python interpreter"

@@ -99,7 +99,7 @@ def test_text_report_ends_with_one_verdict(envs: Envs) -> None:
     assert done.returncode == 1
     lines = done.stdout.splitlines()
     assert lines[0].startswith("environment: python ")
-    assert lines[-1] == "doctor: problems in files and clashes, dependencies, duplicates, compatibility"
+    assert lines[-1] == "doctor: problems in files, dependencies, duplicates, compatibility"
     assert any(line.startswith("lonely 1.0: WD040: requires gone") for line in lines)
     assert any(line.startswith("dup: WD050: ") for line in lines)
     assert any(line.startswith("winonly 1.0: WD031: ") for line in lines)

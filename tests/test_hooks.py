@@ -284,8 +284,32 @@ COVERAGE_PTH = (
     ],
 )
 def test_registry_matches_name_and_every_line(name: str, lines: list[str], known: str | None) -> None:
-    found = known_pth(name, tuple(lines))
+    found = known_pth(name, tuple(lines), REGISTRY_OWNERS.get(name, "demo"))
     assert (found.name if found else None) == known
+
+
+#: Who owns each file of the table above, as the registry is matched by owner too (None: nobody recorded it).
+REGISTRY_OWNERS: dict[str, str | None] = {
+    "_virtualenv.pth": None,
+    "subcover.pth": None,
+    "evil.pth": None,
+    "a1_coverage.pth": "coverage",
+    "b1_coverage.pth": "coverage",
+    "distutils-precedence.pth": "setuptools",
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "line", "owner"),
+    [
+        ("distutils-precedence.pth", SHIM_LINE, "evilpkg"),
+        ("distutils-precedence.pth", SHIM_LINE, None),
+        ("a1_coverage.pth", COVERAGE_PTH, "evilpkg"),
+        ("_virtualenv.pth", "import _virtualenv", "evilpkg"),
+    ],
+)
+def test_registry_knows_a_vendors_hook_only_from_its_owner(name: str, line: str, owner: str | None) -> None:
+    assert known_pth(name, (line,), owner) is None
 
 
 def test_registry_knows_setuptools_namespace_lines() -> None:
@@ -299,16 +323,16 @@ def test_registry_knows_setuptools_namespace_lines() -> None:
         "mp = (m or []) and m.__dict__.setdefault('__path__',[]);(p not in mp) and mp.append(p);"
         "m and setattr(sys.modules['google'], 'cloud', m)"
     )
-    assert known_pth("google_cloud-nspkg.pth", (line,)) is not None
-    assert known_pth("google_cloud-nspkg.pth", (line + ";__import__('os').system('id')",)) is None
-    assert known_pth("google_cloud.pth", (line,)) is None
+    assert known_pth("google_cloud-nspkg.pth", (line,), "google-cloud") is not None
+    assert known_pth("google_cloud-nspkg.pth", (line + ";__import__('os').system('id')",), "google-cloud") is None
+    assert known_pth("google_cloud.pth", (line,), "google-cloud") is None
 
 
 @pytest.mark.skipif(not Path("/etc/python3.11/sitecustomize.py").is_file(), reason="no Debian apport hook here")
 def test_debian_apport_sitecustomize_is_known() -> None:
     text = Path("/etc/python3.11/sitecustomize.py").read_text()
-    assert known_module("sitecustomize.py", text) is not None
-    assert known_module("sitecustomize.py", text + "import os\n") is None
+    assert known_module("sitecustomize.py", text, "libpython3.11-minimal") is not None
+    assert known_module("sitecustomize.py", text + "import os\n", "libpython3.11-minimal") is None
 
 
 def test_usercustomize_runs_only_where_the_user_site_is_on(

@@ -96,7 +96,7 @@ def test_check_lock_passes_a_synced_venv_and_catches_a_rewritten_record(index: R
     validate(document)  # the JSON Schema names fetched and the lock's codes
     [alpha] = [d for d in document["distributions"] if d["name"] == "alpha"]
     assert "WD084" in {f["code"] for f in alpha["findings"]}
-    assert alpha["repair"]["argv"][-3:] == ["alpha", "--no-deps", "alpha==1.0"]
+    assert alpha["repair"]["argv"][-4:] == ["alpha", "--no-deps", "--", "alpha==1.0"]
     code, document = cli_json("doctor", "--python", venv.python, "--lock", lock)
     assert code == 1 and document["fetched"]["by_source"] == {"cache": 3}
     validate(document)
@@ -114,7 +114,7 @@ def test_check_lock_names_another_version_and_an_unlocked_distribution(index: Ra
     assert "tomli 2.0.1: WD083" in done.stdout
     assert "Tip: tomli is not in the lock: uninstall it, or accept WD083 for it by a rule" in done.stdout
     assert "WD084" not in done.stdout  # six's other version is not judged against 1.17.0's RECORD
-    uninstall = ["uv", "pip", "uninstall", "--python", str(venv.python), "tomli"]
+    uninstall = ["uv", "pip", "uninstall", "--python", str(venv.python), "--", "tomli"]
     assert f"(to uninstall: {' '.join(uninstall)})" in done.stdout
     code, document = cli_json("check", "--all", "--python", venv.python, "--lock", lock)
     assert code == 1
@@ -331,8 +331,8 @@ def test_fix_lock_reinstalls_the_locked_versions_and_a_recheck_passes(index: Ran
     found = run_cli("check", "--all", "--python", venv.python, "--lock", lock)
     assert found.returncode == 1, found.stdout + found.stderr
     uv = f"uv pip install --python {venv.python}"
-    assert f"Tip: {uv} --reinstall-package alpha --no-deps alpha==1.0" in found.stdout
-    assert f"Tip: {uv} --reinstall-package six --no-deps six==1.17.0" in found.stdout  # the lock's, not 1.16.0
+    assert f"Tip: {uv} --reinstall-package alpha --no-deps -- alpha==1.0" in found.stdout
+    assert f"Tip: {uv} --reinstall-package six --no-deps -- six==1.17.0" in found.stdout  # the lock's, not 1.16.0
 
     installers = {**UV_ENV, "UV_INDEX_URL": index.simple, "PIP_INDEX_URL": index.simple}
     fixed = run_cli("fix", "--all", "--python", venv.python, "--lock", lock, "--yes", env=installers)

@@ -58,6 +58,8 @@ PLAIN = [
     ["deps", "--path", "a", "--path=b", "--no-cache", "--dpkg-admindir", "/mnt/var/lib/dpkg"],
     ["deps", "--json", "--json", "--python", "p1", "--python", "p2"],
     ["check", "--all"],
+    ["check", "--all", "-q", "--select", "WD0", "--ignore=WD07", "--ignore", "WD061", "--exit-zero", "-v"],
+    ["check", "numpy", "--quiet", "--verbose", "--select=WD00,WD01"],
     ["check", "--all", "--json", "--python", "py", "-j", "3"],
     ["check", "alpha", "beta"],
     ["check", "alpha", "--strict", "beta", "--jobs=12", "--no-cache"],

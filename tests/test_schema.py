@@ -10,7 +10,9 @@ validate against the schema, whose ``schema_version`` must be the one the packag
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import marshal
 import os
 import shutil
 import sys
@@ -20,7 +22,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from helpers import build_wheel, make_venv, run_cli, uv_install
+from helpers import build_wheel, make_venv, pip_install, run_cli, uv_install
 from variants import Wheels, build_variant_wheels
 
 REPO = Path(__file__).resolve().parent.parent
@@ -177,6 +179,58 @@ def test_fix_dry_run_and_a_fix_that_ran(sick: Sick, tmp_path: Path) -> None:
     ran = document("fix", "--all", "--yes", "--keep", "onelib-slow", "--python", venv.python, env=offline(sick.wheels))
     assert ran["after"] is not None and {s["status"] for s in ran["steps"]} == {"ok"}, ran["steps"]
     validate(ran)
+
+
+def _accepted_by(document: dict[str, Any]) -> set[str]:
+    """Every ``accepted.by`` anywhere in a document."""
+    found: set[str] = set()
+    stack: list[Any] = [document]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            accepted = item.get("accepted")
+            if isinstance(accepted, dict):
+                found.add(accepted["by"])
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
+def test_the_fields_added_in_1_2(tmp_path: Path) -> None:
+    """A .pyc pip recompiled, a .start hook whose entry point resolves to nothing, a finding --ignore
+    leaves out, and a baseline entry whose file changed again: each field of 1.2, validated."""
+    source = b"def f():\n    return 1\n"
+    shipped = compile(source, "/build/src/pkg/mod.py", "exec", dont_inherit=True)
+    pyc = importlib.util.MAGIC_NUMBER + bytes(8) + b"\x20\0\0\0" + marshal.dumps(shipped)
+    files = {
+        "pkg/__init__.py": b"",
+        "pkg/mod.py": source,
+        f"pkg/__pycache__/mod.{sys.implementation.cache_tag}.pyc": pyc,
+        "pkg/data.txt": b"D\n",
+    }
+    venv = make_venv(tmp_path / "venv")
+    pip_install(venv, "--no-index", "--no-deps", build_wheel(tmp_path / "wheels", "pkg", "1.0", files))
+    site = venv.site_packages
+    project = tmp_path / "project"
+    project.mkdir()
+    baseline = tmp_path / "baseline.json"
+    (site / "pkg" / "data.txt").write_bytes(b"E\n")
+    pinned = run_cli("check", "--all", "--python", venv.python, "--write-baseline", baseline, cwd=project)
+    assert pinned.returncode == 0, pinned.stderr
+    (site / "pkg" / "data.txt").write_bytes(b"F\n")  # the pinned finding, with other evidence
+    (site / "boot.start").write_bytes(b"nowhere.mod:run\n")
+    (site / "stray.py").write_bytes(b"S = 1\n")
+    found = document(
+        "check", "--all", "--python", venv.python, "--baseline", baseline, "--ignore", "WD072", cwd=project
+    )
+    kinds = {f["kind"] for d in found["distributions"] for f in d["findings"]}
+    assert "recompiled" in kinds
+    start = [h for h in found["startup_hooks"] if h["kind"] == "start"]
+    assert [(h["entry_points"], h["unresolved"]) for h in start] == [(["nowhere.mod:run"], ["nowhere.mod:run"])]
+    assert "selection" in _accepted_by(found)
+    assert [e["path"] for e in found["policy"]["changed"]] == ["pkg/data.txt"]
+    validate(found)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="imports reads /proc")

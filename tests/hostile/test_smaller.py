@@ -32,16 +32,19 @@ def test_a_planted_pth_shows_the_line_that_runs(planted: Planted) -> None:
     done = run_cli("check", "--all", "--path", planted.site)
     no_traceback(done)
     assert done.returncode == 1
-    (line,) = [x for x in done.stdout.splitlines() if "WD071" in x and "zz_planted.pth" in x]
-    assert f"runs: {PAYLOAD}" in line
+    lines = done.stdout.splitlines()
+    (at,) = [i for i, x in enumerate(lines) if "WD071" in x and "zz_planted.pth" in x]
+    assert lines[at + 1] == f"  line 1: {PAYLOAD!a}"  # the code itself, under its finding
 
 
 def test_a_long_hook_line_is_cut_short(planted: Planted) -> None:
     (planted.site / "zz_long.pth").write_text("import os" + ";" * 10_000 + "\n")
     done = run_cli("check", "--all", "--path", planted.site)
-    (line,) = [x for x in done.stdout.splitlines() if "WD071" in x]
-    assert len(line) < 600
-    assert "…" in line
+    lines = done.stdout.splitlines()
+    (at,) = [i for i, x in enumerate(lines) if ": WD071: " in x and "zz_long.pth" in x]
+    assert len(lines[at]) < 600 and len(lines[at + 1]) < 600
+    assert lines[at + 1].startswith("  line 1: 'import os;;;")
+    assert lines[at + 1].endswith("(cut at 160 of 10009 characters)")
 
 
 def test_code_appended_to_an_owned_pth_is_never_offered_for_keeping(
@@ -56,6 +59,10 @@ def test_code_appended_to_an_owned_pth_is_never_offered_for_keeping(
     no_traceback(done)
     assert done.returncode == 1
     assert "CA bundle" not in done.stdout
-    assert "accept exactly these bytes" not in done.stdout
+    assert "is RECORD's bytes with" not in done.stdout  # the offer to keep appended bytes
+    # The only rule offered is the start-up hook's own (WD070, read it first), never the appended bytes'.
+    lines = done.stdout.splitlines()
+    blocks = [lines[i + 1 : i + 6] for i, line in enumerate(lines) if line.strip() == "[[tool.wheeldoctor.accept]]"]
+    assert all('  code = "WD070"' in block for block in blocks), blocks
     assert "of code appended" in done.stdout
     assert PAYLOAD in done.stdout  # the hook finding shows it

@@ -19,10 +19,12 @@ from wheeldoctor.cli.options import (
     BaselineOption,
     ConfigOption,
     DpkgAdmindirOption,
+    ExitZeroOption,
     ExtraOption,
     FindLinksOption,
     FormatOption,
     GroupOption,
+    IgnoreOption,
     JobsOption,
     JsonOption,
     LockOption,
@@ -32,9 +34,12 @@ from wheeldoctor.cli.options import (
     PlatformOption,
     PythonOption,
     PythonVersionOption,
+    QuietOption,
+    SelectOption,
     ShowAcceptedOption,
     ShowUnownedOption,
     StrictOption,
+    VerboseOption,
     VerifyWheelsOption,
     WriteBaselineOption,
 )
@@ -45,6 +50,7 @@ from wheeldoctor.cli.runner import (
     cache_dir,
     choose_format,
     deliver,
+    exit_code,
     exit_now,
     fail,
     guard,
@@ -56,6 +62,7 @@ from wheeldoctor.cli.runner import (
     target_of,
     terminal_console,
 )
+from wheeldoctor.cli.settings import settings_of
 from wheeldoctor.report.progress import progress_bar
 from wheeldoctor.where.target import Target, load_target, start_probe
 
@@ -101,6 +108,11 @@ def check(
     write_baseline: WriteBaselineOption = None,
     show_accepted: ShowAcceptedOption = False,
     show_unowned: ShowUnownedOption = False,
+    select: SelectOption = None,
+    ignore: IgnoreOption = None,
+    exit_zero: ExitZeroOption = False,
+    quiet: QuietOption = False,
+    verbose: VerboseOption = False,
     lock: LockOption = None,
     find_links: FindLinksOption = None,
     verify_wheels: VerifyWheelsOption = False,
@@ -132,6 +144,11 @@ def check(
             verify_wheels=verify_wheels,
             extra=extra,
             group=group,
+            select=select,
+            ignore=ignore,
+            exit_zero=exit_zero,
+            quiet=quiet,
+            verbose=verbose,
         )
     )
 
@@ -226,6 +243,11 @@ def doctor(
     baseline: BaselineOption = None,
     write_baseline: WriteBaselineOption = None,
     show_accepted: ShowAcceptedOption = False,
+    select: SelectOption = None,
+    ignore: IgnoreOption = None,
+    exit_zero: ExitZeroOption = False,
+    quiet: QuietOption = False,
+    verbose: VerboseOption = False,
     lock: LockOption = None,
     find_links: FindLinksOption = None,
     verify_wheels: VerifyWheelsOption = False,
@@ -237,9 +259,10 @@ def doctor(
     def run() -> int:
         chosen = choose_format(format_, json)
         refuse_report_with_baseline(write_baseline, chosen, output)
+        settings = settings_of(config, select=select, ignore=ignore, jobs=jobs, strict=strict)
         if chosen == "cyclonedx":
             sbom.require_sbom()
-        target = target_of(python, path, dpkg_admindir)
+        target = target_of(python, path, dpkg_admindir, quiet=quiet)
         start_probe(target, with_tags=True)
         from wheeldoctor.commands import policy as policies
         from wheeldoctor.commands.doctor import run_doctor
@@ -254,23 +277,31 @@ def doctor(
             given = lock_options(lock, find_links, verify_wheels, extra, group, no_cache)
             locked = against(env, given, chosen) if given else None
             env = locked.environment if locked else env
-            policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
-            with progress_bar(chosen != "text") as sink:
+            policy = policies.load_policy(
+                env, config=config, baseline_file=baseline, writing=write_baseline, selection=settings.selection
+            )
+            with progress_bar(chosen != "text" or quiet) as sink:
                 verdict = locked.verdict if locked else None
                 result = run_doctor(
-                    env, jobs=jobs, progress=sink, strict=strict, cache_dir=cached, policy=policy, lock=verdict
+                    env,
+                    jobs=settings.jobs,
+                    progress=sink,
+                    strict=settings.strict,
+                    cache_dir=cached,
+                    policy=policy,
+                    lock=verdict,
                 )
         fetched = locked.summary if locked else None
         result = replace(result, check=replace(result.check, show_unowned=show_unowned, fetched=fetched))
         if write_baseline is not None:
-            return pin_baseline(write_baseline, result.check.baseline_reports)
+            return pin_baseline(write_baseline, result.baseline_reports)
         if chosen == "cyclonedx":
             sbom.deliver_sbom(result.check, output, cached)
-            return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
-        rich = partial(deps_text.render_doctor_rich, result, show_accepted=show_accepted)
-        deliver(result, chosen, output, rich, show_accepted=show_accepted)
+            return exit_code(result.healthy, exit_zero)
+        rich = partial(deps_text.render_doctor_rich, result, show_accepted=show_accepted, verbose=verbose)
+        deliver(result, chosen, output, rich, show_accepted=show_accepted, quiet=quiet)
         tell_fetch(locked)
-        return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
+        return exit_code(result.healthy, exit_zero)
 
     guard(run)
 
@@ -284,7 +315,13 @@ def fix(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; run nothing.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Run the plan without asking.")] = False,
     keep: Annotated[list[str] | None, typer.Option(metavar="NAME", help="Of an unrelated pair, keep NAME.")] = None,
-    json: Annotated[bool, typer.Option("--json", help="The JSON document on stdout; the rest on stderr.")] = False,
+    json: Annotated[bool, typer.Option("--json", help="The same as --format json.")] = False,
+    format_: Annotated[
+        str | None,
+        typer.Option(
+            "--format", metavar="FORMAT", help="text (default) or json: the document on stdout, the rest on stderr."
+        ),
+    ] = None,
     no_cache: NoCacheOption = False,
     dpkg_admindir: DpkgAdmindirOption = None,
     config: ConfigOption = None,
@@ -300,6 +337,7 @@ def fix(
     def run() -> int:
         if bool(names) == all_:
             fail("name the distributions to repair, or pass --all (not both)")
+        as_json = choose_format(format_, json, allowed=("text", "json")) == "json"
         from wheeldoctor.commands.fix import plan_fix, run_fix
         from wheeldoctor.report import fix_text
 
@@ -313,13 +351,13 @@ def fix(
             cache_dir=cache_dir(no_cache),
             config=config,
             baseline=baseline,
-            against=(lambda env: against(env, given, "json" if json else "text")) if given else None,
+            against=(lambda env: against(env, given, "json" if as_json else "text")) if given else None,
         )
-        out = sys.stderr if json else sys.stdout  # with --json, stdout holds the document alone
+        out = sys.stderr if as_json else sys.stdout  # with --json, stdout holds the document alone
         ask = _confirm if sys.stdin.isatty() else None
         sink = fix_text.StreamSink(out)  # a refusal (FixRefused) exits 2 through the guard
         result = run_fix(planned, sink, dry_run=dry_run, yes=yes, ask=ask, explicit_python=bool(python))
-        fix_text.finish(result, out, sys.stdout if json else None, dry_run=dry_run)
+        fix_text.finish(result, out, sys.stdout if as_json else None, dry_run=dry_run)
         return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
     guard(run)
@@ -341,12 +379,17 @@ def imports(
     modules: Annotated[list[str], typer.Argument(metavar="MODULE...", help="Modules to import, a process each.")],
     python: PythonOption = None,
     json: JsonOption = False,
+    format_: Annotated[
+        str | None, typer.Option("--format", metavar="FORMAT", help="text (default), json or github (annotations).")
+    ] = None,
     forbid: Annotated[str, typer.Option("--forbid", metavar="EFFECT,...", help=_FORBID_HELP)] = "gpu-init",
     timeout: Annotated[float, typer.Option("--timeout", metavar="S", help="Kill an import that takes longer.")] = 60.0,
+    exit_zero: ExitZeroOption = False,
 ) -> None:
     """Import modules (this RUNS their code) and report GPU driver initialisation, threads, processes, time."""
 
     def run() -> int:
+        chosen = choose_format(format_, json, allowed=("text", "json", "github"))
         from wheeldoctor.commands.imports import Forbid, run_imports
         from wheeldoctor.probes.imports import ImportProbeError
         from wheeldoctor.report import imports_text
@@ -356,13 +399,17 @@ def imports(
             result = run_imports(tuple(modules), python, forbid=Forbid.parse(forbid), timeout=timeout)
         except (ImportProbeError, ValueError) as e:
             fail(str(e))
-        if json:
+        if chosen == "json":
             sys.stdout.write(json_report.render(json_report.imports_document(result)))
+        elif chosen == "github":
+            from wheeldoctor.report import imports_github
+
+            sys.stdout.writelines(line + "\n" for line in imports_github.render(result))
         elif (console := terminal_console()) is not None:
             imports_text.render_rich(result, console)
         else:
             sys.stdout.writelines(line + "\n" for line in imports_text.render_plain(result))
-        return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
+        return exit_code(result.healthy, exit_zero)
 
     guard(run)
 

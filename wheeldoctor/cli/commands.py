@@ -12,6 +12,7 @@ from wheeldoctor.cli.runner import (
     cache_dir,
     choose_format,
     deliver,
+    exit_code,
     fail,
     metadata_memos,
     no_cyclic_gc,
@@ -60,10 +61,16 @@ def check(
     verify_wheels: bool = False,
     extra: list[str] | None = None,
     group: list[str] | None = None,
+    select: list[str] | None = None,
+    ignore: list[str] | None = None,
+    exit_zero: bool = False,
+    quiet: bool = False,
+    verbose: bool = False,
 ) -> int:
     """``check``: verify distributions' files (``--all``: every one, and the start-up hooks).
 
-    With ``lock``, against the lock and its wheels' own RECORDs (``cli/lock.py``).
+    With ``lock``, against the lock and its wheels' own RECORDs (``cli/lock.py``). ``select``,
+    ``ignore``, ``jobs`` and ``strict`` default to the config's (``settings_of``).
     """
     if bool(names) == all_:
         fail("name the distributions to check, or pass --all (not both)")
@@ -71,11 +78,14 @@ def check(
         fail("--lock judges the whole environment: give --all")
     chosen = choose_format(format_, json)
     refuse_report_with_baseline(write_baseline, chosen, output)
+    from wheeldoctor.cli.settings import settings_of
+
+    settings = settings_of(config, select=select, ignore=ignore, jobs=jobs, strict=strict)
     if chosen == "cyclonedx":
         from wheeldoctor.cli import sbom
 
         sbom.require_sbom()
-    target = target_of(python, path, dpkg_admindir)
+    target = target_of(python, path, dpkg_admindir, quiet=quiet)
     from wheeldoctor.where.target import load_target, start_probe
 
     start_probe(target, with_tags=lock is not None)  # it runs while the checks are imported
@@ -101,17 +111,19 @@ def check(
             given = lock_options(lock, find_links, verify_wheels, extra, group, no_cache)
             locked = against(env, given, chosen) if given else None
             env = locked.environment if locked else env
-        policy = policies.load_policy(env, config=config, baseline_file=baseline, writing=write_baseline)
-        with progress_bar(chosen != "text") as sink:
+        policy = policies.load_policy(
+            env, config=config, baseline_file=baseline, writing=write_baseline, selection=settings.selection
+        )
+        with progress_bar(chosen != "text" or quiet) as sink:
             result = run_check(
                 env,
                 names or None,
-                jobs=jobs,
+                jobs=settings.jobs,
                 progress=sink,
-                strict=strict or not all_,
+                strict=settings.strict or not all_,
                 cache_dir=cached,
                 processes=locked is None,  # the lock's claims are in env; forked workers read RECORD files
-                strict_overlays=strict,
+                strict_overlays=settings.strict,
                 policy=policy,
                 meanwhile=import_stepwise(report_modules(chosen)),
                 lock=locked.verdict if locked else None,
@@ -123,19 +135,19 @@ def check(
         from wheeldoctor.cli import sbom
 
         sbom.deliver_sbom(result, output, cached)
-        return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
+        return exit_code(result.healthy, exit_zero)
 
     def rich(console: Console) -> None:
-        from wheeldoctor.report import text
+        from wheeldoctor.report import check_table
 
-        text.render_rich(result, console, show_accepted=show_accepted)
+        check_table.render_rich(result, console, show_accepted=show_accepted, verbose=verbose)
 
-    deliver(result, chosen, output, rich, show_accepted=show_accepted)
+    deliver(result, chosen, output, rich, show_accepted=show_accepted, quiet=quiet)
     if locked is not None:
         from wheeldoctor.cli.lock import tell_fetch
 
         tell_fetch(locked)
-    return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
+    return exit_code(result.healthy, exit_zero)
 
 
 def deps(

@@ -59,6 +59,28 @@ NoCacheOption = Annotated[
     bool, typer.Option("--no-cache", help="Use no cache: hash every file, read every dist-info (nothing is written).")
 ]
 ShowUnownedOption = Annotated[bool, typer.Option("--show-unowned", help="List every file no installer recorded.")]
+SelectOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--select",
+        metavar="CODE",
+        help="Only codes with these prefixes count (repeatable, or CODE,CODE): WD0, WD07, WD071.",
+    ),
+]
+IgnoreOption = Annotated[
+    list[str] | None,
+    typer.Option("--ignore", metavar="CODE", help="Codes with these prefixes do not count (repeatable, or CODE,CODE)."),
+]
+ExitZeroOption = Annotated[
+    bool, typer.Option("--exit-zero", help="Exit 0 even when problems are found (2 still means it could not run).")
+]
+QuietOption = Annotated[
+    bool,
+    typer.Option("--quiet", "-q", help="Only what fails and the summary: no environment line, notes, tips, progress."),
+]
+VerboseOption = Annotated[
+    bool, typer.Option("--verbose", "-v", help="Full digests in the terminal table (JSON always has them).")
+]
 LockOption = Annotated[
     str | None,
     typer.Option(

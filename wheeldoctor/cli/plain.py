@@ -46,6 +46,13 @@ _CHECK = {
     "--verify-wheels": ("verify_wheels", FLAG),
     "--extra": ("extra", MANY),
     "--group": ("group", MANY),
+    "--select": ("select", MANY),
+    "--ignore": ("ignore", MANY),
+    "--exit-zero": ("exit_zero", FLAG),
+    "--quiet": ("quiet", FLAG),
+    "-q": ("quiet", FLAG),
+    "--verbose": ("verbose", FLAG),
+    "-v": ("verbose", FLAG),
 }
 #: Per command: its options, and the keyword its positional words go to (None: it takes none).
 COMMANDS: dict[str, tuple[dict[str, tuple[str, str]], str | None]] = {

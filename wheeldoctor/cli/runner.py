@@ -89,7 +89,9 @@ def guard(run: Callable[[], int]) -> NoReturn:
     except InputError as e:  # where.target's TargetError too
         fail(str(e), getattr(e, "tip", None))  # fix's refusals say what to do instead
     except KeyboardInterrupt:
-        raise SystemExit(130) from None
+        from wheeldoctor.cli import interrupted
+
+        interrupted()
     except BrokenPipeError:
         # The reader went away (`| head`): say nothing more, and keep the interpreter's
         # final flush from raising again on the closed pipe.
@@ -232,27 +234,49 @@ def scan_keeper(cache_dir: str | None) -> Keeper | None:
 _FORMATS = ("text", "json", "github", "junit", "sarif", "cyclonedx")
 
 
-def choose_format(chosen: str | None, json: bool) -> str:
-    """``--format``, with ``--json`` as its alias; anything else is one line and exit 2."""
-    if chosen is not None and chosen not in _FORMATS:
-        fail(f"unknown format {chosen!r}: choose one of {', '.join(_FORMATS)}")
+def choose_format(chosen: str | None, json: bool, allowed: Sequence[str] = _FORMATS) -> str:
+    """``--format`` (one of ``allowed``), with ``--json`` as its alias; anything else is one line and exit 2."""
+    if chosen is not None and chosen not in allowed:
+        fail(f"unknown format {chosen!r}: choose one of {', '.join(allowed)}")
     if json and chosen not in (None, "json"):
         fail(f"--json is --format json: it cannot be combined with --format {chosen}")
     return "json" if json else chosen or "text"
 
 
-def target_of(python: str | None, path: list[str] | None, dpkg_admindir: str | None = None) -> Target:
-    """The environment to inspect; refused when it could only be a pre-commit hook's own venv."""
-    if not python and not path and os.path.basename(sys.prefix).startswith("py_env-"):
-        # pre-commit installs a `language: python` hook into ~/.cache/pre-commit/…/py_env-*: checking
-        # that venv would report on wheeldoctor's own dependencies, never on the project's.
-        fail(
-            f"this would check only the hook's own environment ({sys.prefix}), not your project's",
-            "give the hook `args: [--python, .venv/bin/python]`, or use the `wheeldoctor-system` hook",
-        )
+def target_of(
+    python: str | None, path: list[str] | None, dpkg_admindir: str | None = None, *, quiet: bool = False
+) -> Target:
+    """The environment to inspect: as named, else found as uv finds it (``where/discover.py``).
+
+    The choice and why go to stderr first; wheeldoctor's own tool venv (uv tool, pipx, a
+    pre-commit hook's) is refused (exit 2). ``--python`` may name a venv or prefix directory.
+    """
+    from wheeldoctor.where import discover
     from wheeldoctor.where.target import Target
 
+    if python and os.path.isdir(python):
+        found = discover.interpreter_in(python)
+        if found is None:
+            fail(f"--python {python}: a directory with no bin/python (or Scripts/python.exe) in it")
+        python = found
+    if not python and not path:
+        from wheeldoctor.cli.settings import config_python
+
+        try:
+            choice = discover.discover(os.environ, os.getcwd(), sys.prefix, config_python())
+        except discover.Refusal as e:
+            fail(str(e))
+        python = choice.python
+        if not quiet:
+            from wheeldoctor.report import inert
+
+            sys.stderr.write(inert.text(f"environment: {python or sys.executable} ({choice.reason})") + "\n")
     return Target(python=python, paths=tuple(path or ()), dpkg_admindir=dpkg_admindir)
+
+
+def exit_code(healthy: bool, exit_zero: bool = False) -> int:
+    """0 healthy, 1 problems found; ``--exit-zero`` turns 1 into 0 (could-not-run stays 2)."""
+    return EXIT_HEALTHY if healthy or exit_zero else EXIT_PROBLEMS
 
 
 def report_modules(chosen: str, text: str = "text") -> tuple[str, ...]:
@@ -262,8 +286,18 @@ def report_modules(chosen: str, text: str = "text") -> tuple[str, ...]:
     return ("wheeldoctor.report.output", "wheeldoctor.report.render", f"wheeldoctor.report.{report}")
 
 
-def deliver(result: Result, chosen: str, output: str | None, rich: Rich = None, show_accepted: bool = False) -> None:
-    """The report in ``chosen`` format to stdout; with ``output``, to that file and the text report to stdout."""
+def deliver(
+    result: Result,
+    chosen: str,
+    output: str | None,
+    rich: Rich = None,
+    show_accepted: bool = False,
+    quiet: bool = False,
+) -> None:
+    """The report in ``chosen`` format to stdout; with ``output``, to that file and the text report to stdout.
+
+    ``quiet`` (``-q``) changes the text report only: what fails and the summary, nothing when healthy.
+    """
     from wheeldoctor.report.output import OutputError, append, write_atomic
     from wheeldoctor.report.render import Format, render, step_summary
 
@@ -284,6 +318,10 @@ def deliver(result: Result, chosen: str, output: str | None, rich: Rich = None, 
         sys.stdout.write(render(result, fmt, show_accepted=show_accepted))
     elif output is None and fmt is not Format.TEXT:
         write_document(render(result, fmt, show_accepted=show_accepted))
+    elif quiet:
+        from wheeldoctor.report.render import quiet_lines
+
+        sys.stdout.writelines(line + "\n" for line in quiet_lines(result))
     elif output is None or fmt is not Format.TEXT:
         console = terminal_console() if rich is not None else None
         if rich is not None and console is not None:

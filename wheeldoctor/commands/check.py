@@ -111,12 +111,13 @@ def run_check(
         from wheeldoctor.judge.overlay import resolve_overlays
         from wheeldoctor.judge.policy import Policy, accept, outcome
         from wheeldoctor.where.hooks import audit_hooks
+        from wheeldoctor.where.recompiled import explain_recompiled
 
         graph = RequirementGraph(requirements or Requirements.of(env))
         clashes = find_clashes(verification.owners, verification.states, involving=[d.name for d in checked])
         pairs = pair_up(clashes, active, graph)
         # Read, judge files, judge shared paths, then build the result: statuses once, at the end.
-        judged = list(verification.reports)
+        judged = explain_recompiled(verification.reports)
         if lock is not None:
             judged = [replace(r, findings=(*r.findings, *lock.findings.get(r.name, ()))) for r in judged]
         helpers = _overlays_to_verify(env, judged, graph, jobs=jobs, cache_dir=cache_dir)
@@ -135,7 +136,9 @@ def run_check(
         if walk is not None:
             intact = {r.name: r.status is Status.INTACT for r in reports if r.dist is not None}
             owner_of, scan = from_data(walk.result())
-            hooks, unowned, third = accept_startup(audit_hooks(env, owner_of.get, intact), scan, policy)
+            hooks, unowned, third = accept_startup(
+                audit_hooks(env, owner_of.get, intact, policy.config.known_hooks), scan, policy
+            )
             passes.append(third)
             judged_too += third.reports  # rules naming hooks are used, counted or stale like any other
     except BaseException:

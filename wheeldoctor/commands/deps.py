@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # a renderer asks isinstance of DepsResult: that must not import the judges
     from wheeldoctor.judge.compat import CompatibilityFinding
     from wheeldoctor.judge.deps import DependencyReport, Requirements
     from wheeldoctor.judge.duplicates import Duplicate
+    from wheeldoctor.judge.selection import CodeSelection
     from wheeldoctor.model.environment import Environment
     from wheeldoctor.repair.requirements import DepsRepairs
 
@@ -66,4 +67,17 @@ def run_deps(env: Environment, requirements: Requirements | None = None) -> Deps
         compatibility=tuple(findings),
         repairs=deps_repairs(env, dependencies.conflicts, duplicates, findings),
         notes=tuple(notes),
+    )
+
+
+def select_deps(result: DepsResult, selection: CodeSelection) -> DepsResult:
+    """``result`` without what ``--select``/``--ignore`` leave out: conflicts, duplicates, compatibility."""
+    if selection.everything:
+        return result
+    conflicts = tuple(c for c in result.dependencies.conflicts if selection.allows(c.code.value))
+    return replace(
+        result,
+        dependencies=replace(result.dependencies, conflicts=conflicts),
+        duplicates=tuple(d for d in result.duplicates if selection.allows(d.code.value)),
+        compatibility=tuple(f for f in result.compatibility if selection.allows(f.code.value)),
     )

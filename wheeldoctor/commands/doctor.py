@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from wheeldoctor.commands.check import run_check
-from wheeldoctor.commands.deps import run_deps
+from wheeldoctor.commands.deps import run_deps, select_deps
+from wheeldoctor.commands.deps_policy import accept_deps, with_deps
 from wheeldoctor.commands.results import DoctorResult
 from wheeldoctor.engine.states import ProgressSink
 from wheeldoctor.judge.locked import LockVerdict
@@ -45,6 +46,13 @@ def run_doctor(
         requirements=requirements,
     )
     deps = run_deps(env, requirements)
+    if policy is not None and not policy.empty:
+        # Accept rules and baselines judge every kind of finding, dependencies included.
+        deps = select_deps(deps, policy.selection)
+        done = accept_deps(deps, policy)
+        deps = done.deps
+        if check.policy is not None:
+            check = replace(check, policy=with_deps(check.policy, policy, done))
     # Unreadable metadata is already a file-level finding of the check: say it once.
     reported = {(r.name, f.code) for r in check.distributions for f in r.findings}
     compatibility = tuple(f for f in deps.compatibility if (f.dist, f.code) not in reported)

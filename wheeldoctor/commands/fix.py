@@ -35,6 +35,7 @@ from wheeldoctor.repair.outcome import (
     expectation_problems,
     file_problems,
     pair_problems,
+    startup_problems,
 )
 from wheeldoctor.repair.plan import FixStep, RepairPlan, plan_repairs
 from wheeldoctor.where.target import Target, load_target
@@ -187,6 +188,7 @@ def plan_fix(
     plan = plan_repairs(env, check.distributions, check.pairs, duplicates, keep, repairs=check.repairs)
     before = file_problems(check.distributions) | pair_problems(check.pairs)
     before |= duplicate_problems(d for d in duplicates if d.failing)
+    before |= startup_problems(check.failing_hooks, check.failing_unowned)
     ordered = tuple(sorted(before, key=lambda p: (p.subject, p.key)))
     return FixPlan(
         check=check,

@@ -10,6 +10,7 @@ from wheeldoctor.formats import baseline
 from wheeldoctor.formats.config import Config, find_config, load_config
 from wheeldoctor.judge.files import DistributionReport
 from wheeldoctor.judge.policy import Policy, baseline_entries
+from wheeldoctor.judge.selection import CodeSelection
 from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.errors import InputError
 
@@ -22,6 +23,7 @@ def load_policy(
     writing: str | None = None,
     start: str | None = None,
     today: datetime.date | None = None,
+    selection: CodeSelection | None = None,
 ) -> Policy:
     """Read the config (``config``, else the nearest one above ``start``) and ``baseline_file``.
 
@@ -39,7 +41,7 @@ def load_policy(
     path = config if config is not None else find_config(start or os.getcwd(), outside=fence)
     rules = load_config(path, outside=fence) if path is not None else Config()
     entries = baseline.load(baseline_file) if baseline_file is not None else ()
-    return Policy(today or datetime.date.today(), rules, entries, baseline_file)
+    return Policy(today or datetime.date.today(), rules, entries, baseline_file, selection or CodeSelection())
 
 
 def write_baseline(path: str, reports: Sequence[DistributionReport]) -> int:

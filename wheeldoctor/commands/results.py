@@ -54,6 +54,12 @@ class CheckResult:
         start-up hook that runs code and is neither known nor accepted (WD070, WD071), and an
         unowned importable module (WD072) not accepted.
         """
+        return not self.failing_parts
+
+    @property
+    def failing_parts(self) -> tuple[str, ...]:
+        """What fails the run, by category, in report order: ``files``, ``clashes``, ``start-up hooks``,
+        ``unowned modules`` (empty when healthy); a verdict names these, never a category that passed."""
         from wheeldoctor.judge.files import FAILING_STATUSES, Status
 
         failing = set(FAILING_STATUSES)
@@ -61,9 +67,17 @@ class CheckResult:
             failing.add(Status.UNVERIFIABLE)
         if self.strict_overlays:
             failing.add(Status.OVERLAID)
-        if any(d.status in failing for d in self.distributions) or self.unrelated:
-            return False
-        return not self.failing_hooks and not self.failing_unowned
+        parts = (
+            ("files", any(d.status in failing for d in self.distributions)),
+            ("clashes", bool(self.unrelated)),
+            ("start-up hooks", bool(self.failing_hooks)),
+            ("unowned modules", bool(self.failing_unowned)),
+        )
+        return tuple(name for name, fails in parts if fails)
+
+    def pairs_failing(self, name: str) -> tuple[ClashPair, ...]:
+        """The unrelated pairs that fail ``name`` whatever its own files hold."""
+        return tuple(p for p in self.unrelated if name in (p.first.name, p.second.name))
 
     @property
     def baseline_reports(self) -> tuple[DistributionReport, ...]:
@@ -112,3 +126,10 @@ class DoctorResult:
     def healthy(self) -> bool:
         """Healthy only when every part is."""
         return self.check.healthy and self.deps.healthy
+
+    @property
+    def baseline_reports(self) -> tuple[DistributionReport, ...]:
+        """What a baseline written now pins: the check's findings, then every failing dependency element."""
+        from wheeldoctor.commands.deps_policy import deps_reports
+
+        return (*self.check.baseline_reports, *deps_reports(self.deps))

@@ -116,6 +116,7 @@ def scan_unowned(env: Environment, owners: Owners, walkers: int = 1, read: Read 
         found, count = _walk(site_dir, owners, walkers, read)
         scanned += count
         found = _claimed(found, owners.unrecorded.get(site_dir, {}))
+        found = _target_scripts(site_dir, found, owners)
         files.extend(found)
         importable.extend(UnownedImport(site_dir, f) for f in _importable(site_dir, found))
     return UnownedScan(tuple(files), tuple(importable), scanned, site_dirs)
@@ -241,6 +242,35 @@ def _claimed(files: list[UnownedFile], names: Mapping[str, str]) -> list[Unowned
         top = _top(item.path, item.site_dir)
         claimant = names.get(top) or names.get(top.partition(".")[0]) or anyone
         marked.append(UnownedFile(item.path, item.site_dir, item.importable, claimant))
+    return marked
+
+
+def _target_scripts(site_dir: str, files: list[UnownedFile], owners: Owners) -> list[UnownedFile]:
+    """Mark the scripts of a ``pip install --target DIR`` layout: ``DIR/bin/NAME``, never a finding.
+
+    pip installs into a scratch prefix and moves its ``lib/python`` and ``bin`` into
+    ``DIR``, so each RECORD still lists its scripts as ``../../bin/NAME``, which no longer
+    leads to ``DIR/bin``. A file of ``DIR/bin`` is the distribution's script when some
+    RECORD of ``DIR`` lists that name so; it is claimed by it and fails nothing.
+    """
+    scripts_dir = os.path.join(site_dir, "bin")
+    recorded_at = os.path.normpath(os.path.join(site_dir, os.pardir, os.pardir, "bin"))
+    scripts = {
+        os.path.basename(path): dist.name
+        for path, dist in owners.recorded.items()
+        if os.path.dirname(os.path.normpath(path)) == recorded_at
+    }
+    if not scripts:
+        return files
+    marked = []
+    for item in files:
+        owner = scripts.get(os.path.basename(item.path)) if os.path.dirname(item.path) == scripts_dir else None
+        claimed = owner is not None and item.claimed_by is None
+        marked.append(
+            UnownedFile(item.path, item.site_dir, item.importable, f"{owner} (pip --target script)")
+            if claimed
+            else item
+        )
     return marked
 
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import datetime
 import os
+import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from wheeldoctor.formats.hook_template import KnownHook, RegistryError, hook_from
 from wheeldoctor.formats.trust import refusal, untrusted
 from wheeldoctor.model.errors import InputError
 from wheeldoctor.model.findings import Code
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
 CONFIG_NAME = "wheeldoctor.toml"
 PYPROJECT = "pyproject.toml"
 _REPOSITORY_MARKERS = (".git", ".hg")
-_TOP_KEYS = ("accept",)
+_TOP_KEYS = ("accept", "known-hook", "python", "select", "ignore", "jobs", "strict")
 _RULE_KEYS = ("distribution", "path", "code", "found", "reason", "until")
 
 
@@ -91,6 +93,22 @@ class Config:
 
     source: str | None = None
     rules: tuple[AcceptRule, ...] = ()
+    known_hooks: tuple[KnownHook, ...] = ()
+    """``[[known-hook]]``: hooks this project trusts by owner, file name and line template."""
+    defaults: Defaults | None = None
+    """``python``, ``select``, ``ignore``, ``jobs``, ``strict``: defaults for the command line."""
+
+
+@dataclass(frozen=True, slots=True)
+class Defaults:
+    """What the command line takes when not told: each None (or empty) when the config says nothing."""
+
+    python: str | None = None
+    """As written, relative to the config's folder when relative."""
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    jobs: int | None = None
+    strict: bool | None = None
 
 
 def find_config(start: str, outside: Iterable[str] = ()) -> str | None:
@@ -133,7 +151,49 @@ def load_config(path: str, outside: Iterable[str] = ()) -> Config:
         table, prefix = document, ""
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: {prefix} must be a table")
-    return Config(path, tuple(_rules(path, prefix, table)))
+    rules = tuple(_rules(path, prefix, table))
+    return Config(path, rules, tuple(_known_hooks(path, prefix, table)), _defaults(path, prefix, table))
+
+
+def _known_hooks(path: str, prefix: str, table: Mapping[str, Any]) -> Iterable[KnownHook]:
+    key = f"{prefix}.known-hook" if prefix else "known-hook"
+    entries = table.get("known-hook", [])
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise ConfigError(f"{path}: {key} must be an array of tables ([[{key}]])")
+    for index, entry in enumerate(entries):
+        try:
+            yield hook_from(entry, f"{key}[{index}]")
+        except RegistryError as e:
+            raise ConfigError(f"{path}: {e}") from None
+
+
+_CODE_PREFIX = re.compile(r"^WD[0-9]{0,3}$")
+
+
+def _defaults(path: str, prefix: str, table: Mapping[str, Any]) -> Defaults | None:
+    def where(key: str) -> str:
+        return f"{prefix}.{key}" if prefix else key
+
+    if not any(k in table for k in ("python", "select", "ignore", "jobs", "strict")):
+        return None
+    python = table.get("python")
+    if python is not None and (not isinstance(python, str) or not python.strip()):
+        raise ConfigError(f"{path}: {where('python')} must be a non-empty string (a path to an interpreter or venv)")
+    if python is not None and not os.path.isabs(python):
+        python = os.path.join(os.path.dirname(os.path.abspath(path)), python)
+    codes: dict[str, tuple[str, ...]] = {}
+    for key in ("select", "ignore"):
+        value = table.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) and _CODE_PREFIX.match(v) for v in value):
+            raise ConfigError(f'{path}: {where(key)} must be an array of code prefixes (["WD0", "WD070"])')
+        codes[key] = tuple(value)
+    jobs = table.get("jobs")
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise ConfigError(f"{path}: {where('jobs')} must be a positive integer")
+    strict = table.get("strict")
+    if strict is not None and not isinstance(strict, bool):
+        raise ConfigError(f"{path}: {where('strict')} must be true or false")
+    return Defaults(python, codes["select"], codes["ignore"], jobs, strict)
 
 
 def _rules(path: str, prefix: str, table: Mapping[str, Any]) -> Iterable[AcceptRule]:

@@ -1,12 +1,15 @@
 """Start-up hooks judged: the code an environment runs at every interpreter start, and who put it there.
 
-A hook is a ``.pth`` file in a site directory (its ``import`` lines run at start-up) or a
-``sitecustomize``/``usercustomize`` module anywhere on the search path (``site`` imports
-it). Nothing is run here: the .pth files are the ones ``where/startup.py`` read as text,
-and modules are only listed and, for source, read (``where/hooks.py`` finds them).
+A hook is a ``.pth`` file in a site directory (its ``import`` lines run at start-up), a
+PEP 829 ``.start`` file there (its entry points are called at start-up from Python
+3.15), or a ``sitecustomize``/``usercustomize`` module anywhere on the search path
+(``site`` imports it). Nothing is run here: ``where/hooks.py`` finds and reads them.
+A ``.start`` file is judged on every version (it waits for the interpreter that runs it);
+it turns off the import lines of the ``.pth`` of its name only where ``site`` reads it.
 
 - WD070: a hook that runs code, is owned (a RECORD or a system package lists it) and is
-  not in the registry of known benign hooks (``judge/known_hooks.py``).
+  not in the registry of known benign hooks (``judge/known_hooks.py``), or a ``.start``
+  entry point that resolves to no module its owner ships.
 - WD071: a hook that runs code and that nobody owns.
 
 Both carry ``found: sha256=…`` of the hook file, so an accept rule pinned to those bytes
@@ -19,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from enum import Enum
 
-from wheeldoctor.judge.known_hooks import KnownHook
+from wheeldoctor.formats.hook_template import KnownHook
 from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.model.ownership import UNOWNED, Owner
 from wheeldoctor.model.sitedirs import below
@@ -29,6 +32,7 @@ class HookKind(str, Enum):
     """What sort of hook; the JSON ``kind`` field."""
 
     PTH = "pth"
+    START = "start"
     SITECUSTOMIZE = "sitecustomize"
     USERCUSTOMIZE = "usercustomize"
 
@@ -54,8 +58,14 @@ class StartupHook:
     known: KnownHook | None
     finding: Finding | None = None
     error: str | None = None
-    runs: str | None = None
-    """The first .pth line that runs, as ``site`` passes it to ``exec()``: the finding shows it."""
+    code: tuple[str, ...] = ()
+    """The text of each line in ``lines`` (untrusted: escape to show)."""
+    entry_points: tuple[str, ...] = ()
+    """A ``.start`` file's entry point lines, as written (untrusted: escape to show)."""
+    unresolved: tuple[str, ...] = ()
+    """Those of ``entry_points`` that name no module the file's owner ships."""
+    disabled_by: str | None = None
+    """For a ``.pth``: the ``.start`` file that turns its import lines off on this version."""
 
     @property
     def relative(self) -> str:
@@ -98,17 +108,12 @@ def judged(hook: StartupHook, intact: Mapping[str, bool]) -> StartupHook:
     return replace(hook, owner_intact=owner_intact, finding=finding)
 
 
-#: How much of the line that runs a finding quotes.
-_SHOWN_CODE = 120
-
-
 def _finding(hook: StartupHook, recorded: str | None) -> Finding:
     relative = hook.relative
+    if hook.kind is HookKind.START:
+        return _start_finding(hook, recorded)
     if hook.lines:
         where = "line" + ("s " if len(hook.lines) > 1 else " ") + ", ".join(map(str, hook.lines))
-        if hook.runs is not None:  # the code itself is the evidence (made inert where it is printed)
-            code = hook.runs if len(hook.runs) <= _SHOWN_CODE else hook.runs[:_SHOWN_CODE] + "…"
-            where += f"; line {hook.lines[0]} runs: {code}"
     else:
         where = "imported at start-up, all of it runs"
     if hook.owner is None:
@@ -121,6 +126,31 @@ def _finding(hook: StartupHook, recorded: str | None) -> Finding:
         code=Code.STARTUP_HOOK_OWNED,
         kind=Kind.STARTUP_HOOK,
         path=relative,
+        message=message,
+        expected=recorded,
+        found=hook.sha256,
+    )
+
+
+def _start_finding(hook: StartupHook, recorded: str | None) -> Finding:
+    """A ``.start`` file that is not a known hook: which entry points, and which resolve to nothing its owner ships."""
+    count = len(hook.entry_points)
+    runs = f"names {count} entry point(s) that Python 3.15 and later call at every interpreter start"
+    stray = f"; {len(hook.unresolved)} resolve(s) to no module its owner ships" if hook.unresolved else ""
+    if hook.owner is None:
+        message = f"{hook.relative} {runs}{stray}, and no installer recorded it"
+        return Finding(
+            code=Code.STARTUP_HOOK_UNOWNED,
+            kind=Kind.STARTUP_HOOK,
+            path=hook.relative,
+            message=message,
+            found=hook.sha256,
+        )
+    message = f"{hook.owner.label} ships {hook.relative}, which {runs}{stray}"
+    return Finding(
+        code=Code.STARTUP_HOOK_OWNED,
+        kind=Kind.STARTUP_HOOK,
+        path=hook.relative,
         message=message,
         expected=recorded,
         found=hook.sha256,

@@ -17,7 +17,11 @@ from dataclasses import dataclass, field, replace
 from wheeldoctor.formats.baseline import BaselineEntry
 from wheeldoctor.formats.config import AcceptRule, Config
 from wheeldoctor.judge.files import DistributionReport
+from wheeldoctor.judge.selection import CodeSelection
 from wheeldoctor.model.findings import Acceptance, Finding, Kind
+
+SELECTED_OUT = "selection"
+"""``Acceptance.by`` of a finding whose code ``--select``/``--ignore`` leave out."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,11 +32,13 @@ class Policy:
     config: Config = field(default_factory=Config)
     baseline: tuple[BaselineEntry, ...] = ()
     baseline_source: str | None = None
+    selection: CodeSelection = field(default_factory=CodeSelection)
+    """``--select``/``--ignore``: findings of codes left out count as accepted ``by: selection``."""
 
     @property
     def empty(self) -> bool:
         """Nothing to accept: the run is judged exactly as without a policy."""
-        return not self.config.rules and self.baseline_source is None
+        return not self.config.rules and self.baseline_source is None and self.selection.everything
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -47,6 +53,8 @@ class PolicyOutcome:
     fixed: tuple[BaselineEntry, ...]
     broad: tuple[AcceptRule, ...] = ()
     """Live rules that pin no ``found``: they accept only findings without bytes, and are said."""
+    changed: tuple[BaselineEntry, ...] = ()
+    """Entries whose finding is still there with other evidence (``found``): it fails again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,15 +103,24 @@ def _accepted(
             used_entries.add(index)
             source = policy.baseline_source or ""
             return replace(finding, accepted=Acceptance("baseline", "in the baseline", source))
+    if not policy.selection.allows(code):
+        # Last: a rule that names the finding is used, never called stale because of a selection.
+        return replace(finding, accepted=Acceptance(SELECTED_OUT, "not selected", policy.selection.describe()))
     return finding
 
 
 def outcome(policy: Policy, reports: Sequence[DistributionReport], *passes: Acceptances) -> PolicyOutcome:
-    """Sum up the passes: accepted findings, stale and expired rules, fixed baseline entries."""
+    """Sum up the passes: accepted findings, stale and expired rules, fixed and changed baseline entries.
+
+    An entry no finding matched is ``changed`` when a finding of the same distribution, path
+    and code is still there (its bytes or evidence moved on), else ``fixed``.
+    """
     checked = {r.name for r in reports}
     rules = frozenset().union(*(p.rules for p in passes))
     entries = frozenset().union(*(p.entries for p in passes))
     mine = [r for r in policy.config.rules if r.distribution in checked]
+    unmatched = [e for i, e in enumerate(policy.baseline) if e.distribution in checked and i not in entries]
+    present = {(r.name, f.path, f.code.value) for r in reports for f in r.findings if f.accepted is None}
     return PolicyOutcome(
         config=policy.config.source,
         baseline=policy.baseline_source,
@@ -112,8 +129,9 @@ def outcome(policy: Policy, reports: Sequence[DistributionReport], *passes: Acce
             r for i, r in enumerate(policy.config.rules) if r in mine and i not in rules and not _old(r, policy)
         ),
         expired=tuple(r for r in mine if _old(r, policy)),
-        fixed=tuple(e for i, e in enumerate(policy.baseline) if e.distribution in checked and i not in entries),
         broad=tuple(r for r in mine if r.broad and not _old(r, policy)),
+        fixed=tuple(e for e in unmatched if (e.distribution, e.path, e.code) not in present),
+        changed=tuple(e for e in unmatched if (e.distribution, e.path, e.code) in present),
     )
 
 

@@ -206,6 +206,12 @@ CODE_HELP: dict[Code, CodeHelp] = {
         "The path holds the recorded bytes of an intact distribution that requires this one and lies on top of "
         "it (an overlay, as rpm's replaced files): the intended state, not a failure unless --strict.",
     ),
+    Code.RECOMPILED: CodeHelp(
+        "a shipped .pyc the installer compiled again",
+        "The wheel shipped this .pyc and the installer's byte-compilation (pip's compileall) rewrote it from its "
+        "source, which is intact: its bytes are exactly what compiling that source here gives. As the installer "
+        "made it; not a failure.",
+    ),
 }
 
 

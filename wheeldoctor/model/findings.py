@@ -25,6 +25,8 @@ class Kind(str, Enum):
     STARTUP_HOOK = "startup-hook"
     #: A file in a site directory that no installer recorded (engine/unowned.py).
     UNOWNED = "unowned"
+    #: A shipped ``.pyc`` the installer compiled again from its intact source (where/recompiled.py).
+    RECOMPILED = "recompiled"
     #: Installed, but the lock does not hold it (judge/locked.py).
     UNLOCKED = "unlocked"
 
@@ -70,6 +72,8 @@ class Code(str, Enum):
     SHADOWED = "WD051"
     # Paths an overlay (a distribution that requires this one) holds with its own bytes.
     REPLACED = "WD060"
+    #: A shipped .pyc whose bytes are the installer's recompilation of its intact recorded source.
+    RECOMPILED = "WD061"
     # Start-up hooks and files nobody recorded (hooks.py, unowned.py).
     STARTUP_HOOK_OWNED = "WD070"
     STARTUP_HOOK_UNOWNED = "WD071"

@@ -1,7 +1,8 @@
 """Import one module and report what its import did to this process: run by the target interpreter.
 
-wheeldoctor passes this file's text to ``python -B -c`` with the module's name as the only
-argument; nothing of wheeldoctor's is importable there, so this uses the standard library alone
+wheeldoctor passes this file's text to ``python -B -S -c`` with the module's name as the only
+argument, and the probe runs site.py's start-up itself, watched: effects of a ``.pth`` file's
+lines are ``(start-up: FILE)``'s; nothing of wheeldoctor's is importable there, so this uses the standard library alone
 and stays valid on Python 3.7+ (the audit hook that counts processes needs 3.8).
 
 It wraps every loader found through ``sys.meta_path`` and looks at the process (``/proc/self``)
@@ -325,13 +326,37 @@ def _last_line(e: BaseException) -> str:
     return name + ": " + message if message else name
 
 
+def _start_up() -> None:
+    """Run what site.py runs at interpreter start (the probe is started with ``-S``), each ``.pth``
+    file as a frame of its own: what its lines do is ``(start-up: FILE)``'s, not the import's."""
+    import site
+
+    original = site.addpackage
+
+    def addpackage(sitedir: Any, name: Any, known_paths: Any) -> Any:
+        # TODO(inert): a file name is untrusted text; ascii() keeps it one printable line.
+        frame = _begin("(start-up: " + ascii(str(name))[1:-1] + ")")
+        try:
+            return original(sitedir, name, known_paths)
+        finally:
+            _end(frame)
+
+    site.addpackage = addpackage  # the same call, watched
+    try:
+        site.main()
+    finally:
+        site.addpackage = original
+
+
 def main(name: str) -> None:
-    """Import ``name`` under observation and write the result line."""
+    """Run the interpreter's start-up, then import ``name``, under observation; write the result line."""
     if hasattr(sys, "addaudithook"):
         sys.addaudithook(_audit)
     sys.meta_path.insert(0, _Finder())
-    before = set(sys.modules)
     _say("ready")
+    if sys.flags.no_site:  # as wheeldoctor starts it; run by hand without -S, site.py has run already
+        _start_up()
+    before = set(sys.modules)
     error = None
     started = _clock()
     try:

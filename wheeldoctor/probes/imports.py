@@ -151,7 +151,7 @@ def probe_import(
         raise ImportProbeError(f"{module!r} is not a module name")
     try:
         proc = subprocess.Popen(
-            [python, "-B", "-c", _PROBE.read_text(encoding="utf-8"), module],
+            [python, "-B", "-S", "-c", _PROBE.read_text(encoding="utf-8"), module],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -14,8 +14,9 @@ from wheeldoctor.judge.clash import ClashPair, Relation
 from wheeldoctor.judge.deps import DependencyConflict
 from wheeldoctor.judge.duplicates import Duplicate
 from wheeldoctor.judge.files import FAILING_STATUSES, DistributionReport, Status
+from wheeldoctor.judge.hooks import StartupHook
 from wheeldoctor.model.environment import Environment
-from wheeldoctor.model.findings import BREAKING_KINDS
+from wheeldoctor.model.findings import BREAKING_KINDS, Finding
 from wheeldoctor.repair.plan import Expected, RepairPlan
 
 
@@ -93,6 +94,24 @@ def pair_problems(pairs: Iterable[ClashPair]) -> set[Problem]:
         for p in pairs
         if p.relation is Relation.UNRELATED
     }
+
+
+def startup_problems(hooks: Iterable[StartupHook], unowned: Iterable[Finding]) -> set[Problem]:
+    """One problem per failing start-up hook (WD070, WD071) and unowned module (WD072): fix never removes them."""
+    problems = {
+        Problem(
+            h.subject,
+            f"hook:{h.relative}",
+            f"start-up hook {h.relative} runs code at every interpreter start; fix does not remove hooks: "
+            "read it, then delete it or accept it pinned to its sha256",
+        )
+        for h in hooks
+    }
+    problems |= {
+        Problem("(unowned)", f"unowned:{f.path}", f"{f.message}; fix does not delete files nobody recorded")
+        for f in unowned
+    }
+    return problems
 
 
 def dependency_problems(conflicts: Iterable[DependencyConflict]) -> set[Problem]:

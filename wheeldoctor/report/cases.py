@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from wheeldoctor.commands.deps import DepsResult
 from wheeldoctor.commands.results import CheckResult, DoctorResult
 from wheeldoctor.judge.files import Status
+from wheeldoctor.judge.policy import SELECTED_OUT
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding
 
@@ -49,6 +50,8 @@ class Item:
     """The site directory ``path`` is relative to."""
     expected: str | None = None
     found: str | None = None
+    tip: str | None = None
+    """What repairs it: the exact command (or the accept rule to paste), as the text report's ``Tip:``."""
 
     @property
     def rule(self) -> str:
@@ -57,7 +60,8 @@ class Item:
 
     def line(self) -> str:
         """``code: path message (expected …, found …)``, as the text report writes a finding."""
-        where = f"{self.path} " if self.path else ""
+        # A hook's message starts with its own file name: said once.
+        where = f"{self.path} " if self.path and not self.message.startswith(self.path) else ""
         evidence = [f"{k} {v}" for k, v in (("expected", self.expected), ("found", self.found)) if v is not None]
         return f"{self.rule}: {where}{self.message}" + (f" ({', '.join(evidence)})" if evidence else "")
 
@@ -141,7 +145,7 @@ def cases_of(result: Result) -> Cases:
     )
 
 
-def _finding_item(finding: Finding, level: Level, base: str | None) -> Item:
+def _finding_item(finding: Finding, level: Level, base: str | None, tip: str | None = None) -> Item:
     return Item(
         level=level,
         code=finding.code,
@@ -151,22 +155,33 @@ def _finding_item(finding: Finding, level: Level, base: str | None) -> Item:
         base=base,
         expected=finding.expected,
         found=finding.found,
+        tip=tip if level == "error" else None,
     )
 
 
+def _counted(finding: Finding) -> bool:
+    """Whether a finding is reported at all: ``--select``/``--ignore`` leave some out entirely."""
+    return finding.accepted is None or finding.accepted.by != SELECTED_OUT
+
+
 def _check_cases(result: CheckResult) -> Iterator[Case]:
+    from wheeldoctor.report.text import repair_tip
+
     alone = dataclasses.replace(result, hooks=None, unowned=None)  # each distribution judged on its own
     for report in result.distributions:
         fails = not dataclasses.replace(alone, distributions=(report,)).healthy
         breaking = any(f.kind in BREAKING_KINDS and f.accepted is None for f in report.findings)
+        tip = repair_tip(report, result)
         # An accepted finding never fails the run, whatever else its distribution has.
         items = [
             _finding_item(
                 f,
                 "error" if fails and f.accepted is None and (f.kind in BREAKING_KINDS or not breaking) else "warning",
                 report.location,
+                tip,
             )
             for f in report.findings
+            if _counted(f)
         ]
         if not items and report.status is not Status.INTACT:
             status = report.status.value
@@ -181,15 +196,36 @@ def _check_cases(result: CheckResult) -> Iterator[Case]:
         yield Case(
             suite="check", name=report.name, version=report.version, status=report.status.value, items=tuple(items)
         )
+    yield from _pair_cases(result)
     yield from _startup_cases(result)
+
+
+def _pair_cases(result: CheckResult) -> Iterator[Case]:
+    """One case per unrelated pair (it fails the run whichever side holds the paths), with both ways out."""
+    for pair in result.unrelated:
+        message = (
+            f"{pair.first.name} and {pair.second.name} are unrelated (neither requires the other) yet write "
+            f"{pair.shared} of the same path(s), {pair.differing} with different bytes; keep one"
+        )
+        keeps = [f"keep {c.keep}: {' && '.join(c.commands)}" for c in result.repairs.pair(pair).choices]
+        item = Item(level="error", code=None, kind="unrelated-pair", message=message, tip="; or ".join(keeps) or None)
+        subject = f"{pair.first.name} {pair.first.version} + {pair.second.name} {pair.second.version}"
+        yield Case(suite="check", name=subject, version=None, status="clash", items=(item,))
 
 
 def _startup_cases(result: CheckResult) -> Iterator[Case]:
     """A failing hook is a case of its owner (or of ``unowned files``); WD072s are ``unowned files``."""
+    from wheeldoctor.report.hooks_text import accept_block
+
     unowned: list[Item] = []
     for hook in result.hooks.findings if result.hooks is not None else ():
         assert hook.finding is not None
-        item = _finding_item(hook.finding, "error" if hook.finding.accepted is None else "warning", hook.site_dir)
+        if not _counted(hook.finding):
+            continue
+        rule = "\n".join(accept_block(hook))
+        tip = f"read the hook; to trust exactly these bytes, add to pyproject.toml:\n{rule}"
+        level: Level = "error" if hook.finding.accepted is None else "warning"
+        item = _finding_item(hook.finding, level, hook.site_dir, tip)
         if hook.owner is None:
             unowned.append(item)
         else:
@@ -200,6 +236,7 @@ def _startup_cases(result: CheckResult) -> Iterator[Case]:
         unowned.extend(
             _finding_item(i.finding, "error" if i.finding.accepted is None else "warning", i.site_dir)
             for i in result.unowned.importable
+            if _counted(i.finding)
         )
     if unowned:
         yield Case(suite="check", name="unowned files", version=None, status="unowned", items=tuple(unowned))

@@ -148,7 +148,7 @@ def _table(*columns: str) -> Table:
 
     table = Table(show_lines=False, header_style="bold")
     for column in columns:
-        table.add_column(column, overflow="fold")
+        table.add_column(column, overflow="fold", min_width=len(column))  # a header is never split
     return table
 
 
@@ -156,10 +156,10 @@ def doctor_verdict(result: DoctorResult) -> str:
     """The one line that ends a doctor report."""
     if result.healthy:
         return "doctor: healthy"
-    failed = [
+    failed = list(result.check.failing_parts)
+    failed += [
         name
         for name, ok in (
-            ("files and clashes", result.check.healthy),
             ("dependencies", not result.deps.dependencies.conflicts),
             ("duplicates", not any(d.failing for d in result.deps.duplicates)),
             ("compatibility", not result.deps.compatibility),
@@ -178,11 +178,13 @@ def render_doctor_plain(result: DoctorResult, show_accepted: bool = False) -> It
     yield doctor_verdict(result)
 
 
-def render_doctor_rich(result: DoctorResult, console: Console, show_accepted: bool = False) -> None:
+def render_doctor_rich(
+    result: DoctorResult, console: Console, show_accepted: bool = False, verbose: bool = False
+) -> None:
     """The check tables, then the deps tables, then one verdict."""
-    from wheeldoctor.report import text
+    from wheeldoctor.report import check_table
     from wheeldoctor.report.inert import markup as escape  # inert, and never markup
 
-    text.render_rich(result.check, console, show_accepted=show_accepted)
+    check_table.render_rich(result.check, console, show_accepted=show_accepted, verbose=verbose)
     render_rich(result.deps, console, header=False)
     console.print(f"[{'green' if result.healthy else 'bold red'}]{escape(doctor_verdict(result))}[/]")

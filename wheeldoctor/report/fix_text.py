@@ -22,6 +22,7 @@ def render_plan(planned: FixPlan) -> Iterable[str]:
     if not plan.needed:
         yield from (f"note: {n}" for n in plan.notes)
         yield "plan: nothing to repair" if not planned.before else "plan: nothing that fix can repair"
+        yield from (f"left alone: {p.subject}: {p.text}" for p in planned.before)
         return
     yield f"plan: {len(plan.steps)} step(s)"
     for number, step in enumerate(plan.steps, 1):

@@ -32,11 +32,13 @@ def workflow_command(name: str, properties: dict[str, str | None], message: str)
 
 
 def render(cases: Cases) -> Iterator[str]:
-    """One ``::error`` (fails the run) or ``::warning`` per item, then a plain summary line."""
+    """One ``::error`` (fails the run) or ``::warning`` per item, its ``Tip:`` (the repair) on a second line;
+    then a plain summary line."""
     errors = warnings = 0
     for case, item in cases.items():
         title = f"{case.subject}: {item.rule}" + (f": {item.path}" if item.path else "")
-        yield workflow_command(item.level, {"title": title}, f"{case.subject}: {item.line()}")
+        tip = f"\nTip: {item.tip}" if item.tip else ""
+        yield workflow_command(item.level, {"title": title}, f"{case.subject}: {item.line()}{tip}")
         if item.level == "error":
             errors += 1
         else:
@@ -69,7 +71,7 @@ def summary(runs: Iterable[Cases], limit: int = SUMMARY_LIMIT) -> str:
             title = f"**{suite}**: {len(cases)} checked, {failing} failing"
             rows = [
                 f"| {item.level} | {_cell(case.subject)} | {_cell(item.rule)} | {_cell(item.path or '')} "
-                f"| {_cell(item.message)} |"
+                f"| {_cell(item.message)} | {_cell(item.tip or '')} |"
                 for case in cases
                 for item in case.items
             ]
@@ -81,7 +83,9 @@ def summary(runs: Iterable[Cases], limit: int = SUMMARY_LIMIT) -> str:
     for title, rows in tables:
         block = [f"\n{title}\n"]
         if rows:
-            block.append("| level | distribution | code | path | problem |\n| --- | --- | --- | --- | --- |")
+            block.append(
+                "| level | distribution | code | path | problem | repair |\n| --- | --- | --- | --- | --- | --- |"
+            )
         cost = sum(len(b.encode()) + 1 for b in block)
         if cut or size + cost > limit - reserve:
             cut += len(rows)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 
-from wheeldoctor.judge.hooks import HookAudit
+from wheeldoctor.judge.hooks import HookAudit, StartupHook
 from wheeldoctor.model.findings import Finding
 from wheeldoctor.model.ownership import UnownedScan
 
@@ -24,6 +25,7 @@ def hook_lines(hooks: HookAudit | None) -> Iterable[str]:
         assert hook.finding is not None
         finding = hook.finding
         yield f"{hook.path}: {finding.code.value}: {finding.message}{_evidence(finding)}"
+        yield from _shown_code(hook)
     known = [h for h in hooks.hooks if h.known is not None]
     if hooks.hooks:
         names = ", ".join(f"{h.relative} ({h.known.name})" for h in known if h.known is not None)
@@ -53,12 +55,47 @@ def unowned_lines(scan: UnownedScan | None, *, show: bool = False) -> Iterable[s
     )
 
 
+#: At most this many of a hook's lines are shown, each cut to this many characters.
+_SHOWN_LINES = 3
+_SHOWN_WIDTH = 160
+
+
+def _shown_code(hook: StartupHook) -> Iterable[str]:
+    """The lines the hook runs, each as an inert Python literal (no control character reaches the terminal)."""
+    label = "entry point" if hook.entry_points else "line"
+    for number, text in list(zip(hook.lines, hook.code, strict=False))[:_SHOWN_LINES]:
+        shown = ascii(text if len(text) <= _SHOWN_WIDTH else text[:_SHOWN_WIDTH])
+        cut = f" (cut at {_SHOWN_WIDTH} of {len(text)} characters)" if len(text) > _SHOWN_WIDTH else ""
+        unresolved = " (resolves to no module its owner ships)" if text in hook.unresolved else ""
+        yield f"  {label} {number}: {shown}{cut}{unresolved}"
+    if len(hook.code) > _SHOWN_LINES:
+        yield f"  ... and {len(hook.code) - _SHOWN_LINES} more"
+
+
+def accept_block(hook: StartupHook) -> list[str]:
+    """The ``[[tool.wheeldoctor.accept]]`` rule that accepts exactly this hook's bytes, as TOML to paste.
+
+    Strings are TOML basic strings (JSON's escaping is a subset of TOML's), ASCII only.
+    """
+    assert hook.finding is not None
+    fields = (
+        ("distribution", hook.subject),
+        ("path", hook.finding.path),
+        ("code", hook.finding.code.value),
+        ("found", hook.finding.found),
+        ("reason", "..."),
+    )
+    return ["[[tool.wheeldoctor.accept]]", *(f"{k} = {json.dumps(v)}" for k, v in fields if v is not None)]
+
+
 def hook_tips(hooks: HookAudit | None) -> Iterable[str]:
     """What to do about failing hooks: look, then remove or accept it pinned to its bytes."""
     if hooks is None or not hooks.failing:
         return
     yield (
         "Tip: a hook runs in every Python process of this environment; read it before anything else runs. "
-        "If you trust it, accept it pinned to its sha256 (wheeldoctor's docs/startup-hooks.md); "
-        "a changed file fails again"
+        "If you trust it, accept exactly these bytes in pyproject.toml "
+        "(a changed file fails again; wheeldoctor's docs/startup-hooks.md):"
     )
+    for hook in hooks.failing:
+        yield from (f"  {line}" for line in accept_block(hook))

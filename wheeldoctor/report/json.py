@@ -12,6 +12,7 @@ if TYPE_CHECKING:  # types only: a document imports what its own command produce
     from wheeldoctor.commands.deps import DepsResult
     from wheeldoctor.commands.imports import ImportsResult, ImportVerdict
     from wheeldoctor.commands.results import CheckResult, DoctorResult
+    from wheeldoctor.formats.baseline import BaselineEntry
     from wheeldoctor.formats.config import AcceptRule
     from wheeldoctor.formats.lock_fetched import FetchSummary
     from wheeldoctor.judge.clash import Clash, ClashPair
@@ -180,16 +181,17 @@ def policy_json(policy: PolicyOutcome | None) -> dict[str, Any] | None:
             "until": r.until.isoformat() if r.until else None,
         }
 
+    def entry(e: BaselineEntry) -> dict[str, Any]:
+        return {"distribution": e.distribution, "version": e.version, "path": e.path, "code": e.code, "found": e.found}
+
     return {
         "config": policy.config,
         "baseline": policy.baseline,
         "accepted": policy.accepted,
         "stale": [rule(r) for r in policy.stale],
         "expired": [rule(r) for r in policy.expired],
-        "fixed": [
-            {"distribution": e.distribution, "version": e.version, "path": e.path, "code": e.code, "found": e.found}
-            for e in policy.fixed
-        ],
+        "fixed": [entry(e) for e in policy.fixed],
+        "changed": [entry(e) for e in policy.changed],
     }
 
 

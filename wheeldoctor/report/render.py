@@ -44,6 +44,21 @@ def plain_lines(result: Result, show_accepted: bool = False) -> Iterable[str]:
     return inert.lines(text.render_preflight(result))
 
 
+#: Lines ``-q`` leaves out of the plain report: context and advice, not what fails.
+_CHATTER = ("environment:", "managed by ", "note:", "Note:", "Tip:", "  ", "startup hooks:")
+
+
+def quiet_lines(result: Result) -> Iterable[str]:
+    """``-q``: the plain report's failing lines and summary only; nothing at all when healthy."""
+    if result.healthy:
+        return ()
+    return (
+        line
+        for line in plain_lines(result)
+        if not line.startswith(_CHATTER) and not (line.startswith("unowned: ") and ": WD07" not in line)
+    )
+
+
 def json_document(result: Result) -> dict[str, Any]:
     """The versioned JSON document of any command's result."""
     from wheeldoctor.report import json as json_report

@@ -5,7 +5,9 @@ from :data:`~wheeldoctor.model.code_help.CODE_HELP`, help linking to the README'
 item is a result whose location is the RECORD path relative to a ``uriBaseId`` naming
 its site directory (``SITE0``, ``SITE1``... declared in ``originalUriBaseIds``), and whose
 ``partialFingerprints`` hash distribution, version, path, code and found digest, so the
-same problem keeps its identity from run to run.
+same problem keeps its identity from run to run. A result that can be repaired carries
+the command (or the accept rule to paste) in ``properties.repair`` and at the end of its
+message; SARIF's ``fixes`` hold artifact edits only, and the repair is a command.
 """
 
 from __future__ import annotations
@@ -31,6 +33,11 @@ FINGERPRINT = "wheeldoctorFinding/v1"
 _OTHER_RULES = {
     "not-installed": ("distribution not installed", "A distribution named on the command line is not installed."),
     "clash": ("wheels ship one path with different bytes", "Two wheels install the same path with different bytes."),
+    "unrelated-pair": (
+        "unrelated distributions write the same paths",
+        "Two installed distributions, neither requiring the other, write the same paths: uninstalling either "
+        "deletes the other's files. Keep one.",
+    ),
     "overwrite": (
         "wheel would replace another distribution's file",
         "Installing the wheel would overwrite a file that another installed distribution records.",
@@ -99,10 +106,13 @@ def _result(case: Case, item: Item, bases: dict[str, str], rule_index: int) -> d
         "ruleId": item.rule,
         "ruleIndex": rule_index,
         "level": item.level,
-        "message": {"text": f"{case.subject}: {item.line()}"},
+        "message": {"text": f"{case.subject}: {item.line()}" + (f" Tip: {item.tip}" if item.tip else "")},
         "partialFingerprints": {FINGERPRINT: fingerprint(case, item)},
         "properties": {"distribution": case.name, "version": case.version, "check": case.suite, "kind": item.kind},
     }
+    if item.tip:
+        # A command, not an edit of the artifact: SARIF's ``fixes`` describe file replacements only.
+        result["properties"]["repair"] = item.tip
     location: dict[str, Any] = {"logicalLocations": [{"name": case.name, "kind": "package"}]}
     if item.path is not None:
         if item.base is not None:

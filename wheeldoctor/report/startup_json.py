@@ -44,6 +44,9 @@ def hook_json(hook: StartupHook, finding: FindingJson) -> dict[str, Any]:
         "known": None if hook.known is None else hook.known.name,
         "finding": None if hook.finding is None else finding(hook.finding),
         "error": hook.error,
+        "entry_points": list(hook.entry_points),
+        "unresolved": list(hook.unresolved),
+        "disabled_by": hook.disabled_by,
     }
 
 

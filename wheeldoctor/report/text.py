@@ -1,4 +1,4 @@
-"""Results -> text for people: a rich table on a terminal, plain lines when piped.
+"""Results -> text for people: plain lines (the terminal table is :mod:`wheeldoctor.report.check_table`).
 
 A finding reads ``subject: code: path what is wrong (expected …, found …)``, followed by
 ``Tip:`` lines with the exact command that repairs it.
@@ -13,25 +13,15 @@ from typing import TYPE_CHECKING
 from wheeldoctor.commands.results import CheckResult
 from wheeldoctor.judge.clash import ClashPair, Relation
 from wheeldoctor.judge.files import DistributionReport, Status
+from wheeldoctor.judge.policy import SELECTED_OUT
 from wheeldoctor.model.code_paths import runs_as_code
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.repair.steps import Choice, RepairStep
 from wheeldoctor.report import hooks_text
 
-if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
-    from rich.console import Console
-
+if TYPE_CHECKING:
     from wheeldoctor.judge.preflight import PreflightResult
-
-_STYLE = {
-    Status.INTACT: "green",
-    Status.BROKEN: "bold red",
-    Status.UNVERIFIABLE: "yellow",
-    Status.NOT_INSTALLED: "red",
-    Status.OVERLAID: "cyan",
-    Status.ACCEPTED: "green",
-}
 
 
 def subject(report: DistributionReport) -> str:
@@ -102,6 +92,20 @@ def tips(result: CheckResult) -> list[str]:
     for pair in result.pairs:
         lines.extend(pair_tips(pair, result))
     return lines
+
+
+def repair_tip(report: DistributionReport, result: CheckResult) -> str | None:
+    """The command that repairs one broken distribution (as its ``Tip:`` says); None when there is none,
+    or when its breakage is another's bytes (the pair's own tip says what to do). A distribution the
+    lock lacks gets the choice its text tip gives: uninstall it, or accept it."""
+    if report.status is not Status.BROKEN:
+        return None
+    repair = result.repairs.distributions.get(report.name)
+    if repair is None or repair.explained:
+        return None
+    if repair.unlocked:  # a reinstall keeps it unlocked: remove it (repair.step), or accept it
+        return f"not in the lock: uninstall it ({shlex.join(repair.step.argv)}), or accept WD083 for it by a rule"
+    return step_text(repair.step)
 
 
 def _appended_tips(report: DistributionReport) -> list[str]:
@@ -209,18 +213,39 @@ def summary(result: CheckResult) -> str:
     parts = [f"{n} {status.value}" for status, n in sorted(counts.items(), key=lambda kv: list(Status).index(kv[0]))]
     every = [f for r in result.distributions for f in r.findings]
     accepted = sum(1 for f in every if f.accepted is not None)
-    replaced = sum(1 for f in every if f.kind is Kind.REPLACED and f.accepted is None)
-    extra = "".join(f", {n} {what}" for n, what in ((replaced, "replaced by an overlay"), (accepted, "accepted")) if n)
+    left_out = sum(1 for f in every if f.accepted is not None and f.accepted.by == SELECTED_OUT)
+    replaced = sum(1 for f in every if f.kind in (Kind.REPLACED, Kind.RECOMPILED) and f.accepted is None)
+    recompiled = sum(1 for f in every if f.kind is Kind.RECOMPILED and f.accepted is None)
+    extra = "".join(
+        f", {n} {what}"
+        for n, what in (
+            (replaced - recompiled, "replaced by an overlay"),
+            (recompiled, "recompiled by the installer"),
+            (accepted - left_out, "accepted"),
+            (left_out, "not selected (--select/--ignore)"),
+        )
+        if n
+    )
     unrelated = f"; {len(result.unrelated)} unrelated clash(es)" if result.unrelated else ""
+    # Every failing thing is counted, not only files: a run that fails never says "0 finding(s)".
+    others = [
+        (len(result.failing_hooks), "start-up hook(s)"),
+        (len(result.failing_unowned), "unowned module(s)"),
+        (len(result.unrelated), "unrelated pair(s)"),
+    ]
+    total = len(every) - accepted - replaced + sum(n for n, _ in others)
+    files = len(every) - accepted - replaced
+    breakdown = ", ".join(f"{n} {what}" for n, what in others if n)
+    of = f" ({files} in files, {breakdown})" if breakdown else ""
     return (
         f"{len(result.distributions)} checked: {', '.join(parts) or 'nothing'}; "
-        f"{len(every) - accepted - replaced} finding(s){extra}{unrelated}"
+        f"{total} finding(s){of}{extra}{unrelated}"
     )
 
 
 def shown(finding: Finding, show_accepted: bool) -> bool:
     """Whether a finding gets its own line: not an overlay's bytes (one line per pair says it), not accepted."""
-    return finding.kind is not Kind.REPLACED and (finding.accepted is None or show_accepted)
+    return finding.kind not in (Kind.REPLACED, Kind.RECOMPILED) and (finding.accepted is None or show_accepted)
 
 
 def accepted_note(finding: Finding) -> str:
@@ -245,6 +270,12 @@ def policy_lines(result: CheckResult) -> list[str]:
             f"Note: {rule.source}: {rule.key} ({rule.distribution}) is broad: it pins no 'found', so it accepts "
             "only findings without bytes (requirements, duplicates, missing files), never changed content"
         )
+    if policy.changed:
+        changed = ", ".join(f"{e.distribution} {e.path or ''} {e.code}".replace("  ", " ") for e in policy.changed)
+        lines.append(
+            f"Note: {len(policy.changed)} baseline entr(ies) changed since pinned (changed: {changed}): "
+            f"the finding is still there with other evidence, and fails again"
+        )
     if policy.fixed:
         fixed = ", ".join(f"{e.distribution} {e.path or ''} {e.code}".replace("  ", " ") for e in policy.fixed)
         lines.append(
@@ -258,12 +289,8 @@ def render_plain(result: CheckResult, show_accepted: bool = False) -> Iterable[s
     """Plain lines for pipes and logs: one per finding, then the summary and tips."""
     yield f"environment: {result.environment.label}"
     yield from managed_lines(result)
-    for report in result.distributions:
-        if report.status is Status.NOT_INSTALLED:
-            yield f"{report.name}: not installed"
-        for finding in report.findings:
-            if shown(finding, show_accepted):
-                yield finding_line(subject(report), finding) + accepted_note(finding)
+    yield from (line for _, line in finding_lines(result, show_accepted))
+    yield from pair_failure_lines(result)
     overlaid = _overlaid(result)
     for pair in result.pairs:
         yield pair_line(pair, overlaid)
@@ -275,57 +302,33 @@ def render_plain(result: CheckResult, show_accepted: bool = False) -> Iterable[s
     yield from hooks_text.hook_tips(result.hooks)
 
 
+def pair_failure_lines(result: CheckResult) -> list[str]:
+    """For a distribution whose own files pass, the unrelated pair that fails it anyway."""
+    lines = []
+    for report in result.distributions:
+        if report.status not in (Status.INTACT, Status.ACCEPTED):
+            continue
+        for pair in result.pairs_failing(report.name):
+            other = pair.second if pair.first.name == report.name else pair.first
+            lines.append(
+                f"{subject(report)}: files intact, but fails with {subject_of(other)}: unrelated, "
+                f"both write {pair.shared} of the same path(s) (the clash line below)"
+            )
+    return lines
+
+
 def _overlaid(result: CheckResult) -> frozenset[str]:
     return frozenset(r.name for r in result.distributions if r.status is Status.OVERLAID)
 
 
-def render_rich(result: CheckResult, console: Console, show_accepted: bool = False) -> None:
-    """A table of findings per environment, then the summary and tips."""
-    from rich.table import Table
-
-    from wheeldoctor.report.inert import markup as escape  # inert, and never markup
-
-    console.print(f"[bold]environment:[/] {escape(result.environment.label)}")
-    for line in managed_lines(result):
-        console.print(escape(line), soft_wrap=True)
-    problems = [
-        r
-        for r in result.distributions
-        if any(shown(f, show_accepted) for f in r.findings) or r.status is Status.NOT_INSTALLED
-    ]
-    if problems:
-        table = Table(show_lines=False, header_style="bold")
-        for column in ("distribution", "code", "path", "problem", "expected", "found"):
-            table.add_column(column, overflow="fold")
-        for report in problems:
-            style = _STYLE[report.status]
-            if report.status is Status.NOT_INSTALLED:
-                table.add_row(f"[{style}]{escape(report.name)}[/]", "", "", "not installed", "", "")
-            for f in report.findings:
-                if not shown(f, show_accepted):
-                    continue
-                table.add_row(
-                    f"[{style}]{escape(subject(report))}[/]",
-                    f.code.value,
-                    escape(f.path or ""),
-                    escape(f.message + accepted_note(f)),
-                    escape(f.expected or ""),
-                    escape(f.found or ""),
-                )
-        console.print(table)
-    overlaid = _overlaid(result)
-    for pair in result.pairs:
-        console.print(f"[bold yellow]{escape(pair_line(pair, overlaid))}[/]", soft_wrap=True)
-    for line in hooks_text.hook_lines(result.hooks):
-        console.print(f"[{'bold red' if ': WD07' in line else 'dim'}]{escape(line)}[/]", soft_wrap=True)
-    for line in hooks_text.unowned_lines(result.unowned, show=result.show_unowned):
-        console.print(f"[{'bold red' if ': WD07' in line else 'dim'}]{escape(line)}[/]", soft_wrap=True)
-    style = "green" if result.healthy else "bold red"
-    console.print(f"[{style}]{escape(summary(result))}[/]")
-    for line in policy_lines(result):
-        console.print(escape(line), soft_wrap=True)
-    for tip in [*tips(result), *hooks_text.hook_tips(result.hooks)]:
-        console.print(f"[cyan]{escape(tip)}[/]", soft_wrap=True)
+def finding_lines(result: CheckResult, show_accepted: bool) -> Iterable[tuple[DistributionReport, str]]:
+    """The plain report's finding lines, with the report each is about."""
+    for report in result.distributions:
+        if report.status is Status.NOT_INSTALLED:
+            yield report, f"{report.name}: not installed"
+        for finding in report.findings:
+            if shown(finding, show_accepted):
+                yield report, finding_line(subject(report), finding) + accepted_note(finding)
 
 
 def render_preflight(result: PreflightResult) -> Iterable[str]:

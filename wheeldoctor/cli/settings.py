@@ -1,0 +1,50 @@
+"""What the command line, else the config's ``[tool.wheeldoctor]`` defaults, set for one run."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from wheeldoctor.formats.config import ConfigError, Defaults, find_config, load_config
+from wheeldoctor.judge.selection import CodeSelection, parse_prefixes
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """``--select``/``--ignore`` as one selection, ``--jobs`` and ``--strict``, each given or from the config."""
+
+    selection: CodeSelection
+    jobs: int | None
+    strict: bool
+
+
+def settings_of(
+    config: str | None, *, select: list[str] | None, ignore: list[str] | None, jobs: int | None, strict: bool
+) -> Settings:
+    """Each of ``--select``, ``--ignore``, ``--jobs``, ``--strict`` as given, else the config's key.
+
+    A bad option value or config raises an ``InputError`` (one line and exit 2 through ``guard``).
+    """
+    defaults = _config_defaults(config)
+    chosen = parse_prefixes(select, "--select") if select else (defaults.select if defaults else ())
+    left_out = parse_prefixes(ignore, "--ignore") if ignore else (defaults.ignore if defaults else ())
+    return Settings(
+        CodeSelection(tuple(chosen), tuple(left_out)),
+        jobs if jobs is not None else (defaults.jobs if defaults else None),
+        strict or bool(defaults is not None and defaults.strict),
+    )
+
+
+def config_python() -> str | None:
+    """``[tool.wheeldoctor] python`` of the nearest config; a config that cannot be read is reported later."""
+    try:
+        defaults = _config_defaults(None)
+    except (ConfigError, OSError):
+        return None
+    return defaults.python if defaults is not None else None
+
+
+def _config_defaults(config: str | None) -> Defaults | None:
+    """The defaults of ``--config FILE``, else of the nearest config; None when there is none."""
+    found = config if config is not None else find_config(os.getcwd())
+    return load_config(found).defaults if found is not None else None
