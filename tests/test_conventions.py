@@ -385,7 +385,7 @@ def test_github_annotations_carry_the_repair_command(envs: Envs) -> None:
     done = run_cli("check", "--all", "--python", envs.sick.python, "--format", "github")
     error = next(line for line in done.stdout.splitlines() if line.startswith("::error"))
     assert "WD002" in error
-    command = f"pip --python {envs.sick.python} install --force-reinstall --no-deps base==1.0"
+    command = f"pip --python {envs.sick.python} install --force-reinstall --no-deps -- base==1.0"
     assert error.endswith(f"%0ATip: {command}")
 
 
@@ -404,7 +404,7 @@ def test_the_unrelated_pair_gets_its_own_annotation_and_result_with_both_ways_ou
 def test_sarif_results_carry_the_command_and_still_validate(envs: Envs) -> None:
     results = _sarif("check", "--all", "--python", envs.sick.python)["runs"][0]["results"]
     (broken,) = [r for r in results if r["ruleId"] == "WD002"]
-    command = f"pip --python {envs.sick.python} install --force-reinstall --no-deps base==1.0"
+    command = f"pip --python {envs.sick.python} install --force-reinstall --no-deps -- base==1.0"
     assert broken["properties"]["repair"] == command
     assert broken["message"]["text"].endswith(f" Tip: {command}")
 
@@ -426,7 +426,7 @@ def test_the_step_summary_has_a_repair_column(envs: Envs, tmp_path: Path) -> Non
     )
     text = summary.read_text()
     assert "| level | distribution | code | path | problem | repair |" in text
-    assert "install --force-reinstall --no-deps base==1.0 |" in text
+    assert "install --force-reinstall --no-deps -- base==1.0 |" in text
 
 
 # -- policy: every kind of finding -----------------------------------------------------------------

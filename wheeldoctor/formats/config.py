@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from wheeldoctor.formats.hook_template import KnownHook, RegistryError, hook_from
 from wheeldoctor.formats.trust import refusal, untrusted
 from wheeldoctor.model.errors import InputError
-from wheeldoctor.model.findings import Code
+from wheeldoctor.model.findings import METADATA_CODES, Code
 from wheeldoctor.model.record_fields import ACCEPTED_ALGORITHMS, URLSAFE_ALPHABET
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ class AcceptRule:
             self.distribution == distribution
             and (self.path is None or self.path == path)
             and (self.code is None or self.code == code)
-            and self.found == found
+            and (self.found == found or (self.found is None and code in METADATA_CODES))
         )
 
 

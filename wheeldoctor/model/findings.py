@@ -87,6 +87,24 @@ class Code(str, Enum):
     LOCK_HASH_MISMATCH = "WD085"
 
 
+#: Codes of findings about metadata alone (requirements, duplicates, fit with the interpreter):
+#: their ``found`` is evidence to compare (``b 1.0``), never bytes, so a rule need not pin it.
+METADATA_CODES = frozenset(
+    code.value
+    for code in (
+        Code.REQUIRES_PYTHON_UNMET,
+        Code.TAGS_UNSUPPORTED,
+        Code.REQUIRES_PYTHON_INVALID,
+        Code.REQUIREMENT_INVALID,
+        Code.VERSION_INVALID,
+        Code.WHEEL_TAG_INVALID,
+        Code.DEPENDENCY_MISSING,
+        Code.DEPENDENCY_INCOMPATIBLE,
+        Code.DUPLICATE_DIST_INFO,
+        Code.SHADOWED,
+    )
+)
+
 #: Kinds that mean the bytes on disk are wrong or cannot be trusted.
 BREAKING_KINDS = frozenset({Kind.MODIFIED, Kind.MISSING, Kind.UNREADABLE, Kind.OUTSIDE, Kind.MALFORMED, Kind.UNLOCKED})
 

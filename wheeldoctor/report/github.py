@@ -21,14 +21,16 @@ escape_data = inert.escape_data
 escape_property = inert.escape_property
 
 
-def workflow_command(name: str, properties: dict[str, str | None], message: str) -> str:
+def workflow_command(name: str, properties: dict[str, str | None], message: str, *more: str) -> str:
     """``::name key=value,key=value::message``; empty properties are left out, as the toolkit does.
 
     Values are made inert first (:mod:`wheeldoctor.report.inert`): no escape sequence reaches
-    the log, and a line break shows as ``\\n``.
+    the log, and a line break inside a value shows as ``\\n``. The lines ``more`` follow
+    ``message`` on lines of the annotation's own (``%0A``), still on one line of the log.
     """
     given = ",".join(f"{key}={inert.github_property(value)}" for key, value in properties.items() if value)
-    return f"::{name}{' ' + given if given else ''}::{inert.github_data(message)}"
+    data = "\n".join(inert.text(line) for line in (message, *more))
+    return f"::{name}{' ' + given if given else ''}::{inert.escape_data(data)}"
 
 
 def render(cases: Cases) -> Iterator[str]:
@@ -37,8 +39,9 @@ def render(cases: Cases) -> Iterator[str]:
     errors = warnings = 0
     for case, item in cases.items():
         title = f"{case.subject}: {item.rule}" + (f": {item.path}" if item.path else "")
-        tip = f"\nTip: {item.tip}" if item.tip else ""
-        yield workflow_command(item.level, {"title": title}, f"{case.subject}: {item.line()}{tip}")
+        # The tip's own lines (an accept rule to paste) are the report's: its values are quoted inside.
+        tip = f"Tip: {item.tip}".split("\n") if item.tip else []
+        yield workflow_command(item.level, {"title": title}, f"{case.subject}: {item.line()}", *tip)
         if item.level == "error":
             errors += 1
         else:
