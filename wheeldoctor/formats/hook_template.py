@@ -46,6 +46,16 @@ class TemplateError(ValueError):
 
 def compile_template(template: str) -> re.Pattern[str]:
     """The regular expression a line must match whole to be an instance of ``template``."""
+    return re.compile(template_pattern(template))
+
+
+def template_pattern(template: str) -> str:
+    """:func:`compile_template`'s expression as text, checked but not compiled.
+
+    Compiling every template of the registry cost more than the rest of a warm check's hook
+    audit; :meth:`KnownHook.matches` compiles one (``re``'s own cache keeps it) only when a
+    hook's owner and file name already fit its entry.
+    """
     pattern: list[str] = []
     labels: set[str] = set()
     try:
@@ -73,7 +83,7 @@ def compile_template(template: str) -> re.Pattern[str]:
             pattern.append(f"(?P={field})")
         else:
             raise TemplateError(f"placeholder {{{field}}}: give it a kind first ({{{field}:identifier}})")
-    return re.compile("".join(pattern))
+    return "".join(pattern)
 
 
 #: Who owns a file no installer recorded, as entries and accept rules name it.
@@ -93,8 +103,8 @@ class KnownHook:
     """Canonical owner names, ``*`` (any owner) or ``(unowned)``."""
     files: str
     """``fnmatch`` pattern for the file name."""
-    lines: tuple[re.Pattern[str], ...]
-    """Compiled templates; every line that runs must match one whole."""
+    lines: tuple[str, ...]
+    """The templates as expressions (:func:`template_pattern`); every line that runs must match one whole."""
     source: str
     kind: str = "pth"
 
@@ -111,7 +121,7 @@ class KnownHook:
             and kind == self.kind
             and self.owned_by(owner)
             and fnmatch.fnmatchcase(file_name, self.files)
-            and all(any(t.fullmatch(line.rstrip()) for t in self.lines) for line in lines)
+            and all(any(re.fullmatch(t, line.rstrip()) for t in self.lines) for line in lines)
         )
 
 
@@ -144,7 +154,7 @@ def hook_from(entry: Mapping[str, Any], where: str) -> KnownHook:
     compiled = []
     for index, template in enumerate(lines):
         try:
-            compiled.append(compile_template(template.rstrip()))
+            compiled.append(template_pattern(template.rstrip()))
         except TemplateError as e:
             raise RegistryError(f"{where}.lines[{index}]: {e}") from None
     return KnownHook(
