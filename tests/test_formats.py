@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
 import subprocess
 import sys
@@ -441,12 +442,21 @@ def test_a_hook_in_its_own_isolated_venv_refuses(envs: Envs, tmp_path: Path) -> 
     here = [str(Path(wheeldoctor.__file__).parent.parent), *(p for p in sys.path if p.endswith("site-packages"))]
     (hook.site_packages / "wheeldoctor-dev.pth").write_text("\n".join(here) + "\n")
     run = [str(hook.python), "-m", "wheeldoctor", "check", "--all"]
-    refused = subprocess.run(run, capture_output=True, text=True, timeout=120, check=False)
+    # No other candidate (an activated venv, a conda env, a .venv above the working directory):
+    # then the hook's own venv is all there is, and it is refused.
+    alone = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX")}
+    refused = subprocess.run(run, capture_output=True, text=True, timeout=120, check=False, env=alone, cwd=tmp_path)
     assert refused.returncode == 2, refused.stderr
     assert "the hook's own environment" in refused.stderr and "--python" in refused.stderr
     assert "Traceback" not in refused.stderr
     checked = subprocess.run(
-        [*run, "--python", str(envs.damaged.python)], capture_output=True, text=True, timeout=120, check=False
+        [*run, "--python", str(envs.damaged.python)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=alone,
+        cwd=tmp_path,
     )
     assert checked.returncode == 1 and "WD001" in checked.stdout
 
