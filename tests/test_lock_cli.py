@@ -41,7 +41,21 @@ def _pylock(index: RangeIndex, tmp_path: Path, *requirements: str, no_deps: bool
     wanted.write_text("".join(r + "\n" for r in requirements))
     lock = tmp_path / "pylock.toml"
     extra = ["--no-deps", "--python-version", "3.11", "--python-platform", "x86_64-manylinux_2_28"] if no_deps else []
-    _uv("pip", "compile", "-q", "--format", "pylock.toml", "--index-url", index.simple, *extra, wanted, "-o", lock)
+    _uv(
+        "pip",
+        "compile",
+        "-q",
+        "--python",
+        sys.executable,
+        "--format",
+        "pylock.toml",
+        "--index-url",
+        index.simple,
+        *extra,
+        wanted,
+        "-o",
+        lock,
+    )
     return lock
 
 
@@ -215,7 +229,7 @@ def test_check_lock_against_pypi_requests_and_six(tmp_path: Path) -> None:
     wanted = tmp_path / "requirements.in"
     wanted.write_text("requests\nsix\n")
     lock = tmp_path / "pylock.toml"
-    _uv("pip", "compile", "-q", "--format", "pylock.toml", wanted, "-o", lock)
+    _uv("pip", "compile", "-q", "--python", sys.executable, "--format", "pylock.toml", wanted, "-o", lock)
     venv = make_venv(tmp_path / "venv")
     _uv("pip", "sync", "-q", "--python", venv.python, lock)
     done = run_cli("check", "--all", "--python", venv.python, "--lock", lock)
