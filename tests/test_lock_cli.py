@@ -40,7 +40,17 @@ def _pylock(index: RangeIndex, tmp_path: Path, *requirements: str, no_deps: bool
     wanted = tmp_path / "requirements.in"
     wanted.write_text("".join(r + "\n" for r in requirements))
     lock = tmp_path / "pylock.toml"
-    extra = ["--no-deps", "--python-version", "3.11", "--python-platform", "x86_64-manylinux_2_28"] if no_deps else []
+    extra = (
+        [
+            "--no-deps",
+            "--python-version",
+            f"{sys.version_info[0]}.{sys.version_info[1]}",
+            "--python-platform",
+            "x86_64-manylinux_2_28",
+        ]
+        if no_deps
+        else []
+    )
     _uv(
         "pip",
         "compile",
