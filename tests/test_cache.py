@@ -194,13 +194,47 @@ def test_any_flipped_byte_is_a_miss() -> None:
     [
         b"wheeldoctor-cache %d %s\n" % (cache.FORMAT + 1, sys.implementation.cache_tag.encode()),  # another format
         b"wheeldoctor-cache 1 cpython-299\n",  # another Python's marshal
+        b"wheeldoctor-cache %d %s\n" % (cache.FORMAT, sys.implementation.cache_tag.encode()),  # no code named
+        b"wheeldoctor-cache %d %s 0123456789abcdef\n" % (cache.FORMAT, sys.implementation.cache_tag.encode()),
         b"",
     ],
 )
 def test_foreign_entries_are_misses(header: bytes) -> None:
     data = cache.encode(_entry())
     ours = data.index(b"\n") + 1
+    assert data[:ours] != header
     assert cache.decode(header + data[ours:]) is None
+
+
+def test_the_code_that_judged_an_entry_is_in_its_header_and_changes_with_any_source_of_the_judging_stages(
+    tmp_path: Path,
+) -> None:
+    """Another version's verdicts are misses: a rule it lacked (a link out, say) must see every file again.
+
+    A copy of the package names one code; a changed source of any judging stage (its size, or only its
+    mtime) names another; a change outside those stages (the command line) does not.
+    """
+    shutil.copytree(REPO / "wheeldoctor", tmp_path / "wheeldoctor", ignore=shutil.ignore_patterns("__pycache__"))
+
+    def code() -> str:
+        argv = [sys.executable, "-c", "from wheeldoctor.engine import cache; print(cache.CODE.decode())"]
+        env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+        return subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path, check=True).stdout.strip()
+
+    first = code()
+    assert len(first) == 16 and code() == first
+    assert cache.encode(_entry()).startswith(b"wheeldoctor-cache %d %s %s\n" % (cache.FORMAT, cache.TAG, cache.CODE))
+    rule = tmp_path / "wheeldoctor/judge/files.py"
+    rule.write_text(rule.read_text() + "\n")
+    second = code()
+    assert second != first
+    st = rule.stat()
+    os.utime(rule, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    assert code() != second
+    third = code()
+    command = tmp_path / "wheeldoctor/cli/app.py"
+    command.write_text(command.read_text() + "\n")
+    assert code() == third
 
 
 def _signed(head: object, digests: object = ()) -> bytes:

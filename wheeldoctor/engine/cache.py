@@ -46,7 +46,37 @@ if TYPE_CHECKING:
 FORMAT = 2
 #: Entries are marshal data, whose format is only promised within one Python version.
 TAG = (sys.implementation.cache_tag or f"{sys.implementation.name}-{sys.version_info[:2]}").encode()
-_HEADER = b"wheeldoctor-cache %d %s\n" % (FORMAT, TAG)
+#: The stages whose code decides what an entry or a memo holds: reading, parsing, obtaining and judging.
+_STAGES = ("model", "formats", "where", "engine", "judge")
+
+
+def _code() -> bytes:
+    """What the code of :data:`_STAGES` is now, by each source file's name, size and mtime.
+
+    An entry's verdict ("intact", and the files it vouches for) holds under the rules of
+    the code that judged it: a rule added later (a link out of the environment, say) must
+    see every distribution again, and the version string is not bumped with every change.
+    Stats, not digests of the sources: the gate reads entries, and reading the sources
+    would cost it more than its own stats. Code run from an archive gives a constant.
+    """
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    listing = []
+    for stage in _STAGES:
+        try:
+            with os.scandir(os.path.join(package, stage)) as found:
+                for entry in found:
+                    if entry.name.endswith(".py"):
+                        st = entry.stat()
+                        listing.append(f"{stage}/{entry.name} {st.st_size} {st.st_mtime_ns}")
+        except OSError:
+            continue
+    data = "\n".join(sorted(listing)).encode("utf-8", "surrogateescape")
+    return b"%08x%08x" % (zlib.crc32(data), zlib.adler32(data))
+
+
+#: The code that writes and reads entries and memos (see :func:`_code`), for their headers.
+CODE = _code()
+_HEADER = b"wheeldoctor-cache %d %s %s\n" % (FORMAT, TAG, CODE)
 _CHECKSUM_BYTES = 4
 _LENGTH_BYTES = 4
 _READ_LIMIT = 256 << 20
