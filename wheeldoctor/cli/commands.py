@@ -106,10 +106,10 @@ def check(
         )
         locked = None
         if lock is not None:
-            from wheeldoctor.cli.lock import against, lock_options
+            from wheeldoctor.cli.lock import lock_judge
 
-            given = lock_options(lock, find_links, verify_wheels, extra, group, no_cache)
-            locked = against(env, given, chosen) if given else None
+            judge = lock_judge(lock, find_links, verify_wheels, extra, group, no_cache, chosen)
+            locked = judge(env) if judge else None
             env = locked.environment if locked else env
         policy = policies.load_policy(
             env, config=config, baseline_file=baseline, writing=write_baseline, selection=settings.selection
