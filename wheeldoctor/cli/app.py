@@ -298,8 +298,11 @@ def doctor(
         if chosen == "cyclonedx":
             sbom.deliver_sbom(result.check, output, cached)
             return exit_code(result.healthy, exit_zero)
-        rich = partial(deps_text.render_doctor_rich, result, show_accepted=show_accepted, verbose=verbose)
-        deliver(result, chosen, output, rich, show_accepted=show_accepted, quiet=quiet)
+        header = target.reason is None  # discovery has said on stderr which environment, and why
+        rich = partial(
+            deps_text.render_doctor_rich, result, show_accepted=show_accepted, verbose=verbose, header=header
+        )
+        deliver(result, chosen, output, rich, show_accepted=show_accepted, quiet=quiet, header=header)
         tell_fetch(locked)
         return exit_code(result.healthy, exit_zero)
 
