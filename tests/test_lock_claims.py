@@ -86,9 +86,9 @@ def _package(name: str, version: str, filename: str) -> LockedPackage:
 
 def test_membership_names_each_way_an_environment_differs_from_its_lock() -> None:
     lock = Lock(
-        "pylock.toml",
-        "pylock",
-        (
+        path="pylock.toml",
+        kind="pylock",
+        packages=(
             _package("requests", "2.32.3", "requests-2.32.3-py3-none-any.whl"),
             _package("six", "1.17.0", "six-1.17.0-py2.py3-none-any.whl"),
             _package("numpy", "2.1.0", "numpy-2.1.0-cp311-cp311-manylinux_2_17_x86_64.whl"),

@@ -42,7 +42,7 @@ class Installed:
     """``archive_info``, ``dir_info`` or ``vcs_info``: what direct_url.json says it came from."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Membership:
     """Membership findings per distribution name, and the locked names not installed."""
 
@@ -96,7 +96,7 @@ def membership(lock: Lock, installed: Sequence[Installed]) -> Membership:
                     message=f"is installed but {lock.path} does not lock it",
                 )
             )
-    return Membership({k: tuple(v) for k, v in found.items() if v}, tuple(missing))
+    return Membership(findings={k: tuple(v) for k, v in found.items() if v}, missing=tuple(missing))
 
 
 @dataclass(frozen=True, slots=True)
