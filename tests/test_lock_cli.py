@@ -375,15 +375,15 @@ def test_fix_lock_needs_all(tmp_path: Path) -> None:
 
 def test_one_lock_judge_serves_check_doctor_and_fix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``lock_judge``: none without --lock, its other options refused, else a judge that reads the lock given."""
-    from wheeldoctor.cli.lock import lock_judge
+    from wheeldoctor.cli.lock import lock_judge, lock_options
     from wheeldoctor.formats.lock_model import LockError
     from wheeldoctor.where.target import Target, load_target
 
-    assert lock_judge(None, None, False, None, None, True, "text") is None
+    assert lock_judge(lock_options(None, None, False, None, None, True), "text") is None
     with pytest.raises(SystemExit) as refused:
-        lock_judge(None, [str(tmp_path)], False, None, None, False, "text")
+        lock_judge(lock_options(None, [str(tmp_path)], False, None, None, False), "text")
     assert refused.value.code == 2
-    judge = lock_judge(str(tmp_path / "pylock.toml"), None, False, None, None, True, "json")
+    judge = lock_judge(lock_options(str(tmp_path / "pylock.toml"), None, False, None, None, True), "json")
     assert judge is not None
     assert capsys.readouterr().err == "error: --find-links, --verify-wheels, --extra and --group need --lock FILE\n"
     with pytest.raises(LockError) as unread:

@@ -274,7 +274,7 @@ def doctor(
             env = load_target(
                 target, with_tags=True, defer_records=lock is None, memos=memos, keeper=scan_keeper(cached)
             )
-            judge = lock_judge(lock, find_links, verify_wheels, extra, group, no_cache, chosen)
+            judge = lock_judge(lock_options(lock, find_links, verify_wheels, extra, group, no_cache), chosen)
             locked = judge(env) if judge else None
             env = locked.environment if locked else env
             policy = policies.load_policy(
@@ -344,7 +344,8 @@ def fix(
         from wheeldoctor.commands.fix import plan_fix, run_fix
         from wheeldoctor.report import fix_text
 
-        judge = lock_judge(lock, find_links, verify_wheels, extra, group, no_cache, "json" if as_json else "text")
+        given = lock_options(lock, find_links, verify_wheels, extra, group, no_cache)
+        judge = lock_judge(given, "json" if as_json else "text")
         if judge is not None and not all_:
             fail("--lock judges the whole environment: give --all")
         planned = plan_fix(

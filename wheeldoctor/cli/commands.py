@@ -106,9 +106,9 @@ def check(
         )
         locked = None
         if lock is not None:
-            from wheeldoctor.cli.lock import lock_judge
+            from wheeldoctor.cli.lock import lock_judge, lock_options
 
-            judge = lock_judge(lock, find_links, verify_wheels, extra, group, no_cache, chosen)
+            judge = lock_judge(lock_options(lock, find_links, verify_wheels, extra, group, no_cache), chosen)
             locked = judge(env) if judge else None
             env = locked.environment if locked else env
         policy = policies.load_policy(

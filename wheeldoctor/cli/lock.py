@@ -102,23 +102,13 @@ def against(env: Environment, options: LockOptions, chosen: str) -> LockedEnviro
     return against_lock(env, options.file, fetcher_for(options), progress, extras=options.extras, groups=options.groups)
 
 
-def lock_judge(
-    lock: str | None,
-    find_links: list[str] | None,
-    verify_wheels: bool,
-    extras: list[str] | None,
-    groups: list[str] | None,
-    no_cache: bool,
-    chosen: str,
-) -> Callable[[Environment], LockedEnvironment] | None:
-    """``check``/``doctor``/``fix``'s ``--lock`` and its options: what judges an environment against the lock.
+def lock_judge(given: LockOptions | None, chosen: str) -> Callable[[Environment], LockedEnvironment] | None:
+    """``check``/``doctor``/``fix`` ``--lock``: what judges an environment against the lock (None without one).
 
-    None without ``--lock``, when its other options are refused (:func:`lock_options`). ``chosen``
-    is the report format: progress is drawn for ``text`` alone.
+    ``given`` is :func:`lock_options`' answer; ``chosen`` the report format (progress is drawn for ``text`` alone).
     """
     from functools import partial
 
-    given = lock_options(lock, find_links, verify_wheels, extras, groups, no_cache)
     return partial(against, options=given, chosen=chosen) if given is not None else None
 
 
