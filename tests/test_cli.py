@@ -691,7 +691,7 @@ def test_closed_pipe_is_quiet(installed: Installed) -> None:
 # --------------------------------------------------------------------------
 
 _MAIN = """
-import atexit, sys, threading, time
+import atexit, sys, threading
 
 class Witness:
     def __del__(self):
@@ -699,12 +699,18 @@ class Witness:
 
 witness = Witness()  # freed only by the interpreter's teardown
 atexit.register(lambda: print("atexit ran", flush=True))
+left = threading.Event()
 if sys.argv[1] == "thread":
-    threading.Thread(target=lambda: (time.sleep(0.3), print("thread done", flush=True))).start()
+    # Still running when main() decides how to exit, however slow the machine: it ends only
+    # once main() is left, which a quick exit (os._exit) never does.
+    threading.Thread(target=lambda: (left.wait(), print("thread done", flush=True))).start()
 sys.argv = ["wheeldoctor", *sys.argv[2:]]
 from wheeldoctor.cli import main
 print("before", end="")  # left in the buffer: the exit must flush it
-main()
+try:
+    main()
+finally:
+    left.set()
 """
 
 

@@ -87,7 +87,7 @@ def test_policy_accepts_counts_and_reports_stale_and_expired(tmp_path: Path) -> 
             name="more", version="1", location=None, installer=None, status=Status.BROKEN, findings=(other,)
         ),
     ]
-    policy = Policy(datetime.date(2026, 1, 1), config)
+    policy = Policy(today=datetime.date(2026, 1, 1), config=config)
     done = accept(reports, policy)
     certifi, hooked, more = done.reports
     assert certifi.findings[0].accepted is not None and certifi.findings[0].accepted.by == "config"

@@ -196,6 +196,40 @@ def test_quiet_drops_the_environment_choice_line(envs: Envs, tmp_path: Path) -> 
     assert run_cli("check", "--all", "-q", env=env, cwd=tmp_path).stderr == ""
 
 
+def _named(*streams: str) -> list[str]:
+    return [line for text in streams for line in text.splitlines() if line.startswith("environment:")]
+
+
+@pytest.mark.parametrize("command", [["check", "--all"], ["deps"], ["doctor"], ["fix", "--all", "--dry-run"]])
+def test_the_environment_is_named_once_with_where_it_came_from(envs: Envs, tmp_path: Path, command: list[str]) -> None:
+    env = {"VIRTUAL_ENV": str(envs.healthy.prefix)}
+    discovered = run_cli(*command, env=env, cwd=tmp_path)
+    assert discovered.returncode == 0, discovered.stderr
+    choice = f"environment: {envs.healthy.prefix / 'bin' / 'python'} (from VIRTUAL_ENV)"
+    assert discovered.stderr.splitlines()[0] == choice
+    assert _named(discovered.stderr, discovered.stdout) == [choice]
+    given = run_cli(*command, "--python", envs.healthy.python, env=env, cwd=tmp_path)
+    assert _named(given.stderr, given.stdout) == [f"environment: python {envs.healthy.python}"]
+    as_json = run_cli(*command, "--json", env=env, cwd=tmp_path)
+    assert as_json.returncode == 0, as_json.stderr
+    assert isinstance(json.loads(as_json.stdout), dict)  # stdout holds the document alone
+    assert _named(as_json.stderr, as_json.stdout) == [choice]
+
+
+def test_on_a_terminal_and_in_a_written_report_the_environment_is_named_once(
+    envs: Envs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VIRTUAL_ENV", str(envs.healthy.prefix))
+    monkeypatch.chdir(tmp_path)
+    choice = f"environment: {envs.healthy.prefix / 'bin' / 'python'} (from VIRTUAL_ENV)"
+    for command in (["check", "--all"], ["doctor"], ["deps"]):
+        assert _named(on_terminal(*command, columns=120)) == [choice], command
+    report = tmp_path / "report.txt"
+    done = run_cli("check", "--all", "--output", report, cwd=tmp_path)
+    assert _named(done.stderr, done.stdout) == [choice]
+    assert _named(report.read_text()) == [f"environment: python {envs.healthy.prefix / 'bin' / 'python'}"]
+
+
 # -- the config's defaults --------------------------------------------------------------------------
 
 

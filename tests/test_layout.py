@@ -170,3 +170,28 @@ def test_report_renders_repairs_and_plans_none(name: str) -> None:
             module = importlib.import_module(node.module or "")
             for alias in node.names:
                 assert inspect.isclass(getattr(module, alias.name)), f"{name} imports {node.module}.{alias.name}"
+
+
+def _wide_positional_dataclasses(path: Path) -> list[str]:
+    """The dataclasses of ``path`` with four fields or more that still take them by position."""
+    wide = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for decorator in node.decorator_list:
+            call = decorator if isinstance(decorator, ast.Call) else None
+            func = call.func if call is not None else decorator
+            if not (isinstance(func, ast.Name) and func.id == "dataclass"):
+                continue
+            keywords = {k.arg: k.value for k in call.keywords} if call is not None else {}
+            kw_only = isinstance(keywords.get("kw_only"), ast.Constant) and keywords["kw_only"].value is True
+            fields = [s for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+            if len(fields) >= 4 and not kw_only:
+                wide.append(f"{node.name} ({len(fields)} fields)")
+    return wide
+
+
+@pytest.mark.parametrize("name", sorted(_modules()))
+def test_wide_dataclasses_take_keyword_only_fields(name: str) -> None:
+    """STYLE.md: a dataclass of four fields or more is built with its fields named, never by position."""
+    assert _wide_positional_dataclasses(_modules()[name]) == []

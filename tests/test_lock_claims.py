@@ -9,6 +9,7 @@ from helpers import record_hash
 
 from wheeldoctor.formats.lock_model import Lock, LockedPackage, locked_wheel
 from wheeldoctor.formats.record import decode_record
+from wheeldoctor.formats.wheelfile import unsafe_path
 from wheeldoctor.judge.locked import Installed, lock_claims, membership
 from wheeldoctor.model.findings import Code
 
@@ -85,9 +86,9 @@ def _package(name: str, version: str, filename: str) -> LockedPackage:
 
 def test_membership_names_each_way_an_environment_differs_from_its_lock() -> None:
     lock = Lock(
-        "pylock.toml",
-        "pylock",
-        (
+        path="pylock.toml",
+        kind="pylock",
+        packages=(
             _package("requests", "2.32.3", "requests-2.32.3-py3-none-any.whl"),
             _package("six", "1.17.0", "six-1.17.0-py2.py3-none-any.whl"),
             _package("numpy", "2.1.0", "numpy-2.1.0-cp311-cp311-manylinux_2_17_x86_64.whl"),
@@ -118,3 +119,15 @@ def test_membership_names_each_way_an_environment_differs_from_its_lock() -> Non
     assert [p.name for p in judged.missing] == ["idna"]
     (six,) = judged.findings["six"]
     assert (six.expected, six.found) == ("1.17.0", "1.16.0")
+
+
+def test_a_locked_wheel_row_that_climbs_out_is_the_wheels_unsafe_path_finding_and_no_claim() -> None:
+    wheel = _record(FILES, [["../escape.py", record_hash(b"x"), "1"]])
+    claims = lock_claims(decode_record(_record(FILES)), wheel, DIST_INFO)
+    (finding,) = claims.findings
+    assert finding == unsafe_path("../escape.py", whose="locked wheel")
+    assert (finding.code, finding.message) == (
+        Code.WHEEL_UNSAFE_PATH,
+        "locked wheel would install outside the environment",
+    )
+    assert "../escape.py" not in {r.path for r in claims.record.rows}

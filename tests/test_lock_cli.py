@@ -371,3 +371,28 @@ def test_fix_lock_needs_all(tmp_path: Path) -> None:
     done = run_cli("fix", "alpha", "--lock", tmp_path / "pylock.toml", "--dry-run")
     assert done.returncode == 2
     assert done.stderr.strip() == "error: --lock judges the whole environment: give --all"
+
+
+def test_one_lock_judge_serves_check_doctor_and_fix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``lock_judge``: none without --lock, its other options refused, else a judge that reads the lock given."""
+    from wheeldoctor.cli.lock import lock_judge, lock_options
+    from wheeldoctor.formats.lock_model import LockError
+    from wheeldoctor.where.target import Target, load_target
+
+    assert lock_judge(lock_options(None, None, False, None, None, True), "text") is None
+    with pytest.raises(SystemExit) as refused:
+        lock_judge(lock_options(None, [str(tmp_path)], False, None, None, False), "text")
+    assert refused.value.code == 2
+    judge = lock_judge(lock_options(str(tmp_path / "pylock.toml"), None, False, None, None, True), "json")
+    assert judge is not None
+    assert capsys.readouterr().err == "error: --find-links, --verify-wheels, --extra and --group need --lock FILE\n"
+    with pytest.raises(LockError) as unread:
+        judge(load_target(Target(python=sys.executable), with_tags=True, defer_records=True))
+    assert str(unread.value) == f"{tmp_path / 'pylock.toml'}: cannot be read (No such file or directory)"
+
+
+@pytest.mark.parametrize("command", [["doctor"], ["fix", "--all", "--dry-run"]])
+def test_doctor_and_fix_refuse_lock_options_without_lock_alike(tmp_path: Path, command: list[str]) -> None:
+    done = run_cli(*command, "--path", tmp_path, "--find-links", tmp_path)
+    assert done.returncode == 2
+    assert done.stderr == "error: --find-links, --verify-wheels, --extra and --group need --lock FILE\n"

@@ -155,7 +155,7 @@ dev = [{ name = "tester" }]
     assert by_name["proj"].selected is None and by_name["proj"].source == "editable"
     alpha = by_name["alpha"].selected
     assert alpha is not None and alpha.size == 10 and alpha.sha256 == SHA
-    no_groups = read_lock(str(lock), LockTarget(LINUX_311.markers, LINUX_311.tags, groups=()))
+    no_groups = read_lock(str(lock), LockTarget(markers=LINUX_311.markers, tags=LINUX_311.tags, groups=()))
     assert "tester" not in {p.name for p in no_groups.packages}
     assert read.listed >= {"orphan", "winonly"}
 

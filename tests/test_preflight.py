@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import build_wheel, cli_json, pip_install
+from helpers import build_wheel, cli_json, pip_install, record_hash
 from variants import BASE, DIFFERING, FILES, IDENTICAL, OVERLAY, Wheels
 
-from wheeldoctor.formats.wheelfile import install_target
+from wheeldoctor.formats.wheelfile import install_target, read_wheel, unsafe_path, wheel_from_record
+from wheeldoctor.model.findings import Code
 
 
 def test_finds_exactly_the_differing_shared_paths(wheels: Wheels) -> None:
@@ -123,3 +124,27 @@ def test_unhashed_pyc_rows_are_recorded_members(tmp_path: Path) -> None:
     wheel = build_wheel(tmp_path, "pycdemo", "1.0", files, record_override=unhash_pyc)
     rc, document = cli_json("wheels", wheel)
     assert (rc, document["wheels"][0]["findings"]) == (0, [])
+
+
+def test_a_row_that_climbs_out_is_one_finding_whether_the_wheel_is_read_whole_or_by_its_record(
+    tmp_path: Path,
+) -> None:
+    files = {"pkg/__init__.py": b"\n"}
+
+    def climb(rows: list[list[str]]) -> list[list[str]]:
+        return [*rows, ["../escape.py", record_hash(b"x"), "1"]]
+
+    wheel = build_wheel(tmp_path, "climber", "1.0", files, record_override=climb)
+    whole = read_wheel(str(wheel))
+    with zipfile.ZipFile(wheel) as archive:
+        record = archive.read("climber-1.0.dist-info/RECORD")
+    by_record = wheel_from_record(str(wheel), "climber", "1.0", record, "climber-1.0.dist-info")
+    expected = unsafe_path("../escape.py")
+    assert (expected.code, expected.path, expected.message) == (
+        Code.WHEEL_UNSAFE_PATH,
+        "../escape.py",
+        "would install outside the environment",
+    )
+    assert [f for f in whole.findings if f.code is Code.WHEEL_UNSAFE_PATH] == [expected]
+    assert [f for f in by_record.findings if f.code is Code.WHEEL_UNSAFE_PATH] == [expected]
+    assert "../escape.py" not in {m.row.path for m in (*whole.members, *by_record.members)}

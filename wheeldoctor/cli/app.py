@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from wheeldoctor.cli import commands, fleet, sbom
-from wheeldoctor.cli.lock import against, lock_options, tell_fetch
+from wheeldoctor.cli.lock import lock_judge, lock_options, tell_fetch
 from wheeldoctor.cli.options import (
     BaselineOption,
     ConfigOption,
@@ -274,8 +274,8 @@ def doctor(
             env = load_target(
                 target, with_tags=True, defer_records=lock is None, memos=memos, keeper=scan_keeper(cached)
             )
-            given = lock_options(lock, find_links, verify_wheels, extra, group, no_cache)
-            locked = against(env, given, chosen) if given else None
+            judge = lock_judge(lock_options(lock, find_links, verify_wheels, extra, group, no_cache), chosen)
+            locked = judge(env) if judge else None
             env = locked.environment if locked else env
             policy = policies.load_policy(
                 env, config=config, baseline_file=baseline, writing=write_baseline, selection=settings.selection
@@ -298,8 +298,11 @@ def doctor(
         if chosen == "cyclonedx":
             sbom.deliver_sbom(result.check, output, cached)
             return exit_code(result.healthy, exit_zero)
-        rich = partial(deps_text.render_doctor_rich, result, show_accepted=show_accepted, verbose=verbose)
-        deliver(result, chosen, output, rich, show_accepted=show_accepted, quiet=quiet)
+        header = target.reason is None  # discovery has said on stderr which environment, and why
+        rich = partial(
+            deps_text.render_doctor_rich, result, show_accepted=show_accepted, verbose=verbose, header=header
+        )
+        deliver(result, chosen, output, rich, show_accepted=show_accepted, quiet=quiet, header=header)
         tell_fetch(locked)
         return exit_code(result.healthy, exit_zero)
 
@@ -342,7 +345,8 @@ def fix(
         from wheeldoctor.report import fix_text
 
         given = lock_options(lock, find_links, verify_wheels, extra, group, no_cache)
-        if given is not None and not all_:
+        judge = lock_judge(given, "json" if as_json else "text")
+        if judge is not None and not all_:
             fail("--lock judges the whole environment: give --all")
         planned = plan_fix(
             target_of(python, path, dpkg_admindir),
@@ -351,7 +355,7 @@ def fix(
             cache_dir=cache_dir(no_cache),
             config=config,
             baseline=baseline,
-            against=(lambda env: against(env, given, "json" if as_json else "text")) if given else None,
+            against=judge,
         )
         out = sys.stderr if as_json else sys.stdout  # with --json, stdout holds the document alone
         ask = _confirm if sys.stdin.isatty() else None

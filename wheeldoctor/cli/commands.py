@@ -106,10 +106,10 @@ def check(
         )
         locked = None
         if lock is not None:
-            from wheeldoctor.cli.lock import against, lock_options
+            from wheeldoctor.cli.lock import lock_judge, lock_options
 
-            given = lock_options(lock, find_links, verify_wheels, extra, group, no_cache)
-            locked = against(env, given, chosen) if given else None
+            judge = lock_judge(lock_options(lock, find_links, verify_wheels, extra, group, no_cache), chosen)
+            locked = judge(env) if judge else None
             env = locked.environment if locked else env
         policy = policies.load_policy(
             env, config=config, baseline_file=baseline, writing=write_baseline, selection=settings.selection
@@ -137,12 +137,14 @@ def check(
         sbom.deliver_sbom(result, output, cached)
         return exit_code(result.healthy, exit_zero)
 
+    header = target.reason is None  # discovery has said on stderr which environment, and why
+
     def rich(console: Console) -> None:
         from wheeldoctor.report import check_table
 
-        check_table.render_rich(result, console, show_accepted=show_accepted, verbose=verbose)
+        check_table.render_rich(result, console, show_accepted=show_accepted, verbose=verbose, header=header)
 
-    deliver(result, chosen, output, rich, show_accepted=show_accepted, quiet=quiet)
+    deliver(result, chosen, output, rich, show_accepted=show_accepted, quiet=quiet, header=header)
     if locked is not None:
         from wheeldoctor.cli.lock import tell_fetch
 
@@ -177,12 +179,14 @@ def deps(
         )
         result = run_deps(env)
 
+    header = target.reason is None  # discovery has said on stderr which environment, and why
+
     def rich(console: Console) -> None:
         from wheeldoctor.report import deps_text
 
-        deps_text.render_rich(result, console)
+        deps_text.render_rich(result, console, header=header)
 
-    deliver(result, chosen, output, rich)
+    deliver(result, chosen, output, rich, header=header)
     return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
 
 

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 from wheeldoctor.cli.runner import EXIT_HEALTHY, EXIT_PROBLEMS, cache_dir, deliver, fail
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from wheeldoctor.commands.lock_check import LockedEnvironment
     from wheeldoctor.engine.remote import Fetcher
     from wheeldoctor.model.environment import Environment
@@ -98,6 +100,16 @@ def against(env: Environment, options: LockOptions, chosen: str) -> LockedEnviro
 
     progress = count_progress("RECORDs", chosen != "text")
     return against_lock(env, options.file, fetcher_for(options), progress, extras=options.extras, groups=options.groups)
+
+
+def lock_judge(given: LockOptions | None, chosen: str) -> Callable[[Environment], LockedEnvironment] | None:
+    """``check``/``doctor``/``fix`` ``--lock``: what judges an environment against the lock (None without one).
+
+    ``given`` is :func:`lock_options`' answer; ``chosen`` the report format (progress is drawn for ``text`` alone).
+    """
+    from functools import partial
+
+    return partial(against, options=given, chosen=chosen) if given is not None else None
 
 
 def tell_fetch(locked: LockedEnvironment | None) -> None:

@@ -259,6 +259,7 @@ def target_of(
         if found is None:
             fail(f"--python {python}: a directory with no bin/python (or Scripts/python.exe) in it")
         python = found
+    reason = None
     if not python and not path:
         from wheeldoctor.cli.settings import config_python
 
@@ -266,12 +267,12 @@ def target_of(
             choice = discover.discover(os.environ, os.getcwd(), sys.prefix, config_python())
         except discover.Refusal as e:
             fail(str(e))
-        python = choice.python
+        python, reason = choice.python, choice.reason
         if not quiet:
             from wheeldoctor.report import inert
 
             sys.stderr.write(inert.text(f"environment: {python or sys.executable} ({choice.reason})") + "\n")
-    return Target(python=python, paths=tuple(path or ()), dpkg_admindir=dpkg_admindir)
+    return Target(python=python, paths=tuple(path or ()), dpkg_admindir=dpkg_admindir, reason=reason)
 
 
 def exit_code(healthy: bool, exit_zero: bool = False) -> int:
@@ -293,10 +294,13 @@ def deliver(
     rich: Rich = None,
     show_accepted: bool = False,
     quiet: bool = False,
+    header: bool = True,
 ) -> None:
     """The report in ``chosen`` format to stdout; with ``output``, to that file and the text report to stdout.
 
     ``quiet`` (``-q``) changes the text report only: what fails and the summary, nothing when healthy.
+    ``header=False``: the text report on stdout leaves out its ``environment:`` line, which discovery
+    has written on stderr already (:func:`target_of`); a file written with ``output`` keeps it.
     """
     from wheeldoctor.report.output import OutputError, append, write_atomic
     from wheeldoctor.report.render import Format, render, step_summary
@@ -327,7 +331,7 @@ def deliver(
         if rich is not None and console is not None:
             rich(console)
         else:
-            sys.stdout.write(render(result, Format.TEXT, show_accepted=show_accepted))
+            sys.stdout.write(render(result, Format.TEXT, show_accepted=show_accepted, header=header))
 
 
 def refuse_report_with_baseline(write_baseline: str | None, chosen: str, output: str | None) -> None:

@@ -121,7 +121,7 @@ def run_check(
         if lock is not None:
             judged = [replace(r, findings=(*r.findings, *lock.findings.get(r.name, ()))) for r in judged]
         helpers = _overlays_to_verify(env, judged, graph, jobs=jobs, cache_dir=cache_dir)
-        policy = policy or Policy(datetime.date.today())
+        policy = policy or Policy(today=datetime.date.today())
         first = accept([*judged, *helpers], policy)
         resolved = resolve_overlays(first.reports, clashes, graph)
         second = accept(resolved, policy)

@@ -77,7 +77,7 @@ class StepStatus(str, Enum):
     NOT_RUN = "not-run"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StepResult:
     """One step after the run."""
 
@@ -280,7 +280,7 @@ def run_plan(planned: FixPlan, sink: StepSink) -> tuple[StepResult, ...]:
         sink.end(number, result)
         results.append(result)
         if result.status is StepStatus.FAILED:
-            results.extend(StepResult(s, StepStatus.NOT_RUN) for s in steps[number:])
+            results.extend(StepResult(step=s, status=StepStatus.NOT_RUN) for s in steps[number:])
             break
     return tuple(results)
 
@@ -290,7 +290,12 @@ def _run_step(step: FixStep, sink: StepSink) -> StepResult:
     try:
         process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     except OSError as e:
-        return StepResult(step, StepStatus.FAILED, None, f"{step.argv[0]} could not be started: {e.strerror or e}")
+        return StepResult(
+            step=step,
+            status=StepStatus.FAILED,
+            returncode=None,
+            error=f"{step.argv[0]} could not be started: {e.strerror or e}",
+        )
     assert process.stdout is not None
     tail: deque[str] = deque(maxlen=_TAIL)
     with process.stdout:
@@ -300,8 +305,8 @@ def _run_step(step: FixStep, sink: StepSink) -> StepResult:
             sink.line(text)
     code = process.wait()
     if code == 0:
-        return StepResult(step, StepStatus.OK, 0)
-    return StepResult(step, StepStatus.FAILED, code, _diagnose(step, code, tail))
+        return StepResult(step=step, status=StepStatus.OK, returncode=0)
+    return StepResult(step=step, status=StepStatus.FAILED, returncode=code, error=_diagnose(step, code, tail))
 
 
 def _program(name: str) -> str:

@@ -88,7 +88,7 @@ class ImportVerdict:
         return bool(self.forbidden) or self.report.error is not None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ImportsResult:
     """The outcome of ``wheeldoctor imports``."""
 
@@ -138,4 +138,4 @@ def run_imports(
     for module in modules:
         report = probe_import(module, interpreter, timeout=timeout, devices=devices, libraries=libraries)
         verdicts.append(ImportVerdict(report, rules.violations(report)))
-    return ImportsResult(interpreter, rules, timeout, tuple(verdicts))
+    return ImportsResult(python=interpreter, forbid=rules, timeout=timeout, verdicts=tuple(verdicts))

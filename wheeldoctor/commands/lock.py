@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from wheeldoctor.model.environment import Environment
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LockPreflight:
     """The clash report of a lock's wheels, and how their RECORDs were had."""
 
@@ -78,4 +78,4 @@ def run_wheels_lock(
     summary = summarize(fetched)
     result = replace(preflight(locked_wheel_files(fetched, lock.packages), env), fetched=summary)
     unjudged = tuple(f"{p.name} ({p.source})" for p in lock.packages if p.selected is None and p.source != "virtual")
-    return LockPreflight(lock, result, tuple(fetched), summary, unjudged)
+    return LockPreflight(lock=lock, result=result, fetched=tuple(fetched), summary=summary, unjudged=unjudged)

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 _DIRECT_URL_LIMIT = 64 << 10
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LockedEnvironment:
     """The environment with the lock's claims in place, what the lock found, and how RECORDs were had."""
 
@@ -89,7 +89,9 @@ def against_lock(
     )
     missing = tuple((str(p.name), missing_finding(p, lock.path)) for p in judged.missing)
     verdict = LockVerdict({k: tuple(v) for k, v in findings.items() if v}, missing)
-    return LockedEnvironment(env, verdict, lock, tuple(fetched), summarize(fetched))
+    return LockedEnvironment(
+        environment=env, verdict=verdict, lock=lock, fetched=tuple(fetched), summary=summarize(fetched)
+    )
 
 
 def _installed(dist: InstalledDistribution) -> Installed:

@@ -41,7 +41,13 @@ def load_policy(
     path = config if config is not None else find_config(start or os.getcwd(), outside=fence)
     rules = load_config(path, outside=fence) if path is not None else Config()
     entries = baseline.load(baseline_file) if baseline_file is not None else ()
-    return Policy(today or datetime.date.today(), rules, entries, baseline_file, selection or CodeSelection())
+    return Policy(
+        today=today or datetime.date.today(),
+        config=rules,
+        baseline=entries,
+        baseline_source=baseline_file,
+        selection=selection or CodeSelection(),
+    )
 
 
 def write_baseline(path: str, reports: Sequence[DistributionReport]) -> int:

@@ -75,11 +75,11 @@ class Owners:
             path = os.path.join(self.spelled(head), tail)
             dist = self.recorded.get(path)
         if dist is not None:
-            return Owner(dist.name, dist.version, recorded=_recorded(dist, path))
+            return Owner(name=dist.name, version=dist.version, recorded=_recorded(dist, path))
         if self._system is not None:
             package = self._system.owner(path, read)
             if package is not None:
-                return Owner(package, None, system=True)
+                return Owner(name=package, version=None, system=True)
         return None
 
     def system_owner(self, path: str, read: Read | None = None) -> str | None:

@@ -87,15 +87,18 @@ def from_data(data: list[Any]) -> tuple[dict[str, Owner], UnownedScan]:
     """The hooks' owners and the :class:`UnownedScan` that :func:`audit_data` turned into plain data."""
     hook_owners, files, importable, scanned, site_dirs = data
     scan = UnownedScan(
-        tuple(UnownedFile(*f) for f in files),
-        tuple(
+        files=tuple(UnownedFile(path=p, site_dir=s, importable=i, claimed_by=c) for p, s, i, c in files),
+        importable=tuple(
             UnownedImport(d, Finding(code=Code.UNOWNED_MODULE, kind=Kind.UNOWNED, path=p, message=m))
             for d, p, m in importable
         ),
-        scanned,
-        tuple(site_dirs),
+        scanned=scanned,
+        site_dirs=tuple(site_dirs),
     )
-    return {path: Owner(*owner) for path, *owner in hook_owners}, scan
+    return {
+        path: Owner(name=name, version=version, system=system, recorded=recorded)
+        for path, name, version, system, recorded in hook_owners
+    }, scan
 
 
 def scan_unowned(env: Environment, owners: Owners, walkers: int = 1, read: Read | None = None) -> UnownedScan:
@@ -119,7 +122,7 @@ def scan_unowned(env: Environment, owners: Owners, walkers: int = 1, read: Read 
         found = _target_scripts(site_dir, found, owners)
         files.extend(found)
         importable.extend(UnownedImport(site_dir, f) for f in _importable(site_dir, found))
-    return UnownedScan(tuple(files), tuple(importable), scanned, site_dirs)
+    return UnownedScan(files=tuple(files), importable=tuple(importable), scanned=scanned, site_dirs=site_dirs)
 
 
 def _walk(site_dir: str, owners: Owners, walkers: int = 1, read: Read | None = None) -> tuple[list[UnownedFile], int]:
@@ -136,7 +139,9 @@ def _walk(site_dir: str, owners: Owners, walkers: int = 1, read: Read | None = N
 
         for index, found, count, tops, seen in run_workers(list(enumerate(shares)), walk_share):
             delivered.add(index)
-            unowned.extend(UnownedFile(path, site_dir, importable) for path, importable in found)
+            unowned.extend(
+                UnownedFile(path=path, site_dir=site_dir, importable=importable) for path, importable in found
+            )
             scanned += count
             owned_tops.update(tops)
             if read is not None:
@@ -198,7 +203,9 @@ def _walk_from(
                     continue
                 if _skipped(name, path, directory, not top, recorded) or owners.system_owner(path, read) is not None:
                     continue
-                unowned.append(UnownedFile(path, site_dir, None if top else _module_name(name)))
+                unowned.append(
+                    UnownedFile(path=path, site_dir=site_dir, importable=None if top else _module_name(name))
+                )
     return unowned, scanned, owned_tops, below
 
 
@@ -225,7 +232,7 @@ def _as_package(item: UnownedFile, owned_tops: set[str]) -> UnownedFile:
     top_name = _top(item.path, item.site_dir)
     if top_name in owned_tops or not top_name.isidentifier():
         return item
-    return UnownedFile(item.path, item.site_dir, top_name)
+    return UnownedFile(path=item.path, site_dir=item.site_dir, importable=top_name)
 
 
 def _claimed(files: list[UnownedFile], names: Mapping[str, str]) -> list[UnownedFile]:
@@ -241,7 +248,9 @@ def _claimed(files: list[UnownedFile], names: Mapping[str, str]) -> list[Unowned
     for item in files:
         top = _top(item.path, item.site_dir)
         claimant = names.get(top) or names.get(top.partition(".")[0]) or anyone
-        marked.append(UnownedFile(item.path, item.site_dir, item.importable, claimant))
+        marked.append(
+            UnownedFile(path=item.path, site_dir=item.site_dir, importable=item.importable, claimed_by=claimant)
+        )
     return marked
 
 
@@ -267,7 +276,12 @@ def _target_scripts(site_dir: str, files: list[UnownedFile], owners: Owners) -> 
         owner = scripts.get(os.path.basename(item.path)) if os.path.dirname(item.path) == scripts_dir else None
         claimed = owner is not None and item.claimed_by is None
         marked.append(
-            UnownedFile(item.path, item.site_dir, item.importable, f"{owner} (pip --target script)")
+            UnownedFile(
+                path=item.path,
+                site_dir=item.site_dir,
+                importable=item.importable,
+                claimed_by=f"{owner} (pip --target script)",
+            )
             if claimed
             else item
         )

@@ -87,7 +87,7 @@ class AcceptRule:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Config:
     """What a config file says; ``source`` is None when no file was found."""
 
@@ -99,7 +99,7 @@ class Config:
     """``python``, ``select``, ``ignore``, ``jobs``, ``strict``: defaults for the command line."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Defaults:
     """What the command line takes when not told: each None (or empty) when the config says nothing."""
 
@@ -152,7 +152,12 @@ def load_config(path: str, outside: Iterable[str] = ()) -> Config:
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: {prefix} must be a table")
     rules = tuple(_rules(path, prefix, table))
-    return Config(path, rules, tuple(_known_hooks(path, prefix, table)), _defaults(path, prefix, table))
+    return Config(
+        source=path,
+        rules=rules,
+        known_hooks=tuple(_known_hooks(path, prefix, table)),
+        defaults=_defaults(path, prefix, table),
+    )
 
 
 def _known_hooks(path: str, prefix: str, table: Mapping[str, Any]) -> Iterable[KnownHook]:
@@ -193,7 +198,7 @@ def _defaults(path: str, prefix: str, table: Mapping[str, Any]) -> Defaults | No
     strict = table.get("strict")
     if strict is not None and not isinstance(strict, bool):
         raise ConfigError(f"{path}: {where('strict')} must be true or false")
-    return Defaults(python, codes["select"], codes["ignore"], jobs, strict)
+    return Defaults(python=python, select=codes["select"], ignore=codes["ignore"], jobs=jobs, strict=strict)
 
 
 def _rules(path: str, prefix: str, table: Mapping[str, Any]) -> Iterable[AcceptRule]:

@@ -93,7 +93,7 @@ ANY_OWNER = "*"
 HOOK_KINDS = ("pth", "start", "module")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class KnownHook:
     """One benign hook: whose, which files, which lines, and who documents it."""
 

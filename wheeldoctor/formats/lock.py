@@ -51,15 +51,18 @@ def read_lock(path: str, target: LockTarget) -> Lock:
     if kind == "pip-report":
         from wheeldoctor.formats.pip_report import select_pip_report
 
-        return Lock(path, kind, *select_pip_report(parse_json(path, data), base))
+        packages, listed = select_pip_report(parse_json(path, data), base)
+        return Lock(path=path, kind=kind, packages=packages, listed=listed)
     document = parse_toml(path, data)
     if kind == "uv.lock":
         from wheeldoctor.formats.uv_lock import select_uv_lock
 
-        return Lock(path, kind, *select_uv_lock(document, target, base))
+        packages, listed = select_uv_lock(document, target, base)
+        return Lock(path=path, kind=kind, packages=packages, listed=listed)
     from wheeldoctor.formats.pylock import select_pylock
 
-    return Lock(path, kind, *select_pylock(document, target, base))
+    packages, listed = select_pylock(document, target, base)
+    return Lock(path=path, kind=kind, packages=packages, listed=listed)
 
 
 def parse_toml(path: str, data: bytes) -> dict[str, Any]:

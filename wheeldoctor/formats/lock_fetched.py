@@ -34,7 +34,7 @@ class FetchedRecord:
     """What is wrong with the wheel itself; a RECORD with a finding here is not to be trusted."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class FetchSummary:
     """Totals over a fetch: for the report's line of bytes fetched against the wheels' size."""
 
@@ -54,10 +54,10 @@ def summarize(records: Sequence[FetchedRecord]) -> FetchSummary:
     for r in records:
         sources[r.source] = sources.get(r.source, 0) + 1
     return FetchSummary(
-        len(records),
-        sum(r.fetched for r in records),
-        sum(r.requests for r in records),
-        sum(r.wheel.size or 0 for r in records),
-        tuple(sorted(sources.items())),
-        sum(not r.verified for r in records if r.record is not None),
+        wheels=len(records),
+        fetched=sum(r.fetched for r in records),
+        requests=sum(r.requests for r in records),
+        total_size=sum(r.wheel.size or 0 for r in records),
+        by_source=tuple(sorted(sources.items())),
+        unverified=sum(not r.verified for r in records if r.record is not None),
     )

@@ -55,7 +55,7 @@ class LockedPackage:
     """``wheel``, or what the lock installs instead (``sdist``, ``directory``, ``vcs``, ``archive``, ``virtual``)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LockTarget:
     """The interpreter a lock is selected for: its marker environment and supported tags, best first."""
 
@@ -66,7 +66,7 @@ class LockTarget:
     """Dependency groups to select; None for the lock's defaults."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Lock:
     """A lock as selected for one target."""
 

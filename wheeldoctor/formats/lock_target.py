@@ -13,7 +13,7 @@ def target_of(markers: Mapping[str, str], tags: Iterable[str], **options: Any) -
     from packaging.tags import parse_tag
 
     parsed = tuple(t for text in tags for t in parse_tag(text))
-    return LockTarget(dict(markers), tuple(dict.fromkeys(parsed)), **options)
+    return LockTarget(markers=dict(markers), tags=tuple(dict.fromkeys(parsed)), **options)
 
 
 def current_target(**options: Any) -> LockTarget:
@@ -22,7 +22,7 @@ def current_target(**options: Any) -> LockTarget:
     from packaging.tags import sys_tags
 
     env = {k: str(v) for k, v in default_environment().items()}
-    return LockTarget(env, tuple(sys_tags()), **options)
+    return LockTarget(markers=env, tags=tuple(sys_tags()), **options)
 
 
 _PLATFORMS = {
@@ -75,7 +75,7 @@ def explicit_target(python_version: str, platforms: Sequence[str], **options: An
         *t.cpython_tags((major, minor), platforms=expanded),
         *t.compatible_tags((major, minor), interpreter=f"cp{major}{minor}", platforms=expanded),
     ]
-    return LockTarget(markers, tuple(dict.fromkeys(found)), **options)
+    return LockTarget(markers=markers, tags=tuple(dict.fromkeys(found)), **options)
 
 
 def _machine(platform: str) -> str:

@@ -24,7 +24,7 @@ _DOTTED = r"[^\W\d]\w*(?:\.[^\W\d]\w*)*"
 _ENTRY = re.compile(rf"({_DOTTED}):({_DOTTED})")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class EntryPoint:
     """One line of a ``.start`` file: ``module:callable`` (None for both when malformed)."""
 
@@ -48,7 +48,9 @@ def parse_start(data: bytes) -> tuple[EntryPoint, ...]:
             continue
         match = _ENTRY.fullmatch(text)
         found.append(
-            EntryPoint(number, text, match.group(1), match.group(2)) if match else EntryPoint(number, text, None, None)
+            EntryPoint(number=number, text=text, module=match.group(1), callable=match.group(2))
+            if match
+            else EntryPoint(number=number, text=text, module=None, callable=None)
         )
     return tuple(found)
 

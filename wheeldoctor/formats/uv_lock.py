@@ -84,7 +84,7 @@ def select_uv_lock(
     return tuple(selected), frozenset(p.name for p in packages)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class _UvPackage:
     index: int
     key: str

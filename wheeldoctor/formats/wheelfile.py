@@ -91,14 +91,7 @@ def _read_archive(path: str, name: str, version: str, archive: zipfile.ZipFile) 
     for row in record.rows:
         target = install_target(row.path, dist_info)
         if target is None:
-            findings.append(
-                Finding(
-                    code=Code.WHEEL_UNSAFE_PATH,
-                    kind=Kind.OUTSIDE,
-                    path=row.path,
-                    message="would install outside the environment",
-                )
-            )
+            findings.append(unsafe_path(row.path))
             continue
         info = infos.get(row.path)
         if info is None:
@@ -166,14 +159,7 @@ def wheel_from_record(
     for row in parsed.rows:
         target = install_target(row.path, dist_info)
         if target is None:
-            found.append(
-                Finding(
-                    code=Code.WHEEL_UNSAFE_PATH,
-                    kind=Kind.OUTSIDE,
-                    path=row.path,
-                    message="would install outside the environment",
-                )
-            )
+            found.append(unsafe_path(row.path))
         elif not target.startswith(dist_info + "/"):
             members.append(Member(target, row))
     return WheelFile(
@@ -200,6 +186,14 @@ def install_target(member: str, dist_info: str) -> str | None:
             return _SCHEMES[scheme] + inner
         return None
     return normal
+
+
+def unsafe_path(member: str, *, whose: str | None = None) -> Finding:
+    """WD022 for a RECORD row that :func:`install_target` refuses; ``whose`` names the wheel in the message."""
+    message = "would install outside the environment"
+    return Finding(
+        code=Code.WHEEL_UNSAFE_PATH, kind=Kind.OUTSIDE, path=member, message=f"{whose} {message}" if whose else message
+    )
 
 
 def _check_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, row: RecordRow) -> Finding | None:

@@ -82,7 +82,7 @@ class DependencyConflict:
         return f"requires {self.requirement}{why}, but {self.name} {self.installed} is installed"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DependencyReport:
     """Every conflict, every requirement that could not be judged, and how much was looked at."""
 
@@ -96,7 +96,7 @@ class DependencyReport:
         return tuple(c for c in self.conflicts if c.via_extra is None)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Requiring:
     """One active distribution's side of the requirements: its version and parsed Requires-Dist."""
 
@@ -247,8 +247,8 @@ def check_dependencies(requirements: Requirements) -> DependencyReport:
     problems.extend(judge.problems)
     problems.sort(key=lambda f: (f.dist, f.code.value, f.found or ""))
     return DependencyReport(
-        tuple(conflicts),
-        tuple(problems),
+        conflicts=tuple(conflicts),
+        problems=tuple(problems),
         distributions=len(installed),
         requirements=sum(len(i.requirements) for i in installed.values()),
     )
@@ -274,7 +274,7 @@ def _requiring(dist: InstalledDistribution) -> Requiring:
             unparsed.append(_invalid(dist, line, f"Requires-Dist does not parse ({_first_line(parsed)})"))
         else:
             requirements.append(parsed)
-    return Requiring(dist, version, tuple(requirements), tuple(unparsed))
+    return Requiring(dist=dist, version=version, requirements=tuple(requirements), unparsed=tuple(unparsed))
 
 
 def _conflict(

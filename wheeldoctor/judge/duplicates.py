@@ -31,7 +31,7 @@ class DuplicateKind(str, Enum):
     SHADOWED = "shadowed"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Duplicate:
     """Every metadata directory of one project, in the order Python searches them."""
 
@@ -102,5 +102,7 @@ def find_duplicates(env: Environment) -> list[Duplicate]:
         for dist in dists[1:]:
             (stale if dist.location in seen_in else shadowed).append(dist)
             seen_in.add(dist.location)
-        duplicates.append(Duplicate(name, tuple(dists), tuple(stale), tuple(shadowed)))
+        duplicates.append(
+            Duplicate(name=name, distributions=tuple(dists), stale=tuple(stale), shadowed=tuple(shadowed))
+        )
     return duplicates

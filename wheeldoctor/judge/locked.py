@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from wheeldoctor.formats.lock import Lock, LockedPackage
 from wheeldoctor.formats.lock_fetched import FetchedRecord
 from wheeldoctor.formats.record import decode_record
-from wheeldoctor.formats.wheelfile import WheelFile, install_target, requires_of, wheel_from_record
+from wheeldoctor.formats.wheelfile import WheelFile, install_target, requires_of, unsafe_path, wheel_from_record
 from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.model.record import Record, RecordRow
 
@@ -42,7 +42,7 @@ class Installed:
     """``archive_info``, ``dir_info`` or ``vcs_info``: what direct_url.json says it came from."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Membership:
     """Membership findings per distribution name, and the locked names not installed."""
 
@@ -96,7 +96,7 @@ def membership(lock: Lock, installed: Sequence[Installed]) -> Membership:
                     message=f"is installed but {lock.path} does not lock it",
                 )
             )
-    return Membership({k: tuple(v) for k, v in found.items() if v}, tuple(missing))
+    return Membership(findings={k: tuple(v) for k, v in found.items() if v}, missing=tuple(missing))
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,14 +196,7 @@ def lock_claims(installed: Record | None, wheel_record: bytes, dist_info: str) -
     for row in wheel.rows:
         target = install_target(row.path, dist_info)
         if target is None:
-            findings.append(
-                Finding(
-                    code=Code.WHEEL_UNSAFE_PATH,
-                    kind=Kind.OUTSIDE,
-                    path=row.path,
-                    message="locked wheel would install outside the environment",
-                )
-            )
+            findings.append(unsafe_path(row.path, whose="locked wheel"))
             continue
         if target.startswith("<"):
             continue  # scripts (shebangs rewritten), headers, data: placed by scheme, judged by the installed row

@@ -24,7 +24,7 @@ SELECTED_OUT = "selection"
 """``Acceptance.by`` of a finding whose code ``--select``/``--ignore`` leave out."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Policy:
     """What may be accepted: a config's rules, a baseline's entries, and the date ``until`` is read against."""
 

@@ -12,7 +12,7 @@ from wheeldoctor.model.findings import Finding
 UNOWNED = "(unowned)"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Owner:
     """Who installed a file: a distribution or (``system``) a system package.
 
@@ -33,7 +33,7 @@ class Owner:
         return f"{self.name} {self.version}"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class UnownedFile:
     """A file nobody recorded; ``importable`` is the top-level name it makes importable, if any."""
 
@@ -62,7 +62,7 @@ class UnownedImport:
         return UNOWNED
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class UnownedScan:
     """Every unowned file of the site directories, and the WD072 findings among them."""
 

@@ -53,7 +53,7 @@ class Origin(str, Enum):
     """A directory named with ``--path``."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PathEntry:
     """One entry of the search path and where it came from (``pth`` and ``line`` for .pth lines)."""
 

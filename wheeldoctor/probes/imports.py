@@ -45,7 +45,7 @@ class Origin:
     chain: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DeviceFile:
     """A device node a module opened; ``gpu_vendor`` is set when it is an accelerator's."""
 
@@ -265,7 +265,12 @@ def _from_result(
         modules_loaded=int(data["modules_loaded"]),
         heaviest=tuple(ModuleTime(str(m), max(float(s), 0.0)) for m, s in data["times"] if m != module)[:_HEAVIEST],
         device_files=tuple(
-            DeviceFile(str(d["path"]), _origin(d), bool(d["open"]), gpu_vendor(str(d["path"]), devices))
+            DeviceFile(
+                path=str(d["path"]),
+                opened_by=_origin(d),
+                still_open=bool(d["open"]),
+                gpu_vendor=gpu_vendor(str(d["path"]), devices),
+            )
             for d in data["devices"]
         ),
         threads=tuple(Started(_origin(t), int(t["count"])) for t in data["threads"]),

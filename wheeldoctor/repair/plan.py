@@ -91,7 +91,7 @@ class Expected:
     """The version that must be installed; None when it must be gone (uninstalled)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RepairPlan:
     """The steps in the order to run them, what is left alone, and what must hold afterwards."""
 
@@ -212,7 +212,12 @@ def plan_repairs(
             deferred=report.name in reinstalled_last,
         )
     planner.steps.extend(last)
-    return RepairPlan(tuple(planner.steps), tuple(planner.left), tuple(planner.notes), tuple(planner.expected.values()))
+    return RepairPlan(
+        steps=tuple(planner.steps),
+        left_alone=tuple(planner.left),
+        notes=tuple(planner.notes),
+        expected=tuple(planner.expected.values()),
+    )
 
 
 class _Planner:

@@ -398,7 +398,7 @@ def uninstall_command(dist: InstalledDistribution, env: Environment) -> Command:
     return Command("pip", with_override((*pip_runner(env), "uninstall", "-y", "--", dist.name), env))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Choice:
     """One way to end a clash: keep ``keep``, remove ``remove`` (None: keep both), run ``argvs`` in order."""
 
@@ -423,8 +423,10 @@ def keep_sequence(keep: InstalledDistribution, drop: InstalledDistribution, env:
     """Uninstall ``drop``, then reinstall ``keep``: uninstalling deletes every shared path, ``keep``'s too."""
     why = untrusted(drop) or untrusted(keep)
     if why is not None:
-        return Choice(keep.name, drop.name, (), why)
-    return Choice(keep.name, drop.name, (uninstall_command(drop, env), reinstall_command_of(keep, env)))
+        return Choice(keep=keep.name, remove=drop.name, steps=(), refused=why)
+    return Choice(
+        keep=keep.name, remove=drop.name, steps=(uninstall_command(drop, env), reinstall_command_of(keep, env))
+    )
 
 
 def pair_choices(pair: ClashPair, env: Environment) -> tuple[Choice, ...]:
@@ -437,6 +439,6 @@ def pair_choices(pair: ClashPair, env: Environment) -> tuple[Choice, ...]:
     if pair.overlay is not None:
         why = untrusted(pair.winner)
         if why is not None:
-            return (Choice(pair.winner.name, None, (), why),)
-        return (Choice(pair.winner.name, None, (reinstall_command_of(pair.winner, env),)),)
+            return (Choice(keep=pair.winner.name, remove=None, steps=(), refused=why),)
+        return (Choice(keep=pair.winner.name, remove=None, steps=(reinstall_command_of(pair.winner, env),)),)
     return (keep_sequence(pair.winner, pair.loser, env), keep_sequence(pair.loser, pair.winner, env))

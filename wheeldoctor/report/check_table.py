@@ -86,8 +86,10 @@ def _table_fits(rows: list[tuple[str, ...]], width: int) -> bool:
     return needed <= width
 
 
-def render_rich(result: CheckResult, console: Console, show_accepted: bool = False, verbose: bool = False) -> None:
-    """A table of findings per environment, then the summary and tips.
+def render_rich(
+    result: CheckResult, console: Console, show_accepted: bool = False, verbose: bool = False, header: bool = True
+) -> None:
+    """The environment (``header``), a table of findings per environment, then the summary and tips.
 
     Digests are abbreviated in the table (``verbose``: in full); no column wraps a digest, a
     code or a header: where the table would not fit the console, each finding is one line,
@@ -97,7 +99,8 @@ def render_rich(result: CheckResult, console: Console, show_accepted: bool = Fal
 
     from wheeldoctor.report.inert import markup as escape  # inert, and never markup
 
-    console.print(f"[bold]environment:[/] {escape(result.environment.label)}")
+    if header:
+        console.print(f"[bold]environment:[/] {escape(result.environment.label)}")
     for line in managed_lines(result):
         console.print(escape(line), soft_wrap=True)
     rows = _table_rows(result, show_accepted, verbose)

@@ -81,7 +81,21 @@ def render(
         bom.register_dependency(library, [])
     for file in files:
         bom.register_dependency(file, [])
-    return JsonV1Dot6(bom).output_as_string(indent=2) + "\n"
+    return _inert(JsonV1Dot6(bom).output_as_string(indent=2))
+
+
+def _inert(text: str) -> str:
+    """The library's JSON with every string as the other JSON formats write it (:func:`inert.document`).
+
+    Undecodable bytes of a name or path read ``\\xNN``, not a lone surrogate; ASCII only, so a
+    control or bidi character in a name, version or path is a JSON escape on a terminal, whatever
+    the library's encoder does.
+    """
+    import json
+
+    from wheeldoctor.report import inert
+
+    return json.dumps(inert.document(json.loads(text)), indent=2, ensure_ascii=True) + "\n"
 
 
 def _library(dist: DistributionState, declared: Licenses | None) -> Component:

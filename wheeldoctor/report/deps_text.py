@@ -169,22 +169,22 @@ def doctor_verdict(result: DoctorResult) -> str:
     return f"doctor: problems in {', '.join(failed)}"
 
 
-def render_doctor_plain(result: DoctorResult, show_accepted: bool = False) -> Iterable[str]:
-    """The check report, then the deps report, then one verdict."""
+def render_doctor_plain(result: DoctorResult, show_accepted: bool = False, header: bool = True) -> Iterable[str]:
+    """The check report (``header``: with its environment line), then the deps report, then one verdict."""
     from wheeldoctor.report import text
 
-    yield from text.render_plain(result.check, show_accepted=show_accepted)
+    yield from text.render_plain(result.check, show_accepted=show_accepted, header=header)
     yield from render_plain(result.deps, header=False)
     yield doctor_verdict(result)
 
 
 def render_doctor_rich(
-    result: DoctorResult, console: Console, show_accepted: bool = False, verbose: bool = False
+    result: DoctorResult, console: Console, show_accepted: bool = False, verbose: bool = False, header: bool = True
 ) -> None:
-    """The check tables, then the deps tables, then one verdict."""
+    """The check tables (``header``: with the environment line), then the deps tables, then one verdict."""
     from wheeldoctor.report import check_table
     from wheeldoctor.report.inert import markup as escape  # inert, and never markup
 
-    check_table.render_rich(result.check, console, show_accepted=show_accepted, verbose=verbose)
+    check_table.render_rich(result.check, console, show_accepted=show_accepted, verbose=verbose, header=header)
     render_rich(result.deps, console, header=False)
     console.print(f"[{'green' if result.healthy else 'bold red'}]{escape(doctor_verdict(result))}[/]")

@@ -16,9 +16,14 @@ from wheeldoctor.report import inert
 
 
 def render_plan(planned: FixPlan) -> Iterable[str]:
-    """The environment, the numbered steps with what each fixes, and what is left alone."""
+    """The environment, the numbered steps with what each fixes, and what is left alone.
+
+    The environment is left out when discovery chose it: its own ``environment:`` line, with why,
+    is on stderr already.
+    """
     plan = planned.plan
-    yield f"environment: {planned.environment.label}"
+    if planned.target.reason is None:
+        yield f"environment: {planned.environment.label}"
     if not plan.needed:
         yield from (f"note: {n}" for n in plan.notes)
         yield "plan: nothing to repair" if not planned.before else "plan: nothing that fix can repair"

@@ -22,25 +22,28 @@ class Format(str, Enum):
     SARIF = "sarif"
 
 
-def plain_lines(result: Result, show_accepted: bool = False) -> Iterable[str]:
-    """The plain text report of any command's result (what a pipe gets); accepted findings listed on request."""
+def plain_lines(result: Result, show_accepted: bool = False, header: bool = True) -> Iterable[str]:
+    """The plain text report of any command's result (what a pipe gets); accepted findings listed on request.
+
+    ``header=False`` leaves out the ``environment:`` line (discovery's own line on stderr named it).
+    """
     from wheeldoctor.report import inert
 
     # Untrusted text is made inert here, on its way out: a name or path cannot add a line.
     if isinstance(result, DepsResult):  # the deps report alone needs no file verifier's text
         from wheeldoctor.report import deps_text
 
-        return inert.lines(deps_text.render_plain(result))
+        return inert.lines(deps_text.render_plain(result, header=header))
     from wheeldoctor.commands.results import CheckResult, DoctorResult
 
     if isinstance(result, DoctorResult):
         from wheeldoctor.report import deps_text
 
-        return inert.lines(deps_text.render_doctor_plain(result, show_accepted=show_accepted))
+        return inert.lines(deps_text.render_doctor_plain(result, show_accepted=show_accepted, header=header))
     from wheeldoctor.report import text
 
     if isinstance(result, CheckResult):
-        return inert.lines(text.render_plain(result, show_accepted=show_accepted))
+        return inert.lines(text.render_plain(result, show_accepted=show_accepted, header=header))
     return inert.lines(text.render_preflight(result))
 
 
@@ -74,10 +77,11 @@ def json_document(result: Result) -> dict[str, Any]:
     return json_report.wheels_document(result)
 
 
-def render(result: Result, chosen: Format, show_accepted: bool = False) -> str:
-    """The whole report of ``result`` in format ``chosen`` (``show_accepted``: text lists accepted findings)."""
+def render(result: Result, chosen: Format, show_accepted: bool = False, header: bool = True) -> str:
+    """The whole report of ``result`` in format ``chosen`` (``show_accepted``: text lists accepted findings;
+    ``header``: text has its ``environment:`` line)."""
     if chosen is Format.TEXT:
-        return "".join(line + "\n" for line in plain_lines(result, show_accepted))
+        return "".join(line + "\n" for line in plain_lines(result, show_accepted, header))
     if chosen is Format.JSON:
         from wheeldoctor.report import json as json_report
 

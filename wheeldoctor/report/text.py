@@ -285,9 +285,10 @@ def policy_lines(result: CheckResult) -> list[str]:
     return lines
 
 
-def render_plain(result: CheckResult, show_accepted: bool = False) -> Iterable[str]:
-    """Plain lines for pipes and logs: one per finding, then the summary and tips."""
-    yield f"environment: {result.environment.label}"
+def render_plain(result: CheckResult, show_accepted: bool = False, header: bool = True) -> Iterable[str]:
+    """Plain lines for pipes and logs: the environment (``header``), one line per finding, the summary, tips."""
+    if header:
+        yield f"environment: {result.environment.label}"
     yield from managed_lines(result)
     yield from (line for _, line in finding_lines(result, show_accepted))
     yield from pair_failure_lines(result)

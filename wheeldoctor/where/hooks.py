@@ -102,7 +102,7 @@ def _pth_hook(
     return judged(hook, intact)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class _StartRead:
     path: str
     site_dir: str
@@ -124,10 +124,12 @@ def _start_files(startup: Startup) -> list[_StartRead]:
             data = read_regular(path, _MODULE_LIMIT)
             if isinstance(data, ReadError):
                 if not data.missing:
-                    found.append(_StartRead(path, site_dir.path, (), None, data.message))
+                    found.append(
+                        _StartRead(path=path, site_dir=site_dir.path, entry_points=(), sha256=None, error=data.message)
+                    )
                 continue
             digest = "sha256=" + encode_digest(hashlib.sha256(data).digest())
-            found.append(_StartRead(path, site_dir.path, parse_start(data), digest))
+            found.append(_StartRead(path=path, site_dir=site_dir.path, entry_points=parse_start(data), sha256=digest))
     return found
 
 

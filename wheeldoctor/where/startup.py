@@ -89,7 +89,7 @@ def simulate(
         for item in given:
             path, key = makepath(item)
             if key not in known:
-                entries.append(PathEntry(path, origin))
+                entries.append(PathEntry(path=path, origin=origin))
                 known.add(key)
     visited: list[SiteDir] = []
     read: dict[str, PthRead] = {}
@@ -98,7 +98,7 @@ def simulate(
             continue
         path, key = makepath(site_dir.path)
         if key not in known:
-            entries.append(PathEntry(path, Origin.SITE))
+            entries.append(PathEntry(path=path, origin=Origin.SITE))
             known.add(key)
         if all(v.path != path for v in visited):
             visited.append(SiteDir(path, site_dir.user))
@@ -111,7 +111,7 @@ def simulate(
             for line in pth.parsed.paths if pth.parsed is not None else ():
                 added, added_key = makepath(path, line.text)
                 if added_key not in known and os.path.exists(added):
-                    entries.append(PathEntry(added, Origin.PTH, pth_path, line.number))
+                    entries.append(PathEntry(path=added, origin=Origin.PTH, pth=pth_path, line=line.number))
                     known.add(added_key)
     return Startup(
         entries=tuple(entries),
@@ -139,7 +139,7 @@ def given(paths: tuple[str, ...], version: tuple[int, int]) -> Startup:
     Their path lines add nothing: the search path is exactly the directories named.
     """
     site_dirs = tuple(SiteDir(os.path.abspath(p)) for p in paths)
-    entries = tuple(PathEntry(p, Origin.GIVEN) for p in paths)
+    entries = tuple(PathEntry(path=p, origin=Origin.GIVEN) for p in paths)
     return Startup(
         entries=entries, site_dirs=site_dirs, pth_files=visit(site_dirs, version), version=version, isolated=True
     )
@@ -164,7 +164,7 @@ def running(paths: tuple[str, ...]) -> Startup:
         if key in candidates and all(d.path != absolute for d in site_dirs):
             site_dirs.append(SiteDir(absolute, candidates[key]))
     version = (sys.version_info[0], sys.version_info[1])
-    entries = tuple(PathEntry(p, Origin.RUNNING) for p in paths)
+    entries = tuple(PathEntry(path=p, origin=Origin.RUNNING) for p in paths)
     user_site = bool(site_module.ENABLE_USER_SITE) if site_module is not None else False
     return Startup(
         entries=entries,

@@ -39,7 +39,7 @@ class TargetError(InputError):
     """The environment asked for cannot be inspected; the message is one line for the user."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Target:
     """What the user asked to inspect."""
 
@@ -47,6 +47,9 @@ class Target:
     paths: tuple[str, ...] = ()
     dpkg_admindir: str | None = None
     """dpkg's admin directory (``/var/lib/dpkg`` when None; a mounted image's ``IMG/var/lib/dpkg``)."""
+    reason: str | None = None
+    """Why discovery chose it (``from VIRTUAL_ENV``...), as its ``environment:`` line on stderr
+    says; None when ``--python`` or ``--path`` named it."""
 
 
 def load_target(
