@@ -6,6 +6,7 @@ from it; wheeldoctor fetches the locked wheels' RECORDs from it by range.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -146,6 +147,15 @@ def test_check_lock_names_another_version_and_an_unlocked_distribution(index: Ra
     assert repairs["tomli"]["argv"] == uninstall  # a reinstall would keep it unlocked
     assert repairs["tomli"]["note"] == "not in the lock: uninstall it, or accept WD083 for it by a rule"
     assert repairs["six"]["argv"][-1] == "six==1.17.0"  # the lock's version, not the installed 1.16.0
+
+
+def test_check_lock_reads_no_fifo_at_direct_url_json(index: RangeIndex, tmp_path: Path) -> None:
+    lock = _pylock(index, tmp_path, "alpha")
+    venv = _synced(index, tmp_path, lock)
+    os.mkfifo(venv.dist_info("alpha") / "direct_url.json")  # opened for reading, it would block forever
+    done = run_cli("check", "--all", "--python", venv.python, "--lock", lock)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "alpha" not in done.stdout
 
 
 def test_check_lock_with_a_uv_project(index: RangeIndex, tmp_path: Path) -> None:
