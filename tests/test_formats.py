@@ -418,6 +418,28 @@ def test_junit_escapes_what_xml_forbids() -> None:
     assert root.find("testsuite/testcase").get("classname") == "odd\\x00"  # type: ignore[union-attr]
 
 
+def test_junit_attributes_show_bidi_and_controls_escaped() -> None:
+    case = Case(
+        suite="check",
+        name="gam\x1b[31mma\u202e",
+        version="1.0\u2066",
+        status="broken",
+        items=(Item(level="error", code=Code.MISSING, kind="missing", message="is missing", path="x\u202e.py"),),
+    )
+    document = junit.render(Cases(command="check", healthy=False, environment="env\u2067\n", sites=(), cases=(case,)))
+    root = ET.fromstring(document.encode())
+    testcase = root.find("testsuite/testcase")
+    failure = root.find("testsuite/testcase/failure")
+    environment = root.find("testsuite/properties/property")
+    assert testcase is not None and failure is not None and environment is not None
+    assert testcase.get("classname") == "gam\\x1b[31mma\\u202e"
+    assert testcase.get("name") == "gam\\x1b[31mma\\u202e 1.0\\u2066"
+    assert failure.get("message", "").startswith("gam\\x1b[31mma\\u202e 1.0\\u2066: broken: ")
+    assert environment.get("value") == "env\\u2067\\n"
+    attributes = [v for e in root.iter() for v in e.attrib.values()]
+    assert not any(c in v for v in attributes for c in "\x1b\u202e\u2066\u2067\n")
+
+
 def test_every_code_has_a_description() -> None:
     assert set(CODE_HELP) == set(Code)
     assert all(h.short and h.full.endswith(".") for h in CODE_HELP.values())
