@@ -234,6 +234,23 @@ def test_a_bad_lock_is_one_line_and_exit_2(tmp_path: Path, name: str, text: str,
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("version", "platform", "line"),
+    [
+        ("3.99999999999999999999", "linux_x86_64", "error: --python-version: '3.99999999999999999999': minor version"),
+        ("3.12", "macosx_99999_0_arm64", "error: --platform: 'macosx_99999_0_arm64': major version over 99"),
+        ("3.12", "manylinux_2_99999999_x86_64", "error: --platform: 'manylinux_2_99999999_x86_64': minor version"),
+    ],
+)
+def test_an_absurd_target_is_one_line_and_exit_2(tmp_path: Path, version: str, platform: str, line: str) -> None:
+    lock = tmp_path / "pylock.toml"
+    lock.write_text('lock-version = "1.0"\ncreated-by = "test"\n')
+    done = run_cli("wheels", "--lock", lock, "--python-version", version, "--platform", platform)
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert done.stderr.startswith(line)
+
+
 def test_an_unreachable_index_is_one_line_naming_the_host(tmp_path: Path) -> None:
     wheels = tmp_path / "index"
     build_wheel(wheels, "one", "1.0", {"one/__init__.py": b"1\n"})
