@@ -401,6 +401,32 @@ def test_the_summary_is_capped_and_counts_what_was_cut() -> None:
     assert f"{5000 - shown} more row(s) not shown" in capped and 0 < shown < 5000
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["deps", "--python", sys.executable],
+        ["deps", "--path", "."],  # the plain fast parse runs this one
+        ["wheels", "a-1.0-py3-none-any.whl"],
+        ["wheels", "--lock", "nowhere/pylock.toml", "--python-version", "3.12", "--platform", "linux_x86_64"],
+    ],
+)
+def test_deps_and_wheels_refuse_cyclonedx_before_any_work(argv: list[str]) -> None:
+    done = wd(*argv, "--format", "cyclonedx")
+    assert done.returncode == 2
+    assert done.stderr == "error: unknown format 'cyclonedx': choose one of text, json, github, junit, sarif\n"
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize(("command", "sbom"), [("deps", False), ("wheels", False), ("check", True), ("doctor", True)])
+def test_only_the_sbom_commands_offer_cyclonedx_in_help(command: str, sbom: bool) -> None:
+    done = wd(command, "--help")
+    assert done.returncode == 0
+    found = re.search(r"--format FORMAT (.*?) -o, --output", " ".join(done.stdout.split()))
+    assert found is not None, done.stdout
+    assert ("cyclonedx" in found.group(1)) is sbom
+    assert "sarif" in found.group(1)
+
+
 def test_junit_escapes_what_xml_forbids() -> None:
     path = "pkg/\x01bell\x1b<&>\udcff\ufffe.py"
     case = Case(

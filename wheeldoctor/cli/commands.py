@@ -9,6 +9,7 @@ import sys
 from wheeldoctor.cli.runner import (
     EXIT_HEALTHY,
     EXIT_PROBLEMS,
+    REPORT_FORMATS,
     cache_dir,
     choose_format,
     deliver,
@@ -161,7 +162,7 @@ def deps(
     dpkg_admindir: str | None,
 ) -> int:
     """``deps``: requirements (as pip check judges them, and further), duplicates, compatibility."""
-    chosen = choose_format(format_, json)
+    chosen = choose_format(format_, json, allowed=REPORT_FORMATS)
     target = target_of(python, path, dpkg_admindir)
     from wheeldoctor.where.target import load_target, start_probe
 

@@ -36,6 +36,11 @@ FormatOption = Annotated[
         help="text (default), json, github (annotations), junit, sarif or cyclonedx (an SBOM).",
     ),
 ]
+#: ``--format`` of deps and wheels: no SBOM (they judge requirements and wheels, not verified files).
+ReportFormatOption = Annotated[
+    str | None,
+    typer.Option("--format", metavar="FORMAT", help="text (default), json, github (annotations), junit or sarif."),
+]
 OutputOption = Annotated[
     str | None,
     typer.Option(

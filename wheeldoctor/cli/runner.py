@@ -231,7 +231,10 @@ def scan_keeper(cache_dir: str | None) -> Keeper | None:
     return keeper(cache_dir)
 
 
-_FORMATS = ("text", "json", "github", "junit", "sarif", "cyclonedx")
+#: The report formats of every command that renders a result; ``deps`` and ``wheels`` have only these.
+REPORT_FORMATS = ("text", "json", "github", "junit", "sarif")
+#: check's and doctor's: the reports, and an SBOM of what was verified.
+_FORMATS = (*REPORT_FORMATS, "cyclonedx")
 
 
 def choose_format(chosen: str | None, json: bool, allowed: Sequence[str] = _FORMATS) -> str:
