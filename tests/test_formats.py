@@ -230,6 +230,31 @@ def test_output_replaces_the_file_and_text_still_goes_to_stdout(envs: Envs, tmp_
     assert text_file.read_text().splitlines()[-1] == "3 checked: 3 intact; 0 finding(s)"
 
 
+@pytest.mark.parametrize(
+    ("command", "fmt"),
+    [
+        ("check", "json"),
+        ("check", "sarif"),
+        ("check", "cyclonedx"),
+        ("doctor", "json"),
+        ("deps", "json"),
+        ("wheels", "json"),
+    ],
+)
+def test_output_dash_is_stdout(envs: Envs, tmp_path: Path, command: str, fmt: str) -> None:
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    if command == "wheels":
+        target = [str(build_wheel(tmp_path / "wheels", "one", "1.0", {"one/__init__.py": b""}))]
+    else:
+        target = [*(["--all"] if command == "check" else []), "--python", str(envs.healthy.python)]
+    done = run_cli(command, *target, "--format", fmt, "-o", "-", cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    assert list(cwd.iterdir()) == []  # as snapshot and diff read it: no file named "-"
+    document = json.loads(done.stdout)  # the document alone, no text report beside it
+    assert isinstance(document, dict)
+
+
 def test_output_into_a_missing_directory_is_one_line_and_exit_2(envs: Envs, tmp_path: Path) -> None:
     done = wd("check", "--all", "--python", envs.healthy.python, "--format", "sarif", "-o", tmp_path / "no" / "x")
     assert done.returncode == 2

@@ -47,7 +47,7 @@ OutputOption = Annotated[
         "--output",
         "-o",
         metavar="FILE",
-        help="Write the report to FILE (atomically); stdout gets the text report.",
+        help="Write the report to FILE (atomically); stdout gets the text report. - is stdout.",
     ),
 ]
 JobsOption = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Hashing threads (default: usable CPUs).")]

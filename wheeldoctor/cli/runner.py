@@ -299,11 +299,14 @@ def deliver(
 ) -> None:
     """The report in ``chosen`` format to stdout; with ``output``, to that file and the text report to stdout.
 
-    ``quiet`` (``-q``) changes the text report only: what fails and the summary, nothing when healthy.
+    ``output`` ``-`` is stdout, as for snapshot and diff. ``quiet`` (``-q``) changes the text
+    report only: what fails and the summary, nothing when healthy.
     """
     from wheeldoctor.report.output import OutputError, append, write_atomic
     from wheeldoctor.report.render import Format, render, step_summary
 
+    if output == "-":
+        output = None
     fmt = Format(chosen)
     if output is not None:
         try:
