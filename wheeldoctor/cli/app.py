@@ -264,7 +264,7 @@ def doctor(
         settings = settings_of(config, select=select, ignore=ignore, jobs=jobs, strict=strict)
         if chosen == "cyclonedx":
             sbom.require_sbom()
-        target = target_of(python, path, dpkg_admindir, quiet=quiet)
+        target = target_of(python, path, dpkg_admindir, quiet=quiet, config=config)
         start_probe(target, with_tags=True)
         from wheeldoctor.commands import policy as policies
         from wheeldoctor.commands.doctor import run_doctor
@@ -347,7 +347,7 @@ def fix(
         if given is not None and not all_:
             fail("--lock judges the whole environment: give --all")
         planned = plan_fix(
-            target_of(python, path, dpkg_admindir),
+            target_of(python, path, dpkg_admindir, config=config),
             names or None,
             keep=keep or (),
             cache_dir=cache_dir(no_cache),

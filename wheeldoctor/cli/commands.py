@@ -86,7 +86,7 @@ def check(
         from wheeldoctor.cli import sbom
 
         sbom.require_sbom()
-    target = target_of(python, path, dpkg_admindir, quiet=quiet)
+    target = target_of(python, path, dpkg_admindir, quiet=quiet, config=config)
     from wheeldoctor.where.target import load_target, start_probe
 
     start_probe(target, with_tags=lock is not None)  # it runs while the checks are imported

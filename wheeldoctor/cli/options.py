@@ -51,7 +51,14 @@ OutputOption = Annotated[
     ),
 ]
 JobsOption = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Hashing threads (default: usable CPUs).")]
-ConfigOption = Annotated[str | None, typer.Option("--config", metavar="FILE", help="Accept rules from FILE.")]
+ConfigOption = Annotated[
+    str | None,
+    typer.Option(
+        "--config",
+        metavar="FILE",
+        help="Accept rules and defaults (python, select, ...) from FILE, not the nearest config.",
+    ),
+]
 BaselineOption = Annotated[str | None, typer.Option("--baseline", metavar="FILE", help="Accept what FILE pins.")]
 WriteBaselineOption = Annotated[
     str | None, typer.Option("--write-baseline", metavar="FILE", help="Pin the current findings in FILE; exit 0.")

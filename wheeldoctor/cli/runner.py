@@ -247,9 +247,16 @@ def choose_format(chosen: str | None, json: bool, allowed: Sequence[str] = _FORM
 
 
 def target_of(
-    python: str | None, path: list[str] | None, dpkg_admindir: str | None = None, *, quiet: bool = False
+    python: str | None,
+    path: list[str] | None,
+    dpkg_admindir: str | None = None,
+    *,
+    quiet: bool = False,
+    config: str | None = None,
 ) -> Target:
     """The environment to inspect: as named, else found as uv finds it (``where/discover.py``).
+
+    The config's ``python`` key is ``--config FILE``'s when one is given, else the nearest config's.
 
     The choice and why go to stderr first; wheeldoctor's own tool venv (uv tool, pipx, a
     pre-commit hook's) is refused (exit 2). ``--python`` may name a venv or prefix directory.
@@ -266,7 +273,7 @@ def target_of(
         from wheeldoctor.cli.settings import config_python
 
         try:
-            choice = discover.discover(os.environ, os.getcwd(), sys.prefix, config_python())
+            choice = discover.discover(os.environ, os.getcwd(), sys.prefix, config_python(config))
         except discover.Refusal as e:
             fail(str(e))
         python = choice.python
