@@ -134,6 +134,8 @@ def test_prefixes_are_read_comma_separated_and_upper_cased_and_bad_ones_refused(
     assert parse_prefixes(["wd07,WD001", " WD0 "], "--select") == ("WD07", "WD001", "WD0")
     with pytest.raises(SelectionError, match="--ignore 'E501'"):
         parse_prefixes(["E501"], "--ignore")
+    with pytest.raises(SelectionError, match="--select ',': empty code prefix"):
+        parse_prefixes([","], "--select")
 
 
 def test_ignore_leaves_a_file_finding_out_of_the_report_and_the_verdict(envs: Envs) -> None:
@@ -165,6 +167,21 @@ def test_a_bad_prefix_is_one_line_and_exit_2(envs: Envs) -> None:
     done = run_cli("check", "--all", "--python", envs.healthy.python, "--select", "E5")
     assert done.returncode == 2
     assert done.stderr.strip() == "error: --select 'E5': not a code prefix (WD, WD0, WD07, WD071)"
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (["check", "--all", "--select", ""], "error: --select '': empty code prefix (WD, WD0, WD07, WD071)"),
+        (["check", "--all", "--select=,"], "error: --select ',': empty code prefix (WD, WD0, WD07, WD071)"),
+        (["check", "--all", "--select", "WD0,"], "error: --select 'WD0,': empty code prefix (WD, WD0, WD07, WD071)"),
+        (["doctor", "--ignore", ""], "error: --ignore '': empty code prefix (WD, WD0, WD07, WD071)"),
+    ],
+)
+def test_an_empty_prefix_is_one_line_and_exit_2(envs: Envs, argv: list[str], line: str) -> None:
+    # Read as no prefix at all, it would silently select everything (and override a config's select).
+    done = run_cli(*argv, "--python", envs.healthy.python)
+    assert (done.returncode, done.stderr.strip(), done.stdout) == (2, line, "")
 
 
 # -- --exit-zero, -q --------------------------------------------------------------------------------

@@ -87,6 +87,36 @@ def test_the_config_python_sets_the_default(
     assert "(from the config's python)" in done.stderr.splitlines()[0]
 
 
+def test_the_config_file_given_sets_the_python_over_the_nearest_config(
+    tool: Venv, tmp_path: Path, venv_factory: VenvFactory, wheel_factory: WheelFactory, uv_bin: Path
+) -> None:
+    venv = broken(venv_factory("somewhere"), wheel_factory, uv_bin)
+    healthy = venv_factory("healthy")
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    (project / "pyproject.toml").write_text(f'[tool.wheeldoctor]\npython = "{healthy.prefix}"\n')
+    given = tmp_path / "configs" / "c.toml"
+    given.parent.mkdir()
+    given.write_text(f'python = "{os.path.relpath(venv.python, given.parent)}"\n')  # relative to the file
+    clean = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH")}
+    for argv in (["check", "--all"], ["doctor"], ["fix", "--all", "--dry-run"]):
+        done = subprocess.run(
+            [str(tool.python), "-m", "wheeldoctor", *argv, "--config", str(given)],
+            capture_output=True,
+            text=True,
+            cwd=project,
+            env=clean,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 1, (argv, done.stdout, done.stderr)
+        first = done.stderr.splitlines()[0]
+        assert first.startswith("environment: ") and "(from the config's python)" in first, first
+        assert str(healthy.prefix) not in first
+        assert "demo" in done.stdout + done.stderr, (argv, done.stdout)
+
+
 def test_a_directory_without_an_interpreter_is_one_line(tool: Venv, tmp_path: Path) -> None:
     done = run(tool, tmp_path, "--python", str(tmp_path))
     assert done.returncode == 2 and "no bin/python" in done.stderr and "Traceback" not in done.stderr

@@ -230,6 +230,31 @@ def test_output_replaces_the_file_and_text_still_goes_to_stdout(envs: Envs, tmp_
     assert text_file.read_text().splitlines()[-1] == "3 checked: 3 intact; 0 finding(s)"
 
 
+@pytest.mark.parametrize(
+    ("command", "fmt"),
+    [
+        ("check", "json"),
+        ("check", "sarif"),
+        ("check", "cyclonedx"),
+        ("doctor", "json"),
+        ("deps", "json"),
+        ("wheels", "json"),
+    ],
+)
+def test_output_dash_is_stdout(envs: Envs, tmp_path: Path, command: str, fmt: str) -> None:
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    if command == "wheels":
+        target = [str(build_wheel(tmp_path / "wheels", "one", "1.0", {"one/__init__.py": b""}))]
+    else:
+        target = [*(["--all"] if command == "check" else []), "--python", str(envs.healthy.python)]
+    done = run_cli(command, *target, "--format", fmt, "-o", "-", cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    assert list(cwd.iterdir()) == []  # as snapshot and diff read it: no file named "-"
+    document = json.loads(done.stdout)  # the document alone, no text report beside it
+    assert isinstance(document, dict)
+
+
 def test_output_into_a_missing_directory_is_one_line_and_exit_2(envs: Envs, tmp_path: Path) -> None:
     done = wd("check", "--all", "--python", envs.healthy.python, "--format", "sarif", "-o", tmp_path / "no" / "x")
     assert done.returncode == 2
@@ -401,6 +426,32 @@ def test_the_summary_is_capped_and_counts_what_was_cut() -> None:
     assert f"{5000 - shown} more row(s) not shown" in capped and 0 < shown < 5000
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["deps", "--python", sys.executable],
+        ["deps", "--path", "."],  # the plain fast parse runs this one
+        ["wheels", "a-1.0-py3-none-any.whl"],
+        ["wheels", "--lock", "nowhere/pylock.toml", "--python-version", "3.12", "--platform", "linux_x86_64"],
+    ],
+)
+def test_deps_and_wheels_refuse_cyclonedx_before_any_work(argv: list[str]) -> None:
+    done = wd(*argv, "--format", "cyclonedx")
+    assert done.returncode == 2
+    assert done.stderr == "error: unknown format 'cyclonedx': choose one of text, json, github, junit, sarif\n"
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize(("command", "sbom"), [("deps", False), ("wheels", False), ("check", True), ("doctor", True)])
+def test_only_the_sbom_commands_offer_cyclonedx_in_help(command: str, sbom: bool) -> None:
+    done = wd(command, "--help")
+    assert done.returncode == 0
+    found = re.search(r"--format FORMAT (.*?) -o, --output", " ".join(done.stdout.split()))
+    assert found is not None, done.stdout
+    assert ("cyclonedx" in found.group(1)) is sbom
+    assert "sarif" in found.group(1)
+
+
 def test_junit_escapes_what_xml_forbids() -> None:
     path = "pkg/\x01bell\x1b<&>\udcff\ufffe.py"
     case = Case(
@@ -416,6 +467,28 @@ def test_junit_escapes_what_xml_forbids() -> None:
     assert failure is not None and failure.text is not None
     assert "pkg/\\x01bell\\x1b<&>\\xff\\ufffe.py" in failure.text  # an undecodable byte reads \xNN (#28)
     assert root.find("testsuite/testcase").get("classname") == "odd\\x00"  # type: ignore[union-attr]
+
+
+def test_junit_attributes_show_bidi_and_controls_escaped() -> None:
+    case = Case(
+        suite="check",
+        name="gam\x1b[31mma\u202e",
+        version="1.0\u2066",
+        status="broken",
+        items=(Item(level="error", code=Code.MISSING, kind="missing", message="is missing", path="x\u202e.py"),),
+    )
+    document = junit.render(Cases(command="check", healthy=False, environment="env\u2067\n", sites=(), cases=(case,)))
+    root = ET.fromstring(document.encode())
+    testcase = root.find("testsuite/testcase")
+    failure = root.find("testsuite/testcase/failure")
+    environment = root.find("testsuite/properties/property")
+    assert testcase is not None and failure is not None and environment is not None
+    assert testcase.get("classname") == "gam\\x1b[31mma\\u202e"
+    assert testcase.get("name") == "gam\\x1b[31mma\\u202e 1.0\\u2066"
+    assert failure.get("message", "").startswith("gam\\x1b[31mma\\u202e 1.0\\u2066: broken: ")
+    assert environment.get("value") == "env\\u2067\\n"
+    attributes = [v for e in root.iter() for v in e.attrib.values()]
+    assert not any(c in v for v in attributes for c in "\x1b\u202e\u2066\u2067\n")
 
 
 def test_every_code_has_a_description() -> None:

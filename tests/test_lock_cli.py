@@ -6,6 +6,7 @@ from it; wheeldoctor fetches the locked wheels' RECORDs from it by range.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -148,6 +149,15 @@ def test_check_lock_names_another_version_and_an_unlocked_distribution(index: Ra
     assert repairs["six"]["argv"][-1] == "six==1.17.0"  # the lock's version, not the installed 1.16.0
 
 
+def test_check_lock_reads_no_fifo_at_direct_url_json(index: RangeIndex, tmp_path: Path) -> None:
+    lock = _pylock(index, tmp_path, "alpha")
+    venv = _synced(index, tmp_path, lock)
+    os.mkfifo(venv.dist_info("alpha") / "direct_url.json")  # opened for reading, it would block forever
+    done = run_cli("check", "--all", "--python", venv.python, "--lock", lock)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "alpha" not in done.stdout
+
+
 def test_check_lock_with_a_uv_project(index: RangeIndex, tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
@@ -222,6 +232,23 @@ def test_a_bad_lock_is_one_line_and_exit_2(tmp_path: Path, name: str, text: str,
     assert len(done.stderr.strip().splitlines()) == 1
     assert done.stderr.startswith(line)
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("version", "platform", "line"),
+    [
+        ("3.99999999999999999999", "linux_x86_64", "error: --python-version: '3.99999999999999999999': minor version"),
+        ("3.12", "macosx_99999_0_arm64", "error: --platform: 'macosx_99999_0_arm64': major version over 99"),
+        ("3.12", "manylinux_2_99999999_x86_64", "error: --platform: 'manylinux_2_99999999_x86_64': minor version"),
+    ],
+)
+def test_an_absurd_target_is_one_line_and_exit_2(tmp_path: Path, version: str, platform: str, line: str) -> None:
+    lock = tmp_path / "pylock.toml"
+    lock.write_text('lock-version = "1.0"\ncreated-by = "test"\n')
+    done = run_cli("wheels", "--lock", lock, "--python-version", version, "--platform", platform)
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert done.stderr.startswith(line)
 
 
 def test_an_unreachable_index_is_one_line_naming_the_host(tmp_path: Path) -> None:

@@ -180,6 +180,28 @@ def test_uv_lock_bad_fields_name_their_key(tmp_path: Path) -> None:
         read_lock(str(lock), LINUX_311)
 
 
+@pytest.mark.parametrize(
+    ("version", "platform", "line"),
+    [
+        ("3.99999999999999999999", "linux_x86_64", "--python-version: '3.99999999999999999999': minor version over 99"),
+        ("3." + "1" * 5000, "linux_x86_64", "--python-version: '3.1111"),
+        ("3.100", "linux_x86_64", "--python-version: '3.100': minor version over 99"),
+        ("3.12.1000", "linux_x86_64", "--python-version: '3.12.1000': micro version over 999"),
+        ("3.12", "manylinux_2_99999999_x86_64", "--platform: 'manylinux_2_99999999_x86_64': minor version over 99"),
+        ("3.12", "musllinux_1_100_x86_64", "--platform: 'musllinux_1_100_x86_64': minor version over 99"),
+        ("3.12", "macosx_99999_0_arm64", "--platform: 'macosx_99999_0_arm64': major version over 99"),
+        ("3.12", "macosx_10_99999_x86_64", "--platform: 'macosx_10_99999_x86_64': minor version over 99"),
+        ("3.12", "manylinux_2_" + "9" * 5000 + "_x86_64", "--platform: 'manylinux_2_9999"),
+    ],
+)
+def test_explicit_target_refuses_absurd_versions(version: str, platform: str, line: str) -> None:
+    # packaging's tag functions count down from these: a huge one would never end.
+    with pytest.raises(LockError) as caught:
+        explicit_target(version, [platform])
+    assert str(caught.value).startswith(line)
+    assert len(str(caught.value)) < 200
+
+
 def test_explicit_target_markers_and_tags() -> None:
     target = explicit_target("3.12", ["manylinux_2_28_aarch64"])
     assert target.markers["python_version"] == "3.12"

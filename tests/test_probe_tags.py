@@ -6,13 +6,16 @@ Both ways must give the same list: the probe's own computation is the reference.
 from __future__ import annotations
 
 import glob
+import os
+import shutil
 import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from helpers import make_venv
+from helpers import make_venv, run_cli
 
+import wheeldoctor
 from wheeldoctor.where import probe, target
 
 
@@ -64,3 +67,20 @@ def test_another_interpreter_computes_its_own_tags() -> None:
     wanted = f"cp{found.version[0]}{found.version[1]}"
     assert found.tags[0].startswith(wanted + "-")
     assert found.tags == target._answer(other, None, True).tags
+
+
+def test_the_probe_writes_no_byte_code_beside_our_packaging(tmp_path: Path) -> None:
+    other = _other_python()
+    if other is None:
+        pytest.skip("needs a second Python 3.10+ under pyenv")
+    import packaging
+
+    copy = tmp_path / "copy"
+    shutil.copytree(Path(packaging.__file__).parent, copy / "packaging", ignore=shutil.ignore_patterns("__pycache__"))
+    ours = Path(wheeldoctor.__file__).parent.parent
+    # This process writes none (PYTHONDONTWRITEBYTECODE); the probe runs with -I, so only -B stops it.
+    env = {"PYTHONPATH": os.pathsep.join([str(ours), str(copy)]), "PYTHONDONTWRITEBYTECODE": "1"}
+    done = run_cli("deps", "--python", other, env=env)
+    assert done.returncode in (0, 1), done.stderr
+    assert "the interpreter wheeldoctor runs in" not in done.stderr + done.stdout
+    assert sorted(p.name for p in copy.rglob("*.pyc")) == []

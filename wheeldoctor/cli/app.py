@@ -35,6 +35,7 @@ from wheeldoctor.cli.options import (
     PythonOption,
     PythonVersionOption,
     QuietOption,
+    ReportFormatOption,
     SelectOption,
     ShowAcceptedOption,
     ShowUnownedOption,
@@ -47,6 +48,7 @@ from wheeldoctor.cli.runner import (
     EXIT_ERROR,
     EXIT_HEALTHY,
     EXIT_PROBLEMS,
+    REPORT_FORMATS,
     cache_dir,
     choose_format,
     deliver,
@@ -161,7 +163,7 @@ def wheels(
     python: PythonOption = None,
     path: PathOption = None,
     json: JsonOption = False,
-    format_: FormatOption = None,
+    format_: ReportFormatOption = None,
     output: OutputOption = None,
     lock: LockOption = None,
     python_version: PythonVersionOption = None,
@@ -175,7 +177,7 @@ def wheels(
     """Check wheel files (or a lock's wheels, by their RECORDs) against each other and (optionally) an environment."""
 
     def run() -> int:
-        chosen = choose_format(format_, json)
+        chosen = choose_format(format_, json, allowed=REPORT_FORMATS)
         given = lock_options(lock, find_links, verify_wheels, extra, group, no_cache)
         if given is not None:
             if files:
@@ -207,7 +209,7 @@ def deps(
     python: PythonOption = None,
     path: PathOption = None,
     json: JsonOption = False,
-    format_: FormatOption = None,
+    format_: ReportFormatOption = None,
     output: OutputOption = None,
     no_cache: NoCacheOption = False,
     dpkg_admindir: DpkgAdmindirOption = None,
@@ -262,7 +264,7 @@ def doctor(
         settings = settings_of(config, select=select, ignore=ignore, jobs=jobs, strict=strict)
         if chosen == "cyclonedx":
             sbom.require_sbom()
-        target = target_of(python, path, dpkg_admindir, quiet=quiet)
+        target = target_of(python, path, dpkg_admindir, quiet=quiet, config=config)
         start_probe(target, with_tags=True)
         from wheeldoctor.commands import policy as policies
         from wheeldoctor.commands.doctor import run_doctor
@@ -349,7 +351,7 @@ def fix(
         if judge is not None and not all_:
             fail("--lock judges the whole environment: give --all")
         planned = plan_fix(
-            target_of(python, path, dpkg_admindir),
+            target_of(python, path, dpkg_admindir, config=config),
             names or None,
             keep=keep or (),
             cache_dir=cache_dir(no_cache),

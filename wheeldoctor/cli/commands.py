@@ -9,6 +9,7 @@ import sys
 from wheeldoctor.cli.runner import (
     EXIT_HEALTHY,
     EXIT_PROBLEMS,
+    REPORT_FORMATS,
     cache_dir,
     choose_format,
     deliver,
@@ -85,7 +86,7 @@ def check(
         from wheeldoctor.cli import sbom
 
         sbom.require_sbom()
-    target = target_of(python, path, dpkg_admindir, quiet=quiet)
+    target = target_of(python, path, dpkg_admindir, quiet=quiet, config=config)
     from wheeldoctor.where.target import load_target, start_probe
 
     start_probe(target, with_tags=lock is not None)  # it runs while the checks are imported
@@ -163,7 +164,7 @@ def deps(
     dpkg_admindir: str | None,
 ) -> int:
     """``deps``: requirements (as pip check judges them, and further), duplicates, compatibility."""
-    chosen = choose_format(format_, json)
+    chosen = choose_format(format_, json, allowed=REPORT_FORMATS)
     target = target_of(python, path, dpkg_admindir)
     from wheeldoctor.where.target import load_target, start_probe
 

@@ -36,17 +36,29 @@ FormatOption = Annotated[
         help="text (default), json, github (annotations), junit, sarif or cyclonedx (an SBOM).",
     ),
 ]
+#: ``--format`` of deps and wheels: no SBOM (they judge requirements and wheels, not verified files).
+ReportFormatOption = Annotated[
+    str | None,
+    typer.Option("--format", metavar="FORMAT", help="text (default), json, github (annotations), junit or sarif."),
+]
 OutputOption = Annotated[
     str | None,
     typer.Option(
         "--output",
         "-o",
         metavar="FILE",
-        help="Write the report to FILE (atomically); stdout gets the text report.",
+        help="Write the report to FILE (atomically); stdout gets the text report. - is stdout.",
     ),
 ]
 JobsOption = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Hashing threads (default: usable CPUs).")]
-ConfigOption = Annotated[str | None, typer.Option("--config", metavar="FILE", help="Accept rules from FILE.")]
+ConfigOption = Annotated[
+    str | None,
+    typer.Option(
+        "--config",
+        metavar="FILE",
+        help="Accept rules and defaults (python, select, ...) from FILE, not the nearest config.",
+    ),
+]
 BaselineOption = Annotated[str | None, typer.Option("--baseline", metavar="FILE", help="Accept what FILE pins.")]
 WriteBaselineOption = Annotated[
     str | None, typer.Option("--write-baseline", metavar="FILE", help="Pin the current findings in FILE; exit 0.")

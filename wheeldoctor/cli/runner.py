@@ -231,7 +231,10 @@ def scan_keeper(cache_dir: str | None) -> Keeper | None:
     return keeper(cache_dir)
 
 
-_FORMATS = ("text", "json", "github", "junit", "sarif", "cyclonedx")
+#: The report formats of every command that renders a result; ``deps`` and ``wheels`` have only these.
+REPORT_FORMATS = ("text", "json", "github", "junit", "sarif")
+#: check's and doctor's: the reports, and an SBOM of what was verified.
+_FORMATS = (*REPORT_FORMATS, "cyclonedx")
 
 
 def choose_format(chosen: str | None, json: bool, allowed: Sequence[str] = _FORMATS) -> str:
@@ -244,9 +247,16 @@ def choose_format(chosen: str | None, json: bool, allowed: Sequence[str] = _FORM
 
 
 def target_of(
-    python: str | None, path: list[str] | None, dpkg_admindir: str | None = None, *, quiet: bool = False
+    python: str | None,
+    path: list[str] | None,
+    dpkg_admindir: str | None = None,
+    *,
+    quiet: bool = False,
+    config: str | None = None,
 ) -> Target:
     """The environment to inspect: as named, else found as uv finds it (``where/discover.py``).
+
+    The config's ``python`` key is ``--config FILE``'s when one is given, else the nearest config's.
 
     The choice and why go to stderr first; wheeldoctor's own tool venv (uv tool, pipx, a
     pre-commit hook's) is refused (exit 2). ``--python`` may name a venv or prefix directory.
@@ -264,7 +274,7 @@ def target_of(
         from wheeldoctor.cli.settings import config_python
 
         try:
-            choice = discover.discover(os.environ, os.getcwd(), sys.prefix, config_python())
+            choice = discover.discover(os.environ, os.getcwd(), sys.prefix, config_python(config))
         except discover.Refusal as e:
             fail(str(e))
         python, reason = choice.python, choice.reason
@@ -298,13 +308,16 @@ def deliver(
 ) -> None:
     """The report in ``chosen`` format to stdout; with ``output``, to that file and the text report to stdout.
 
-    ``quiet`` (``-q``) changes the text report only: what fails and the summary, nothing when healthy.
+    ``output`` ``-`` is stdout, as for snapshot and diff. ``quiet`` (``-q``) changes the text
+    report only: what fails and the summary, nothing when healthy.
     ``header=False``: the text report on stdout leaves out its ``environment:`` line, which discovery
     has written on stderr already (:func:`target_of`); a file written with ``output`` keeps it.
     """
     from wheeldoctor.report.output import OutputError, append, write_atomic
     from wheeldoctor.report.render import Format, render, step_summary
 
+    if output == "-":
+        output = None
     fmt = Format(chosen)
     if output is not None:
         try:

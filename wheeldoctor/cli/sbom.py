@@ -44,9 +44,9 @@ def sbom_text(result: CheckResult, taken: Snapshot | None = None, cache_dir: str
 
 
 def deliver_sbom(result: CheckResult, output: str | None, cache_dir: str | None) -> None:
-    """Write the BOM of ``result`` to ``output`` atomically, or to stdout."""
+    """Write the BOM of ``result`` to ``output`` atomically, or to stdout (no ``output``, or ``-``)."""
     text = sbom_text(result, cache_dir=cache_dir)
-    if output is None:
+    if output is None or output == "-":
         sys.stdout.write(text)
         return
     from wheeldoctor.report.output import OutputError, write_atomic

@@ -35,10 +35,13 @@ def settings_of(
     )
 
 
-def config_python() -> str | None:
-    """``[tool.wheeldoctor] python`` of the nearest config; a config that cannot be read is reported later."""
+def config_python(config: str | None = None) -> str | None:
+    """``[tool.wheeldoctor] python`` of ``--config FILE``, else of the nearest config.
+
+    A config that cannot be read is reported later, when its rules are loaded.
+    """
     try:
-        defaults = _config_defaults(None)
+        defaults = _config_defaults(config)
     except (ConfigError, OSError):
         return None
     return defaults.python if defaults is not None else None

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from wheeldoctor.judge.locked import Installed, LockVerdict, lock_claims, membership, missing_finding
 from wheeldoctor.repair.steps import locked_pin
+from wheeldoctor.where.filesystem import ReadError, read_regular
 
 if TYPE_CHECKING:
     from wheeldoctor.engine.remote import Fetcher, Progress
@@ -101,12 +102,9 @@ def _installed(dist: InstalledDistribution) -> Installed:
 
 def _direct_url(dist_path: str) -> tuple[str | None, str | None]:
     """(url, which ``*_info`` key) of a dist-info's direct_url.json; (None, None) without a usable one."""
-    try:
-        with open(os.path.join(dist_path, "direct_url.json"), "rb") as f:
-            data = f.read(_DIRECT_URL_LIMIT + 1)
-    except OSError:
-        return None, None
-    if len(data) > _DIRECT_URL_LIMIT:
+    # Hostile like every dist-info file: a FIFO or device here must not block or be opened.
+    data = read_regular(os.path.join(dist_path, "direct_url.json"), _DIRECT_URL_LIMIT)
+    if isinstance(data, ReadError):
         return None, None
     try:
         document = json.loads(data)

@@ -46,8 +46,12 @@ def explicit_target(python_version: str, platforms: Sequence[str], **options: An
 
     parts = python_version.split(".")
     if not 2 <= len(parts) <= 3 or not all(p.isdigit() and p.isascii() for p in parts):
-        raise LockError(f"--python-version: {python_version!r} is not X.Y or X.Y.Z")
-    major, minor = int(parts[0]), int(parts[1])
+        raise LockError(f"--python-version: {_shown(python_version)} is not X.Y or X.Y.Z")
+    where = f"--python-version: {_shown(python_version)}"
+    major = _bounded(parts[0], 9, f"{where}: major version")
+    minor = _bounded(parts[1], _LARGEST, f"{where}: minor version")
+    if len(parts) == 3:
+        _bounded(parts[2], 999, f"{where}: micro version")
     full = python_version if len(parts) == 3 else f"{major}.{minor}.0"
     if not platforms:
         raise LockError("--platform: give at least one platform tag with --python-version")
@@ -55,7 +59,7 @@ def explicit_target(python_version: str, platforms: Sequence[str], **options: An
     first = platforms[0].replace("-", "_").replace(".", "_")
     family = next((v for k, v in _PLATFORMS.items() if first.startswith(k)), None)
     if family is None:
-        raise LockError(f"--platform: {platforms[0]!r} is not a manylinux, musllinux, linux, macosx or win tag")
+        raise LockError(f"--platform: {_shown(platforms[0])} is not a manylinux, musllinux, linux, macosx or win tag")
     sys_platform, system, os_name = family
     machine = _WINDOWS_MACHINES.get(first) or _machine(first)
     markers = {
@@ -78,6 +82,25 @@ def explicit_target(python_version: str, platforms: Sequence[str], **options: An
     return LockTarget(markers=markers, tags=tuple(dict.fromkeys(found)), **options)
 
 
+#: The largest version number a target may name: packaging's tag functions count down from
+#: a Python minor, a glibc/musl minor and a macOS major or minor, so a huge one would never end.
+_LARGEST = 99
+
+
+def _shown(text: str) -> str:
+    """``text`` quoted for an error line, cut short: it came from the command line, any length."""
+    return repr(text if len(text) <= 40 else text[:40] + "...")
+
+
+def _bounded(digits: str, largest: int, what: str) -> int:
+    """ASCII ``digits`` as an int no larger than ``largest``; a LockError naming ``what`` otherwise."""
+    # The length check first: int() of thousands of digits is itself refused (or slow).
+    significant = digits.lstrip("0") or "0"
+    if len(significant) > len(str(largest)) or int(significant) > largest:
+        raise LockError(f"{what} over {largest}")
+    return int(significant)
+
+
 def _machine(platform: str) -> str:
     for arch in ("x86_64", "aarch64", "arm64", "i686", "ppc64le", "s390x", "armv7l", "riscv64", "universal2"):
         if platform.endswith(arch):
@@ -93,7 +116,10 @@ def _expand_platform(tag: str) -> list[str]:
         if tag.startswith(family + "_"):
             parts = tag.split("_", 3)  # family, major, minor, arch
             if len(parts) == 4 and parts[1].isdigit() and parts[2].isdigit():
-                major, minor, arch = int(parts[1]), int(parts[2]), parts[3]
+                where = f"--platform: {_shown(tag)}"
+                major = _bounded(parts[1], _LARGEST, f"{where}: major version")
+                minor = _bounded(parts[2], _LARGEST, f"{where}: minor version")
+                arch = parts[3]
                 found = [f"{family}_{major}_{m}_{arch}" for m in range(minor, -1, -1)]
                 if family == "manylinux" and major == 2:
                     legacy = {17: "manylinux2014", 12: "manylinux2010", 5: "manylinux1"}
@@ -102,5 +128,8 @@ def _expand_platform(tag: str) -> list[str]:
     if tag.startswith("macosx_"):
         parts = tag.split("_", 3)
         if len(parts) == 4 and parts[1].isdigit() and parts[2].isdigit():
-            return list(t.mac_platforms((int(parts[1]), int(parts[2])), parts[3]))
+            where = f"--platform: {_shown(tag)}"
+            major = _bounded(parts[1], _LARGEST, f"{where}: major version")
+            minor = _bounded(parts[2], _LARGEST, f"{where}: minor version")
+            return list(t.mac_platforms((major, minor), parts[3]))
     return [tag]

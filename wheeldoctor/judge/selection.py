@@ -54,7 +54,8 @@ def parse_prefixes(values: Iterable[str], option: str) -> tuple[str, ...]:
         for item in value.split(","):
             prefix = item.strip().upper()
             if not prefix:
-                continue
+                # Dropped, it would leave no prefix: everything selected, a config's select overridden.
+                raise SelectionError(f"{option} {value!r}: empty code prefix (WD, WD0, WD07, WD071)")
             if not _PREFIX.match(prefix):
                 raise SelectionError(f"{option} {item.strip()!r}: not a code prefix (WD, WD0, WD07, WD071)")
             out.append(prefix)

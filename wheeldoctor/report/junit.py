@@ -27,6 +27,14 @@ def xml_text(value: str) -> str:
     return _FORBIDDEN.sub(lambda m: _escape(m.group()), inert.data(value))
 
 
+def xml_attribute(value: str) -> str:
+    """``value`` for an attribute: one line with controls and bidi characters escaped, as :func:`inert.text` does.
+
+    GitLab and Jenkins show attributes (names, messages) as HTML text, where a bidi override would reorder them.
+    """
+    return xml_text(inert.text(value))
+
+
 def _escape(char: str) -> str:
     code = ord(char)
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
@@ -42,7 +50,7 @@ def render(cases: Cases) -> str:
         element = ET.SubElement(root, "testsuite", {"name": f"wheeldoctor {suite}"})
         if cases.environment is not None:
             properties = ET.SubElement(element, "properties")
-            ET.SubElement(properties, "property", {"name": "environment", "value": xml_text(cases.environment)})
+            ET.SubElement(properties, "property", {"name": "environment", "value": xml_attribute(cases.environment)})
         counts = {"tests": len(members), "failures": 0, "skipped": 0}
         names: set[str] = set()
         for case in members:
@@ -68,7 +76,7 @@ def _unique(name: str, taken: set[str]) -> str:
 
 def _testcase(suite: ET.Element, case: Case, name: str) -> str | None:
     """Add one testcase; returns ``failures``, ``skipped`` or None (passed)."""
-    element = ET.SubElement(suite, "testcase", {"classname": xml_text(case.name), "name": xml_text(name)})
+    element = ET.SubElement(suite, "testcase", {"classname": xml_attribute(case.name), "name": xml_attribute(name)})
     if not case.items:
         return None
     lines = "\n".join(f"{i.level}: {inert.text(i.line())}" for i in case.items)  # one line per item
@@ -76,9 +84,9 @@ def _testcase(suite: ET.Element, case: Case, name: str) -> str | None:
     if case.failing:
         errors = sum(i.level == "error" for i in case.items)
         message = f"{case.subject}: {case.status}: {errors} problem(s): {codes}"
-        failure = ET.SubElement(element, "failure", {"message": xml_text(message), "type": xml_text(codes)})
+        failure = ET.SubElement(element, "failure", {"message": xml_attribute(message), "type": xml_attribute(codes)})
         failure.text = xml_text(lines)
         return "failures"
-    skipped = ET.SubElement(element, "skipped", {"message": xml_text(f"{case.subject}: {case.status}: {codes}")})
+    skipped = ET.SubElement(element, "skipped", {"message": xml_attribute(f"{case.subject}: {case.status}: {codes}")})
     skipped.text = xml_text(lines)
     return "skipped"

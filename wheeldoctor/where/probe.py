@@ -143,9 +143,10 @@ def runnable(python: str) -> bool:
 def spawn(python: str, with_tags: bool) -> subprocess.Popen[str]:
     """The probe of ``python``, running; its answer is one JSON line on stdout."""
     # -I hides PYTHONNOUSERSITE from the probe's sys.flags; site would have read it.
+    # -B: the target imports our packaging, and must not leave its byte-code in our install.
     no_user_site = "1" if os.environ.get("PYTHONNOUSERSITE") else "0"
     return subprocess.Popen(
-        [python, "-I", "-S", "-c", PROBE, no_user_site, *(["--tags", _packaging_dir()] if with_tags else [])],
+        [python, "-I", "-S", "-B", "-c", PROBE, no_user_site, *(["--tags", _packaging_dir()] if with_tags else [])],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
