@@ -19,9 +19,10 @@ from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.ownership import Owner
 from wheeldoctor.model.record_fields import encode_digest
 from wheeldoctor.model.startup import PthRead, Startup
-from wheeldoctor.where.filesystem import ReadError, read_regular
+from wheeldoctor.where.filesystem import ReadError, read_regular, stream_regular
+from wheeldoctor.where.startup import HOOK_STREAM_LIMIT
 
-#: A hook file above this size is not read (none is near it).
+#: A hook file above this size is not parsed, only hashed (none is near it): it fails as unreadable.
 _MODULE_LIMIT = 16 << 20
 _MODULES = ("sitecustomize", "usercustomize")
 
@@ -89,7 +90,8 @@ def _pth_hook(
         path=pth.path,
         kind=HookKind.PTH,
         site_dir=pth.site_dir,
-        executes=bool(lines),
+        # A .pth whose lines could not all be read may run anything: site reads it whole.
+        executes=bool(lines) or pth.error is not None,
         lines=tuple(line.number for line in lines),
         sha256=pth.sha256,  # of the very bytes whose lines were classified
         owner=owner,
@@ -124,7 +126,8 @@ def _start_files(startup: Startup) -> list[_StartRead]:
             data = read_regular(path, _MODULE_LIMIT)
             if isinstance(data, ReadError):
                 if not data.missing:
-                    found.append(_StartRead(path, site_dir.path, (), None, data.message))
+                    digest = _streamed_digest(path) if data.too_large else None
+                    found.append(_StartRead(path, site_dir.path, (), digest, data.message))
                 continue
             digest = "sha256=" + encode_digest(hashlib.sha256(data).digest())
             found.append(_StartRead(path, site_dir.path, parse_start(data), digest))
@@ -171,7 +174,7 @@ def _start_hook(
         path=start.path,
         kind=HookKind.START,
         site_dir=start.site_dir,
-        executes=bool(start.entry_points),
+        executes=bool(start.entry_points) or start.error is not None,
         lines=tuple(e.number for e in start.entry_points),
         sha256=start.sha256,
         owner=owner,
@@ -199,7 +202,7 @@ def _module_hook(
 ) -> StartupHook:
     name = os.path.basename(path if os.path.basename(path) != "__init__.py" else os.path.dirname(path))
     kind = HookKind.USERCUSTOMIZE if name.startswith("usercustomize") else HookKind.SITECUSTOMIZE
-    digest, text = _digest(path)
+    digest, text, error = _digest(path)
     owner = owner_of(path)
     known = known_module(name, text, _owner_name(owner), known_hooks) if text is not None else None
     hook = StartupHook(
@@ -213,6 +216,7 @@ def _module_hook(
         owner=owner,
         owner_intact=None,
         known=known,
+        error=error,
     )
     return judged(hook, intact)
 
@@ -237,13 +241,23 @@ def _modules(startup: Startup) -> Iterable[tuple[str, str]]:
                 yield full, directory
 
 
-def _digest(path: str) -> tuple[str | None, str | None]:
-    """``sha256=…`` of the file as RECORD spells it, and its text when it decodes as UTF-8."""
+def _digest(path: str) -> tuple[str | None, str | None, str | None]:
+    """``sha256=…`` of the file as RECORD spells it, its text when it decodes as UTF-8, and why it could not be read.
+
+    A file too large to read whole is still hashed, chunk by chunk, so that a finding can pin it.
+    """
     data = read_regular(path, _MODULE_LIMIT)
     if isinstance(data, ReadError):
-        return None, None
+        return (_streamed_digest(path) if data.too_large else None), None, data.message
     try:
         text: str | None = data.decode("utf-8")
     except UnicodeDecodeError:
         text = None
-    return "sha256=" + encode_digest(hashlib.sha256(data).digest()), text
+    return "sha256=" + encode_digest(hashlib.sha256(data).digest()), text, None
+
+
+def _streamed_digest(path: str) -> str | None:
+    """``sha256=…`` of a file too large to hold whole; None past :data:`HOOK_STREAM_LIMIT` or on a read error."""
+    digest = hashlib.sha256()
+    size = stream_regular(path, HOOK_STREAM_LIMIT, digest.update)
+    return None if isinstance(size, ReadError) else "sha256=" + encode_digest(digest.digest())
