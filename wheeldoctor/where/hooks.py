@@ -7,6 +7,7 @@ modules on the search path are listed and read here. Each hook is judged by
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -60,13 +61,59 @@ def audit_hooks(
         return HookAudit(())
     starts = _start_files(startup)
     start_names = {os.path.join(s.site_dir, os.path.basename(s.path)) for s in starts}
-    hooks = [_pth_hook(pth, owner_of, intact or {}, known, start_names, startup.version) for pth in startup.pth_files]
-    hooks.extend(_start_hook(start, owner_of, intact or {}, known) for start in starts)
+    editable = _EditableOwners(env)
+    hooks = [
+        _pth_hook(pth, owner_of, intact or {}, known, start_names, startup.version, editable)
+        for pth in startup.pth_files
+    ]
+    hooks.extend(_start_hook(start, owner_of, intact or {}, known, editable) for start in starts)
     hooks.extend(
-        _module_hook(path, directory, owner_of, intact or {}, startup.user_site is not False, known)
+        _module_hook(path, directory, owner_of, intact or {}, startup.user_site is not False, known, editable)
         for path, directory in _modules(startup)
     )
     return HookAudit(tuple(hooks))
+
+
+#: A direct_url.json above this size says nothing (pip's and uv's are a few hundred bytes).
+_DIRECT_URL_LIMIT = 64 << 10
+
+
+class _EditableOwners:
+    """Whether a hook's owner is installed editable: its ``direct_url.json`` says ``dir_info.editable``.
+
+    Asked only for hooks that run code; each owner's file is read once, bounded, FIFO-safe.
+    """
+
+    def __init__(self, env: Environment) -> None:
+        self._env = env
+        self._seen: dict[tuple[str, str | None], bool] = {}
+
+    def __call__(self, owner: Owner | None) -> bool:
+        if owner is None or owner.system:
+            return False
+        key = (owner.name, owner.version)
+        if key not in self._seen:
+            from packaging.utils import canonicalize_name
+
+            name = canonicalize_name(owner.name)
+            self._seen[key] = any(
+                _installed_editable(d.path)
+                for d in self._env.distributions
+                if canonicalize_name(d.name) == name and d.version == owner.version
+            )
+        return self._seen[key]
+
+
+def _installed_editable(dist_path: str) -> bool:
+    data = read_regular(os.path.join(dist_path, "direct_url.json"), _DIRECT_URL_LIMIT)
+    if isinstance(data, ReadError):
+        return False
+    try:
+        document = json.loads(data)
+    except (ValueError, RecursionError):  # RecursionError: nesting deep enough to exhaust the parser
+        return False
+    info = document.get("dir_info") if isinstance(document, dict) else None
+    return isinstance(info, dict) and info.get("editable") is True
 
 
 def _pth_hook(
@@ -76,6 +123,7 @@ def _pth_hook(
     known_hooks: Sequence[KnownHook],
     start_names: set[str],
     version: tuple[int, int],
+    editable: Callable[[Owner | None], bool],
 ) -> StartupHook:
     lines = () if pth.parsed is None else pth.parsed.executing
     name = os.path.basename(pth.path)
@@ -85,7 +133,8 @@ def _pth_hook(
         disabled_by = name[: -len(".pth")] + ".start"
         lines = ()  # PEP 829: a matching .start turns the import lines off; path lines still apply
     owner = owner_of(pth.path)
-    known = known_pth(name, tuple(line.text for line in lines), _owner_name(owner), known_hooks)
+    texts = tuple(line.text for line in lines)
+    known = known_pth(name, texts, _owner_name(owner), known_hooks, editable=bool(lines) and editable(owner))
     hook = StartupHook(
         path=pth.path,
         kind=HookKind.PTH,
@@ -156,6 +205,7 @@ def _start_hook(
     owner_of: Callable[[str], Owner | None],
     intact: Mapping[str, bool],
     known_hooks: Sequence[KnownHook],
+    editable: Callable[[Owner | None], bool],
 ) -> StartupHook:
     owner = owner_of(start.path)
     unresolved = []
@@ -169,7 +219,8 @@ def _start_hook(
     texts = tuple(e.text for e in start.entry_points)
     known = None
     if not unresolved:
-        known = known_start(os.path.basename(start.path), texts, _owner_name(owner), known_hooks)
+        name = os.path.basename(start.path)
+        known = known_start(name, texts, _owner_name(owner), known_hooks, editable=bool(texts) and editable(owner))
     hook = StartupHook(
         path=start.path,
         kind=HookKind.START,
@@ -199,12 +250,15 @@ def _module_hook(
     intact: Mapping[str, bool],
     user_site: bool,
     known_hooks: Sequence[KnownHook],
+    editable: Callable[[Owner | None], bool],
 ) -> StartupHook:
     name = os.path.basename(path if os.path.basename(path) != "__init__.py" else os.path.dirname(path))
     kind = HookKind.USERCUSTOMIZE if name.startswith("usercustomize") else HookKind.SITECUSTOMIZE
     digest, text, error = _digest(path)
     owner = owner_of(path)
-    known = known_module(name, text, _owner_name(owner), known_hooks) if text is not None else None
+    known = None
+    if text is not None:
+        known = known_module(name, text, _owner_name(owner), known_hooks, editable=editable(owner))
     hook = StartupHook(
         path=path,
         kind=kind,
