@@ -31,7 +31,9 @@ from wheeldoctor.where.filesystem import ReadError, read_regular, stream_regular
 PTH_LIMIT = 16 << 20
 #: A start-up hook file above this size is neither classified nor hashed: it fails as unreadable.
 HOOK_STREAM_LIMIT = 256 << 20
-#: Bounds of a streamed .pth: a longer line or more lines that ``site`` acts on fail it as unreadable.
+#: Bounds of a streamed .pth: a larger file, a longer line or more lines that ``site`` acts on
+#: fail it as unreadable (its bytes are still hashed, up to :data:`HOOK_STREAM_LIMIT`).
+_CLASSIFY_LIMIT = 64 << 20
 _MAX_LINE = PTH_LIMIT
 _MAX_LINES = 100_000
 
@@ -75,14 +77,21 @@ def _streamed_pth(path: str, site_dir: str, version: tuple[int, int]) -> PthRead
     digest = hashlib.sha256()
     stream = PthStream(version, max_line=_MAX_LINE, max_lines=_MAX_LINES)
     failed: list[str] = []
+    fed = 0
 
     def sink(chunk: bytes) -> None:
+        nonlocal fed
         digest.update(chunk)
-        if not failed:
-            try:
-                stream.feed(chunk)
-            except PthTooLarge as e:
-                failed.append(str(e))
+        fed += len(chunk)
+        if failed:
+            return
+        if fed > _CLASSIFY_LIMIT:
+            failed.append(f"is over {_CLASSIFY_LIMIT} bytes, too large to classify its lines")
+            return
+        try:
+            stream.feed(chunk)
+        except PthTooLarge as e:
+            failed.append(str(e))
 
     size = stream_regular(path, HOOK_STREAM_LIMIT, sink)
     if isinstance(size, ReadError):
