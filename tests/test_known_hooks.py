@@ -434,3 +434,21 @@ def test_fix_with_a_planted_hook_says_it_cannot_and_fails(venv_factory: VenvFact
     assert "healthy" not in done.stdout and "Traceback" not in done.stderr
     assert "plan: nothing that fix can repair" in done.stdout
     assert "left alone: (unowned): start-up hook evil.pth runs code at every interpreter start" in done.stdout
+
+
+@pytest.mark.unit
+def test_a_file_template_ties_the_lines_to_the_file_name_and_editable_needs_an_editable_owner() -> None:
+    from wheeldoctor.formats.hook_template import RegistryError, hook_from
+
+    entry = {"name": "boot", "distribution": "*", "file": "{m:identifier}_boot.pth", "lines": ["import {m}_boot"]}
+    tied = hook_from(entry, "t")
+    assert tied.matches("pth", "x_boot.pth", "x", ["import x_boot"])
+    assert not tied.matches("pth", "x_boot.pth", "x", ["import y_boot"])
+    assert not tied.matches("pth", "x_boot.pth\nimport y", "x", ["import x_boot"])
+    editable = hook_from({**entry, "editable": True}, "t")
+    assert editable.matches("pth", "x_boot.pth", "x", ["import x_boot"], editable=True)
+    assert not editable.matches("pth", "x_boot.pth", "x", ["import x_boot"], editable=False)
+    with pytest.raises(RegistryError, match="editable must be true or false"):
+        hook_from({**entry, "editable": "yes"}, "t")
+    with pytest.raises(RegistryError, match=r"t\.file"):
+        hook_from({**entry, "file": "{m:nonsense}.pth"}, "t")
