@@ -519,6 +519,39 @@ def uv_install(
     return run_checked(cmd, env=_uv_env(cache_dir, link_mode))
 
 
+_EDITABLE_BACKEND = """\
+import os
+import shutil
+
+WHEEL = {wheel!r}
+
+
+def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
+    shutil.copy(WHEEL, wheel_directory)
+    return os.path.basename(WHEEL)
+
+
+build_wheel = build_editable
+"""
+
+
+def uv_install_editable(
+    venv: Venv, wheel: Path, project: Path, uv_bin: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Install ``wheel`` as the editable wheel of a project in ``project``: ``uv pip install -e``.
+
+    The project's in-tree PEP 660 backend hands uv that very wheel, as a build backend hands
+    over the editable wheel it writes (hooks, redirect modules); uv then records the install
+    as editable in ``direct_url.json``, exactly as for a real project. Offline: nothing to build.
+    """
+    project.mkdir(parents=True, exist_ok=True)
+    (project / "pyproject.toml").write_text(
+        '[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n', encoding="utf-8"
+    )
+    (project / "backend.py").write_text(_EDITABLE_BACKEND.format(wheel=str(wheel)), encoding="utf-8")
+    return uv_install(venv, "--no-deps", "--offline", "-e", project, uv_bin=uv_bin)
+
+
 # --------------------------------------------------------------------------
 # Fixture call signatures (for annotating tests)
 # --------------------------------------------------------------------------

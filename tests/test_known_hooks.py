@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import Venv, VenvFactory, WheelFactory, run_cli, uv_install
+from helpers import Venv, VenvFactory, WheelFactory, run_cli, uv_install, uv_install_editable
 
 from wheeldoctor.formats.hook_template import TemplateError, compile_template
 from wheeldoctor.formats.start import disables_imports, parse_start
@@ -109,6 +109,8 @@ SURVEY: list[tuple[str, str, str, bytes, str]] = [
         "setuptools editable finder",
     ),
     ("demo-hatch", "1.0", "_editable_impl_demo_hatch.pth", b"import _editable_impl_demo_hatch", "editables redirector"),
+    # hatchling's dev-mode-exact: editables' NAME.pth written as _NAME.pth.
+    ("demo-hatchling", "1.0", "_demo_hatchling.pth", b"import _editable_impl_demo_hatchling", "editables redirector"),
     (
         "demo-skbuild",
         "1.0",
@@ -144,12 +146,18 @@ def hooks_by_name(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {Path(h["path"]).name: h for h in doc["startup_hooks"]}
 
 
+#: The rows of SURVEY that build backends write into editable wheels: installed editable, as they only ever are.
+EDITABLE = frozenset(name for name, *_ in SURVEY if name.startswith("demo-"))
+
+
 @pytest.fixture
-def survey_env(venv_factory: VenvFactory, wheel_factory: WheelFactory, uv_bin: Path) -> Venv:
+def survey_env(venv_factory: VenvFactory, wheel_factory: WheelFactory, uv_bin: Path, tmp_path: Path) -> Venv:
     """One venv holding a wheel per surveyed hook, each shipping the hook file as the real wheel does."""
     venv = venv_factory()
-    wheels = [wheel_factory(name, version, {hook: data}) for name, version, hook, data, _ in SURVEY]
-    uv_install(venv, "--no-deps", *wheels, uv_bin=uv_bin)
+    wheels = {name: wheel_factory(name, version, {hook: data}) for name, version, hook, data, _ in SURVEY}
+    uv_install(venv, "--no-deps", *(w for name, w in wheels.items() if name not in EDITABLE), uv_bin=uv_bin)
+    for name in sorted(EDITABLE):
+        uv_install_editable(venv, wheels[name], tmp_path / "projects" / name, uv_bin=uv_bin)
     return venv
 
 
@@ -286,22 +294,25 @@ def test_start_templates(name: str, lines: list[str], owner: str | None, known: 
     assert (known_start(name, lines, owner) is not None) == known
 
 
-def test_start_files_in_a_real_venv(venv_factory: VenvFactory, wheel_factory: WheelFactory, uv_bin: Path) -> None:
+def test_start_files_in_a_real_venv(
+    venv_factory: VenvFactory, wheel_factory: WheelFactory, uv_bin: Path, tmp_path: Path
+) -> None:
     venv = venv_factory()
     bom = codecs.BOM_UTF8
+    # scikit-build-core 1.1.2's editable wheel as built on 3.15: the .start, the module, a .pth of paths.
+    skbc = wheel_factory(
+        "demo",
+        "1.0",
+        {
+            "_editable_skbc_demo.start": bom + b"_editable_skbc_demo:entrypoint",
+            "_editable_skbc_demo.py": b"def entrypoint() -> None:\n    pass\n",
+            "_editable_skbc_demo.pth": b"/src/demo\n",
+        },
+    )
+    uv_install_editable(venv, skbc, tmp_path / "demo", uv_bin=uv_bin)
     uv_install(
         venv,
         "--no-deps",
-        # scikit-build-core 1.1.2's editable wheel as built on 3.15: the .start, the module, a .pth of paths.
-        wheel_factory(
-            "demo",
-            "1.0",
-            {
-                "_editable_skbc_demo.start": bom + b"_editable_skbc_demo:entrypoint",
-                "_editable_skbc_demo.py": b"def entrypoint() -> None:\n    pass\n",
-                "_editable_skbc_demo.pth": b"/src/demo\n",
-            },
-        ),
         # A package's own .start, not in the registry, naming its own module: a hook like its .pth would be.
         wheel_factory("tracer", "1.0", {"tracer.start": b"tracer_boot:go\n", "tracer_boot.py": b"def go(): pass\n"}),
         # A .start naming a module its owner does not ship.
@@ -423,3 +434,21 @@ def test_fix_with_a_planted_hook_says_it_cannot_and_fails(venv_factory: VenvFact
     assert "healthy" not in done.stdout and "Traceback" not in done.stderr
     assert "plan: nothing that fix can repair" in done.stdout
     assert "left alone: (unowned): start-up hook evil.pth runs code at every interpreter start" in done.stdout
+
+
+@pytest.mark.unit
+def test_a_file_template_ties_the_lines_to_the_file_name_and_editable_needs_an_editable_owner() -> None:
+    from wheeldoctor.formats.hook_template import RegistryError, hook_from
+
+    entry = {"name": "boot", "distribution": "*", "file": "{m:identifier}_boot.pth", "lines": ["import {m}_boot"]}
+    tied = hook_from(entry, "t")
+    assert tied.matches("pth", "x_boot.pth", "x", ["import x_boot"])
+    assert not tied.matches("pth", "x_boot.pth", "x", ["import y_boot"])
+    assert not tied.matches("pth", "x_boot.pth\nimport y", "x", ["import x_boot"])
+    editable = hook_from({**entry, "editable": True}, "t")
+    assert editable.matches("pth", "x_boot.pth", "x", ["import x_boot"], editable=True)
+    assert not editable.matches("pth", "x_boot.pth", "x", ["import x_boot"], editable=False)
+    with pytest.raises(RegistryError, match="editable must be true or false"):
+        hook_from({**entry, "editable": "yes"}, "t")
+    with pytest.raises(RegistryError, match=r"t\.file"):
+        hook_from({**entry, "file": "{m:nonsense}.pth"}, "t")

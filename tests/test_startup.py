@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from helpers import Venv, VenvFactory, WheelFactory, find_interpreter, make_venv, pip_install, run_checked, uv_install
 
-from wheeldoctor.formats.pth import parse_pth
+from wheeldoctor.formats.pth import PthStream, PthTooLarge, parse_pth
 from wheeldoctor.model.startup import Origin, Startup
 from wheeldoctor.where import probe
 from wheeldoctor.where.target import Target, TargetError, load_target, start_probe
@@ -276,3 +276,33 @@ def test_no_probe_is_started_for_what_cannot_run(tmp_path: Path) -> None:
     with pytest.raises(TargetError, match="exited 3"):
         load_target(Target(python=str(script)))
     assert not probe.started
+
+
+#: .pth texts whose line breaks the two readings split differently, with a BOM, CR, CRLF, U+2028, bad UTF-8.
+STREAMED = [
+    b"\xef\xbb\xbfimport os\r\n/a\rimport sys\n# c\n\n  \n/b\xc2\x85import x\n",
+    b"/a\r\n\r\nimport a; b\xe2\x80\xa8import c\x0cimport d\x1e/e\n\xff\xfeimport z",
+    b"import\tq\n\xef\xbb\xbfimport mid_bom\n" * 3 + b"/no/final/break",
+]
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("data", STREAMED)
+@pytest.mark.parametrize("version", [(3, 12), (3, 13)])
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 64])
+def test_a_pth_fed_in_chunks_gives_the_lines_of_the_whole(data: bytes, version: tuple[int, int], size: int) -> None:
+    stream = PthStream(version, max_line=1 << 20, max_lines=1000)
+    for start in range(0, len(data), size):
+        stream.feed(data[start : start + size])
+    assert stream.finish() == parse_pth(data, version)
+
+
+@pytest.mark.unit
+def test_a_streamed_pth_is_bounded() -> None:
+    long_line = PthStream((3, 12), max_line=8, max_lines=10)
+    with pytest.raises(PthTooLarge, match="a line over 8 bytes"):
+        for _ in range(5):
+            long_line.feed(b"#####")
+    many = PthStream((3, 13), max_line=8, max_lines=2)
+    with pytest.raises(PthTooLarge, match="over 2 lines"):
+        many.feed(b"/a\n/b\nimport c\n")

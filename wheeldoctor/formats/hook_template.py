@@ -14,6 +14,11 @@ break, so no placeholder can hold code.
 - ``path``: any run of characters but quotes, backslashes and line breaks; only between
   quotes of the same kind (``'{p:path}'``), so it is always a string literal.
 
+An entry's ``file`` is an ``fnmatch`` pattern, or, when it holds a placeholder, a
+template of the file name whose labels the line templates share
+(``file = "_editable_impl_{m:identifier}.pth"`` with ``import _editable_impl_{m}``): a
+line then matches only with the very text the file name gave ``{m}``.
+
 Pure: :func:`compile_template` raises :class:`TemplateError` for a template it cannot use;
 :func:`hook_from` reads one registry entry (shipped or from a config) into a :class:`KnownHook`.
 """
@@ -102,11 +107,19 @@ class KnownHook:
     distributions: tuple[str, ...]
     """Canonical owner names, ``*`` (any owner) or ``(unowned)``."""
     files: str
-    """``fnmatch`` pattern for the file name."""
+    """``fnmatch`` pattern for the file name, or a template of it (:attr:`named`)."""
     lines: tuple[str, ...]
-    """The templates as expressions (:func:`template_pattern`); every line that runs must match one whole."""
+    """The templates as expressions (:func:`template_pattern`); every line that runs must match one whole.
+
+    When :attr:`named`, each is the file name's template, a line break, then the line's: it
+    is matched against ``file name + "\\n" + line``, so the labels they share must agree."""
     source: str
     kind: str = "pth"
+    named: bool = False
+    """``files`` is a template whose labels the lines share, not an ``fnmatch`` pattern."""
+    editable: bool = False
+    """Known only when its owner is installed editable (its ``direct_url.json`` says ``dir_info.editable``):
+    build backends write these hooks into editable wheels only, and any wheel could copy one."""
 
     def owned_by(self, owner: str | None) -> bool:
         """Whether ``owner`` (a canonical name; None when nobody recorded the file) may own it."""
@@ -114,14 +127,22 @@ class KnownHook:
             return UNOWNED in self.distributions
         return ANY_OWNER in self.distributions or owner in self.distributions
 
-    def matches(self, kind: str, file_name: str, owner: str | None, lines: Sequence[str]) -> bool:
-        """Whether a hook of ``kind`` named ``file_name``, owned by ``owner``, running ``lines`` is this one."""
-        return (
-            bool(lines)
-            and kind == self.kind
-            and self.owned_by(owner)
-            and fnmatch.fnmatchcase(file_name, self.files)
-            and all(any(re.fullmatch(t, line.rstrip()) for t in self.lines) for line in lines)
+    def matches(
+        self, kind: str, file_name: str, owner: str | None, lines: Sequence[str], *, editable: bool | None = None
+    ) -> bool:
+        """Whether a hook of ``kind`` named ``file_name``, owned by ``owner``, running ``lines`` is this one.
+
+        ``editable``: whether the owner is installed editable, which an :attr:`editable` entry
+        needs; None to match on the file alone (the audit of an environment always says).
+        """
+        if not lines or kind != self.kind or not self.owned_by(owner) or (self.editable and editable is False):
+            return False
+        if self.named:
+            if "\n" in file_name:
+                return False
+            return all(any(re.fullmatch(t, f"{file_name}\n{line.rstrip()}") for t in self.lines) for line in lines)
+        return fnmatch.fnmatchcase(file_name, self.files) and all(
+            any(re.fullmatch(t, line.rstrip()) for t in self.lines) for line in lines
         )
 
 
@@ -133,7 +154,7 @@ def hook_from(entry: Mapping[str, Any], where: str) -> KnownHook:
     """One :class:`KnownHook` from a TOML table, validated; :class:`RegistryError` naming ``where``."""
     from packaging.utils import canonicalize_name
 
-    allowed = ("name", "distributions", "distribution", "file", "lines", "kind", "source", "reason")
+    allowed = ("name", "distributions", "distribution", "file", "lines", "kind", "source", "reason", "editable")
     for key in entry:
         if key not in allowed:
             raise RegistryError(f"{where}: unknown key {key!r} (allowed: {', '.join(allowed)})")
@@ -151,10 +172,20 @@ def hook_from(entry: Mapping[str, Any], where: str) -> KnownHook:
     kind = entry.get("kind", "pth")
     if kind not in HOOK_KINDS:
         raise RegistryError(f"{where}.kind must be one of {', '.join(HOOK_KINDS)}")
+    editable = entry.get("editable", False)
+    if not isinstance(editable, bool):
+        raise RegistryError(f"{where}.editable must be true or false")
+    named = "{" in entry["file"]
+    if named:
+        try:
+            template_pattern(entry["file"])
+        except TemplateError as e:
+            raise RegistryError(f"{where}.file: {e}") from None
     compiled = []
     for index, template in enumerate(lines):
         try:
-            compiled.append(template_pattern(template.rstrip()))
+            text = template.rstrip()
+            compiled.append(template_pattern(f"{entry['file']}\n{text}" if named else text))
         except TemplateError as e:
             raise RegistryError(f"{where}.lines[{index}]: {e}") from None
     return KnownHook(
@@ -164,4 +195,6 @@ def hook_from(entry: Mapping[str, Any], where: str) -> KnownHook:
         lines=tuple(compiled),
         source=str(entry.get("source") or entry.get("reason") or where),
         kind=kind,
+        named=named,
+        editable=editable,
     )

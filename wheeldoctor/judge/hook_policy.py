@@ -4,7 +4,8 @@ The same rules as for files, through the same :func:`~wheeldoctor.judge.policy.a
 each finding is matched by ``(distribution, path, code, found)``, where the distribution
 is the hook's owner, or ``(unowned)`` for what nobody owns, and ``found`` is the hook's
 ``sha256=…``. A rule pinned to that digest accepts those bytes only: a changed hook fails
-again.
+again. A hook whose bytes could not be read (no ``found``) is accepted by no rule and no
+baseline: a rule without ``found`` would accept whatever it holds later.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from dataclasses import replace
 
 from wheeldoctor.judge.files import DistributionReport, Status
 from wheeldoctor.judge.hooks import HookAudit
-from wheeldoctor.judge.policy import Acceptances, Policy, accept
+from wheeldoctor.judge.policy import SELECTED_OUT, Acceptances, Policy, accept
+from wheeldoctor.model.findings import Finding
 from wheeldoctor.model.ownership import UnownedScan
 
 
@@ -60,6 +62,13 @@ def accept_startup(
     """
     done = accept(startup_reports(hooks, unowned), policy)
     findings = iter(r.findings[0] for r in done.reports)
-    new_hooks = tuple(replace(h, finding=next(findings)) if h.finding is not None else h for h in hooks.hooks)
+    new_hooks = tuple(replace(h, finding=_pinned(next(findings))) if h.finding is not None else h for h in hooks.hooks)
     new_imports = tuple(replace(i, finding=next(findings)) for i in unowned.importable)
     return replace(hooks, hooks=new_hooks), replace(unowned, importable=new_imports), done
+
+
+def _pinned(finding: Finding) -> Finding:
+    """``finding``, no longer accepted by a rule or baseline when it pins no bytes (an unreadable hook)."""
+    if finding.found is None and finding.accepted is not None and finding.accepted.by != SELECTED_OUT:
+        return replace(finding, accepted=None)
+    return finding

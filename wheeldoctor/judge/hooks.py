@@ -12,6 +12,9 @@ it turns off the import lines of the ``.pth`` of its name only where ``site`` re
   entry point that resolves to no module its owner ships.
 - WD071: a hook that runs code and that nobody owns.
 
+A hook that could not be read whole (too large, an I/O error, not a regular file) is
+treated as running code: ``site`` reads it all, so anything may hide in what was not read.
+
 Both carry ``found: sha256=…`` of the hook file, so an accept rule pinned to those bytes
 matches them and any change to the file fails again. Known hooks are information.
 """
@@ -110,6 +113,8 @@ def judged(hook: StartupHook, intact: Mapping[str, bool]) -> StartupHook:
 
 def _finding(hook: StartupHook, recorded: str | None) -> Finding:
     relative = hook.relative
+    if hook.error is not None:
+        return _unread_finding(hook, recorded)
     if hook.kind is HookKind.START:
         return _start_finding(hook, recorded)
     if hook.lines:
@@ -152,6 +157,27 @@ def _start_finding(hook: StartupHook, recorded: str | None) -> Finding:
         kind=Kind.STARTUP_HOOK,
         path=hook.relative,
         message=message,
+        expected=recorded,
+        found=hook.sha256,
+    )
+
+
+def _unread_finding(hook: StartupHook, recorded: str | None) -> Finding:
+    """A hook whose bytes could not all be read: it fails as if it ran code, since ``site`` reads it all."""
+    unread = f"could not be read ({hook.error}): treated as running code at every interpreter start"
+    if hook.owner is None:
+        return Finding(
+            code=Code.STARTUP_HOOK_UNOWNED,
+            kind=Kind.STARTUP_HOOK,
+            path=hook.relative,
+            message=f"{hook.relative} {unread}, and no installer recorded it",
+            found=hook.sha256,
+        )
+    return Finding(
+        code=Code.STARTUP_HOOK_OWNED,
+        kind=Kind.STARTUP_HOOK,
+        path=hook.relative,
+        message=f"{hook.owner.label} ships {hook.relative}, which {unread}",
         expected=recorded,
         found=hook.sha256,
     )

@@ -7,7 +7,9 @@ its owner is one the entry names, its file name matches and every line of code i
 ``sitecustomize``) is an instance of one of the entry's templates
 (:mod:`wheeldoctor.formats.hook_template`). Naming a file ``distutils-precedence.pth``
 is not enough to pass as setuptools' shim, and neither is a copy of the shim that some
-other distribution ships. Known hooks are reported as information and fail nothing.
+other distribution ships. The hooks build backends write into editable wheels are known
+only for an owner installed editable (``editable = true``), and their file name must
+name the module their line imports. Known hooks are reported as information and fail nothing.
 """
 
 from __future__ import annotations
@@ -35,29 +37,56 @@ def shipped() -> tuple[KnownHook, ...]:
 
 
 def find_known(
-    kind: str, file_name: str, owner: str | None, lines: Sequence[str], extra: Iterable[KnownHook] = ()
+    kind: str,
+    file_name: str,
+    owner: str | None,
+    lines: Sequence[str],
+    extra: Iterable[KnownHook] = (),
+    *,
+    editable: bool | None = None,
 ) -> KnownHook | None:
-    """The first entry (the config's, then the shipped ones) that a hook matches; None if none does."""
+    """The first entry (the config's, then the shipped ones) that a hook matches; None if none does.
+
+    ``editable``: whether ``owner`` is installed editable (its direct_url.json says so); None
+    matches on the file alone, as if it were.
+    """
     for hook in (*extra, *shipped()):
-        if hook.matches(kind, file_name, owner, lines):
+        if hook.matches(kind, file_name, owner, lines, editable=editable):
             return hook
     return None
 
 
 def known_pth(
-    file_name: str, executing: Sequence[str], owner: str | None, extra: Iterable[KnownHook] = ()
+    file_name: str,
+    executing: Sequence[str],
+    owner: str | None,
+    extra: Iterable[KnownHook] = (),
+    *,
+    editable: bool | None = None,
 ) -> KnownHook | None:
     """The entry a .pth file matches: its owner, its name and every import line; None if none does."""
-    return find_known("pth", file_name, owner, executing, extra)
+    return find_known("pth", file_name, owner, executing, extra, editable=editable)
 
 
 def known_start(
-    file_name: str, entry_points: Sequence[str], owner: str | None, extra: Iterable[KnownHook] = ()
+    file_name: str,
+    entry_points: Sequence[str],
+    owner: str | None,
+    extra: Iterable[KnownHook] = (),
+    *,
+    editable: bool | None = None,
 ) -> KnownHook | None:
     """The entry a PEP 829 .start file matches: its owner, its name and every entry point line."""
-    return find_known("start", file_name, owner, entry_points, extra)
+    return find_known("start", file_name, owner, entry_points, extra, editable=editable)
 
 
-def known_module(file_name: str, text: str, owner: str | None, extra: Iterable[KnownHook] = ()) -> KnownHook | None:
+def known_module(
+    file_name: str,
+    text: str,
+    owner: str | None,
+    extra: Iterable[KnownHook] = (),
+    *,
+    editable: bool | None = None,
+) -> KnownHook | None:
     """The entry a ``sitecustomize``/``usercustomize`` module matches, by owner, name and whole text."""
-    return find_known("module", file_name, owner, (text,), extra)
+    return find_known("module", file_name, owner, (text,), extra, editable=editable)

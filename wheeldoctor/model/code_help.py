@@ -156,12 +156,14 @@ CODE_HELP: dict[Code, CodeHelp] = {
         "a distribution ships code that runs at every interpreter start",
         "An installed distribution (or system package) owns a .pth file with an import line, or a "
         "sitecustomize/usercustomize module, that is not a known benign hook: it runs in every Python process "
-        "of the environment, whether or not anything imports the distribution.",
+        "of the environment, whether or not anything imports the distribution. A hook that could not be read "
+        "whole is treated as running code.",
     ),
     Code.STARTUP_HOOK_UNOWNED: CodeHelp(
         "code that runs at every interpreter start, recorded by no installer",
         "A .pth file with an import line, or a sitecustomize/usercustomize module, that no RECORD and no system "
-        "package lists: something put it there after install, and it runs in every Python process.",
+        "package lists: something put it there after install, and it runs in every Python process. A hook that "
+        "could not be read whole is treated as running code.",
     ),
     Code.UNOWNED_MODULE: CodeHelp(
         "importable module recorded by no installer",

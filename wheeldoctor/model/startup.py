@@ -73,14 +73,15 @@ class SiteDir:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PthRead:
-    """One .pth file as read from a site directory; ``error`` says why it could not be."""
+    """One .pth file as read from a site directory; ``error`` says why its lines could not be (``parsed`` None)."""
 
     path: str
     site_dir: str
     parsed: PthFile | None
     error: str | None = None
     sha256: str | None = None
-    """The digest of the bytes parsed, as RECORD spells it (``sha256=…``)."""
+    """The digest of the file's bytes (those parsed, when parsed), as RECORD spells it (``sha256=…``);
+    None when they could not all be read."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -78,6 +78,10 @@ def accept_block(hook: StartupHook) -> list[str]:
     Strings are TOML basic strings (JSON's escaping is a subset of TOML's), ASCII only.
     """
     assert hook.finding is not None
+    if hook.finding.found is None:
+        # A rule without ``found`` would accept whatever the file holds later: none is offered or honoured.
+        path = json.dumps(hook.finding.path)
+        return [f"# {path}: its bytes could not be read, so no rule can accept it; make it readable or remove it"]
     fields = (
         ("distribution", hook.subject),
         ("path", hook.finding.path),

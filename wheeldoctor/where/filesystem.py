@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -22,6 +23,8 @@ class ReadError:
     missing: bool = False
     #: The path exists but is a FIFO, device, directory or socket.
     not_regular: bool = False
+    #: A regular file, larger than the limit it was read under.
+    too_large: bool = False
 
 
 def describe_mode(mode: int) -> str:
@@ -85,7 +88,7 @@ def read_regular(path: str, limit: int) -> bytes | ReadError:
     fd, st = opened
     try:
         if st.st_size > limit:
-            return ReadError(f"is {st.st_size} bytes, over the {limit}-byte limit")
+            return ReadError(f"is {st.st_size} bytes, over the {limit}-byte limit", too_large=True)
         chunks: list[bytes] = []
         total = 0
         while True:
@@ -94,9 +97,39 @@ def read_regular(path: str, limit: int) -> bytes | ReadError:
                 break
             total += len(chunk)
             if total > limit:
-                return ReadError(f"grew past the {limit}-byte limit while being read")
+                return ReadError(f"grew past the {limit}-byte limit while being read", too_large=True)
             chunks.append(chunk)
         return b"".join(chunks)
+    except OSError as e:
+        return describe_os_error(e)
+    finally:
+        os.close(fd)
+
+
+#: How much :func:`stream_regular` reads at a time.
+CHUNK = 1 << 20
+
+
+def stream_regular(path: str, limit: int, sink: Callable[[bytes], None]) -> int | ReadError:
+    """Pass a regular file to ``sink`` in chunks of at most :data:`CHUNK` bytes; its size, or why not.
+
+    For files too large to hold whole (a padded ``.pth``): memory stays one chunk, and
+    nothing over ``limit`` bytes is read at all.
+    """
+    opened = open_regular(path)
+    if isinstance(opened, ReadError):
+        return opened
+    fd, st = opened
+    try:
+        if st.st_size > limit:
+            return ReadError(f"is {st.st_size} bytes, over the {limit}-byte limit", too_large=True)
+        total = 0
+        while chunk := os.read(fd, CHUNK):
+            total += len(chunk)
+            if total > limit:
+                return ReadError(f"grew past the {limit}-byte limit while being read", too_large=True)
+            sink(chunk)
+        return total
     except OSError as e:
         return describe_os_error(e)
     finally:

@@ -7,6 +7,7 @@ modules on the search path are listed and read here. Each hook is judged by
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -19,9 +20,10 @@ from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.ownership import Owner
 from wheeldoctor.model.record_fields import encode_digest
 from wheeldoctor.model.startup import PthRead, Startup
-from wheeldoctor.where.filesystem import ReadError, read_regular
+from wheeldoctor.where.filesystem import ReadError, read_regular, stream_regular
+from wheeldoctor.where.startup import HOOK_STREAM_LIMIT
 
-#: A hook file above this size is not read (none is near it).
+#: A hook file above this size is not parsed, only hashed (none is near it): it fails as unreadable.
 _MODULE_LIMIT = 16 << 20
 _MODULES = ("sitecustomize", "usercustomize")
 
@@ -59,13 +61,59 @@ def audit_hooks(
         return HookAudit(())
     starts = _start_files(startup)
     start_names = {os.path.join(s.site_dir, os.path.basename(s.path)) for s in starts}
-    hooks = [_pth_hook(pth, owner_of, intact or {}, known, start_names, startup.version) for pth in startup.pth_files]
-    hooks.extend(_start_hook(start, owner_of, intact or {}, known) for start in starts)
+    editable = _EditableOwners(env)
+    hooks = [
+        _pth_hook(pth, owner_of, intact or {}, known, start_names, startup.version, editable)
+        for pth in startup.pth_files
+    ]
+    hooks.extend(_start_hook(start, owner_of, intact or {}, known, editable) for start in starts)
     hooks.extend(
-        _module_hook(path, directory, owner_of, intact or {}, startup.user_site is not False, known)
+        _module_hook(path, directory, owner_of, intact or {}, startup.user_site is not False, known, editable)
         for path, directory in _modules(startup)
     )
     return HookAudit(tuple(hooks))
+
+
+#: A direct_url.json above this size says nothing (pip's and uv's are a few hundred bytes).
+_DIRECT_URL_LIMIT = 64 << 10
+
+
+class _EditableOwners:
+    """Whether a hook's owner is installed editable: its ``direct_url.json`` says ``dir_info.editable``.
+
+    Asked only for hooks that run code; each owner's file is read once, bounded, FIFO-safe.
+    """
+
+    def __init__(self, env: Environment) -> None:
+        self._env = env
+        self._seen: dict[tuple[str, str | None], bool] = {}
+
+    def __call__(self, owner: Owner | None) -> bool:
+        if owner is None or owner.system:
+            return False
+        key = (owner.name, owner.version)
+        if key not in self._seen:
+            from packaging.utils import canonicalize_name
+
+            name = canonicalize_name(owner.name)
+            self._seen[key] = any(
+                _installed_editable(d.path)
+                for d in self._env.distributions
+                if canonicalize_name(d.name) == name and d.version == owner.version
+            )
+        return self._seen[key]
+
+
+def _installed_editable(dist_path: str) -> bool:
+    data = read_regular(os.path.join(dist_path, "direct_url.json"), _DIRECT_URL_LIMIT)
+    if isinstance(data, ReadError):
+        return False
+    try:
+        document = json.loads(data)
+    except (ValueError, RecursionError):  # RecursionError: nesting deep enough to exhaust the parser
+        return False
+    info = document.get("dir_info") if isinstance(document, dict) else None
+    return isinstance(info, dict) and info.get("editable") is True
 
 
 def _pth_hook(
@@ -75,6 +123,7 @@ def _pth_hook(
     known_hooks: Sequence[KnownHook],
     start_names: set[str],
     version: tuple[int, int],
+    editable: Callable[[Owner | None], bool],
 ) -> StartupHook:
     lines = () if pth.parsed is None else pth.parsed.executing
     name = os.path.basename(pth.path)
@@ -84,12 +133,14 @@ def _pth_hook(
         disabled_by = name[: -len(".pth")] + ".start"
         lines = ()  # PEP 829: a matching .start turns the import lines off; path lines still apply
     owner = owner_of(pth.path)
-    known = known_pth(name, tuple(line.text for line in lines), _owner_name(owner), known_hooks)
+    texts = tuple(line.text for line in lines)
+    known = known_pth(name, texts, _owner_name(owner), known_hooks, editable=bool(lines) and editable(owner))
     hook = StartupHook(
         path=pth.path,
         kind=HookKind.PTH,
         site_dir=pth.site_dir,
-        executes=bool(lines),
+        # A .pth whose lines could not all be read may run anything: site reads it whole.
+        executes=bool(lines) or pth.error is not None,
         lines=tuple(line.number for line in lines),
         sha256=pth.sha256,  # of the very bytes whose lines were classified
         owner=owner,
@@ -124,8 +175,11 @@ def _start_files(startup: Startup) -> list[_StartRead]:
             data = read_regular(path, _MODULE_LIMIT)
             if isinstance(data, ReadError):
                 if not data.missing:
+                    digest = _streamed_digest(path) if data.too_large else None
                     found.append(
-                        _StartRead(path=path, site_dir=site_dir.path, entry_points=(), sha256=None, error=data.message)
+                        _StartRead(
+                            path=path, site_dir=site_dir.path, entry_points=(), sha256=digest, error=data.message
+                        )
                     )
                 continue
             digest = "sha256=" + encode_digest(hashlib.sha256(data).digest())
@@ -155,6 +209,7 @@ def _start_hook(
     owner_of: Callable[[str], Owner | None],
     intact: Mapping[str, bool],
     known_hooks: Sequence[KnownHook],
+    editable: Callable[[Owner | None], bool],
 ) -> StartupHook:
     owner = owner_of(start.path)
     unresolved = []
@@ -168,12 +223,13 @@ def _start_hook(
     texts = tuple(e.text for e in start.entry_points)
     known = None
     if not unresolved:
-        known = known_start(os.path.basename(start.path), texts, _owner_name(owner), known_hooks)
+        name = os.path.basename(start.path)
+        known = known_start(name, texts, _owner_name(owner), known_hooks, editable=bool(texts) and editable(owner))
     hook = StartupHook(
         path=start.path,
         kind=HookKind.START,
         site_dir=start.site_dir,
-        executes=bool(start.entry_points),
+        executes=bool(start.entry_points) or start.error is not None,
         lines=tuple(e.number for e in start.entry_points),
         sha256=start.sha256,
         owner=owner,
@@ -198,12 +254,15 @@ def _module_hook(
     intact: Mapping[str, bool],
     user_site: bool,
     known_hooks: Sequence[KnownHook],
+    editable: Callable[[Owner | None], bool],
 ) -> StartupHook:
     name = os.path.basename(path if os.path.basename(path) != "__init__.py" else os.path.dirname(path))
     kind = HookKind.USERCUSTOMIZE if name.startswith("usercustomize") else HookKind.SITECUSTOMIZE
-    digest, text = _digest(path)
+    digest, text, error = _digest(path)
     owner = owner_of(path)
-    known = known_module(name, text, _owner_name(owner), known_hooks) if text is not None else None
+    known = None
+    if text is not None:
+        known = known_module(name, text, _owner_name(owner), known_hooks, editable=editable(owner))
     hook = StartupHook(
         path=path,
         kind=kind,
@@ -215,6 +274,7 @@ def _module_hook(
         owner=owner,
         owner_intact=None,
         known=known,
+        error=error,
     )
     return judged(hook, intact)
 
@@ -239,13 +299,23 @@ def _modules(startup: Startup) -> Iterable[tuple[str, str]]:
                 yield full, directory
 
 
-def _digest(path: str) -> tuple[str | None, str | None]:
-    """``sha256=…`` of the file as RECORD spells it, and its text when it decodes as UTF-8."""
+def _digest(path: str) -> tuple[str | None, str | None, str | None]:
+    """``sha256=…`` of the file as RECORD spells it, its text when it decodes as UTF-8, and why it could not be read.
+
+    A file too large to read whole is still hashed, chunk by chunk, so that a finding can pin it.
+    """
     data = read_regular(path, _MODULE_LIMIT)
     if isinstance(data, ReadError):
-        return None, None
+        return (_streamed_digest(path) if data.too_large else None), None, data.message
     try:
         text: str | None = data.decode("utf-8")
     except UnicodeDecodeError:
         text = None
-    return "sha256=" + encode_digest(hashlib.sha256(data).digest()), text
+    return "sha256=" + encode_digest(hashlib.sha256(data).digest()), text, None
+
+
+def _streamed_digest(path: str) -> str | None:
+    """``sha256=…`` of a file too large to hold whole; None past :data:`HOOK_STREAM_LIMIT` or on a read error."""
+    digest = hashlib.sha256()
+    size = stream_regular(path, HOOK_STREAM_LIMIT, digest.update)
+    return None if isinstance(size, ReadError) else "sha256=" + encode_digest(digest.digest())

@@ -22,13 +22,20 @@ import os
 import stat
 import sys
 
-from wheeldoctor.formats.pth import parse_pth
+from wheeldoctor.formats.pth import PthStream, PthTooLarge, parse_pth
 from wheeldoctor.model.record_fields import encode_digest
 from wheeldoctor.model.startup import Origin, PathEntry, PthRead, SiteDir, Startup
-from wheeldoctor.where.filesystem import ReadError, read_regular
+from wheeldoctor.where.filesystem import ReadError, read_regular, stream_regular
 
-#: A .pth file above this size is not read (site would read it whole; none is near this).
+#: A .pth file above this size is read in chunks, not whole (none is near this; site reads it whole).
 PTH_LIMIT = 16 << 20
+#: A start-up hook file above this size is neither classified nor hashed: it fails as unreadable.
+HOOK_STREAM_LIMIT = 256 << 20
+#: Bounds of a streamed .pth: a larger file, a longer line or more lines that ``site`` acts on
+#: fail it as unreadable (its bytes are still hashed, up to :data:`HOOK_STREAM_LIMIT`).
+_CLASSIFY_LIMIT = 64 << 20
+_MAX_LINE = PTH_LIMIT
+_MAX_LINES = 100_000
 
 
 def makepath(*parts: str) -> tuple[str, str]:
@@ -54,9 +61,50 @@ def read_pth(path: str, site_dir: str, version: tuple[int, int]) -> PthRead | No
     if isinstance(data, ReadError):
         if data.missing:
             return None
+        if data.too_large:
+            return _streamed_pth(path, site_dir, version)
         return PthRead(path=path, site_dir=site_dir, parsed=None, error=data.message)
     digest = "sha256=" + encode_digest(hashlib.sha256(data).digest())
     return PthRead(path=path, site_dir=site_dir, parsed=parse_pth(data, version), sha256=digest)
+
+
+def _streamed_pth(path: str, site_dir: str, version: tuple[int, int]) -> PthRead | None:
+    """A .pth too large to hold whole, hashed and classified chunk by chunk (site reads it all).
+
+    Past the stream's bounds the lines are no longer classified, but the file is still
+    hashed to its end, so that a finding can pin its bytes.
+    """
+    digest = hashlib.sha256()
+    stream = PthStream(version, max_line=_MAX_LINE, max_lines=_MAX_LINES)
+    failed: list[str] = []
+    fed = 0
+
+    def sink(chunk: bytes) -> None:
+        nonlocal fed
+        digest.update(chunk)
+        fed += len(chunk)
+        if failed:
+            return
+        if fed > _CLASSIFY_LIMIT:
+            failed.append(f"is over {_CLASSIFY_LIMIT} bytes, too large to classify its lines")
+            return
+        try:
+            stream.feed(chunk)
+        except PthTooLarge as e:
+            failed.append(str(e))
+
+    size = stream_regular(path, HOOK_STREAM_LIMIT, sink)
+    if isinstance(size, ReadError):
+        if size.missing:
+            return None
+        return PthRead(path=path, site_dir=site_dir, parsed=None, error=size.message)
+    sha256 = "sha256=" + encode_digest(digest.digest())
+    if not failed:
+        try:
+            return PthRead(path=path, site_dir=site_dir, parsed=stream.finish(), sha256=sha256)
+        except PthTooLarge as e:
+            failed.append(str(e))
+    return PthRead(path=path, site_dir=site_dir, parsed=None, error=failed[0], sha256=sha256)
 
 
 def pth_names(site_dir: str) -> list[str] | None:
