@@ -7,11 +7,13 @@ import io
 
 from helpers import record_hash
 
+from wheeldoctor.formats.lock_fetched import FetchedRecord, summarize
 from wheeldoctor.formats.lock_model import Lock, LockedPackage, locked_wheel
 from wheeldoctor.formats.record import decode_record
 from wheeldoctor.formats.wheelfile import unsafe_path
 from wheeldoctor.judge.locked import Installed, lock_claims, membership
 from wheeldoctor.model.findings import Code
+from wheeldoctor.report.fetch import fetch_json, fetch_lines
 
 DIST_INFO = "demo-1.0.dist-info"
 FILES = {"demo/__init__.py": b"x = 1\n", "demo/core.py": b"def f(): pass\n", f"{DIST_INFO}/METADATA": b"Name: demo\n"}
@@ -131,3 +133,39 @@ def test_a_locked_wheel_row_that_climbs_out_is_the_wheels_unsafe_path_finding_an
         "locked wheel would install outside the environment",
     )
     assert "../escape.py" not in {r.path for r in claims.record.rows}
+
+
+def test_an_installed_package_locked_only_for_another_target_is_worded_so() -> None:
+    lock = Lock("pylock.toml", "pylock", (_package("six", "1.17.0", "six-1.17.0-py3-none-any.whl"),))
+    listed = Lock("pylock.toml", "pylock", lock.packages, frozenset({"six", "colorama"}))  # type: ignore[arg-type]
+    installed = [Installed(name="colorama", version="0.4.6"), Installed(name="six", version="1.17.0")]
+    for judged_lock, why in [(lock, "does not lock it"), (listed, "locks it only for other markers, extras or groups")]:
+        (finding,) = membership(judged_lock, installed).findings["colorama"]
+        assert finding.code == Code.NOT_LOCKED
+        assert finding.message == f"is installed but pylock.toml {why}"
+
+
+def _fetched(sha256: str | None, source: str, verified: bool) -> FetchedRecord:
+    wheel = locked_wheel(
+        "k", filename="demo-1.0-py3-none-any.whl", url=None, path="/w/demo.whl", sha256=sha256, size=None, base="/"
+    )
+    return FetchedRecord(
+        wheel=wheel, record=WHEEL, metadata=None, dist_info=DIST_INFO, source=source, verified=verified
+    )
+
+
+def test_trust_counts_wheels_without_a_hash_apart_from_records_had_by_range() -> None:
+    sha = "0" * 64
+    local = [_fetched(None, "local", False), _fetched(None, "download", False), _fetched(sha, "local", True)]
+    summary = summarize(local)
+    assert (summary.unverified, summary.unhashed) == (0, 2)
+    lines = fetch_lines(summary, local)
+    assert not any("by range" in line or "--verify-wheels downloads" in line for line in lines)
+    assert lines[-1].startswith("trust: 2 locked wheel(s) have no sha256 in the lock: nothing ties their RECORD(s)")
+    assert fetch_json(summary)["range_only"] == 0 and fetch_json(summary)["no_hash"] == 2
+    ranged = [_fetched(sha, "range", False), _fetched(sha, "cache", False), _fetched(sha, "cache", True)]
+    summary = summarize(ranged)
+    assert (summary.unverified, summary.unhashed) == (2, 0)
+    (trust,) = [line for line in fetch_lines(summary, ranged) if line.startswith("trust:")]
+    assert trust.startswith("trust: 2 RECORD(s) came from the index by range") and "--verify-wheels" in trust
+    assert fetch_json(summary)["range_only"] == 2 and fetch_json(summary)["no_hash"] == 0

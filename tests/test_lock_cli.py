@@ -116,6 +116,7 @@ def test_check_lock_passes_a_synced_venv_and_catches_a_rewritten_record(index: R
         "wheels_size": document["fetched"]["wheels_size"],
         "by_source": {"cache": 3},
         "range_only": 3,  # cached from range fetches: only as trusted as the index
+        "no_hash": 0,
     }
     assert isinstance(document["fetched"]["wheels_size"], int)  # 0 here: uv's pylock gives no sizes
     validate(document)  # the JSON Schema names fetched and the lock's codes

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import pytest
@@ -213,3 +214,124 @@ def test_explicit_target_markers_and_tags() -> None:
     with pytest.raises(LockError, match="--python-version"):
         explicit_target("three", ["linux_x86_64"])
     assert current_target().tags
+
+
+def _forky(source: str, digest: str) -> str:
+    return f"""
+[[package]]
+name = "forky"
+version = "1.0"
+source = {{ registry = "{source}" }}
+wheels = [{{ url = "{source}/forky-1.0-py3-none-any.whl", hash = "sha256:{digest}" }}]
+"""
+
+
+def _root(deps: str) -> str:
+    return f'\n[[package]]\nname = "proj"\nversion = "0.1"\nsource = {{ virtual = "." }}\ndependencies = [{deps}]\n'
+
+
+def test_uv_lock_dependency_is_matched_by_name_version_and_source(tmp_path: Path) -> None:
+    other = hashlib.sha256(b"other").hexdigest()
+    packages = _forky("https://a.example", SHA) + _forky("https://b.example", other)
+    named = '{ name = "forky", version = "1.0", source = { registry = "https://b.example" } }'
+    read = read_lock(str(_uv_lock(tmp_path, _root(named) + packages)), LINUX_311)
+    (forky,) = [p for p in read.packages if p.name == "forky"]
+    assert forky.selected is not None and forky.selected.sha256 == other  # b's, not the first listed
+    for deps, error in [
+        ('{ name = "forky" }', r"^package\[0\]\.dependencies\[0\]: 2 locked packages are 'forky'; the dependency"),
+        ('{ name = "forky", version = "2.0" }', r"^package\[0\]\.dependencies\[0\]: no locked package is 'forky' ver"),
+        (
+            '{ name = "forky", version = "1.0", source = { registry = "https://c.example" } }',
+            r"^package\[0\]\.dependencies\[0\]: no locked package is 'forky' version '1\.0' source",
+        ),
+    ]:
+        with pytest.raises(LockError, match=error):
+            read_lock(str(_uv_lock(tmp_path, _root(deps) + packages)), LINUX_311)
+    # One package of the name: uv leaves version and source out, but a version it gives must be there.
+    lone = _uv_package("alpha")
+    assert read_lock(str(_uv_lock(tmp_path, _root('{ name = "alpha" }') + lone)), LINUX_311).packages
+    with pytest.raises(LockError, match=r"no locked package is 'alpha' version '9'$"):
+        read_lock(str(_uv_lock(tmp_path, _root('{ name = "alpha", version = "9" }') + lone)), LINUX_311)
+
+
+def _grouped(tmp_path: Path, pyproject: str | None) -> set[str]:
+    root = '\n[package.dev-dependencies]\ndev = [{ name = "devpkg" }]\nDocs = [{ name = "docpkg" }]\n'
+    lock = _uv_lock(tmp_path, _root("") + root + _uv_package("devpkg") + _uv_package("docpkg"))
+    if pyproject is not None:
+        (tmp_path / "pyproject.toml").write_text(pyproject)
+    return {p.name for p in read_lock(str(lock), LINUX_311).packages} - {"proj"}
+
+
+@pytest.mark.parametrize(
+    ("pyproject", "selected"),
+    [
+        (None, {"devpkg"}),  # no pyproject.toml: uv's default, dev
+        ('[project]\nname = "proj"\n', {"devpkg"}),
+        ('[tool.uv]\ndefault-groups = ["DOCS"]\n', {"docpkg"}),
+        ('[tool.uv]\ndefault-groups = "all"\n', {"devpkg", "docpkg"}),
+        ("[tool.uv]\ndefault-groups = []\n", set()),
+        ('[tool.uv]\ndefault-groups = ["nope"]\n', set()),  # a default group no member declares selects nothing
+    ],
+)
+def test_uv_lock_default_groups_come_from_the_pyproject_beside_it(
+    tmp_path: Path, pyproject: str | None, selected: set[str]
+) -> None:
+    assert _grouped(tmp_path, pyproject) == selected
+
+
+@pytest.mark.parametrize(
+    ("pyproject", "error"),
+    [
+        ("[tool.uv]\ndefault-groups = 3\n", r'tool\.uv\.default-groups: not a list of group names or "all"$'),
+        ("[tool.uv\n", r"pyproject\.toml: not valid TOML"),
+        ("x" * ((1 << 20) + 1), r"pyproject\.toml: larger than 1 MiB$"),
+    ],
+)
+def test_a_bad_pyproject_beside_a_uv_lock_is_one_line(tmp_path: Path, pyproject: str, error: str) -> None:
+    with pytest.raises(LockError, match=error):
+        _grouped(tmp_path, pyproject)
+    lock = tmp_path / "uv.lock"
+    explicit = read_lock(str(lock), LockTarget(LINUX_311.markers, LINUX_311.tags, groups=("docs",)))
+    assert {p.name for p in explicit.packages} == {"proj", "docpkg"}  # --group never reads it
+
+
+def test_a_fifo_for_pyproject_or_lock_is_refused_not_waited_on(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pyproject.toml")
+    with pytest.raises(LockError, match=r"pyproject\.toml: not a regular file$"):
+        _grouped(tmp_path, None)
+    os.mkfifo(tmp_path / "pylock.toml")
+    with pytest.raises(LockError, match=r"pylock\.toml: not a regular file$"):
+        read_lock(str(tmp_path / "pylock.toml"), LINUX_311)
+
+
+def test_uv_lock_extras_are_normalized_on_both_sides(tmp_path: Path) -> None:
+    root = (
+        _root('{ name = "beta", extra = ["Fast_Path"] }')
+        + '\n[package.optional-dependencies]\nGPU = [{ name = "gpux" }]\n'
+    )
+    beta = _uv_package("beta", extra='[package.optional-dependencies]\n"fast.path" = [{ name = "speedup" }]')
+    lock = _uv_lock(tmp_path, root + beta + _uv_package("speedup") + _uv_package("gpux"))
+    names = {p.name for p in read_lock(str(lock), LINUX_311).packages}
+    assert names == {"proj", "beta", "speedup"}
+    target = LockTarget(LINUX_311.markers, LINUX_311.tags, extras=("gpu",))
+    assert "gpux" in {p.name for p in read_lock(str(lock), target).packages}
+
+
+def test_uv_lock_wheel_of_a_path_or_url_source_is_that_source(tmp_path: Path) -> None:
+    body = _root('{ name = "local" }, { name = "remote" }') + (
+        f'\n[[package]]\nname = "local"\nversion = "1.0"\nsource = {{ path = "wheels/local-1.0-py3-none-any.whl" }}\n'
+        f'wheels = [{{ filename = "local-1.0-py3-none-any.whl", hash = "sha256:{SHA}" }}]\n'
+        f'\n[[package]]\nname = "remote"\nversion = "1.0"\n'
+        f'source = {{ url = "https://h.example/dl/remote-1.0-py3-none-any.whl" }}\n'
+        f'wheels = [{{ filename = "remote-1.0-py3-none-any.whl", hash = "sha256:{SHA}" }}]\n'
+        f'\n[[package]]\nname = "tree"\nversion = "1.0"\nsource = {{ path = "vendor/tree" }}\n'
+    )
+    read = read_lock(str(_uv_lock(tmp_path, body)), LINUX_311)
+    wheels = {p.name: p.selected for p in read.packages}
+    local, remote = wheels["local"], wheels["remote"]
+    assert local is not None and local.path == str(tmp_path / "wheels" / "local-1.0-py3-none-any.whl")
+    assert local.url is None and local.sha256 == SHA
+    assert remote is not None and remote.url == "https://h.example/dl/remote-1.0-py3-none-any.whl"
+    bad = body.replace("https://h.example/dl/remote", "gopher://h.example/remote")
+    with pytest.raises(LockError, match=r"^package\[2\]\.wheels\[0\]\.url: scheme 'gopher' refused"):
+        read_lock(str(_uv_lock(tmp_path, bad)), LINUX_311)

@@ -45,7 +45,9 @@ class FetchSummary:
     """The wheels' sizes as the lock gives them (0 for a wheel whose size it does not give)."""
     by_source: tuple[tuple[str, int], ...]
     unverified: int = 0
-    """RECORDs not read from a wheel whose sha256 was checked (by range, or cached from a range fetch)."""
+    """RECORDs of wheels the lock gives a sha256 for, had by range (or cached from a range fetch): not checked."""
+    unhashed: int = 0
+    """RECORDs of wheels the lock gives no sha256 for: nothing ties them to the lock, however they came."""
 
 
 def summarize(records: Sequence[FetchedRecord]) -> FetchSummary:
@@ -59,5 +61,6 @@ def summarize(records: Sequence[FetchedRecord]) -> FetchSummary:
         requests=sum(r.requests for r in records),
         total_size=sum(r.wheel.size or 0 for r in records),
         by_source=tuple(sorted(sources.items())),
-        unverified=sum(not r.verified for r in records if r.record is not None),
+        unverified=sum(not r.verified for r in records if r.record is not None and r.wheel.sha256 is not None),
+        unhashed=sum(r.record is not None and r.wheel.sha256 is None for r in records),
     )

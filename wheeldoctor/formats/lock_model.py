@@ -75,7 +75,8 @@ class Lock:
     """``pylock`` or ``uv.lock``."""
     packages: tuple[LockedPackage, ...]
     listed: frozenset[NormalizedName] = field(default_factory=frozenset)
-    """Every name the lock holds, for any target (a package locked elsewhere is not 'unlocked')."""
+    """Every name the lock holds, for any target: an installed package the target does not select
+    but the lock holds is worded as locked only for other markers, extras or groups (WD083)."""
 
 
 def locked_wheel(

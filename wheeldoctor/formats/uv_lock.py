@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -15,16 +16,26 @@ from wheeldoctor.formats.lock_model import LockedPackage, LockedWheel, LockError
 UV_LOCK_VERSION = 1
 
 
+#: ``uv sync``'s groups when ``[tool.uv] default-groups`` does not say.
+DEFAULT_GROUPS = ("dev",)
+
+
 def select_uv_lock(
-    document: Mapping[str, Any], target: LockTarget, base: str
+    document: Mapping[str, Any],
+    target: LockTarget,
+    base: str,
+    default_groups: tuple[str, ...] | None = DEFAULT_GROUPS,
 ) -> tuple[tuple[LockedPackage, ...], frozenset[NormalizedName]]:
     """What ``uv sync`` installs for ``target``: the graph from the workspace members, by markers.
 
     Roots are the workspace members (sources ``editable``/``virtual``, or ``[manifest]
     members``); dependencies whose marker holds are followed, with the extras they name,
-    and the members' dependency groups (``target.groups``; by default all of them, as
-    ``uv sync`` installs the ``dev`` group and uv records only the groups it was told of).
-    Among a package's wheels the one the target's tags rank best is chosen, as pylock does.
+    and the members' dependency groups: ``target.groups``, else ``default_groups`` (those
+    of them a member declares; None for all), as uv.lock records every group and ``uv
+    sync`` installs the defaults (:func:`uv_default_groups`). A dependency names its
+    package by name, and by version and source where the name alone is ambiguous, as uv
+    writes it. Among a package's wheels the one the target's tags rank best is chosen, as
+    pylock does.
     """
     version = document.get("version")
     if version != UV_LOCK_VERSION:
@@ -42,24 +53,29 @@ def select_uv_lock(
     roots = [p for p in packages if p.name in member_names or p.source_kind in ("editable", "virtual")]
     if not roots:  # a lock of plain requirements: every package is installed
         roots = packages
-    declared = {canonicalize_name(g) for r in roots for g in r.groups}
+    declared = {g for r in roots for g in r.groups}
     unknown = sorted({canonicalize_name(g) for g in target.groups or ()} - declared)
     if unknown:
         raise LockError(f"dev-dependencies: no workspace member declares the group(s) {', '.join(unknown)}")
-    undeclared = sorted(
-        {canonicalize_name(e) for e in target.extras} - {canonicalize_name(e) for r in roots for e in r.extras}
-    )
+    if target.groups is not None:
+        groups = {canonicalize_name(g) for g in target.groups}
+    elif default_groups is not None:
+        groups = {canonicalize_name(g) for g in default_groups} & declared
+    else:
+        groups = declared
+    extras = [canonicalize_name(e) for e in target.extras]
+    undeclared = sorted(set(extras) - {e for r in roots for e in r.extras})
     if undeclared:
         raise LockError(f"optional-dependencies: no workspace member declares the extra(s) {', '.join(undeclared)}")
     markers = dict(target.markers)
     reached: dict[int, _UvPackage] = {}
     extras_done: set[tuple[int, str]] = set()
-    pending: list[tuple[_UvPackage, str | None]] = [(r, None) for r in roots]
+    pending: list[tuple[_UvPackage, NormalizedName | None]] = [(r, None) for r in roots]
     for root in roots:
         for group, deps in root.groups.items():
-            if target.groups is None or canonicalize_name(group) in {canonicalize_name(g) for g in target.groups}:
+            if group in groups:
                 pending.extend(_follow(deps, by_name, markers, f"{root.key}.dev-dependencies.{group}"))
-        for wanted in target.extras:
+        for wanted in extras:
             deps = root.extras.get(wanted, [])
             pending.extend(_follow(deps, by_name, markers, f"{root.key}.optional-dependencies.{wanted}"))
     while pending:
@@ -84,6 +100,24 @@ def select_uv_lock(
     return tuple(selected), frozenset(p.name for p in packages)
 
 
+def uv_default_groups(pyproject: Mapping[str, Any] | None) -> tuple[str, ...] | None:
+    """The groups ``uv sync`` installs by default for the project ``pyproject`` (None: all of them).
+
+    ``[tool.uv] default-groups``: a list of names, or ``"all"``; without it (or without a
+    pyproject.toml) ``dev``.
+    """
+    tool = pyproject.get("tool") if pyproject is not None else None
+    uv = tool.get("uv") if isinstance(tool, dict) else None
+    if not isinstance(uv, dict) or "default-groups" not in uv:
+        return DEFAULT_GROUPS
+    groups = uv["default-groups"]
+    if groups == "all":
+        return None
+    if not isinstance(groups, list) or not all(isinstance(g, str) for g in groups):
+        raise LockError('pyproject.toml: tool.uv.default-groups: not a list of group names or "all"')
+    return tuple(groups)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _UvPackage:
     index: int
@@ -91,11 +125,13 @@ class _UvPackage:
     name: NormalizedName
     version: str | None
     source_kind: str
+    source: Mapping[str, Any]
+    """The ``source`` table as locked: with name and version, what a dependency names it by."""
     wheels: tuple[LockedWheel, ...]
     has_sdist: bool
     dependencies: list[Any]
-    extras: dict[str, list[Any]]
-    groups: dict[str, list[Any]]
+    extras: dict[NormalizedName, list[Any]]
+    groups: dict[NormalizedName, list[Any]]
 
 
 def _uv_package(raw: Mapping[str, Any], index: int, base: str) -> _UvPackage:
@@ -118,13 +154,16 @@ def _uv_package(raw: Mapping[str, Any], index: int, base: str) -> _UvPackage:
     wheel_base = base
     if isinstance(registry, str) and "://" not in registry:
         wheel_base = os.path.join(base, registry)
-    wheels = tuple(_uv_wheel(w, f"{key}.wheels[{i}]", wheel_base) for i, w in enumerate(wheels_raw))
+    # A wheel of a ``path`` or ``url`` source is that source; uv gives its entry no path or url.
+    where = {k: v for k, v in source.items() if k in ("path", "url") and isinstance(v, str) and _is_wheel(v)}
+    wheels = tuple(_uv_wheel(w, f"{key}.wheels[{i}]", wheel_base, where) for i, w in enumerate(wheels_raw))
     return _UvPackage(
         index=index,
         key=key,
         name=canonicalize_name(name),
         version=version,
         source_kind=str(source_kind),
+        source=source,
         wheels=wheels,
         has_sdist="sdist" in raw,
         dependencies=_array(raw.get("dependencies", []), f"{key}.dependencies"),
@@ -133,7 +172,15 @@ def _uv_package(raw: Mapping[str, Any], index: int, base: str) -> _UvPackage:
     )
 
 
-def _uv_wheel(raw: object, key: str, base: str) -> LockedWheel:
+def _is_wheel(location: str) -> bool:
+    """A path or URL that names a wheel file (not a directory, an sdist or a VCS checkout)."""
+    try:
+        return urllib.parse.urlsplit(location).path.endswith(".whl")
+    except ValueError:
+        return False
+
+
+def _uv_wheel(raw: object, key: str, base: str, source: Mapping[str, str]) -> LockedWheel:
     if not isinstance(raw, dict):
         raise LockError(f"{key}: not a table")
     digest = raw.get("hash")
@@ -148,6 +195,8 @@ def _uv_wheel(raw: object, key: str, base: str) -> LockedWheel:
     for k, v in fields.items():
         if v is not None and not isinstance(v, str):
             raise LockError(f"{key}.{k}: not a string")
+    if fields["url"] is None and fields["path"] is None:
+        fields["url"], fields["path"] = source.get("url"), source.get("path")
     size = raw.get("size")
     return locked_wheel(
         key,
@@ -166,15 +215,19 @@ def _array(value: object, key: str) -> list[Any]:
     return value
 
 
-def _table_of_arrays(value: object, key: str) -> dict[str, list[Any]]:
+def _table_of_arrays(value: object, key: str) -> dict[NormalizedName, list[Any]]:
+    """Extras or groups by their normalized name (uv writes them normalized; a hand-written lock may not)."""
     if not isinstance(value, dict):
         raise LockError(f"{key}: not a table")
-    return {str(k): _array(v, f"{key}.{k}") for k, v in value.items()}
+    table: dict[NormalizedName, list[Any]] = {}
+    for k, v in value.items():
+        table.setdefault(canonicalize_name(str(k)), []).extend(_array(v, f"{key}.{k}"))
+    return table
 
 
 def _follow(
     deps: Iterable[Mapping[str, Any]], by_name: Mapping[str, list[_UvPackage]], markers: Mapping[str, str], key: str
-) -> Iterator[tuple[_UvPackage, str | None]]:
+) -> Iterator[tuple[_UvPackage, NormalizedName | None]]:
     """The packages (and extras of them) that dependency entries name, where their marker holds."""
     from packaging.markers import InvalidMarker, Marker
 
@@ -190,14 +243,29 @@ def _follow(
                 raise LockError(f"{key}[{i}].marker: {e}") from e
             if not holds:
                 continue
-        candidates = by_name.get(canonicalize_name(name), [])
-        version = dep.get("version")
-        if version is not None:
-            candidates = [c for c in candidates if c.version == version] or candidates
-        if not candidates:
-            raise LockError(f"{key}[{i}]: {name!r} is not a locked package")
-        package = candidates[0]
+        package = _locked(dep, by_name, f"{key}[{i}]")
         extras = dep.get("extra", [])
         yield package, None
         for extra in extras if isinstance(extras, list) else []:
-            yield package, str(extra)
+            yield package, canonicalize_name(str(extra))
+
+
+def _locked(dep: Mapping[str, Any], by_name: Mapping[str, list[_UvPackage]], key: str) -> _UvPackage:
+    """The one package a dependency names: by name, then by the version and source it gives.
+
+    uv leaves out a dependency's version and source only where the name alone is
+    unambiguous, so anything but exactly one match is a broken lock, never a guess.
+    """
+    name = str(dep["name"])
+    candidates = by_name.get(canonicalize_name(name), [])
+    wanted = {k: dep[k] for k in ("version", "source") if dep.get(k) is not None}
+    if "version" in wanted:
+        candidates = [c for c in candidates if c.version == wanted["version"]]
+    if "source" in wanted:
+        candidates = [c for c in candidates if c.source == wanted["source"]]
+    if len(candidates) == 1:
+        return candidates[0]
+    named = " ".join([repr(name), *(f"{k} {v!r}" for k, v in wanted.items())])
+    if not candidates:
+        raise LockError(f"{key}: no locked package is {named}")
+    raise LockError(f"{key}: {len(candidates)} locked packages are {named}; the dependency must name one")

@@ -88,12 +88,16 @@ def membership(lock: Lock, installed: Sequence[Installed]) -> Membership:
                 here.append(problem)
     for dist in installed:
         if dist.name not in locked:
+            # Locked for another platform, Python, extra or group: the lock knows it, this target does not take it.
+            why = (
+                "locks it only for other markers, extras or groups" if dist.name in lock.listed else "does not lock it"
+            )
             found.setdefault(dist.name, []).append(
                 Finding(
                     code=Code.NOT_LOCKED,
                     kind=Kind.UNLOCKED,
                     path=None,
-                    message=f"is installed but {lock.path} does not lock it",
+                    message=f"is installed but {lock.path} {why}",
                 )
             )
     return Membership(findings={k: tuple(v) for k, v in found.items() if v}, missing=tuple(missing))

@@ -45,6 +45,12 @@ def fetch_lines(summary: FetchSummary, fetched: Sequence[FetchedRecord], unjudge
             "whose sha256 was checked: they are only as trusted as the index and TLS. "
             "--verify-wheels downloads the wheels and checks each hash against the lock."
         )
+    if summary.unhashed:
+        lines.append(
+            f"trust: {summary.unhashed} locked wheel(s) have no sha256 in the lock: nothing ties their RECORD(s) "
+            "to the lock, so they are only as trusted as the file or index they came from "
+            "(--verify-wheels has no hash to check them against)."
+        )
     return lines
 
 
@@ -57,4 +63,5 @@ def fetch_json(summary: FetchSummary) -> dict[str, Any]:
         "wheels_size": summary.total_size,
         "by_source": dict(summary.by_source),
         "range_only": summary.unverified,
+        "no_hash": summary.unhashed,
     }
