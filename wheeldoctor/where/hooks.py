@@ -47,22 +47,27 @@ def audit_hooks(
     owner_of: Callable[[str], Owner | None],
     intact: Mapping[str, bool] | None = None,
     known: Sequence[KnownHook] = (),
+    registry: Sequence[KnownHook] | None = None,
 ) -> HookAudit:
     """Find and judge every start-up hook of ``env``.
 
     ``owner_of`` says who installed a file (``Owners.owner``, or its answers brought back
     from where the RECORDs were read); ``intact`` maps checked distributions to their verdict;
-    ``known`` are the config's own known hooks, tried before the shipped registry.
+    ``known`` are the config's own known hooks, tried before ``registry`` (by default the
+    shipped one, :func:`wheeldoctor.judge.known_hooks.shipped`, read only if a hook runs code).
     """
     startup = env.startup
     if startup is None:
         return HookAudit(())
     starts = _start_files(startup)
     start_names = {os.path.join(s.site_dir, os.path.basename(s.path)) for s in starts}
-    hooks = [_pth_hook(pth, owner_of, intact or {}, known, start_names, startup.version) for pth in startup.pth_files]
-    hooks.extend(_start_hook(start, owner_of, intact or {}, known) for start in starts)
+    hooks = [
+        _pth_hook(pth, owner_of, intact or {}, known, registry, start_names, startup.version)
+        for pth in startup.pth_files
+    ]
+    hooks.extend(_start_hook(start, owner_of, intact or {}, known, registry) for start in starts)
     hooks.extend(
-        _module_hook(path, directory, owner_of, intact or {}, startup.user_site is not False, known)
+        _module_hook(path, directory, owner_of, intact or {}, startup.user_site is not False, known, registry)
         for path, directory in _modules(startup)
     )
     return HookAudit(tuple(hooks))
@@ -73,6 +78,7 @@ def _pth_hook(
     owner_of: Callable[[str], Owner | None],
     intact: Mapping[str, bool],
     known_hooks: Sequence[KnownHook],
+    registry: Sequence[KnownHook] | None,
     start_names: set[str],
     version: tuple[int, int],
 ) -> StartupHook:
@@ -84,7 +90,7 @@ def _pth_hook(
         disabled_by = name[: -len(".pth")] + ".start"
         lines = ()  # PEP 829: a matching .start turns the import lines off; path lines still apply
     owner = owner_of(pth.path)
-    known = known_pth(name, tuple(line.text for line in lines), _owner_name(owner), known_hooks)
+    known = known_pth(name, tuple(line.text for line in lines), _owner_name(owner), known_hooks, registry)
     hook = StartupHook(
         path=pth.path,
         kind=HookKind.PTH,
@@ -153,6 +159,7 @@ def _start_hook(
     owner_of: Callable[[str], Owner | None],
     intact: Mapping[str, bool],
     known_hooks: Sequence[KnownHook],
+    registry: Sequence[KnownHook] | None,
 ) -> StartupHook:
     owner = owner_of(start.path)
     unresolved = []
@@ -166,7 +173,7 @@ def _start_hook(
     texts = tuple(e.text for e in start.entry_points)
     known = None
     if not unresolved:
-        known = known_start(os.path.basename(start.path), texts, _owner_name(owner), known_hooks)
+        known = known_start(os.path.basename(start.path), texts, _owner_name(owner), known_hooks, registry)
     hook = StartupHook(
         path=start.path,
         kind=HookKind.START,
@@ -196,12 +203,13 @@ def _module_hook(
     intact: Mapping[str, bool],
     user_site: bool,
     known_hooks: Sequence[KnownHook],
+    registry: Sequence[KnownHook] | None,
 ) -> StartupHook:
     name = os.path.basename(path if os.path.basename(path) != "__init__.py" else os.path.dirname(path))
     kind = HookKind.USERCUSTOMIZE if name.startswith("usercustomize") else HookKind.SITECUSTOMIZE
     digest, text = _digest(path)
     owner = owner_of(path)
-    known = known_module(name, text, _owner_name(owner), known_hooks) if text is not None else None
+    known = known_module(name, text, _owner_name(owner), known_hooks, registry) if text is not None else None
     hook = StartupHook(
         path=path,
         kind=kind,
