@@ -13,7 +13,6 @@ other distribution ships. Known hooks are reported as information and fail nothi
 from __future__ import annotations
 
 import functools
-import os
 import sys
 from collections.abc import Iterable, Sequence
 
@@ -29,13 +28,11 @@ def registry_text() -> bytes:
     ``importlib.resources`` would do the same, at the cost of importing ``pathlib``,
     ``zipfile``, ``tempfile`` and ``urllib.parse`` on every run that meets a hook.
     """
-    import importlib
+    import pkgutil
 
-    package = importlib.import_module(REGISTRY[0])
-    spec = package.__spec__
-    assert spec is not None and spec.loader is not None and spec.origin is not None
-    path = os.path.join(os.path.dirname(spec.origin), REGISTRY[1])
-    data: bytes = spec.loader.get_data(path)  # type: ignore[attr-defined]  # every file-backed loader has it
+    data = pkgutil.get_data(*REGISTRY)
+    if data is None:  # a loader that cannot read files
+        raise FileNotFoundError(f"{'/'.join(REGISTRY)}: the package's loader cannot read it")
     return data
 
 
