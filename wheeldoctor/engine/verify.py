@@ -121,12 +121,11 @@ def verify_environment(
             cached.remember(cache_dir, dist, intact, resolved[id(dist)][0], states, entries.get(id(dist)), started)
     shared = {path: claims for path, claims in owners.items() if len(claims) > 1}
     # The engine's stats follow links: each file's own kind is unknown, so each is lstat-ed.
-    recorded_here = {
-        dist.path: (paths, paths, dist.record_identity)
-        for dist in checked
-        for paths in ([c.path for c in resolved[id(dist)][0]],)
-    }
-    return _linked_out(Verification(tuple(reports), shared, states), everybody, recorded_here, cache_dir)
+    looked: dict[str, tuple[Sequence[str], Sequence[str], Identity | None]] = {}
+    for dist in checked:
+        paths = [c.path for c in resolved[id(dist)][0]]
+        looked[dist.path] = (paths, paths, dist.record_identity)
+    return _linked_out(Verification(tuple(reports), shared, states), everybody, looked, cache_dir)
 
 
 def _linked_out(
