@@ -32,6 +32,8 @@ LIGHT = {
 }
 #: Never imported by a command whose report is piped.
 NO_TERMINAL = {"rich", "typer", "click"}
+#: Never imported by ``check``: ``importlib.resources`` brought them to read the known-hooks registry.
+UNUSED_BY_CHECK = {"importlib.resources", "zipfile", "pathlib", "urllib.parse", "tempfile", "shutil"}
 
 
 def imported(*args: str, code: str | None = None, env: dict[str, str] | None = None) -> set[str]:
@@ -128,12 +130,29 @@ def test_check_imports_no_requirement_parser_where_nothing_clashes(env: Venv) ->
     assert not tops(modules) & NO_TERMINAL
     assert not {"packaging.requirements", "packaging.markers", "packaging.specifiers"} & modules
     assert not {"wheeldoctor.report.text", "wheeldoctor.report.deps_text"} & modules
+    assert not UNUSED_BY_CHECK & modules
+
+
+def test_check_reads_the_known_hooks_registry_without_importlib_resources(tmp_path: Path) -> None:
+    """A hook that runs code is matched against the shipped registry, read without ``importlib.resources``."""
+    wheel = build_wheel(
+        tmp_path / "w",
+        "hooked",
+        "1.0",
+        {"hooked/__init__.py": b"", "_editable_impl_hooked.pth": b"import _editable_impl_hooked\n"},
+    )
+    venv = make_venv(tmp_path / "venv")
+    uv_install(venv, "--no-deps", wheel)
+    modules = imported("check", "--all", "--json", "--python", str(venv.python), "--no-cache")  # parsed here
+    assert {"wheeldoctor.judge.known_hooks", "tomllib"} <= modules
+    assert not UNUSED_BY_CHECK & modules
 
 
 def test_check_text_on_a_pipe_imports_no_rich(env: Venv) -> None:
     modules = imported("check", "app-lib", "--python", str(env.python))
     assert "wheeldoctor.report.text" in modules
     assert not tops(modules) & NO_TERMINAL
+    assert not UNUSED_BY_CHECK & modules
     assert not {"wheeldoctor.report.json", "wheeldoctor.report.deps_text"} & modules
 
 

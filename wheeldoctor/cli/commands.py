@@ -112,7 +112,8 @@ def check(
             judge = lock_judge(lock_options(lock, find_links, verify_wheels, extra, group, no_cache), chosen)
             locked = judge(env) if judge else None
             env = locked.environment if locked else env
-        policy = policies.load_policy(
+        # None where there is no config, baseline or selection: run_check's own default then.
+        policy = policies.find_policy(
             env, config=config, baseline_file=baseline, writing=write_baseline, selection=settings.selection
         )
         with progress_bar(chosen != "text" or quiet) as sink:

@@ -5,8 +5,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from wheeldoctor.formats.config import ConfigError, Defaults, find_config, load_config
+from wheeldoctor.formats.config_search import ConfigError, find_config
 from wheeldoctor.judge.selection import CodeSelection, parse_prefixes
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from wheeldoctor.formats.config import Defaults
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,4 +54,8 @@ def config_python(config: str | None = None) -> str | None:
 def _config_defaults(config: str | None) -> Defaults | None:
     """The defaults of ``--config FILE``, else of the nearest config; None when there is none."""
     found = config if config is not None else find_config(os.getcwd())
-    return load_config(found).defaults if found is not None else None
+    if found is None:
+        return None
+    from wheeldoctor.formats.config import load_config  # the validator, only for a file found
+
+    return load_config(found).defaults

@@ -104,6 +104,7 @@ def run_check(
             processes=processes,
             meanwhile=chain(import_stepwise(LATER), meanwhile),
         )
+        from wheeldoctor.engine.registry_memo import shipped_hooks
         from wheeldoctor.engine.unowned import from_data
         from wheeldoctor.judge.clash import find_clashes, pair_up
         from wheeldoctor.judge.deps import RequirementGraph, Requirements
@@ -136,8 +137,9 @@ def run_check(
         if walk is not None:
             intact = {r.name: r.status is Status.INTACT for r in reports if r.dist is not None}
             owner_of, scan = from_data(walk.result())
+            registry = shipped_hooks(cache_dir) if cache_dir is not None else None  # else read if a hook runs code
             hooks, unowned, third = accept_startup(
-                audit_hooks(env, owner_of.get, intact, policy.config.known_hooks), scan, policy
+                audit_hooks(env, owner_of.get, intact, policy.config.known_hooks, registry), scan, policy
             )
             passes.append(third)
             judged_too += third.reports  # rules naming hooks are used, counted or stale like any other

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import datetime
 import os
-from collections.abc import Sequence
 
-from wheeldoctor.formats import baseline
-from wheeldoctor.formats.config import Config, find_config, load_config
-from wheeldoctor.judge.files import DistributionReport
-from wheeldoctor.judge.policy import Policy, baseline_entries
-from wheeldoctor.judge.selection import CodeSelection
-from wheeldoctor.model.environment import Environment
+from wheeldoctor.formats.config_search import find_config
 from wheeldoctor.model.errors import InputError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from wheeldoctor.judge.files import DistributionReport
+    from wheeldoctor.judge.policy import Policy
+    from wheeldoctor.judge.selection import CodeSelection
+    from wheeldoctor.model.environment import Environment
 
 
 def load_policy(
@@ -32,6 +35,32 @@ def load_policy(
     naming the file. Nothing inside ``env`` is ever read as a config. ``writing`` is the
     baseline about to be written, which cannot also be read.
     """
+    found = find_policy(
+        env, config=config, baseline_file=baseline_file, writing=writing, start=start, today=today, selection=selection
+    )
+    if found is not None:
+        return found
+    from wheeldoctor.judge.policy import Policy
+
+    return Policy(today=today or datetime.date.today())
+
+
+def find_policy(
+    env: Environment,
+    *,
+    config: str | None = None,
+    baseline_file: str | None = None,
+    writing: str | None = None,
+    start: str | None = None,
+    today: datetime.date | None = None,
+    selection: CodeSelection | None = None,
+) -> Policy | None:
+    """:func:`load_policy`, but None where there is nothing to read or select.
+
+    That is no config file found, no baseline and every code selected: a ``Policy`` of
+    today alone judges the same, and neither the config's validator nor the policy's
+    judge is imported for it.
+    """
     if baseline_file is not None and writing is not None:
         raise InputError("give --baseline or --write-baseline, not both")
     # Its own prefix (not a base interpreter's: /usr) and the directories its distributions
@@ -39,6 +68,13 @@ def load_policy(
     # root there, and the project's config is the one to read.
     fence = [*env.prefixes[:1], *sorted({d.location for d in env.distributions})]
     path = config if config is not None else find_config(start or os.getcwd(), outside=fence)
+    if path is None and baseline_file is None and (selection is None or selection.everything):
+        return None
+    from wheeldoctor.formats import baseline
+    from wheeldoctor.formats.config import Config, load_config
+    from wheeldoctor.judge.policy import Policy
+    from wheeldoctor.judge.selection import CodeSelection
+
     rules = load_config(path, outside=fence) if path is not None else Config()
     entries = baseline.load(baseline_file) if baseline_file is not None else ()
     return Policy(
@@ -52,6 +88,9 @@ def load_policy(
 
 def write_baseline(path: str, reports: Sequence[DistributionReport]) -> int:
     """Write the baseline of ``reports`` to ``path``; return how many findings it pins."""
+    from wheeldoctor.formats import baseline
+    from wheeldoctor.judge.policy import baseline_entries
+
     entries = baseline_entries(reports)
     baseline.write(path, entries)
     return len(entries)

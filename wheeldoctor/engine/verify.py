@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, cast
 from wheeldoctor.engine import cache, cached, hashing
 from wheeldoctor.engine.fork import can_fork
 from wheeldoctor.engine.hashing import default_jobs
+from wheeldoctor.engine.link_memo import link_memo
 from wheeldoctor.engine.spread import rows_estimate
 from wheeldoctor.engine.states import ProgressSink, hash_claims
 from wheeldoctor.judge.claims import Claim, ownership, recorded_bytes, resolve
@@ -31,6 +32,7 @@ from wheeldoctor.where.links import in_uv_cache, real_roots, through_links
 if TYPE_CHECKING:
     from wheeldoctor.engine.messages import Row
     from wheeldoctor.engine.spread import Parsed
+    from wheeldoctor.model.fingerprint import Identity
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,11 +73,11 @@ def verify_environment(
         and not any(map(judged_by_manager, everybody))  # a package manager's record: judged here
         and sum(estimates := list(map(rows_estimate, everybody))) >= hashing.PROCESS_MIN_FILES
     ):
-        recorded: dict[str, tuple[Sequence[str], Sequence[str]]] = {}
+        recorded: dict[str, tuple[Sequence[str], Sequence[str], Identity | None]] = {}
         spread_out = _verify_spread(
             checked, everybody, workers, progress, cache_dir, started, estimates, meanwhile, recorded
         )
-        return _linked_out(spread_out, everybody, recorded)
+        return _linked_out(spread_out, everybody, recorded, cache_dir)
     read = {id(d): with_record(d) for d in everybody}  # deferred RECORDs are read here, in turn
     checked = [read[id(d)] for d in checked]
     entries: dict[int, cache.Entry] = {}
@@ -119,29 +121,49 @@ def verify_environment(
             cached.remember(cache_dir, dist, intact, resolved[id(dist)][0], states, entries.get(id(dist)), started)
     shared = {path: claims for path, claims in owners.items() if len(claims) > 1}
     # The engine's stats follow links: each file's own kind is unknown, so each is lstat-ed.
-    paths = {dist.path: [c.path for c in resolved[id(dist)][0]] for dist in checked}
-    return _linked_out(Verification(tuple(reports), shared, states), everybody, {k: (v, v) for k, v in paths.items()})
+    looked: dict[str, tuple[Sequence[str], Sequence[str], Identity | None]] = {}
+    for dist in checked:
+        paths = [c.path for c in resolved[id(dist)][0]]
+        looked[dist.path] = (paths, paths, dist.record_identity)
+    return _linked_out(Verification(tuple(reports), shared, states), everybody, looked, cache_dir)
 
 
 def _linked_out(
     verification: Verification,
     everybody: Sequence[InstalledDistribution],
-    recorded: Mapping[str, tuple[Sequence[str], Sequence[str]]],
+    recorded: Mapping[str, tuple[Sequence[str], Sequence[str], Identity | None]],
+    cache_dir: str | None = None,
 ) -> Verification:
     """Each report with a WD008 for every recorded path a symbolic link takes outside the environment.
 
-    ``recorded`` gives, by dist-info path, a distribution's recorded paths and those of its
-    files no ``lstat`` has yet seen as regular files; the paths below its site directory
-    that pass through a link are found by :func:`wheeldoctor.where.links.through_links`.
-    RECORD is read again only for a distribution that has one. A system package
-    manager's files are its own to judge.
+    ``recorded`` gives, by dist-info path, a distribution's recorded paths, those of its
+    files no ``lstat`` has yet seen as regular files, and its RECORD's fingerprint; the
+    paths below its site directory that pass through a link are found by
+    :func:`wheeldoctor.where.links.through_links`. With ``cache_dir``, that no directory
+    on the way is a link is kept (:mod:`wheeldoctor.engine.link_memo`), and while it holds
+    only the unproven files are looked at. RECORD is read again only for a distribution
+    that has one. A system package manager's files are its own to judge.
     """
+    judged = [
+        (dist, recorded[dist.path][2])
+        for report in verification.reports
+        if (dist := report.dist) is not None and not _system(dist) and dist.path in recorded
+    ]
+    memo = link_memo(cache_dir, judged)
+    clear = memo is not None and memo.holds()
+    read = None if memo is None or clear else memo.read
     roots: tuple[str, ...] | None = None
     reports = []
+    anything = False
     for report in verification.reports:
         dist = report.dist
-        paths, unproven = recorded.get(dist.path, ((), ())) if dist is not None else ((), ())
-        resolved = through_links(paths, dist.location, unproven) if dist is not None and not _system(dist) else {}
+        paths, unproven, _ = recorded.get(dist.path, ((), (), None)) if dist is not None else ((), (), None)
+        resolved = (
+            through_links(paths, dist.location, unproven, directories=not clear, read=read)
+            if dist is not None and not _system(dist)
+            else {}
+        )
+        anything = anything or bool(resolved)
         if dist is None or not resolved:
             reports.append(report)
             continue
@@ -157,6 +179,8 @@ def _linked_out(
         named = {c.path: c.row.path for c in claims if c.path in outside}
         found = link_findings(outside, named, roots, kept)
         reports.append(report_for(dist, [*report.findings, *found], report.verified_by) if found else report)
+    if memo is not None and not clear and not anything:
+        memo.keep()  # nothing was found: no directory on the way is a link
     return replace(verification, reports=tuple(reports))
 
 
@@ -173,13 +197,13 @@ def _verify_spread(
     started: int,
     estimates: Sequence[int],
     meanwhile: Iterator[object] | None,
-    recorded: dict[str, tuple[Sequence[str], Sequence[str]]],
+    recorded: dict[str, tuple[Sequence[str], Sequence[str], Identity | None]],
 ) -> Verification:
     """:func:`verify_environment`, with RECORDs read and files proved in forked workers.
 
     ``recorded`` is filled for the link check (see :func:`_linked_out`): each checked
-    distribution's paths, and those its workers did not prove (a proof ``lstat``-s a
-    regular file; a held cache verdict proved every file so).
+    distribution's paths, those its workers did not prove (a proof ``lstat``-s a
+    regular file; a held cache verdict proved every file so), and its RECORD's fingerprint.
 
     The parent keeps what needs the whole picture: the paths that several rows claim, and
     whatever the workers could not prove, which it judges exactly as the threads do.
@@ -260,7 +284,7 @@ def _verify_spread(
         i = index[id(dist)]
         done = parsed[i]
         left = [done.paths[k] for k in unproven[i]] if i in unproven else []
-        recorded[dist.path] = (done.paths, left)
+        recorded[dist.path] = (done.paths, left, done.identity)
         findings: list[Finding] = [*dist.problems, *done.problems, *done.outside]
         if i in unproven:
             claims = claims_of(i)

@@ -13,29 +13,22 @@ from __future__ import annotations
 import datetime
 import os
 import re
-import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from wheeldoctor.formats.config_search import CONFIG_NAME, PYPROJECT, ConfigError, read_toml, within
+from wheeldoctor.formats.config_search import find_config as find_config  # noqa: PLC0414  (re-exported)
 from wheeldoctor.formats.hook_template import KnownHook, RegistryError, hook_from
 from wheeldoctor.formats.trust import refusal, untrusted
-from wheeldoctor.model.errors import InputError
 from wheeldoctor.model.findings import METADATA_CODES, Code
 from wheeldoctor.model.record_fields import ACCEPTED_ALGORITHMS, URLSAFE_ALPHABET
 
 if TYPE_CHECKING:
     from packaging.utils import NormalizedName
 
-CONFIG_NAME = "wheeldoctor.toml"
-PYPROJECT = "pyproject.toml"
-_REPOSITORY_MARKERS = (".git", ".hg")
 _TOP_KEYS = ("accept", "known-hook", "python", "select", "ignore", "jobs", "strict")
 _RULE_KEYS = ("distribution", "path", "code", "found", "reason", "until")
-
-
-class ConfigError(InputError):
-    """A config file that cannot be used; the message is one line naming the file and the key."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -111,39 +104,15 @@ class Defaults:
     strict: bool | None = None
 
 
-def find_config(start: str, outside: Iterable[str] = ()) -> str | None:
-    """The config file that applies in ``start``: the nearest one up to the repository root.
-
-    Folders under any of ``outside`` (the inspected environment's prefixes and site
-    directories) are never read from.
-    """
-    fences = [os.path.realpath(p) for p in outside]
-    here = os.path.realpath(start)
-    while True:
-        if not any(_within(here, fence) for fence in fences):
-            own = os.path.join(here, CONFIG_NAME)
-            if os.path.isfile(own):
-                return own
-            project = os.path.join(here, PYPROJECT)
-            if os.path.isfile(project) and _has_tool_table(project):
-                return project
-        if any(os.path.exists(os.path.join(here, marker)) for marker in _REPOSITORY_MARKERS):
-            return None
-        parent = os.path.dirname(here)
-        if parent == here:
-            return None
-        here = parent
-
-
 def load_config(path: str, outside: Iterable[str] = ()) -> Config:
     """Read and validate one config file; :class:`ConfigError` when it cannot be used."""
     real = os.path.realpath(path)
-    if any(_within(real, os.path.realpath(fence)) for fence in outside):
+    if any(within(real, os.path.realpath(fence)) for fence in outside):
         raise ConfigError(f"{path}: is inside the environment being checked; a config is never read from there")
     why = untrusted(path)
     if why is not None:
         raise ConfigError(refusal(path, why))
-    document = _read_toml(path)
+    document = read_toml(path)
     if os.path.basename(path) == PYPROJECT:
         table = document.get("tool", {}).get("wheeldoctor", {}) if isinstance(document.get("tool"), dict) else {}
         prefix = "tool.wheeldoctor"
@@ -249,23 +218,6 @@ def _rules(path: str, prefix: str, table: Mapping[str, Any]) -> Iterable[AcceptR
         )
 
 
-def _read_toml(path: str) -> dict[str, Any]:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on 3.10 only
-        import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
-    try:
-        with open(path, "rb") as f:
-            document: dict[str, Any] = tomllib.load(f)
-            return document
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot be read: {e.strerror or e}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{path}: not valid TOML: {e}") from None
-    except RecursionError:
-        raise ConfigError(f"{path}: not valid TOML: nested too deeply") from None
-
-
 def valid_digest(text: str) -> bool:
     """Whether ``text`` is exactly ``ALGORITHM=DIGEST`` as a finding's ``found`` spells it.
 
@@ -275,16 +227,3 @@ def valid_digest(text: str) -> bool:
     algorithm, sep, value = text.partition("=")
     size = ACCEPTED_ALGORITHMS.get(algorithm)
     return bool(sep) and size is not None and len(value) == (4 * size + 2) // 3 and not value.strip(URLSAFE_ALPHABET)
-
-
-def _has_tool_table(path: str) -> bool:
-    try:
-        document = _read_toml(path)
-    except ConfigError:
-        return True  # a broken pyproject.toml is reported, not skipped
-    tool = document.get("tool")
-    return isinstance(tool, dict) and "wheeldoctor" in tool
-
-
-def _within(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)

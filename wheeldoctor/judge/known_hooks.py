@@ -20,20 +20,43 @@ from collections.abc import Iterable, Sequence
 
 from wheeldoctor.formats.hook_template import KnownHook, hook_from
 
+#: The shipped registry's file, beside the model it belongs to.
+REGISTRY = ("wheeldoctor.model", "known_hooks.toml")
 
-@functools.cache
-def shipped() -> tuple[KnownHook, ...]:
-    """The registry wheeldoctor ships (``model/known_hooks.toml``), read once."""
-    from importlib.resources import files
 
+def registry_text() -> bytes:
+    """The shipped registry's bytes, read by the package's own loader (a folder or a zip alike).
+
+    ``importlib.resources`` would do the same, at the cost of importing ``pathlib``,
+    ``zipfile``, ``tempfile`` and ``urllib.parse`` on every run that meets a hook.
+    """
+    import pkgutil
+
+    data = pkgutil.get_data(*REGISTRY)
+    if data is None:  # a loader that cannot read files
+        raise FileNotFoundError(f"{'/'.join(REGISTRY)}: the package's loader cannot read it")
+    return data
+
+
+def parse_registry(data: bytes) -> tuple[KnownHook, ...]:
+    """The registry's entries from its TOML bytes, each validated (:func:`hook_from`)."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - exercised on 3.10 only
         import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
-    data = files("wheeldoctor.model").joinpath("known_hooks.toml").read_text(encoding="utf-8")
-    entries = tomllib.loads(data)["hook"]
+    entries = tomllib.loads(data.decode("utf-8"))["hook"]
     return tuple(hook_from(e, f"known_hooks.toml hook[{i}]") for i, e in enumerate(entries))
+
+
+@functools.cache
+def shipped() -> tuple[KnownHook, ...]:
+    """The registry wheeldoctor ships (``model/known_hooks.toml``), read once.
+
+    :func:`wheeldoctor.engine.registry_memo.shipped_hooks` keeps its parsed form in the
+    cache directory, for commands that have one.
+    """
+    return parse_registry(registry_text())
 
 
 def find_known(
@@ -42,15 +65,19 @@ def find_known(
     owner: str | None,
     lines: Sequence[str],
     extra: Iterable[KnownHook] = (),
+    registry: Sequence[KnownHook] | None = None,
     *,
     editable: bool | None = None,
 ) -> KnownHook | None:
-    """The first entry (the config's, then the shipped ones) that a hook matches; None if none does.
+    """The first entry (the config's, then ``registry``, by default the shipped one) that a hook matches.
 
+    None if none does; a hook that runs no line matches none, and the registry is then not read.
     ``editable``: whether ``owner`` is installed editable (its direct_url.json says so); None
     matches on the file alone, as if it were.
     """
-    for hook in (*extra, *shipped()):
+    if not lines:
+        return None
+    for hook in (*extra, *(shipped() if registry is None else registry)):
         if hook.matches(kind, file_name, owner, lines, editable=editable):
             return hook
     return None
@@ -61,11 +88,12 @@ def known_pth(
     executing: Sequence[str],
     owner: str | None,
     extra: Iterable[KnownHook] = (),
+    registry: Sequence[KnownHook] | None = None,
     *,
     editable: bool | None = None,
 ) -> KnownHook | None:
     """The entry a .pth file matches: its owner, its name and every import line; None if none does."""
-    return find_known("pth", file_name, owner, executing, extra, editable=editable)
+    return find_known("pth", file_name, owner, executing, extra, registry, editable=editable)
 
 
 def known_start(
@@ -73,11 +101,12 @@ def known_start(
     entry_points: Sequence[str],
     owner: str | None,
     extra: Iterable[KnownHook] = (),
+    registry: Sequence[KnownHook] | None = None,
     *,
     editable: bool | None = None,
 ) -> KnownHook | None:
     """The entry a PEP 829 .start file matches: its owner, its name and every entry point line."""
-    return find_known("start", file_name, owner, entry_points, extra, editable=editable)
+    return find_known("start", file_name, owner, entry_points, extra, registry, editable=editable)
 
 
 def known_module(
@@ -85,8 +114,9 @@ def known_module(
     text: str,
     owner: str | None,
     extra: Iterable[KnownHook] = (),
+    registry: Sequence[KnownHook] | None = None,
     *,
     editable: bool | None = None,
 ) -> KnownHook | None:
     """The entry a ``sitecustomize``/``usercustomize`` module matches, by owner, name and whole text."""
-    return find_known("module", file_name, owner, (text,), extra, editable=editable)
+    return find_known("module", file_name, owner, (text,), extra, registry, editable=editable)

@@ -49,12 +49,14 @@ def audit_hooks(
     owner_of: Callable[[str], Owner | None],
     intact: Mapping[str, bool] | None = None,
     known: Sequence[KnownHook] = (),
+    registry: Sequence[KnownHook] | None = None,
 ) -> HookAudit:
     """Find and judge every start-up hook of ``env``.
 
     ``owner_of`` says who installed a file (``Owners.owner``, or its answers brought back
     from where the RECORDs were read); ``intact`` maps checked distributions to their verdict;
-    ``known`` are the config's own known hooks, tried before the shipped registry.
+    ``known`` are the config's own known hooks, tried before ``registry`` (by default the
+    shipped one, :func:`wheeldoctor.judge.known_hooks.shipped`, read only if a hook runs code).
     """
     startup = env.startup
     if startup is None:
@@ -63,12 +65,12 @@ def audit_hooks(
     start_names = {os.path.join(s.site_dir, os.path.basename(s.path)) for s in starts}
     editable = _EditableOwners(env)
     hooks = [
-        _pth_hook(pth, owner_of, intact or {}, known, start_names, startup.version, editable)
+        _pth_hook(pth, owner_of, intact or {}, known, registry, start_names, startup.version, editable)
         for pth in startup.pth_files
     ]
-    hooks.extend(_start_hook(start, owner_of, intact or {}, known, editable) for start in starts)
+    hooks.extend(_start_hook(start, owner_of, intact or {}, known, registry, editable) for start in starts)
     hooks.extend(
-        _module_hook(path, directory, owner_of, intact or {}, startup.user_site is not False, known, editable)
+        _module_hook(path, directory, owner_of, intact or {}, startup.user_site is not False, known, registry, editable)
         for path, directory in _modules(startup)
     )
     return HookAudit(tuple(hooks))
@@ -121,6 +123,7 @@ def _pth_hook(
     owner_of: Callable[[str], Owner | None],
     intact: Mapping[str, bool],
     known_hooks: Sequence[KnownHook],
+    registry: Sequence[KnownHook] | None,
     start_names: set[str],
     version: tuple[int, int],
     editable: Callable[[Owner | None], bool],
@@ -134,7 +137,7 @@ def _pth_hook(
         lines = ()  # PEP 829: a matching .start turns the import lines off; path lines still apply
     owner = owner_of(pth.path)
     texts = tuple(line.text for line in lines)
-    known = known_pth(name, texts, _owner_name(owner), known_hooks, editable=bool(lines) and editable(owner))
+    known = known_pth(name, texts, _owner_name(owner), known_hooks, registry, editable=bool(lines) and editable(owner))
     hook = StartupHook(
         path=pth.path,
         kind=HookKind.PTH,
@@ -209,6 +212,7 @@ def _start_hook(
     owner_of: Callable[[str], Owner | None],
     intact: Mapping[str, bool],
     known_hooks: Sequence[KnownHook],
+    registry: Sequence[KnownHook] | None,
     editable: Callable[[Owner | None], bool],
 ) -> StartupHook:
     owner = owner_of(start.path)
@@ -224,7 +228,9 @@ def _start_hook(
     known = None
     if not unresolved:
         name = os.path.basename(start.path)
-        known = known_start(name, texts, _owner_name(owner), known_hooks, editable=bool(texts) and editable(owner))
+        known = known_start(
+            name, texts, _owner_name(owner), known_hooks, registry, editable=bool(texts) and editable(owner)
+        )
     hook = StartupHook(
         path=start.path,
         kind=HookKind.START,
@@ -254,6 +260,7 @@ def _module_hook(
     intact: Mapping[str, bool],
     user_site: bool,
     known_hooks: Sequence[KnownHook],
+    registry: Sequence[KnownHook] | None,
     editable: Callable[[Owner | None], bool],
 ) -> StartupHook:
     name = os.path.basename(path if os.path.basename(path) != "__init__.py" else os.path.dirname(path))
@@ -262,7 +269,7 @@ def _module_hook(
     owner = owner_of(path)
     known = None
     if text is not None:
-        known = known_module(name, text, _owner_name(owner), known_hooks, editable=editable(owner))
+        known = known_module(name, text, _owner_name(owner), known_hooks, registry, editable=editable(owner))
     hook = StartupHook(
         path=path,
         kind=kind,

@@ -1,0 +1,78 @@
+"""Where the config file is: the nearest ``wheeldoctor.toml``, or ``pyproject.toml`` with ``[tool.wheeldoctor]``.
+
+Apart from :mod:`wheeldoctor.formats.config`, which reads and validates the file found:
+a run with no config imports none of that.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable
+from typing import Any
+
+from wheeldoctor.model.errors import InputError
+
+CONFIG_NAME = "wheeldoctor.toml"
+PYPROJECT = "pyproject.toml"
+_REPOSITORY_MARKERS = (".git", ".hg")
+
+
+class ConfigError(InputError):
+    """A config file that cannot be used; the message is one line naming the file and the key."""
+
+
+def find_config(start: str, outside: Iterable[str] = ()) -> str | None:
+    """The config file that applies in ``start``: the nearest one up to the repository root.
+
+    Folders under any of ``outside`` (the inspected environment's prefixes and site
+    directories) are never read from.
+    """
+    fences = [os.path.realpath(p) for p in outside]
+    here = os.path.realpath(start)
+    while True:
+        if not any(within(here, fence) for fence in fences):
+            own = os.path.join(here, CONFIG_NAME)
+            if os.path.isfile(own):
+                return own
+            project = os.path.join(here, PYPROJECT)
+            if os.path.isfile(project) and _has_tool_table(project):
+                return project
+        if any(os.path.exists(os.path.join(here, marker)) for marker in _REPOSITORY_MARKERS):
+            return None
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def read_toml(path: str) -> dict[str, Any]:
+    """The TOML document at ``path``; :class:`ConfigError` when it cannot be read or parsed."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+    try:
+        with open(path, "rb") as f:
+            document: dict[str, Any] = tomllib.load(f)
+            return document
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot be read: {e.strerror or e}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: not valid TOML: {e}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not valid TOML: nested too deeply") from None
+
+
+def _has_tool_table(path: str) -> bool:
+    try:
+        document = read_toml(path)
+    except ConfigError:
+        return True  # a broken pyproject.toml is reported, not skipped
+    tool = document.get("tool")
+    return isinstance(tool, dict) and "wheeldoctor" in tool
+
+
+def within(path: str, folder: str) -> bool:
+    """Whether ``path`` is ``folder`` or below it (both as given: no link is resolved)."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
