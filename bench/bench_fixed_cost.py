@@ -3,8 +3,8 @@
 For each environment it times whole processes, interleaved, over ``--runs`` rounds (the
 order rotates each round), and prints medians as a Markdown table:
 
-* ``wheeldoctor deps --python PY`` (piped: the plain report; its metadata memo warm, in
-  the version's cache directory), ``uv pip check --python PY``
+* ``wheeldoctor deps --python PY`` (piped: the plain report; its memos warm, in the
+  version's cache directory), the same with ``--no-cache`` (cold), ``uv pip check --python PY``
   (when uv is found), ``PY -m pip check`` (when PY has pip) and ``PY -c pass``;
 * ``wheeldoctor check --all --python PY`` with a warm cache (filled before the rounds,
   a cache directory per version);
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -54,6 +55,8 @@ class Case:
     """``new`` or ``old`` for wheeldoctor's commands; empty for the others."""
     cache: str | None = None
     times: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+    """CPU seconds of the process and the children it waited for (the probe), user and system."""
     outputs: set[bytes] = field(default_factory=set)
 
 
@@ -66,16 +69,25 @@ def wheeldoctor(package_dir: Path, *args: str) -> list[str]:
     return [sys.executable, "-c", code, *args]
 
 
-def run(case: Case) -> tuple[float, subprocess.CompletedProcess[bytes]]:
-    """Wall time of one whole process, stdout piped, stdin closed."""
+def run(case: Case) -> tuple[float, float, subprocess.CompletedProcess[bytes]]:
+    """Wall time and CPU time of one whole process, stdout piped, stdin closed.
+
+    CPU time counts what the process and the children it waited for spent, whatever else
+    runs on the machine: on a shared, loaded machine it compares versions where wall time
+    cannot.
+    """
     env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
     env.pop("PYTHONPATH", None)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: the warm-up compiles each version once
     if case.cache is not None:
         env["WHEELDOCTOR_CACHE_DIR"] = case.cache
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(case.argv, env=env, stdin=subprocess.DEVNULL, capture_output=True, check=False)
-    return time.perf_counter() - start, done
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, done
 
 
 def find_uv() -> str | None:
@@ -130,6 +142,9 @@ def cases_for(env: str, python: str, versions: dict[str, Path], caches: dict[str
         argv = wheeldoctor(package_dir, "deps", "--python", python)
         # Its own cache too: versions that key the metadata memo apart would rewrite one shared file each run.
         cases.append(Case(env, "wheeldoctor deps", argv, name, cache=caches[name]))
+    for name, package_dir in versions.items():  # cold: nothing kept, every METADATA read and requirement parsed
+        argv = wheeldoctor(package_dir, "deps", "--no-cache", "--python", python)
+        cases.append(Case(env, "wheeldoctor deps --no-cache", argv, name))
     if uv is not None:
         cases.append(Case(env, "uv pip check", [uv, "pip", "check", "--python", python]))
     if has_pip(python):
@@ -145,15 +160,17 @@ def table(cases: list[Case], old: bool) -> str:
     """The Markdown table: medians, bests, and ratios to the environment's bare interpreter and to old."""
     bare = {c.env: statistics.median(c.times) for c in cases if c.label == "python -c pass"}
     median = {(c.env, c.label, c.version): statistics.median(c.times) for c in cases}
-    head = "| environment | command | version | median ms | best ms | x `python -c pass` |"
-    rule = "| --- | --- | --- | ---: | ---: | ---: |"
+    head = "| environment | command | version | median ms | best ms | x `python -c pass` | CPU ms median |"
+    rule = "| --- | --- | --- | ---: | ---: | ---: | ---: |"
     if old:
         head, rule = head + " new / old |", rule + " ---: |"
     rows = [head, rule]
     for c in cases:
         m = median[(c.env, c.label, c.version)]
         ratio = f"{m / bare[c.env]:.2f}" if c.env in bare else ""
+        cpu = statistics.median(c.cpu) * 1000
         row = f"| {c.env} | {c.label} | {c.version} | {m * 1000:.1f} | {min(c.times) * 1000:.1f} | {ratio} |"
+        row += f" {cpu:.1f} |"
         if old:
             base = median.get((c.env, c.label, "old"))
             row += f" {m / base:.2f} |" if c.version == "new" and base else " |"
@@ -188,7 +205,7 @@ def main() -> int:
     cases += [Case("-", "wheeldoctor --version", wheeldoctor(d, "--version"), name) for name, d in versions.items()]
     try:
         for case in cases:  # a warm-up each, which fills the caches
-            _, done = run(case)
+            _, _, done = run(case)
             if done.returncode not in (0, 1):
                 print(f"{case.label} ({case.version or case.env}) could not run:", file=sys.stderr)
                 print(done.stderr.decode(errors="replace"), file=sys.stderr)
@@ -196,8 +213,9 @@ def main() -> int:
         for round_ in range(args.runs):
             shift = round_ % len(cases)
             for case in cases[shift:] + cases[:shift]:
-                seconds, done = run(case)
+                seconds, cpu, done = run(case)
                 case.times.append(seconds)
+                case.cpu.append(cpu)
                 case.outputs.add(done.stdout)
     finally:
         for cache in caches.values():

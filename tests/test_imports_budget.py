@@ -124,6 +124,16 @@ def test_deps_text_on_a_pipe_imports_no_rich(env: Venv) -> None:
     assert not {"wheeldoctor.formats.record", "wheeldoctor.repair.steps", "csv"} & modules
 
 
+def test_deps_with_a_kept_judgement_imports_no_requirement_parser(env: Venv, tmp_path: Path) -> None:
+    """A second run on the same environment takes the deps memo's judgement: nothing is parsed."""
+    cache = {"WHEELDOCTOR_CACHE_DIR": str(tmp_path / "cache")}
+    first = imported("deps", "--python", str(env.python), env=cache)
+    assert "packaging.requirements" in first
+    again = imported("deps", "--python", str(env.python), env=cache)
+    assert "wheeldoctor.engine.deps_memo" in again and "wheeldoctor.report.deps_text" in again
+    assert not {"packaging.requirements", "packaging.markers", "packaging.specifiers"} & again
+
+
 def test_check_imports_no_requirement_parser_where_nothing_clashes(env: Venv) -> None:
     modules = imported("check", "--all", "--json", "--python", str(env.python))
     assert "wheeldoctor.judge.files" in modules and "wheeldoctor.report.json" in modules

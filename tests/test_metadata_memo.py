@@ -179,7 +179,8 @@ def test_no_cache_keeps_nothing(installed: Venv, tmp_path: Path, monkeypatch: py
     code, _ = cli_json("deps", "--no-cache", "--path", installed.site_packages)
     assert code == 0 and not cache_dir.exists()
     code, _ = cli_json("deps", "--path", installed.site_packages)
-    assert code == 0 and [p.suffix for p in cache_dir.iterdir()] == [".metadata"]  # deps hashes nothing
+    # deps hashes nothing: its metadata memo and its judgement (engine/deps_memo.py), no digest
+    assert code == 0 and sorted(p.suffix for p in cache_dir.iterdir()) == [".deps", ".metadata"]
     code, _ = cli_json("check", "--all", "--path", installed.site_packages)
     assert code == 0 and list(cache_dir.glob("*.metadata"))
 

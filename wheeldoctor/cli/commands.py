@@ -171,15 +171,22 @@ def deps(
 
     start_probe(target, with_tags=True)
     with no_cyclic_gc():  # as for check: reading and judging make many objects, none in a cycle
-        for module in (*DEPS_MODULES, *report_modules(chosen, "deps_text")):  # while the probe runs
+        cached = cache_dir(no_cache)
+        memo = None
+        if cached is not None:
+            from wheeldoctor.engine.deps_memo import memo_for
+
+            memo = memo_for(cached, target.python, target.paths)
+        # A judgement kept for this target is likely to hold: then no requirement is parsed.
+        parsers = () if memo is not None and memo.present() else DEPS_PARSERS
+        for module in (*DEPS_MODULES, *parsers, *report_modules(chosen, "deps_text")):  # while the probe runs
             __import__(module)
         from wheeldoctor.commands.deps import run_deps
 
-        cached = cache_dir(no_cache)
         env = load_target(
             target, with_tags=True, with_records=False, memos=metadata_memos(cached), keeper=scan_keeper(cached)
         )
-        result = run_deps(env)
+        result = run_deps(env, memo=memo)
 
     header = target.reason is None  # discovery has said on stderr which environment, and why
 
@@ -202,10 +209,10 @@ DEPS_MODULES = (
     "wheeldoctor.judge.deps",
     "wheeldoctor.judge.compat",
     "wheeldoctor.judge.duplicates",
-    "wheeldoctor.formats.requirement",
-    "packaging.requirements",
     "packaging.tags",
 )
+#: What judges requirements, imported with :data:`DEPS_MODULES` unless a kept judgement may be used.
+DEPS_PARSERS = ("packaging.requirements",)
 
 #: The bodies the fast parser may run, by command (``version`` for ``--version`` alone).
 BODIES: dict[str, Callable[..., int]] = {"version": version, "check": check, "deps": deps}

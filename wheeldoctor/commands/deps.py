@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # a renderer asks isinstance of DepsResult: that must not import the judges
+    from wheeldoctor.engine.deps_memo import DepsMemo
     from wheeldoctor.judge.compat import CompatibilityFinding
     from wheeldoctor.judge.deps import DependencyReport, Requirements
     from wheeldoctor.judge.duplicates import Duplicate
@@ -37,20 +38,27 @@ class DepsResult:
         return not (self.dependencies.conflicts or self.compatibility or any(d.failing for d in self.duplicates))
 
 
-def run_deps(env: Environment, requirements: Requirements | None = None) -> DepsResult:
+def run_deps(env: Environment, requirements: Requirements | None = None, memo: DepsMemo | None = None) -> DepsResult:
     """Judge ``env``'s requirements, duplicates and compatibility; no file is hashed.
 
     ``env.tags`` should have been gathered (``load_target(..., with_tags=True)``); without
     them WHEEL tags are not checked, and a note says so. ``requirements`` is ``env``'s
-    model when the caller has built it already.
+    model when the caller has built it already. ``memo`` gives the judgement of requirements
+    and compatibility made of an environment read the same (and keeps this one): then no
+    requirement is parsed.
     """
-    from wheeldoctor.judge.compat import check_compatibility
-    from wheeldoctor.judge.deps import Requirements, check_dependencies
     from wheeldoctor.judge.duplicates import find_duplicates
     from wheeldoctor.repair.requirements import deps_repairs
 
-    dependencies = check_dependencies(requirements or Requirements.of(env))
-    compatibility = check_compatibility(env)
+    kept = memo.get(env) if memo is not None else None
+    if kept is None:
+        from wheeldoctor.judge.compat import check_compatibility
+        from wheeldoctor.judge.deps import Requirements, check_dependencies
+
+        kept = check_dependencies(requirements or Requirements.of(env)), check_compatibility(env)
+        if memo is not None:
+            memo.keep(env, kept)
+    dependencies, compatibility = kept
     notes = []
     if not compatibility.tags_known:
         notes.append("WHEEL tags not checked: the target interpreter's supported tags are unknown")
