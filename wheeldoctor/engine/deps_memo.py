@@ -210,7 +210,9 @@ def _judgement(kept: object) -> Judgement | None:
             )
         )
     return (
-        DependencyReport(tuple(built), built_problems, distributions=distributions, requirements=requirements),
+        DependencyReport(
+            conflicts=tuple(built), problems=built_problems, distributions=distributions, requirements=requirements
+        ),
         CompatibilityReport(built_findings, python_version, tags_known),
     )
 
