@@ -295,7 +295,7 @@ def test_a_record_that_fails_to_read_for_a_passing_reason_is_not_kept(
 
     def read_regular(path: str, limit: int) -> Any:
         if path.endswith("RECORD") and "alpha-" in path:
-            return ReadError("Input/output error")
+            return ReadError(message="Input/output error")
         return real(path, limit)
 
     monkeypatch.setattr(ownership, "read_regular", read_regular)

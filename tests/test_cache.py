@@ -647,10 +647,12 @@ def test_cache_dir_that_cannot_be_created(shared: Venv, tmp_path: Path) -> None:
 def test_a_world_writable_cache_dir_is_not_trusted(shared: Venv, cache_dir: Path) -> None:
     env = {"WHEELDOCTOR_CACHE_DIR": str(cache_dir)}
     dist, _ = check(shared, cache_dir)
+    written = sorted(p.name for p in cache_dir.iterdir())
+    assert entry_file(cache_dir, dist).name in written
     cache_dir.chmod(0o777)
     # Anyone could have planted a verdict: the gate does not read it, nor write there.
     assert gate_process(shared, env, "cachedemo") == ([True], COLD)
-    assert [p.name for p in cache_dir.iterdir()] == [entry_file(cache_dir, dist).name]
+    assert sorted(p.name for p in cache_dir.iterdir()) == written
 
 
 def _tree(root: Path) -> dict[str, tuple[int, int]]:
@@ -678,9 +680,12 @@ def test_nothing_is_written_outside_the_cache_dir(shared: Venv, tmp_path: Path) 
     assert list(work.iterdir()) == []
     written = sorted(str(p.relative_to(home)) for p in home.rglob("*"))
     assert written[:2] == [".cache", ".cache/wheeldoctor"]
-    # The verification's entries, the metadata memo of the site directory and the audit memo, nothing else.
+    # The verification's entries, the metadata memo of the site directory, the audit memo, the link
+    # check's memo and the parsed registry of known hooks (a .pth here runs code), nothing else.
     assert all(w.startswith(".cache/wheeldoctor/") for w in written[2:]), written
-    assert {w.rpartition(".")[2] for w in written[2:]} == {"entry", "metadata", "audit"}, written
+    assert {w.rpartition(".")[2] for w in written[2:]} == {"entry", "metadata", "audit", "links", "known-hooks"}, (
+        written
+    )
 
 
 def test_sixty_four_processes_against_one_cold_cache(own: Venv, cache_dir: Path) -> None:

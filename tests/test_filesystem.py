@@ -77,7 +77,7 @@ def hostile(tmp_path: Path, kind: str) -> Path:
 )
 def test_hostile_paths_are_refused(tmp_path: Path, kind: str, message: str, missing: bool, not_regular: bool) -> None:
     path = str(hostile(tmp_path, kind))
-    expected = ReadError(message, missing=missing, not_regular=not_regular)
+    expected = ReadError(message=message, missing=missing, not_regular=not_regular)
     assert finishes(lambda: open_regular(path)) == expected
     assert finishes(lambda: read_regular(path, 1 << 20)) == expected
 
@@ -126,7 +126,7 @@ def test_permission_denied(tmp_path: Path) -> None:
     path.write_bytes(b"x")
     path.chmod(0)
     try:
-        assert read_regular(str(path), 10) == ReadError("permission denied")
+        assert read_regular(str(path), 10) == ReadError(message="permission denied")
     finally:
         path.chmod(0o600)
 

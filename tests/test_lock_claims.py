@@ -136,8 +136,8 @@ def test_a_locked_wheel_row_that_climbs_out_is_the_wheels_unsafe_path_finding_an
 
 
 def test_an_installed_package_locked_only_for_another_target_is_worded_so() -> None:
-    lock = Lock("pylock.toml", "pylock", (_package("six", "1.17.0", "six-1.17.0-py3-none-any.whl"),))
-    listed = Lock("pylock.toml", "pylock", lock.packages, frozenset({"six", "colorama"}))  # type: ignore[arg-type]
+    lock = Lock(path="pylock.toml", kind="pylock", packages=(_package("six", "1.17.0", "six-1.17.0-py3-none-any.whl"),))
+    listed = Lock(path="pylock.toml", kind="pylock", packages=lock.packages, listed=frozenset({"six", "colorama"}))  # type: ignore[arg-type]
     installed = [Installed(name="colorama", version="0.4.6"), Installed(name="six", version="1.17.0")]
     for judged_lock, why in [(lock, "does not lock it"), (listed, "locks it only for other markers, extras or groups")]:
         (finding,) = membership(judged_lock, installed).findings["colorama"]

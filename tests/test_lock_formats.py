@@ -291,7 +291,7 @@ def test_a_bad_pyproject_beside_a_uv_lock_is_one_line(tmp_path: Path, pyproject:
     with pytest.raises(LockError, match=error):
         _grouped(tmp_path, pyproject)
     lock = tmp_path / "uv.lock"
-    explicit = read_lock(str(lock), LockTarget(LINUX_311.markers, LINUX_311.tags, groups=("docs",)))
+    explicit = read_lock(str(lock), LockTarget(markers=LINUX_311.markers, tags=LINUX_311.tags, groups=("docs",)))
     assert {p.name for p in explicit.packages} == {"proj", "docpkg"}  # --group never reads it
 
 
@@ -313,7 +313,7 @@ def test_uv_lock_extras_are_normalized_on_both_sides(tmp_path: Path) -> None:
     lock = _uv_lock(tmp_path, root + beta + _uv_package("speedup") + _uv_package("gpux"))
     names = {p.name for p in read_lock(str(lock), LINUX_311).packages}
     assert names == {"proj", "beta", "speedup"}
-    target = LockTarget(LINUX_311.markers, LINUX_311.tags, extras=("gpu",))
+    target = LockTarget(markers=LINUX_311.markers, tags=LINUX_311.tags, extras=("gpu",))
     assert "gpux" in {p.name for p in read_lock(str(lock), target).packages}
 
 

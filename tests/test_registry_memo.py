@@ -40,7 +40,7 @@ def test_a_kept_registry_of_other_bytes_is_a_miss(tmp_path: Path, monkeypatch: p
     "damage",
     [
         lambda data: data[:-10],  # cut short: the checksum fails
-        lambda data: data.replace(b"wheeldoctor-known-hooks 1", b"wheeldoctor-known-hooks 9"),  # another writer
+        lambda data: data.replace(b"wheeldoctor-known-hooks 2", b"wheeldoctor-known-hooks 9"),  # another writer
         lambda data: b"",
     ],
 )
@@ -58,14 +58,19 @@ def test_a_damaged_kept_registry_is_parsed_again(tmp_path: Path, damage: object)
         None,
         ("digest", ()),  # another registry's digest
         "not a tuple",
-        (None, ((1, (), "", (), "", "pth"),)),
+        (None, ((1, (), "", (), "", "pth", False, False),)),
     ],
 )
 def test_a_kept_value_of_another_shape_is_refused(value: object) -> None:
     assert registry_memo._hooks(value, "a" * 64) is None
     digest = "b" * 64
-    assert registry_memo._hooks((digest, (("n", ("x",), "*.pth", "l", "s", "pth"),)), digest) is None  # lines: text
-    assert registry_memo._hooks((digest, (("n", ("x",), "*.pth", ("l",), "s", "pth"),)), digest) is not None
+    kept = ("n", ("x",), "*.pth", ("l",), "s", "pth", False, True)
+    assert registry_memo._hooks((digest, (kept,)), digest) is not None
+    assert registry_memo._hooks((digest, ((*kept[:3], "l", *kept[4:]),)), digest) is None  # lines: text
+    assert registry_memo._hooks((digest, (kept[:6],)), digest) is None  # no named, no editable: an older memo
+    assert registry_memo._hooks((digest, ((*kept[:7], 1),)), digest) is None  # editable: not a bool
+    (hook,) = registry_memo._hooks((digest, (kept,)), digest) or ()
+    assert (hook.named, hook.editable) == (False, True)  # every field kept, the editable-only rule included
 
 
 def test_a_hook_that_runs_nothing_reads_no_registry(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,11 +1,13 @@
 """Bounded work whatever the input (issue #28, item 6 and 9): RECORDs that run away, files far too long.
 
-Each run is measured in its own child (``os.wait4``'s rusage): CPU seconds and peak memory,
-which a busy machine inflates less than wall-clock time. The limits are the issue's.
+Each run is measured in its own child (``os.wait4``'s rusage), forked by a small launcher: CPU
+seconds and peak memory, which a busy machine inflates less than wall-clock time. The limits
+are the issue's.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -33,31 +35,54 @@ class Measured:
     wall_s: float
 
 
+#: Runs ``python -m wheeldoctor ARGS`` as its own child and writes that child's exit code, CPU
+#: seconds and peak resident memory (``os.wait4``) to the file named first. A child forked by
+#: the test process itself would count the test process's memory too: a forked child's peak
+#: includes what it shared before ``exec``, and pytest holds a few hundred megabytes by then.
+_LAUNCHER = """
+import json, os, sys
+report, args = sys.argv[1], sys.argv[2:]
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.executable, [sys.executable, "-m", "wheeldoctor", *args])
+_, status, usage = os.wait4(pid, 0)
+with open(report, "w") as out:
+    json.dump([os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, usage.ru_maxrss], out)
+"""
+
+
 def measured(*args: str | Path, timeout: float = 120) -> Measured:
     """``python -m wheeldoctor ARGS`` with its own CPU time and peak resident memory (``os.wait4``)."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "usage.json"
         started = time.monotonic()
         child = subprocess.Popen(
-            [sys.executable, "-m", "wheeldoctor", *map(str, args)], stdin=subprocess.DEVNULL, stdout=out, stderr=err
+            [sys.executable, "-c", _LAUNCHER, str(report), *map(str, args)],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,  # the launcher and its child are killed together on a timeout
         )
-        timer = threading.Timer(timeout, child.kill)
+        timer = threading.Timer(timeout, lambda: os.killpg(child.pid, signal.SIGKILL))
         timer.start()
         try:
-            _, status, usage = os.wait4(child.pid, 0)
+            child.wait()
         finally:
             timer.cancel()
-        child.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
         wall = time.monotonic() - started
-        if child.returncode == -signal.SIGKILL:
+        if child.returncode == -signal.SIGKILL or not report.exists():
+            pytest.fail(f"no answer within {timeout} s")
+        returncode, cpu_s, maxrss = json.loads(report.read_text())
+        if returncode == -signal.SIGKILL:
             pytest.fail(f"no answer within {timeout} s")
         out.seek(0)
         err.seek(0)
         return Measured(
-            child.returncode,
+            returncode,
             out.read().decode("utf-8", "replace"),
             err.read().decode("utf-8", "replace"),
-            usage.ru_utime + usage.ru_stime,
-            usage.ru_maxrss / 1024,
+            cpu_s,
+            maxrss / 1024,
             wall,
         )
 

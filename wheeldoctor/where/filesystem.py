@@ -15,7 +15,7 @@ from dataclasses import dataclass
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ReadError:
     """Why a file could not be read; ``missing`` separates absence from other failures."""
 
@@ -44,12 +44,12 @@ def describe_mode(mode: int) -> str:
 def describe_os_error(e: OSError) -> ReadError:
     """Turn an OSError from stat or open into a one-line reason."""
     if e.errno in (errno.ENOENT, errno.ENOTDIR):
-        return ReadError("does not exist", missing=True)
+        return ReadError(message="does not exist", missing=True)
     if e.errno == errno.ELOOP:
-        return ReadError("is a symlink loop")
+        return ReadError(message="is a symlink loop")
     if e.errno in (errno.EACCES, errno.EPERM):
-        return ReadError("permission denied")
-    return ReadError(e.strerror or str(e))
+        return ReadError(message="permission denied")
+    return ReadError(message=e.strerror or str(e))
 
 
 def open_regular(path: str) -> tuple[int, os.stat_result] | ReadError:
@@ -64,7 +64,7 @@ def open_regular(path: str) -> tuple[int, os.stat_result] | ReadError:
     except OSError as e:
         return describe_os_error(e)
     if not stat.S_ISREG(st.st_mode):
-        return ReadError(f"is {describe_mode(st.st_mode)}", not_regular=True)
+        return ReadError(message=f"is {describe_mode(st.st_mode)}", not_regular=True)
     try:
         fd = os.open(path, _OPEN_FLAGS)
     except OSError as e:
@@ -76,7 +76,7 @@ def open_regular(path: str) -> tuple[int, os.stat_result] | ReadError:
         return describe_os_error(e)
     if (opened.st_ino, opened.st_dev) != (st.st_ino, st.st_dev) or not stat.S_ISREG(opened.st_mode):
         os.close(fd)
-        return ReadError("changed while it was being opened")
+        return ReadError(message="changed while it was being opened")
     return fd, opened
 
 
@@ -88,7 +88,7 @@ def read_regular(path: str, limit: int) -> bytes | ReadError:
     fd, st = opened
     try:
         if st.st_size > limit:
-            return ReadError(f"is {st.st_size} bytes, over the {limit}-byte limit", too_large=True)
+            return ReadError(message=f"is {st.st_size} bytes, over the {limit}-byte limit", too_large=True)
         chunks: list[bytes] = []
         total = 0
         while True:
@@ -97,7 +97,7 @@ def read_regular(path: str, limit: int) -> bytes | ReadError:
                 break
             total += len(chunk)
             if total > limit:
-                return ReadError(f"grew past the {limit}-byte limit while being read", too_large=True)
+                return ReadError(message=f"grew past the {limit}-byte limit while being read", too_large=True)
             chunks.append(chunk)
         return b"".join(chunks)
     except OSError as e:
@@ -122,12 +122,12 @@ def stream_regular(path: str, limit: int, sink: Callable[[bytes], None]) -> int 
     fd, st = opened
     try:
         if st.st_size > limit:
-            return ReadError(f"is {st.st_size} bytes, over the {limit}-byte limit", too_large=True)
+            return ReadError(message=f"is {st.st_size} bytes, over the {limit}-byte limit", too_large=True)
         total = 0
         while chunk := os.read(fd, CHUNK):
             total += len(chunk)
             if total > limit:
-                return ReadError(f"grew past the {limit}-byte limit while being read", too_large=True)
+                return ReadError(message=f"grew past the {limit}-byte limit while being read", too_large=True)
             sink(chunk)
         return total
     except OSError as e:
