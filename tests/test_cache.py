@@ -211,30 +211,54 @@ def test_the_code_that_judged_an_entry_is_in_its_header_and_changes_with_any_sou
 ) -> None:
     """Another version's verdicts are misses: a rule it lacked (a link out, say) must see every file again.
 
-    A copy of the package names one code; a changed source of any judging stage (its size, or only its
-    mtime) names another; a change outside those stages (the command line) does not.
+    The code is a digest of the judging stages' sources: any change to their bytes, even of the
+    same size, is another code; a change outside those stages (the command line), or of an mtime
+    alone, is not; two installs of the same bytes are one code (the command line's venv and a
+    project's gate share a cache). It is kept in the cache directory under the sources' stats.
     """
-    shutil.copytree(REPO / "wheeldoctor", tmp_path / "wheeldoctor", ignore=shutil.ignore_patterns("__pycache__"))
+    first_copy, second_copy, store = tmp_path / "one", tmp_path / "two", tmp_path / "cache"
+    for copy in (first_copy, second_copy):
+        shutil.copytree(REPO / "wheeldoctor", copy / "wheeldoctor", ignore=shutil.ignore_patterns("__pycache__"))
 
-    def code() -> str:
-        argv = [sys.executable, "-c", "from wheeldoctor.engine import cache; print(cache.CODE.decode())"]
-        env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-        return subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path, check=True).stdout.strip()
+    def code(copy: Path = first_copy, cache_dir: Path | None = store) -> str:
+        argv = [sys.executable, "-c", "from wheeldoctor.engine import cache; print(cache.code().decode())"]
+        env = {**os.environ, "PYTHONPATH": str(copy), "WHEELDOCTOR_CACHE_DIR": str(cache_dir or "")}
+        if cache_dir is None:
+            env["WHEELDOCTOR_NO_CACHE"] = "1"
+        return subprocess.run(argv, capture_output=True, text=True, env=env, cwd=copy, check=True).stdout.strip()
 
-    first = code()
-    assert len(first) == 16 and code() == first
-    assert cache.encode(_entry()).startswith(b"wheeldoctor-cache %d %s %s\n" % (cache.FORMAT, cache.TAG, cache.CODE))
-    rule = tmp_path / "wheeldoctor/judge/files.py"
-    rule.write_text(rule.read_text() + "\n")
+    first = code(cache_dir=None)
+    assert len(first) == 16 and code() == first and code(second_copy) == first
+    assert not store.exists()  # asking writes nothing: the digest is kept with the run's first write
+    assert cache.encode(_entry()).startswith(b"wheeldoctor-cache %d %s %s\n" % (cache.FORMAT, cache.TAG, cache.code()))
+    rule = first_copy / "wheeldoctor/judge/files.py"
+    text = rule.read_text()
+    rule.write_text(text.replace("\n", "\n ", 1)[:-1])  # the same size, other bytes
+    assert rule.stat().st_size == len(text.encode())
     second = code()
-    assert second != first
+    assert second != first and code(second_copy) == first
     st = rule.stat()
     os.utime(rule, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
-    assert code() != second
-    third = code()
-    command = tmp_path / "wheeldoctor/cli/app.py"
+    assert code() == second
+    command = first_copy / "wheeldoctor/cli/app.py"
     command.write_text(command.read_text() + "\n")
-    assert code() == third
+    assert code() == second
+    # Kept under the stats, the digest is read, not computed: a digest planted there is believed.
+    from wheeldoctor.engine import sealed
+
+    store.mkdir(mode=0o700)
+    argv = [
+        sys.executable,
+        "-c",
+        "from wheeldoctor.engine import cache; cache.code(); d = cache.directory(); cache.write(d, d + '/x', b'')",
+    ]
+    env = {**os.environ, "PYTHONPATH": str(first_copy), "WHEELDOCTOR_CACHE_DIR": str(store)}
+    subprocess.run(argv, env=env, cwd=first_copy, check=True)
+    (kept,) = store.glob("*.code")
+    assert kept.read_text() == second
+    kept.write_text("0123456789abcdef")
+    assert code() == "0123456789abcdef" and code(cache_dir=None) == second
+    assert cache.code() == sealed.CODE
 
 
 def _signed(head: object, digests: object = ()) -> bytes:
@@ -681,11 +705,11 @@ def test_nothing_is_written_outside_the_cache_dir(shared: Venv, tmp_path: Path) 
     written = sorted(str(p.relative_to(home)) for p in home.rglob("*"))
     assert written[:2] == [".cache", ".cache/wheeldoctor"]
     # The verification's entries, the metadata memo of the site directory, the audit memo, the link
-    # check's memo and the parsed registry of known hooks (a .pth here runs code), nothing else.
+    # check's memo, the parsed registry of known hooks (a .pth here runs code) and the code's digest
+    # (``cache.code``), nothing else.
     assert all(w.startswith(".cache/wheeldoctor/") for w in written[2:]), written
-    assert {w.rpartition(".")[2] for w in written[2:]} == {"entry", "metadata", "audit", "links", "known-hooks"}, (
-        written
-    )
+    kinds = {"entry", "metadata", "audit", "links", "known-hooks", "code"}
+    assert {w.rpartition(".")[2] for w in written[2:]} == kinds, written
 
 
 def test_sixty_four_processes_against_one_cold_cache(own: Venv, cache_dir: Path) -> None:
@@ -715,7 +739,8 @@ def test_sixty_four_processes_against_one_cold_cache(own: Venv, cache_dir: Path)
         results.append((i % 2 == 1, json.loads(out)[0][0]))
     assert all(expected == answer for expected, answer in results)
     names = [p.name for p in cache_dir.iterdir()]
-    assert len(names) == 2 and all(n.endswith(".entry") for n in names)  # no temporary file left
+    # Two entries and the code's digest (see ``cache.code``), no temporary file left.
+    assert sorted(n.rpartition(".")[2] for n in names) == ["code", "entry", "entry"], names
     env = load_environment("test", [str(own.site_packages)], [str(own.prefix)])
     good, bad = env.find("cachedemo"), env.find("otherdemo")
     assert good is not None and bad is not None

@@ -179,8 +179,9 @@ def test_no_cache_keeps_nothing(installed: Venv, tmp_path: Path, monkeypatch: py
     code, _ = cli_json("deps", "--no-cache", "--path", installed.site_packages)
     assert code == 0 and not cache_dir.exists()
     code, _ = cli_json("deps", "--path", installed.site_packages)
-    # deps hashes nothing: its metadata memo and its judgement (engine/deps_memo.py), no digest
-    assert code == 0 and sorted(p.suffix for p in cache_dir.iterdir()) == [".deps", ".metadata"]
+    # deps hashes nothing: its metadata memo, its judgement (engine/deps_memo.py) and the digest of
+    # the code that wrote them (``cache.code``), no file's digest
+    assert code == 0 and sorted(p.suffix for p in cache_dir.iterdir()) == [".code", ".deps", ".metadata"]
     code, _ = cli_json("check", "--all", "--path", installed.site_packages)
     assert code == 0 and list(cache_dir.glob("*.metadata"))
 

@@ -48,35 +48,76 @@ FORMAT = 2
 TAG = (sys.implementation.cache_tag or f"{sys.implementation.name}-{sys.version_info[:2]}").encode()
 #: The stages whose code decides what an entry or a memo holds: reading, parsing, obtaining and judging.
 _STAGES = ("model", "formats", "where", "engine", "judge")
+#: This run's code (``code``), its entries' header (``header``), and the digest of the sources
+#: still to keep beside their stats with the first file this run writes (``unkept``).
+_run: dict[str, bytes | tuple[str, bytes]] = {}
 
 
-def _code() -> bytes:
-    """What the code of :data:`_STAGES` is now, by each source file's name, size and mtime.
+def code() -> bytes:
+    """What the code of :data:`_STAGES` is: a digest of each source file's name and bytes.
 
     An entry's verdict ("intact", and the files it vouches for) holds under the rules of
     the code that judged it: a rule added later (a link out of the environment, say) must
     see every distribution again, and the version string is not bumped with every change.
-    Stats, not digests of the sources: the gate reads entries, and reading the sources
-    would cost it more than its own stats. Code run from an archive gives a constant.
+    Two installs of the same code (the command line's own venv, and a project's whose gate
+    reads the same cache) are one code. The digest is kept in the cache directory under the
+    sources' stats (each file's name, size and mtime, and where the package is), so a run
+    reads one small file, not every source; other stats (an upgrade, an edit, another
+    install) read the sources again. Code run from an archive gives a constant.
     """
+    found = _run.get("code")
+    if not isinstance(found, bytes):
+        found = _run["code"] = _compute_code()
+    return found
+
+
+def _compute_code() -> bytes:
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    listing = []
+    sources: list[tuple[str, str, int, int]] = []
     for stage in _STAGES:
         try:
             with os.scandir(os.path.join(package, stage)) as found:
                 for entry in found:
                     if entry.name.endswith(".py"):
                         st = entry.stat()
-                        listing.append(f"{stage}/{entry.name} {st.st_size} {st.st_mtime_ns}")
+                        sources.append((f"{stage}/{entry.name}", entry.path, st.st_size, st.st_mtime_ns))
         except OSError:
             continue
-    data = "\n".join(sorted(listing)).encode("utf-8", "surrogateescape")
+    sources.sort()
+    listing = "\n".join([os.path.realpath(package), *(f"{name} {size} {mtime}" for name, _, size, mtime in sources)])
+    cache_dir = directory()
+    memo = _checksum(listing.encode("utf-8", "surrogateescape")).decode() + ".code"
+    kept = None if cache_dir is None else os.path.join(cache_dir, memo)
+    if kept is not None:
+        digest = read(kept)
+        if digest is not None and len(digest) == 16 and not digest.strip(b"0123456789abcdef"):
+            return digest
+    data = bytearray()
+    for name, path, _, _ in sources:
+        try:
+            with open(path, "rb") as source:
+                body = source.read()
+        except OSError:
+            body = b""
+        data += b"%s %d\n" % (name.encode("utf-8", "surrogateescape"), len(body))
+        data += body
+    digest = _checksum(bytes(data))
+    if kept is not None:
+        _run["unkept"] = (kept, digest)
+    return digest
+
+
+def _checksum(data: bytes) -> bytes:
     return b"%08x%08x" % (zlib.crc32(data), zlib.adler32(data))
 
 
-#: The code that writes and reads entries and memos (see :func:`_code`), for their headers.
-CODE = _code()
-_HEADER = b"wheeldoctor-cache %d %s %s\n" % (FORMAT, TAG, CODE)
+def _header() -> bytes:
+    found = _run.get("header")
+    if not isinstance(found, bytes):
+        found = _run["header"] = b"wheeldoctor-cache %d %s %s\n" % (FORMAT, TAG, code())
+    return found
+
+
 _CHECKSUM_BYTES = 4
 _LENGTH_BYTES = 4
 _READ_LIMIT = 256 << 20
@@ -286,7 +327,18 @@ def store(cache_dir: str, entry: Entry) -> bool:
 
 
 def write(cache_dir: str, final: str, data: bytes) -> bool:
-    """Write ``data`` as ``final``, a file of ``cache_dir``, atomically; False if it could not be."""
+    """Write ``data`` as ``final``, a file of ``cache_dir``, atomically; False if it could not be.
+
+    The first write of a run also keeps the digest of the code's sources (see :func:`code`).
+    """
+    unkept = _run.get("unkept")
+    if isinstance(unkept, tuple) and os.path.dirname(unkept[0]) == cache_dir:
+        del _run["unkept"]
+        _write(cache_dir, *unkept)
+    return _write(cache_dir, final, data)
+
+
+def _write(cache_dir: str, final: str, data: bytes) -> bool:
     try:
         os.makedirs(cache_dir, mode=0o700, exist_ok=True)
         if not usable(cache_dir):
@@ -326,7 +378,7 @@ def encode(entry: Entry) -> bytes:
         )
     )
     payload = len(head).to_bytes(_LENGTH_BYTES, "big") + head + marshal.dumps(tuple([record[2] for record in files]))
-    return _HEADER + zlib.crc32(payload).to_bytes(_CHECKSUM_BYTES, "big") + payload
+    return _header() + zlib.crc32(payload).to_bytes(_CHECKSUM_BYTES, "big") + payload
 
 
 def decode(data: bytes) -> Entry | None:
@@ -355,11 +407,12 @@ Head = tuple[str, Identity, "str | None", tuple[str, ...], tuple[Identity, ...]]
 
 def _parts(data: bytes) -> tuple[memoryview, memoryview] | None:
     """The two payloads of an entry file, once its header and checksum are ours."""
-    start = len(_HEADER) + _CHECKSUM_BYTES
-    if not data.startswith(_HEADER) or len(data) < start + _LENGTH_BYTES:
+    header = _header()
+    start = len(header) + _CHECKSUM_BYTES
+    if not data.startswith(header) or len(data) < start + _LENGTH_BYTES:
         return None
     payload = memoryview(data)[start:]
-    if zlib.crc32(payload) != int.from_bytes(data[len(_HEADER) : start], "big"):
+    if zlib.crc32(payload) != int.from_bytes(data[len(header) : start], "big"):
         return None
     length = int.from_bytes(payload[:_LENGTH_BYTES], "big")
     if length > len(payload) - _LENGTH_BYTES:

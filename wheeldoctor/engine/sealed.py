@@ -15,8 +15,14 @@ from typing import Any
 from wheeldoctor.engine import cache
 
 _CHECKSUM_BYTES = 4
-#: What the code that writes and reads memos is: the verification cache's (see :func:`.cache._code`).
-CODE = cache.CODE
+
+
+def __getattr__(name: str) -> bytes:
+    """``CODE``: what the code that writes and reads memos is, the verification cache's
+    (:func:`.cache.code`), found when first asked for, not when this module is imported."""
+    if name == "CODE":
+        return cache.code()
+    raise AttributeError(name)
 
 
 def seal(header: bytes, value: Any) -> bytes:
