@@ -7,6 +7,9 @@
 2. Laundering: any wheel could ship ``x.pth`` holding ``import _editable_impl_x`` beside an
    ``_editable_impl_x.py`` of its own, and pass as the editables redirector. Editable-wheel
    hooks are now known only for an owner installed editable, named after their module.
+3. (Review 2, finding 1) A forged ``direct_url.json`` in the wheel's own dist-info, which pip
+   and uv keep, claimed that editable install; and another editable copy of the same name
+   and version on the path vouched for the hook's real owner.
 """
 
 from __future__ import annotations
@@ -286,3 +289,21 @@ def test_a_real_editable_install_keeps_its_finder_hook_known(
     (tmp_path / "evil" / "pyproject.toml").unlink()
     again = run_cli("check", "--all", "--python", venv.python)
     assert again.returncode == 1 and f"{FINDER_PTH}: WD070" in again.stdout, again.stdout + again.stderr
+
+
+def test_an_editable_copy_elsewhere_on_the_path_does_not_vouch_for_the_owner(
+    venv_factory: VenvFactory, wheel_factory: WheelFactory, uv_bin: Path, tmp_path: Path
+) -> None:
+    wheel = wheel_factory(
+        "evil", "1.0", {FINDER_PTH: FINDER_LINE, "__editable___evil_finder.py": b"def install():\n    pass\n"}
+    )
+    other = venv_factory("other")
+    uv_install_editable(other, wheel, tmp_path / "evil", uv_bin=uv_bin)  # a real editable evil 1.0
+    venv = venv_factory()
+    uv_install(venv, "--no-deps", wheel, uv_bin=uv_bin)  # the hook's owner: the same name and version, not editable
+    (venv.site_packages / "zz_other.pth").write_text(f"{other.site_packages}\n", encoding="utf-8")
+    done = run_cli("check", "--all", "--python", venv.python, "--json")
+    no_traceback(done)
+    hook = {h["path"]: h for h in json.loads(done.stdout)["startup_hooks"]}[str(venv.site_packages / FINDER_PTH)]
+    assert hook["known"] is None and hook["finding"]["code"] == "WD070", hook
+    assert done.returncode == 1
