@@ -201,7 +201,7 @@ def _rewrite_kept(cache_dir: Path, change: Callable[..., tuple[object, ...]]) ->
         lambda data: data[: len(data) // 2],
         lambda data: data[:-1] + bytes([data[-1] ^ 1]),
         lambda data: b"",
-        lambda data: data.replace(b"wheeldoctor-audit 1 ", b"wheeldoctor-audit 0 ", 1),
+        lambda data: data.replace(b"wheeldoctor-audit 2 ", b"wheeldoctor-audit 1 ", 1),
     ],
     ids=["truncated", "flipped", "empty", "another version"],
 )

@@ -284,8 +284,11 @@ COVERAGE_PTH = (
     ],
 )
 def test_registry_matches_name_and_every_line(name: str, lines: list[str], known: str | None) -> None:
-    found = known_pth(name, tuple(lines), REGISTRY_OWNERS.get(name, "demo"))
+    owner = REGISTRY_OWNERS.get(name, "demo")
+    found = known_pth(name, tuple(lines), owner, editable=True)
     assert (found.name if found else None) == known
+    # The hooks of editable wheels are known only for an owner said to be installed editable.
+    assert known_pth(name, tuple(lines), owner) == (None if found is None or found.editable else found)
 
 
 #: Who owns each file of the table above, as the registry is matched by owner too (None: nobody recorded it).

@@ -291,7 +291,9 @@ def test_start_files_parse_as_the_pep_says() -> None:
     ],
 )
 def test_start_templates(name: str, lines: list[str], owner: str | None, known: bool) -> None:
-    assert (known_start(name, lines, owner) is not None) == known
+    # Both are editable-only entries: known for an editable owner, and never by default.
+    assert (known_start(name, lines, owner, editable=True) is not None) == known
+    assert known_start(name, lines, owner) is None
 
 
 def test_start_files_in_a_real_venv(

@@ -7,6 +7,9 @@
 2. Laundering: any wheel could ship ``x.pth`` holding ``import _editable_impl_x`` beside an
    ``_editable_impl_x.py`` of its own, and pass as the editables redirector. Editable-wheel
    hooks are now known only for an owner installed editable, named after their module.
+3. (Review 2, finding 1) A forged ``direct_url.json`` in the wheel's own dist-info, which pip
+   and uv keep, claimed that editable install; and another editable copy of the same name
+   and version on the path vouched for the hook's real owner.
 """
 
 from __future__ import annotations
@@ -18,7 +21,17 @@ from pathlib import Path
 
 import pytest
 from conftest import Planted, no_traceback
-from helpers import VenvFactory, WheelFactory, record_hash, run_cli, uv_install, uv_install_editable
+from helpers import (
+    Venv,
+    VenvFactory,
+    WheelFactory,
+    data_dirname,
+    pip_install,
+    record_hash,
+    run_cli,
+    uv_install,
+    uv_install_editable,
+)
 
 MARKER = "PTH CODE RAN"
 #: 17,000 comment lines of 1000 ``#``: past the 16 MiB that used to be read, as the review padded it.
@@ -177,3 +190,120 @@ def test_an_editable_redirector_must_name_the_module_it_imports(
     hook = _hooks(done)[name]
     assert (hook["known"] is not None) == known, hook
     assert done.returncode == (0 if known else 1), done.stdout + done.stderr
+
+
+# Review 2, finding 1: pip and uv keep a direct_url.json that a wheel ships in its own
+# dist-info when they install it from an index or --find-links, so ``dir_info.editable``
+# alone let any wheel's setuptools finder hook pass as known. The claim must now name, as a
+# file: URL, a project directory (pyproject.toml, setup.py or setup.cfg) outside the
+# environment's prefixes and site directories, and it is read from the owner's own dist-info.
+FINDER_PTH = "__editable__.evil-1.0.pth"
+FINDER_LINE = b"import __editable___evil_finder; __editable___evil_finder.install()\n"
+
+
+def _forged(venv: Venv, tmp_path: Path, target: str) -> tuple[str, dict[str, bytes]]:
+    """The URL a forged direct_url.json names for ``target``, and the files the wheel needs for it."""
+    files: dict[str, bytes] = {}
+    if target == "nothing":
+        url = (tmp_path / "missing").as_uri()
+    elif target == "a project in the site directory":
+        files["evilproj/pyproject.toml"] = b"[project]\nname = 'evil'\n"
+        url = (venv.site_packages / "evilproj").as_uri()
+    elif target == "a project in the prefix":
+        files[f"{data_dirname('evil', '1.0')}/data/evilproj/pyproject.toml"] = b"[project]\nname = 'evil'\n"
+        url = (venv.prefix / "evilproj").as_uri()
+    elif target == "a directory with no project file":
+        (tmp_path / "empty").mkdir()
+        (tmp_path / "empty" / "README").write_bytes(b"")
+        url = (tmp_path / "empty").as_uri()
+    elif target == "a project on another host":
+        (tmp_path / "checkout").mkdir()
+        (tmp_path / "checkout" / "setup.py").write_bytes(b"")
+        url = "file://example.invalid" + (tmp_path / "checkout").as_posix()
+    else:  # the control: a real project checkout outside the environment is believed
+        (tmp_path / "checkout").mkdir()
+        (tmp_path / "checkout" / "setup.cfg").write_bytes(b"")
+        url = (tmp_path / "checkout").as_uri()
+    return url, files
+
+
+@pytest.mark.parametrize("installer", ["pip", "uv"])
+@pytest.mark.parametrize(
+    "target",
+    [
+        "nothing",  # the review's repro: file:///tmp/x
+        "a project in the site directory",
+        "a project in the prefix",
+        "a directory with no project file",
+        "a project on another host",
+        "a project outside",
+    ],
+)
+def test_a_wheel_from_an_index_cannot_claim_to_be_editable_with_its_own_direct_url(
+    venv_factory: VenvFactory, wheel_factory: WheelFactory, uv_bin: Path, tmp_path: Path, installer: str, target: str
+) -> None:
+    venv = venv_factory()
+    url, extra = _forged(venv, tmp_path, target)
+    forged = json.dumps({"url": url, "dir_info": {"editable": True}}).encode()
+    files = {
+        FINDER_PTH: FINDER_LINE,
+        "__editable___evil_finder.py": b"def install():\n    import os  # anything\n",
+        "evil-1.0.dist-info/direct_url.json": forged,
+        **extra,
+    }
+    wheels = wheel_factory("evil", "1.0", files).parent
+    if installer == "pip":
+        pip_install(venv, "--no-index", "--find-links", wheels, "evil")
+    else:
+        uv_install(venv, "--no-index", "--find-links", wheels, "evil", uv_bin=uv_bin)
+    # The installer kept the wheel's own claim: the attack is real.
+    assert json.loads((venv.dist_info("evil") / "direct_url.json").read_bytes()) == json.loads(forged)
+    done = run_cli("check", "--all", "--python", venv.python)
+    no_traceback(done)
+    hook = _hooks(run_cli("check", "--all", "--python", venv.python, "--json"))[FINDER_PTH]
+    if target == "a project outside":
+        # What the bar cannot tell: a wheel that names a real checkout outside the environment.
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert hook["known"] == "setuptools editable finder"
+        return
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (
+        f"{FINDER_PTH}: WD070: evil 1.0 ships {FINDER_PTH}, which runs code at every interpreter start" in done.stdout
+    )
+    assert hook["known"] is None and hook["finding"]["code"] == "WD070"  # type: ignore[index]
+
+
+def test_a_real_editable_install_keeps_its_finder_hook_known(
+    venv_factory: VenvFactory, wheel_factory: WheelFactory, uv_bin: Path, tmp_path: Path
+) -> None:
+    venv = venv_factory()
+    wheel = wheel_factory(
+        "evil", "1.0", {FINDER_PTH: FINDER_LINE, "__editable___evil_finder.py": b"def install():\n    pass\n"}
+    )
+    uv_install_editable(venv, wheel, tmp_path / "evil", uv_bin=uv_bin)
+    done = run_cli("check", "--all", "--python", venv.python)
+    no_traceback(done)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"known: {FINDER_PTH} (setuptools editable finder)" in done.stdout
+    # The same project file gone, and the same install no longer counts as editable.
+    (tmp_path / "evil" / "pyproject.toml").unlink()
+    again = run_cli("check", "--all", "--python", venv.python)
+    assert again.returncode == 1 and f"{FINDER_PTH}: WD070" in again.stdout, again.stdout + again.stderr
+
+
+def test_an_editable_copy_elsewhere_on_the_path_does_not_vouch_for_the_owner(
+    venv_factory: VenvFactory, wheel_factory: WheelFactory, uv_bin: Path, tmp_path: Path
+) -> None:
+    wheel = wheel_factory(
+        "evil", "1.0", {FINDER_PTH: FINDER_LINE, "__editable___evil_finder.py": b"def install():\n    pass\n"}
+    )
+    other = venv_factory("other")
+    uv_install_editable(other, wheel, tmp_path / "evil", uv_bin=uv_bin)  # a real editable evil 1.0
+    venv = venv_factory()
+    uv_install(venv, "--no-deps", wheel, uv_bin=uv_bin)  # the hook's owner: the same name and version, not editable
+    (venv.site_packages / "zz_other.pth").write_text(f"{other.site_packages}\n", encoding="utf-8")
+    done = run_cli("check", "--all", "--python", venv.python, "--json")
+    no_traceback(done)
+    hook = {h["path"]: h for h in json.loads(done.stdout)["startup_hooks"]}[str(venv.site_packages / FINDER_PTH)]
+    assert hook["known"] is None and hook["finding"]["code"] == "WD070", hook
+    assert done.returncode == 1

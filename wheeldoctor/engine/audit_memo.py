@@ -27,8 +27,9 @@ from wheeldoctor.engine.result_memo import Read, ResultMemo
 from wheeldoctor.model.environment import Environment
 
 _SUFFIX = ".audit"
-#: Bump when what the audit finds from the same files changes (skipped names, what is importable).
-_VERSION = 1
+#: Bump when what the audit finds from the same files changes (skipped names, what is importable),
+#: or the shape of what it keeps (2: each owner's dist-info).
+_VERSION = 2
 #: What the audit reads of a dist-info, by name (see :mod:`wheeldoctor.engine.ownership`).
 _READ_OF_DIST = ("RECORD", "installed-files.txt", "top_level.txt")
 
@@ -79,7 +80,7 @@ def is_audit(value: object) -> TypeGuard[list[Any]]:
     owners, files, importable, scanned, site_dirs = value
     return (
         type(scanned) is int
-        and _rows(owners, (str, str, (str, type(None)), bool, (str, type(None))))
+        and _rows(owners, (str, str, (str, type(None)), bool, (str, type(None)), (str, type(None))))
         and _rows(files, (str, str, (str, type(None)), (str, type(None))))
         and _rows(importable, (str, str, str))
         and type(site_dirs) is list

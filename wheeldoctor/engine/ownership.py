@@ -75,7 +75,7 @@ class Owners:
             path = os.path.join(self.spelled(head), tail)
             dist = self.recorded.get(path)
         if dist is not None:
-            return Owner(name=dist.name, version=dist.version, recorded=_recorded(dist, path))
+            return Owner(name=dist.name, version=dist.version, recorded=_recorded(dist, path), dist_info=dist.path)
         if self._system is not None:
             package = self._system.owner(path, read)
             if package is not None:

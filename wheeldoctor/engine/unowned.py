@@ -72,7 +72,7 @@ def audit_data(env: Environment, hooks: Sequence[str], walkers: int = 1, cache_d
     scan = scan_unowned(env, owners, walkers, read)
     found = {path: owners.owner(path, read) for path in hooks}
     data = [
-        [(p, o.name, o.version, o.system, o.recorded) for p, o in found.items() if o is not None],
+        [(p, o.name, o.version, o.system, o.recorded, o.dist_info) for p, o in found.items() if o is not None],
         [(f.path, f.site_dir, f.importable, f.claimed_by) for f in scan.files],
         [(i.site_dir, i.finding.path, i.finding.message) for i in scan.importable],
         scan.scanned,
@@ -96,8 +96,8 @@ def from_data(data: list[Any]) -> tuple[dict[str, Owner], UnownedScan]:
         site_dirs=tuple(site_dirs),
     )
     return {
-        path: Owner(name=name, version=version, system=system, recorded=recorded)
-        for path, name, version, system, recorded in hook_owners
+        path: Owner(name=name, version=version, system=system, recorded=recorded, dist_info=dist_info)
+        for path, name, version, system, recorded, dist_info in hook_owners
     }, scan
 
 

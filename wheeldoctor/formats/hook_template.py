@@ -118,8 +118,10 @@ class KnownHook:
     named: bool = False
     """``files`` is a template whose labels the lines share, not an ``fnmatch`` pattern."""
     editable: bool = False
-    """Known only when its owner is installed editable (its ``direct_url.json`` says ``dir_info.editable``):
-    build backends write these hooks into editable wheels only, and any wheel could copy one."""
+    """Known only when its owner is installed editable (its own ``direct_url.json`` says
+    ``dir_info.editable`` of a project directory outside the environment, see
+    :mod:`wheeldoctor.where.hooks`): build backends write these hooks into editable wheels
+    only, and any wheel could copy one."""
 
     def owned_by(self, owner: str | None) -> bool:
         """Whether ``owner`` (a canonical name; None when nobody recorded the file) may own it."""
@@ -128,12 +130,12 @@ class KnownHook:
         return ANY_OWNER in self.distributions or owner in self.distributions
 
     def matches(
-        self, kind: str, file_name: str, owner: str | None, lines: Sequence[str], *, editable: bool | None = None
+        self, kind: str, file_name: str, owner: str | None, lines: Sequence[str], *, editable: bool | None = False
     ) -> bool:
         """Whether a hook of ``kind`` named ``file_name``, owned by ``owner``, running ``lines`` is this one.
 
         ``editable``: whether the owner is installed editable, which an :attr:`editable` entry
-        needs; None to match on the file alone (the audit of an environment always says).
+        needs (by default it is not); None, asked for explicitly, matches on the file alone.
         """
         if not lines or kind != self.kind or not self.owned_by(owner) or (self.editable and editable is False):
             return False

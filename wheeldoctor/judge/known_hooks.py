@@ -67,13 +67,14 @@ def find_known(
     extra: Iterable[KnownHook] = (),
     registry: Sequence[KnownHook] | None = None,
     *,
-    editable: bool | None = None,
+    editable: bool | None = False,
 ) -> KnownHook | None:
     """The first entry (the config's, then ``registry``, by default the shipped one) that a hook matches.
 
     None if none does; a hook that runs no line matches none, and the registry is then not read.
-    ``editable``: whether ``owner`` is installed editable (its direct_url.json says so); None
-    matches on the file alone, as if it were.
+    ``editable``: whether ``owner`` is installed editable (:mod:`wheeldoctor.where.hooks` says how
+    that is told); the entries that need it match nothing without it. None matches on the file
+    alone, as if it were: a caller must ask for that.
     """
     if not lines:
         return None
@@ -90,7 +91,7 @@ def known_pth(
     extra: Iterable[KnownHook] = (),
     registry: Sequence[KnownHook] | None = None,
     *,
-    editable: bool | None = None,
+    editable: bool | None = False,
 ) -> KnownHook | None:
     """The entry a .pth file matches: its owner, its name and every import line; None if none does."""
     return find_known("pth", file_name, owner, executing, extra, registry, editable=editable)
@@ -103,7 +104,7 @@ def known_start(
     extra: Iterable[KnownHook] = (),
     registry: Sequence[KnownHook] | None = None,
     *,
-    editable: bool | None = None,
+    editable: bool | None = False,
 ) -> KnownHook | None:
     """The entry a PEP 829 .start file matches: its owner, its name and every entry point line."""
     return find_known("start", file_name, owner, entry_points, extra, registry, editable=editable)
@@ -116,7 +117,7 @@ def known_module(
     extra: Iterable[KnownHook] = (),
     registry: Sequence[KnownHook] | None = None,
     *,
-    editable: bool | None = None,
+    editable: bool | None = False,
 ) -> KnownHook | None:
     """The entry a ``sitecustomize``/``usercustomize`` module matches, by owner, name and whole text."""
     return find_known("module", file_name, owner, (text,), extra, registry, editable=editable)

@@ -17,13 +17,15 @@ class Owner:
     """Who installed a file: a distribution or (``system``) a system package.
 
     ``recorded`` is the hash the distribution's RECORD gives for the file (``sha256=…``),
-    when it gives one.
+    when it gives one; ``dist_info`` the distribution's own ``.dist-info`` (or ``.egg-info``)
+    directory, so that what it says about itself is read from that copy and no other.
     """
 
     name: str
     version: str | None
     system: bool = False
     recorded: str | None = None
+    dist_info: str | None = None
 
     @property
     def label(self) -> str:

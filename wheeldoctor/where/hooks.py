@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -81,41 +82,87 @@ _DIRECT_URL_LIMIT = 64 << 10
 
 
 class _EditableOwners:
-    """Whether a hook's owner is installed editable: its ``direct_url.json`` says ``dir_info.editable``.
+    """Whether a hook's owner is installed editable, by its own dist-info's ``direct_url.json``.
 
-    Asked only for hooks that run code; each owner's file is read once, bounded, FIFO-safe.
+    The file alone proves nothing: pip and uv keep one that a wheel ships inside its dist-info.
+    So it must also name, as a ``file:`` URL, an existing project directory (one holding a
+    ``pyproject.toml``, ``setup.py`` or ``setup.cfg``) outside the environment's prefixes and
+    site directories, where no wheel's own files can have put it.
+    Asked only for hooks that run code; each owner is answered once, its file read bounded, FIFO-safe.
     """
 
     def __init__(self, env: Environment) -> None:
         self._env = env
-        self._seen: dict[tuple[str, str | None], bool] = {}
+        self._seen: dict[str, bool] = {}
+        self._inside: tuple[str, ...] | None = None
 
     def __call__(self, owner: Owner | None) -> bool:
-        if owner is None or owner.system:
+        if owner is None or owner.system or owner.dist_info is None:
             return False
-        key = (owner.name, owner.version)
-        if key not in self._seen:
-            from packaging.utils import canonicalize_name
+        if owner.dist_info not in self._seen:
+            project = _editable_project(owner.dist_info)
+            self._seen[owner.dist_info] = project is not None and self._is_project(project)
+        return self._seen[owner.dist_info]
 
-            name = canonicalize_name(owner.name)
-            self._seen[key] = any(
-                _installed_editable(d.path)
-                for d in self._env.distributions
-                if canonicalize_name(d.name) == name and d.version == owner.version
+    def _is_project(self, path: str) -> bool:
+        real = os.path.realpath(path)
+        if self._inside is None:
+            startup = self._env.startup
+            sites = () if startup is None else tuple(d.path for d in startup.site_dirs)
+            roots = {d.root for d in self._env.distributions}
+            self._inside = tuple(
+                {os.path.realpath(p) for p in (*self._env.prefixes, *roots, *sites) if os.path.isabs(p)}
             )
-        return self._seen[key]
+        if any(_below(real, inside) for inside in self._inside):
+            return False
+        try:
+            if not stat.S_ISDIR(os.lstat(real).st_mode):
+                return False
+        except (OSError, ValueError):
+            return False
+        return any(_is_file(os.path.join(real, name)) for name in _PROJECT_FILES)
 
 
-def _installed_editable(dist_path: str) -> bool:
+#: A directory holding one of these is a project a build frontend could have installed editable.
+_PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
+
+
+def _below(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
+
+
+def _is_file(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def _editable_project(dist_path: str) -> str | None:
+    """The local directory ``dist_path``'s ``direct_url.json`` says it was installed editable from, if any."""
     data = read_regular(os.path.join(dist_path, "direct_url.json"), _DIRECT_URL_LIMIT)
     if isinstance(data, ReadError):
-        return False
+        return None
     try:
         document = json.loads(data)
     except (ValueError, RecursionError):  # RecursionError: nesting deep enough to exhaust the parser
-        return False
-    info = document.get("dir_info") if isinstance(document, dict) else None
-    return isinstance(info, dict) and info.get("editable") is True
+        return None
+    if not isinstance(document, dict):
+        return None
+    info, url = document.get("dir_info"), document.get("url")
+    if not (isinstance(info, dict) and info.get("editable") is True and isinstance(url, str)):
+        return None
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    # PEP 610 writes a local directory as file:///abs/path (no host); anything else is no local project.
+    if parts.scheme != "file" or parts.netloc not in ("", "localhost") or parts.query or parts.fragment:
+        return None
+    path = unquote(parts.path)
+    return path if os.path.isabs(path) and "\0" not in path else None
 
 
 def _pth_hook(
