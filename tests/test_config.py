@@ -129,3 +129,25 @@ def test_bad_entries_name_file_and_key(tmp_path: Path, text: str, message: str) 
     assert str(raised.value).startswith(f"{path}: ")
     assert message in str(raised.value)
     assert "\n" not in str(raised.value)
+
+
+def test_a_config_that_is_a_fifo_or_too_big_is_one_line_not_a_wait(tmp_path: Path) -> None:
+    """Nobody writes to the FIFO: a blocking open would wait forever (run_cli would time out)."""
+    import os
+
+    from helpers import run_cli
+
+    site = tmp_path / "site"
+    site.mkdir()
+    fifo = tmp_path / "wheeldoctor.toml"
+    os.mkfifo(fifo)
+    done = run_cli("check", "--all", "--config", fifo, "--path", site)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.strip().splitlines()[-1] == f"error: {fifo}: cannot be read: not a regular file"
+    with pytest.raises(ConfigError, match=r"wheeldoctor\.toml: cannot be read: not a regular file$"):
+        load_config(fifo)
+    big = tmp_path / "big" / "wheeldoctor.toml"
+    big.parent.mkdir()
+    big.write_bytes(b"#" * ((16 << 20) + 1))
+    with pytest.raises(ConfigError, match=r"cannot be read: larger than 16 MiB$"):
+        load_config(big)

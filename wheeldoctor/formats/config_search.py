@@ -7,6 +7,7 @@ a run with no config imports none of that.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from collections.abc import Iterable
 from typing import Any
@@ -46,6 +47,10 @@ def find_config(start: str, outside: Iterable[str] = ()) -> str | None:
         here = parent
 
 
+#: A config or pyproject.toml larger than this is refused, not read.
+_CONFIG_LIMIT = 16 << 20
+
+
 def read_toml(path: str) -> dict[str, Any]:
     """The TOML document at ``path``; :class:`ConfigError` when it cannot be read or parsed."""
     if sys.version_info >= (3, 11):
@@ -53,11 +58,20 @@ def read_toml(path: str) -> dict[str, Any]:
     else:  # pragma: no cover - exercised on 3.10 only
         import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
     try:
-        with open(path, "rb") as f:
-            document: dict[str, Any] = tomllib.load(f)
-            return document
+        # Not blocking: a FIFO in a config's place is one line, never a wait for a writer.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise ConfigError(f"{path}: cannot be read: not a regular file")
+            data = f.read(_CONFIG_LIMIT + 1)
+        if len(data) > _CONFIG_LIMIT:
+            raise ConfigError(f"{path}: cannot be read: larger than {_CONFIG_LIMIT >> 20} MiB")
+        document: dict[str, Any] = tomllib.loads(data.decode("utf-8"))
+        return document
     except OSError as e:
         raise ConfigError(f"{path}: cannot be read: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not valid TOML: not UTF-8") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: not valid TOML: {e}") from None
     except RecursionError:
