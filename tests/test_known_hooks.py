@@ -393,6 +393,14 @@ def test_templates_hold_no_code() -> None:
     assert len(shipped()) >= 15
 
 
+def test_placeholders_side_by_side_are_refused() -> None:
+    """Each split of a long line between them would be tried: a config's hook could take hours to match."""
+    for template in ("import {a:version}{b:version}", "import {a:identifier}{a}", "{a:dotted}{b:dotted}.x"):
+        with pytest.raises(TemplateError, match="put literal text between it and the one before"):
+            compile_template(template)
+    assert compile_template("import {a:version}_{b:version}").fullmatch("import 1.0_2.0")
+
+
 def test_a_known_line_with_a_trailing_statement_is_not_known() -> None:
     line = "import _numba_cuda_redirector; import os"
     assert known_pth("_numba_cuda_redirector.pth", (line,), "numba-cuda") is None

@@ -68,6 +68,10 @@ def template_pattern(template: str) -> str:
     except ValueError as e:
         raise TemplateError(f"unbalanced braces ({e}); write {{{{ and }}}} for literal braces") from None
     for index, (literal, field, spec, conversion) in enumerate(parts):
+        if field is not None and not literal and index and parts[index - 1][1] is not None:
+            # Two placeholders side by side split a line in as many ways as it has characters,
+            # and a few of them try each split of a long line in turn: hours for one hook.
+            raise TemplateError(f"placeholder {{{field}}}: put literal text between it and the one before")
         pattern.append(re.escape(literal))
         if spec == "path":
             after = parts[index + 1][0] if index + 1 < len(parts) else ""
