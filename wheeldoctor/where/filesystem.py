@@ -82,28 +82,9 @@ def open_regular(path: str) -> tuple[int, os.stat_result] | ReadError:
 
 def read_regular(path: str, limit: int) -> bytes | ReadError:
     """Read a whole small file (RECORD, METADATA), refusing anything over ``limit`` bytes."""
-    opened = open_regular(path)
-    if isinstance(opened, ReadError):
-        return opened
-    fd, st = opened
-    try:
-        if st.st_size > limit:
-            return ReadError(message=f"is {st.st_size} bytes, over the {limit}-byte limit", too_large=True)
-        chunks: list[bytes] = []
-        total = 0
-        while True:
-            chunk = os.read(fd, max(st.st_size - total + 1, 65536))
-            if not chunk:
-                break
-            total += len(chunk)
-            if total > limit:
-                return ReadError(message=f"grew past the {limit}-byte limit while being read", too_large=True)
-            chunks.append(chunk)
-        return b"".join(chunks)
-    except OSError as e:
-        return describe_os_error(e)
-    finally:
-        os.close(fd)
+    chunks: list[bytes] = []
+    done = stream_regular(path, limit, chunks.append)
+    return done if isinstance(done, ReadError) else b"".join(chunks)
 
 
 #: How much :func:`stream_regular` reads at a time.
