@@ -263,6 +263,9 @@ def _target_scripts(site_dir: str, files: list[UnownedFile], owners: Owners) -> 
     RECORD of ``DIR`` lists that name so; it is claimed by it and fails nothing.
     """
     scripts_dir = os.path.join(site_dir, "bin")
+    # Most site directories have no bin/ of unowned files: then no RECORD row is looked at.
+    if not any(os.path.dirname(item.path) == scripts_dir for item in files):
+        return files
     recorded_at = os.path.normpath(os.path.join(site_dir, os.pardir, os.pardir, "bin"))
     scripts = {
         os.path.basename(path): dist.name
