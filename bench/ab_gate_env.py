@@ -47,6 +47,7 @@ print(json.dumps({{"verdict": bool(verdict), "gate": gate, "stat_loop": loop, "f
 
 def run(python: str, package: Path, dist: str, cache: str) -> dict[str, float]:
     env = dict(os.environ, WHEELDOCTOR_CACHE_DIR=cache)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: byte-code written once and used
     env.pop("PYTHONPATH", None)
     start = time.perf_counter()
     done = subprocess.run(

@@ -110,6 +110,7 @@ def run_once(command: list[str], big: int, rows: int) -> list[tuple[object, ...]
             "WD_BIG": str(big),
             "WD_ROWS": str(rows),
         }
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: byte-code written once and used
         env["WD_T0"] = repr(time.time())
         subprocess.run([sys.executable, "-c", PRELUDE, *command], env=env, stdout=subprocess.DEVNULL, check=False)
         spawned_to_exit = (time.time() - float(env["WD_T0"])) * 1000
