@@ -89,7 +89,9 @@ class RecordParsed(NamedTuple):
     ``problems`` is pickled ``(findings of reading RECORD, rows outside the root)``, None when
     there are none; ``entry_found`` whether a cache entry was found and ``entry_hash`` its
     ``hash()`` (None for a malformed one, which differs from any entry written); ``decided``
-    is per row (see :class:`Prove`), None when no entry vouched for any.
+    is per row (see :class:`Prove`), None when no entry vouched for any. ``words_fit``: the
+    worker found the distribution's name and version fit for a command line
+    (:func:`wheeldoctor.formats.names.unsafe_words`), asked where a repair is likely.
     """
 
     dist: int
@@ -101,6 +103,7 @@ class RecordParsed(NamedTuple):
     problems: bytes | None
     entry_found: bool
     entry_hash: int | None
+    words_fit: bool
     proved: Proved
     files: int
     size: int

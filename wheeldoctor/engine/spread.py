@@ -53,6 +53,7 @@ from wheeldoctor.engine.messages import (
 )
 from wheeldoctor.engine.spread_worker import _serve
 from wheeldoctor.engine.workers import complete_frames, send
+from wheeldoctor.formats.names import vouch
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.findings import Finding
 
@@ -204,6 +205,8 @@ def spread(
                 message.entry_hash,
             )
             backlog.append(message.proved)  # the files the cache vouched for, proved while parsing
+            if message.words_fit:  # judged by the same rules in the worker (see formats/names)
+                vouch(dists[index].name, dists[index].version or None)
             for first, end, weight in message.cuts:
                 heapq.heappush(pieces, (-weight, index, first, end))
             totals[0] += message.files

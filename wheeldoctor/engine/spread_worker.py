@@ -38,6 +38,7 @@ from wheeldoctor.engine.messages import (
 )
 from wheeldoctor.engine.proof_workers import prove_file, unchanged
 from wheeldoctor.engine.workers import send
+from wheeldoctor.formats.names import unsafe_words
 from wheeldoctor.judge.claims import resolve
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.record import bytes_match
@@ -168,7 +169,9 @@ def _parse(index: int, dist: InstalledDistribution, checked: bool, cache_dir: st
     rows = cast("list[Row]", [tuple(claim.row) for claim in claims])
     if not checked:
         nothing = Proved(index, AT_PARSE, [], [], 0)
-        return RecordParsed(index, read.record_identity, paths, rows, None, [], extras, False, None, nothing, 0, 0)
+        return RecordParsed(
+            index, read.record_identity, paths, rows, None, [], extras, False, None, False, nothing, 0, 0
+        )
     known: dict[str, tuple[cache.Identity, cache.Digests]] = {}
     found, before = False, None
     if cache_dir is not None and read.record_identity is not None:
@@ -232,6 +235,9 @@ def _parse(index: int, dist: InstalledDistribution, checked: bool, cache_dir: st
         extras,
         found,
         before,
+        # A cache entry that no longer settles it: files changed since, or it was broken
+        # then. A repair step will likely name it: its words are judged here, in parallel.
+        found and unsafe_words(dist.name, dist.version or None) is None,
         Proved(index, AT_PARSE, proofs, files, done),
         work[0] + len(proofs),
         work[1] + done,

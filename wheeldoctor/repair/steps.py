@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import NamedTuple
 
+from wheeldoctor.formats.names import unsafe_words
 from wheeldoctor.judge.clash import ClashPair
 from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.managed import Tool
@@ -39,30 +40,6 @@ Argv = tuple[str, ...]
 
 #: A system package name (Debian, RPM and conda names are of these characters), never option-shaped.
 _SYSTEM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+~-]*")
-
-
-def unsafe_words(name: str, version: str | None = None) -> str | None:
-    """Why ``name`` (and ``version``) must not enter a command, or None when they may.
-
-    A name must be a valid project name by packaging's rules (it then starts with a letter
-    or digit: never ``-r/file``, ``-e/dir`` or ``evil @ file:///dir``); a version must
-    parse as a PEP 440 version.
-    """
-    from packaging.utils import InvalidName, canonicalize_name
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        canonicalize_name(name, validate=True)
-    except InvalidName:
-        return f"its name {name!r} is not a valid project name, so no command is built from it"
-    if name.startswith("-"):  # the rules above exclude it; said again for whoever changes them
-        return f"its name {name!r} reads as an option, so no command is built from it"
-    if version is not None:
-        try:
-            Version(version)
-        except InvalidVersion:
-            return f"its version {version!r} is not a PEP 440 version, so no command is built from it"
-    return None
 
 
 def untrusted(dist: InstalledDistribution) -> str | None:

@@ -1,0 +1,107 @@
+"""Names and versions that may enter a command: packaging's rules, judged once a process or in a worker.
+
+A warm check of a broken distribution builds its reinstall command from words a forked
+worker judged; the parent does not import packaging's name and version modules for it,
+and a name that is no project name is refused just the same.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers import VenvFactory, WheelFactory, pip_install
+
+from wheeldoctor.engine import cache
+from wheeldoctor.formats import names
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: Runs ``check ARGS`` as the console script does, then says which of packaging's modules it imported.
+_RUN = """
+import atexit, json, os, sys
+sys.path.insert(0, {root!r})
+def said():
+    seen = sorted(m for m in ("packaging.utils", "packaging.version") if m in sys.modules)
+    with open({out!r}, "w") as f:
+        json.dump(seen, f)
+atexit.register(said)
+import wheeldoctor.engine.hashing as hashing
+hashing.PROCESS_MIN_FILES = 1  # this small venv verified by forked workers, as a big one is
+sys.argv = ["wheeldoctor", *{args!r}]
+from wheeldoctor.cli import main
+main()
+"""
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    ("name", "version", "why"),
+    [
+        ("alpha", "1.0", None),
+        ("Alpha.Beta_x", "2!1.0.post3", None),
+        ("-r/file", "1.0", "is not a valid project name"),
+        ("evil @ file:///tmp/x", "1.0", "is not a valid project name"),
+        ("-eproj", None, "is not a valid project name"),
+        ("alpha", "1.0; rm -rf /", "is not a PEP 440 version"),
+    ],
+)
+def test_words_are_judged_by_packagings_rules(name: str, version: str | None, why: str | None) -> None:
+    for _ in range(2):  # the second answer comes from what the first found fit
+        found = names.unsafe_words(name, version)
+        assert found is None if why is None else why in str(found)
+    assert ((name, version) in names._FIT) is (why is None)  # nothing unfit is remembered
+
+
+def _broken(venv_factory: VenvFactory, wheel_factory: WheelFactory, name: str | None = None) -> Path:
+    """A venv whose ``gamma`` has an altered file; ``name`` rewrites its METADATA Name."""
+    venv = venv_factory()
+    pip_install(venv, "--no-index", "--no-deps", wheel_factory("gamma", "1.0", {"gamma/__init__.py": b"G = 1\n"}))
+    (venv.site_packages / "gamma/__init__.py").write_bytes(b"G = 2\n")
+    if name is not None:
+        metadata = venv.dist_info("gamma") / "METADATA"
+        lines = metadata.read_text().splitlines()
+        metadata.write_text("\n".join(f"Name: {name}" if x.startswith("Name:") else x for x in lines) + "\n")
+    time.sleep(2 * cache.SETTLE_NS / 1e9)  # old enough for the cache to keep what matched
+    return venv.python
+
+
+def _check(python: Path, store: Path, out: Path) -> tuple[str, list[str]]:
+    """One ``check --all`` with the cache ``store``: its report, and packaging's modules it imported."""
+    code = _RUN.format(root=str(ROOT), out=str(out), args=["check", "--all", "--jobs", "2", "--python", str(python)])
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "WHEELDOCTOR_NO_CACHE")}
+    env["WHEELDOCTOR_CACHE_DIR"] = str(store)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    return done.stdout, json.loads(out.read_text())
+
+
+def test_a_warm_check_builds_the_reinstall_from_a_workers_judgement(
+    venv_factory: VenvFactory, wheel_factory: WheelFactory, tmp_path: Path
+) -> None:
+    python = _broken(venv_factory, wheel_factory)
+    store = tmp_path / "cache"
+    cold, imported = _check(python, store, tmp_path / "cold.json")
+    assert "-- gamma==1.0" in cold
+    assert imported == ["packaging.utils", "packaging.version"]  # no cache entry: judged in the parent
+    warm, imported = _check(python, store, tmp_path / "warm.json")
+    assert warm == cold
+    assert imported == []  # the worker that parsed gamma's RECORD judged its words
+
+
+def test_a_warm_check_still_refuses_a_name_that_is_no_project_name(
+    venv_factory: VenvFactory, wheel_factory: WheelFactory, tmp_path: Path
+) -> None:
+    python = _broken(venv_factory, wheel_factory, name="-r/etc/passwd")
+    store = tmp_path / "cache"
+    for run in ("cold", "warm"):
+        report, _ = _check(python, store, tmp_path / f"{run}.json")
+        assert "'-r/etc/passwd' is not a valid project name, so no command is built from it" in report, report
+        assert "-- -r" not in report and "install" not in report.split("Tip:")[-1], report
