@@ -34,7 +34,8 @@ def _code(package_dir: Path) -> str:
 
 
 def _timed(python: Path, code: str, cache_dir: str) -> float:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # As installed: byte-code written once and used (PYTHONDONTWRITEBYTECODE dropped).
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")}
     env["WHEELDOCTOR_CACHE_DIR"] = cache_dir
     start = time.perf_counter()
     subprocess.run([str(python), "-c", code], env=env, check=True)
