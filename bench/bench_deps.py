@@ -84,6 +84,7 @@ def build(count: int, rebuild: bool) -> Path:
 def timed(argv: list[str]) -> tuple[float, subprocess.CompletedProcess[str]]:
     """Wall time of one whole process."""
     env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: byte-code written once and used
     start = time.perf_counter()
     done = subprocess.run(argv, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, check=False)
     return time.perf_counter() - start, done

@@ -92,6 +92,7 @@ def child(cmd: Sequence[str | Path], cache: Path) -> Sample:
     """One wheeldoctor process with ``cache`` as its cache directory: wall and CPU time, rc, what it fetched."""
     cache.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONPATH": str(REPO), "WHEELDOCTOR_CACHE_DIR": str(cache)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: byte-code written once and used
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run([str(c) for c in cmd], check=False, env=env, capture_output=True, text=True)

@@ -61,6 +61,7 @@ def main() -> None:
         "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
     }
     env.pop("WHEELDOCTOR_NO_CACHE", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: byte-code written once and used
     out = os.path.join(work, "snapshot.json")
     runs = {
         "check --all": [sys.executable, "-m", "wheeldoctor", "check", "--all", "--python", python],
