@@ -70,6 +70,14 @@ def wheeldoctor_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path
 
 
 @pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh cache directory of this test's own (not created yet), for this process and the runs it starts."""
+    directory = tmp_path / "wd-cache"
+    monkeypatch.setenv("WHEELDOCTOR_CACHE_DIR", str(directory))
+    return directory
+
+
+@pytest.fixture
 def venv_factory(tmp_path: Path, uv_bin: Path, uv_cache: Path) -> VenvFactory:
     """Callable ``(name="venv", python=sys.executable) -> Venv`` creating ``tmp_path/name``."""
 

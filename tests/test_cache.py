@@ -62,14 +62,6 @@ def own(tmp_path: Path, uv_bin: Path) -> Venv:
     return venv
 
 
-@pytest.fixture
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fresh, empty cache directory for this test (not created yet)."""
-    directory = tmp_path / "wd-cache"
-    monkeypatch.setenv("WHEELDOCTOR_CACHE_DIR", str(directory))
-    return directory
-
-
 @pytest.fixture(params=["threads", "workers"])
 def processes(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, forks: list[int]) -> Iterator[bool]:
     """Verify with threads (as the gate does) or forked workers (as the command line does)."""

@@ -61,14 +61,6 @@ def conflicted(venv_factory: VenvFactory, wheel_factory: WheelFactory) -> Venv:
     return venv
 
 
-@pytest.fixture
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A cache directory of this test's own, for this process and the runs it starts."""
-    directory = tmp_path / "wd-cache"
-    monkeypatch.setenv("WHEELDOCTOR_CACHE_DIR", str(directory))
-    return directory
-
-
 def deps(venv: Venv, *args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
     """``wheeldoctor deps --python VENV ARGS`` as a process: its outcome and the modules it imported."""
     done = subprocess.run(
