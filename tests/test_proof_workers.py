@@ -329,3 +329,44 @@ def test_a_directory_moved_out_behind_a_link_is_wd008_while_the_cache_vouches_fo
         found = {(f.code.value, f.path) for r in done.reports for f in r.findings}
         assert found == {("WD008", name) for name in files}, cache_dir
         assert all(str(moved) in f.message for r in done.reports for f in r.findings)
+
+
+def test_without_a_cache_the_workers_look_for_directory_links_and_the_parent_does_not(
+    venv_factory: VenvFactory,
+    wheel_factory: WheelFactory,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    forks: list[int],
+) -> None:
+    """No memo keeps the link check's answer without a cache: each RECORD's worker climbs its
+    directories while the files hash, and the parent, once they are proved, looks at none. With
+    a cache the parent climbs them itself, noting what it stats for the memo."""
+    from wheeldoctor.where import links
+
+    files = {f"proven/sub/m{i:02d}.py": f"VALUE = {i}\n".encode() for i in range(12)}
+    venv = venv_factory()
+    uv_install(venv, "--no-deps", wheel_factory("proven", "1.0", {"proven/__init__.py": b"", **files}))
+    site = venv.site_packages
+    moved = tmp_path / "moved"
+    os.rename(site / "proven/sub", moved)
+    (site / "proven/sub").symlink_to(moved)
+    monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)
+    climbed: list[str] = []  # the parent's own: a forked worker appends to its copy
+    real_below = links._below_link
+
+    def counted_below(directory: str, *args: object) -> bool:
+        climbed.append(directory)
+        return real_below(directory, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(links, "_below_link", counted_below)
+    store = tmp_path / "cache"
+    store.mkdir(mode=0o700)
+    for cache_dir in (None, str(store)):
+        climbed.clear()
+        env = load_environment("test", [str(site)], [str(venv.prefix)])
+        done = verify_environment(env.active(), env.active(), jobs=2, processes=True, cache_dir=cache_dir)
+        assert forks
+        found = {(f.code.value, f.path) for r in done.reports for f in r.findings}
+        assert found == {("WD008", name) for name in files}, cache_dir
+        assert all(str(moved) in f.message for r in done.reports for f in r.findings)
+        assert bool(climbed) is (cache_dir is not None), climbed

@@ -29,8 +29,7 @@ if TYPE_CHECKING:
 _WALKERS = 8
 
 #: What a check needs only once its files are verified: imported while the workers verify
-#: (the parent waits on them then), not before they are forked. About 45 ms of imports on
-#: the 2-core machine, where a warm check took about 210 ms in all.
+#: (the parent waits on them then), not before they are forked, nor after they are done.
 LATER = (
     "wheeldoctor.judge.clash",
     "wheeldoctor.judge.deps",
@@ -38,6 +37,11 @@ LATER = (
     "wheeldoctor.judge.policy",
     "wheeldoctor.judge.hook_policy",
     "wheeldoctor.commands.results",
+    "wheeldoctor.where.recompiled",
+    "wheeldoctor.engine.registry_memo",
+    "wheeldoctor.engine.unowned",
+    "wheeldoctor.where.hooks",
+    "wheeldoctor.repair.plan",
 )
 
 

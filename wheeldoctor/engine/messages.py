@@ -92,6 +92,8 @@ class RecordParsed(NamedTuple):
     is per row (see :class:`Prove`), None when no entry vouched for any. ``words_fit``: the
     worker found the distribution's name and version fit for a command line
     (:func:`wheeldoctor.formats.names.unsafe_words`), asked where a repair is likely.
+    ``linked``: each recorded path that a directory link on the way takes elsewhere, and where
+    it resolves (:func:`wheeldoctor.where.links.through_links`); None where it was not asked.
     """
 
     dist: int
@@ -104,6 +106,7 @@ class RecordParsed(NamedTuple):
     entry_found: bool
     entry_hash: int | None
     words_fit: bool
+    linked: dict[str, str] | None
     proved: Proved
     files: int
     size: int

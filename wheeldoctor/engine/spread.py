@@ -69,6 +69,7 @@ class Parsed:
         "files",
         "found",
         "identity",
+        "linked",
         "outside",
         "paths",
         "problems",
@@ -86,6 +87,7 @@ class Parsed:
         outside: tuple[Finding, ...],
         found: bool = False,
         before: int | None = None,
+        linked: dict[str, str] | None = None,
     ) -> None:
         self.identity = identity
         self.paths = paths
@@ -102,6 +104,8 @@ class Parsed:
         #: Whether the worker found a cache entry, and its ``hash()`` (forked workers hash as the parent does).
         self.found = found
         self.before = before
+        #: The paths a directory link takes elsewhere, where the worker looked (see ``RecordParsed``).
+        self.linked = linked
 
 
 def spread(
@@ -203,6 +207,7 @@ def spread(
                 outside,
                 message.entry_found,
                 message.entry_hash,
+                message.linked,
             )
             backlog.append(message.proved)  # the files the cache vouched for, proved while parsing
             if message.words_fit:  # judged by the same rules in the worker (see formats/names)

@@ -3,7 +3,8 @@
 A worker does what the parent asks, one task at a time, until it says stop: look at a few
 distributions (settle each on the cache's verdict, else weigh it for the parse order), read, parse and resolve
 one RECORD (and read its cache entry, proving by one ``lstat`` each file the cache vouches
-for), or prove one piece of files, as :mod:`wheeldoctor.engine.proof_workers` does.
+for; without a cache, look for directory links on its paths), or prove one piece of files,
+as :mod:`wheeldoctor.engine.proof_workers` does.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.record import bytes_match
 from wheeldoctor.where.environment import METADATA_LIMIT, with_record
 from wheeldoctor.where.filesystem import ReadError, read_regular
+from wheeldoctor.where.links import through_links
 
 #: Files from this size are a piece of their own.
 BIG = 1 << 20
@@ -98,7 +100,7 @@ def _serve(
         if isinstance(task, Look):
             answer: Message = _look(task.indices, dists, checked, cache_dir if usable else None)
         elif isinstance(task, Parse):
-            answer = _parse(task.dist, dists[task.dist], checked[task.dist], cache_dir if usable else None)
+            answer = _parse(task.dist, dists[task.dist], checked[task.dist], cache_dir if usable else None, cache_dir)
         else:
             assert isinstance(task, Prove)
             answer = _prove_piece(
@@ -159,8 +161,15 @@ def _weight(dist: InstalledDistribution, checked: bool) -> int:
     return len(data) * PARSE_WEIGHT + max(map(int, _BIG_SIZE.findall(data)), default=0)
 
 
-def _parse(index: int, dist: InstalledDistribution, checked: bool, cache_dir: str | None) -> RecordParsed:
-    """Read, parse and resolve an unsettled RECORD (see :func:`_look`), read its cache entry, cut the work in pieces."""
+def _parse(
+    index: int, dist: InstalledDistribution, checked: bool, cache_dir: str | None, memo_dir: str | None
+) -> RecordParsed:
+    """Read, parse and resolve an unsettled RECORD (see :func:`_look`), read its cache entry, cut the work in pieces.
+
+    Without ``memo_dir`` (the run's cache directory, usable or not) no memo keeps the link
+    check's answer, so the directories on a checked distribution's paths are looked at
+    here, in parallel, instead of by the parent once every file is proved.
+    """
     read = with_record(dist)
     claims, outside = resolve(read)
     problems = (*read.problems[len(dist.problems) :], *(read.record.problems if read.record else ()))
@@ -170,7 +179,7 @@ def _parse(index: int, dist: InstalledDistribution, checked: bool, cache_dir: st
     if not checked:
         nothing = Proved(index, AT_PARSE, [], [], 0)
         return RecordParsed(
-            index, read.record_identity, paths, rows, None, [], extras, False, None, False, nothing, 0, 0
+            index, read.record_identity, paths, rows, None, [], extras, False, None, False, None, nothing, 0, 0
         )
     known: dict[str, tuple[cache.Identity, cache.Digests]] = {}
     found, before = False, None
@@ -238,6 +247,7 @@ def _parse(index: int, dist: InstalledDistribution, checked: bool, cache_dir: st
         # A cache entry that no longer settles it: files changed since, or it was broken
         # then. A repair step will likely name it: its words are judged here, in parallel.
         found and unsafe_words(dist.name, dist.version or None) is None,
+        through_links(paths, dist.location) if memo_dir is None else None,
         Proved(index, AT_PARSE, proofs, files, done),
         work[0] + len(proofs),
         work[1] + done,

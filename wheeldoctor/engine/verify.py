@@ -46,6 +46,11 @@ class Verification:
     """What was found on disk, for every path a checked distribution records."""
 
 
+Recorded = tuple[Sequence[str], Sequence[str], "Identity | None", "dict[str, str] | None"]
+"""What the link check is given of a checked distribution (see :func:`_linked_out`)."""
+_UNRECORDED: Recorded = ((), (), None, None)
+
+
 def verify_environment(
     checked: Sequence[InstalledDistribution],
     everyone: Sequence[InstalledDistribution] = (),
@@ -73,7 +78,7 @@ def verify_environment(
         and not any(map(judged_by_manager, everybody))  # a package manager's record: judged here
         and sum(estimates := list(map(rows_estimate, everybody))) >= hashing.PROCESS_MIN_FILES
     ):
-        recorded: dict[str, tuple[Sequence[str], Sequence[str], Identity | None]] = {}
+        recorded: dict[str, Recorded] = {}
         spread_out = _verify_spread(
             checked, everybody, workers, progress, cache_dir, started, estimates, meanwhile, recorded
         )
@@ -121,23 +126,24 @@ def verify_environment(
             cached.remember(cache_dir, dist, intact, resolved[id(dist)][0], states, entries.get(id(dist)), started)
     shared = {path: claims for path, claims in owners.items() if len(claims) > 1}
     # The engine's stats follow links: each file's own kind is unknown, so each is lstat-ed.
-    looked: dict[str, tuple[Sequence[str], Sequence[str], Identity | None]] = {}
+    looked: dict[str, Recorded] = {}
     for dist in checked:
         paths = [c.path for c in resolved[id(dist)][0]]
-        looked[dist.path] = (paths, paths, dist.record_identity)
+        looked[dist.path] = (paths, paths, dist.record_identity, None)
     return _linked_out(Verification(tuple(reports), shared, states), everybody, looked, cache_dir)
 
 
 def _linked_out(
     verification: Verification,
     everybody: Sequence[InstalledDistribution],
-    recorded: Mapping[str, tuple[Sequence[str], Sequence[str], Identity | None]],
+    recorded: Mapping[str, Recorded],
     cache_dir: str | None = None,
 ) -> Verification:
     """Each report with a WD008 for every recorded path a symbolic link takes outside the environment.
 
     ``recorded`` gives, by dist-info path, a distribution's recorded paths, those of its
-    files no ``lstat`` has yet seen as regular files, and its RECORD's fingerprint; the
+    files no ``lstat`` has yet seen as regular files, its RECORD's fingerprint, and the
+    paths a directory link takes elsewhere where a worker looked already (else None); the
     paths below its site directory that pass through a link are found by
     :func:`wheeldoctor.where.links.through_links`. With ``cache_dir``, that no directory
     on the way is a link is kept (:mod:`wheeldoctor.engine.link_memo`), and while it holds
@@ -157,12 +163,13 @@ def _linked_out(
     anything = False
     for report in verification.reports:
         dist = report.dist
-        paths, unproven, _ = recorded.get(dist.path, ((), (), None)) if dist is not None else ((), (), None)
-        resolved = (
-            through_links(paths, dist.location, unproven, directories=not clear, read=read)
-            if dist is not None and not _system(dist)
-            else {}
-        )
+        paths, unproven, _, linked = recorded.get(dist.path, _UNRECORDED) if dist is not None else _UNRECORDED
+        if dist is None or _system(dist):
+            resolved = {}
+        elif linked is not None and memo is None:  # its worker looked at the directories: the files are left
+            resolved = {**linked, **through_links(paths, dist.location, unproven, directories=False)}
+        else:
+            resolved = through_links(paths, dist.location, unproven, directories=not clear, read=read)
         anything = anything or bool(resolved)
         if dist is None or not resolved:
             reports.append(report)
@@ -197,7 +204,7 @@ def _verify_spread(
     started: int,
     estimates: Sequence[int],
     meanwhile: Iterator[object] | None,
-    recorded: dict[str, tuple[Sequence[str], Sequence[str], Identity | None]],
+    recorded: dict[str, Recorded],
 ) -> Verification:
     """:func:`verify_environment`, with RECORDs read and files proved in forked workers.
 
@@ -284,7 +291,7 @@ def _verify_spread(
         i = index[id(dist)]
         done = parsed[i]
         left = [done.paths[k] for k in unproven[i]] if i in unproven else []
-        recorded[dist.path] = (done.paths, left, done.identity)
+        recorded[dist.path] = (done.paths, left, done.identity, done.linked)
         findings: list[Finding] = [*dist.problems, *done.problems, *done.outside]
         if i in unproven:
             claims = claims_of(i)
