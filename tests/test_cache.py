@@ -355,6 +355,38 @@ def test_a_changed_ctime_is_hashed_again(own: Venv, cache_dir: Path, processes: 
     assert all(s.cached for p, s in warm.states.items() if p != str(target))
 
 
+def test_with_one_file_changed_the_entry_keeps_every_other_file_whoever_judged_them(
+    own: Venv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+) -> None:
+    """The workers write the records of the files they proved and the parent those of the files it
+    judged (a link to the right bytes is one: no worker follows a link): the entry is the one the
+    threads write, and the next run reads only the changed file."""
+    monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)
+    stores = {processes: tmp_path / f"cache-{processes}" for processes in (False, True)}
+    for processes, store in stores.items():
+        store.mkdir(mode=0o700)
+        check(own, store, processes=processes)
+    victim = own.site_packages / "cachedemo/data.bin"
+    victim.write_bytes(BIG[::-1])  # same size, other bytes
+    leaf = own.site_packages / "cachedemo/sub/leaf.txt"
+    os.rename(leaf, leaf.with_name("copy.txt"))
+    leaf.symlink_to("copy.txt")
+    _settle()
+    entries = {}
+    for processes, store in stores.items():
+        dist, warm = check(own, store, processes=processes)
+        assert [(f.code, f.path) for f in warm.reports[0].findings] == [(Code.HASH_MISMATCH, "cachedemo/data.bin")]
+        entries[processes] = read_entry(store, dist)
+    assert forks
+    threads, workers = entries[False], entries[True]
+    assert (workers.verdict_root, set(workers.files)) == (threads.verdict_root, set(threads.files))
+    kept = {path for path, _, _ in workers.files}
+    assert str(victim) not in kept
+    assert kept >= {str(own.site_packages / p) for p in FILES} - {str(victim)}  # the link's path too
+    _, again = check(own, stores[True], processes=True)
+    assert [p for p, s in again.states.items() if not s.cached] == [str(victim)]
+
+
 def test_changed_bytes_are_found_and_a_repair_is_seen_at_once(own: Venv, cache_dir: Path) -> None:
     env = {"WHEELDOCTOR_CACHE_DIR": str(cache_dir)}
     assert gate_process(own, env, "cachedemo")[0] == [True]

@@ -6,7 +6,7 @@ RECORD are written back, and the verdict only when every file did (see :mod:`whe
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 
 from wheeldoctor.engine import cache
 from wheeldoctor.judge.claims import Claim, matches
@@ -28,8 +28,11 @@ def recall(cache_dir: str, dists: Sequence[InstalledDistribution]) -> dict[int, 
     return entries
 
 
-def cached_states(entries: Iterable[cache.Entry]) -> dict[str, FileState]:
-    """What the cache knows, as file states; used only while each fingerprint still holds."""
+def cached_states(entries: Iterable[cache.Entry], only: Container[str] | None = None) -> dict[str, FileState]:
+    """What the cache knows, as file states; used only while each fingerprint still holds.
+
+    ``only``: the paths wanted, where they are a few of the entries' files.
+    """
     states: dict[str, FileState] = {}
     hashed = FileStatus.HASHED
     make = fast_tuple
@@ -37,7 +40,7 @@ def cached_states(entries: Iterable[cache.Entry]) -> dict[str, FileState]:
         if not all(map(cache.is_file_record, entry.files)):
             continue  # a malformed entry: none of it is used
         for path, identity, digests in entry.files:
-            if path not in states:
+            if path not in states and (only is None or path in only):
                 states[path] = make(
                     FileState, (hashed, identity[0], digests, "", 1, make(Fingerprint, identity), True, ())
                 )
@@ -56,20 +59,24 @@ def remember(
     """Write back the files of ``dist`` that matched RECORD, and the verdict if ``intact`` and all did."""
     if dist.record_identity is None:
         return
-    files = []
-    for claim in claims:
-        state = states[claim.path]
-        fingerprint = state.fingerprint
-        if fingerprint is None or not matches(claim.row, state):
-            continue
-        identity = (fingerprint.size, fingerprint.mtime_ns, fingerprint.ctime_ns, fingerprint.inode, fingerprint.device)
-        # A file changed in the tick its hashing started could change again unseen.
-        if state.cached or cache.settled(identity, started):
-            files.append((claim.path, identity, state.digests))
+    files = [record for claim in claims if (record := file_record(claim, states, started)) is not None]
     intact = intact and len(files) == len(claims)
     entry = cache.Entry(dist.path, dist.record_identity, dist.root if intact else None, tuple(files))
     if entry != before and (files or before is not None):
         cache.store(cache_dir, entry)
+
+
+def file_record(claim: Claim, states: Mapping[str, FileState], started: int) -> cache.FileRecord | None:
+    """The cache's record of ``claim``'s file where its bytes matched RECORD and may be kept; else None."""
+    state = states[claim.path]
+    fingerprint = state.fingerprint
+    if fingerprint is None or not matches(claim.row, state):
+        return None
+    identity = (fingerprint.size, fingerprint.mtime_ns, fingerprint.ctime_ns, fingerprint.inode, fingerprint.device)
+    # A file changed in the tick its hashing started could change again unseen.
+    if state.cached or cache.settled(identity, started):
+        return (claim.path, identity, state.digests)
+    return None
 
 
 def remember_proven(

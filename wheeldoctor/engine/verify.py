@@ -232,12 +232,14 @@ def _verify_spread(
 
     # None: a worker died before it read this RECORD, so it is read here.
     parsed = [read_here(dist) if result is None else result for dist, result in zip(everybody, found, strict=True)]
+    here = {i for i, result in enumerate(found) if result is None}  # no worker read their cache entries
     shared = repeated([done.paths for done in parsed])
     for i, done in enumerate(parsed):
         if done.rows is None and not shared.isdisjoint(done.paths):
             # The cache's verdict held, but a shared path is judged with its rivals' rows: read
             # RECORD here; its files are judged on the exact path (which asks the cache first).
             parsed[i] = read_here(everybody[i])
+            here.add(i)
     make = fast_tuple
     built: dict[int, list[Claim]] = {}
 
@@ -250,6 +252,15 @@ def _verify_spread(
                 make(Claim, (dist, make(RecordRow, row), path)) for path, row in zip(done.paths, done.rows, strict=True)
             ]
         return claims
+
+    def claim_at(i: int, k: int) -> Claim:
+        """Row ``k``'s claim alone: a distribution with one changed file costs that file, not every row."""
+        claims = built.get(i)
+        if claims is not None:
+            return claims[k]
+        rows = parsed[i].rows
+        assert rows is not None
+        return make(Claim, (everybody[i], make(RecordRow, rows[k]), parsed[i].paths[k]))
 
     owners: dict[str, tuple[Claim, ...]] = {}
     if shared:
@@ -275,15 +286,14 @@ def _verify_spread(
         if len(done.proofs) < len(rows) or not shared.isdisjoint(paths):
             proven = {proof[0] for proof in done.proofs}
             todo = unproven[i] = [k for k, path in enumerate(paths) if k not in proven or path in shared]
-            claims = claims_of(i)
             for k in todo:
-                exact[paths[k]] = owners.get(paths[k]) or (claims[k],)
+                exact[paths[k]] = owners.get(paths[k]) or (claim_at(i, k),)
     if exact:
         known: Known | None = None
         if cache_dir is not None and cache.usable(cache_dir):
             keys = [(everybody[i].path, identity) for i in unproven if (identity := parsed[i].identity) is not None]
             entries = [entry for path, identity in keys if (entry := cache.load(cache_dir, path, identity)) is not None]
-            known = cached.cached_states(entries).get if entries else None
+            known = cached.cached_states(entries, exact).get if entries else None
         given.update(hash_claims(exact, jobs=jobs, known=known))
     index = {id(d): i for i, d in enumerate(everybody)}
     reports = []
@@ -294,9 +304,8 @@ def _verify_spread(
         recorded[dist.path] = (done.paths, left, done.identity, done.linked)
         findings: list[Finding] = [*dist.problems, *done.problems, *done.outside]
         if i in unproven:
-            claims = claims_of(i)
             for k in unproven[i]:
-                claim = claims[k]
+                claim = claim_at(i, k)
                 finding = judge(claim, states[claim.path], owners.get(claim.path) or (claim,))
                 if finding is not None:
                     findings.append(finding)
@@ -306,14 +315,19 @@ def _verify_spread(
         identity = parsed[i].identity
         if cache_dir is None or identity is None:
             continue
-        if i in unproven:  # some files were judged here: the general rule, with the claims
+        if i in here:  # read here, not by a worker: the general rule, with the claims
             before = cache.load(cache_dir, dist.path, identity)
             keyed = replace(dist, record_identity=identity)
             cached.remember(cache_dir, keyed, intact, claims_of(i), states, before, started)
-        elif (rows := parsed[i].rows) is not None:  # every file proved in the workers, which made its cache record
-            files = tuple(chain.from_iterable(parsed[i].files[first] for first in sorted(parsed[i].files)))
+        elif (rows := parsed[i].rows) is not None:  # the workers made the records of the files they proved
+            files = list(chain.from_iterable(parsed[i].files[first] for first in sorted(parsed[i].files)))
+            if i in unproven:  # and those judged here: their own records (a shared path proved has one)
+                proofs = {proof[0] for proof in parsed[i].proofs}
+                for k in unproven[i]:
+                    if k not in proofs and (record := cached.file_record(claim_at(i, k), states, started)):
+                        files.append(record)
             cached.remember_proven(
-                cache_dir, dist, identity, intact, files, len(rows), parsed[i].found, parsed[i].before
+                cache_dir, dist, identity, intact, tuple(files), len(rows), parsed[i].found, parsed[i].before
             )
         # Else the cache's verdict held (see spread_worker._settled): its entry stands as it is.
     return Verification(tuple(reports), owners, states)
