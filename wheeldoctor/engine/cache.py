@@ -92,19 +92,32 @@ def _compute_code() -> bytes:
         digest = read(kept)
         if digest is not None and len(digest) == 16 and not digest.strip(b"0123456789abcdef"):
             return digest
-    data = bytearray()
-    for name, path, _, _ in sources:
-        try:
-            with open(path, "rb") as source:
-                body = source.read()
-        except OSError:
-            body = b""
-        data += b"%s %d\n" % (name.encode("utf-8", "surrogateescape"), len(body))
-        data += body
-    digest = _checksum(bytes(data))
+    crc, adler = 0, 1  # running: the checksums of every source's name, length and bytes, one after another
+    for name, path, size, _ in sources:
+        body = _source(path, size)
+        head = b"%s %d\n" % (name.encode("utf-8", "surrogateescape"), len(body))
+        crc, adler = zlib.crc32(body, zlib.crc32(head, crc)), zlib.adler32(body, zlib.adler32(head, adler))
+    digest = b"%08x%08x" % (crc, adler)
     if kept is not None:
         _run["unkept"] = (kept, digest)
     return digest
+
+
+def _source(path: str, size: int) -> bytes:
+    """A source file's bytes, read to its end (empty where it cannot be read)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return b""
+    try:
+        chunks = []
+        while chunk := os.read(fd, size + 1):  # one read, unless it grew since its stat
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
 
 
 def _checksum(data: bytes) -> bytes:
