@@ -3,9 +3,9 @@
 Builds a venv with one real wheel (a few hundred small files and a few big ones, installed
 by uv), then times, as whole processes of the venv's interpreter, ``is_intact(name)`` cold
 (an empty cache directory each time), first (no entry for the distribution, in a cache
-directory in use: it holds what the warm one keeps besides entries, such as the digest of
-the code) and warm (a filled one), each version's package put first on ``sys.path``,
-alternating which goes first::
+directory in use: it holds the code's digest, copied from the warm one) and warm (a
+filled one), each version's package put first on ``sys.path``, alternating which goes
+first::
 
     python bench/ab_gate.py --old /tmp/base --repeat 21
 """

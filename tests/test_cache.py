@@ -368,9 +368,9 @@ def test_with_one_file_changed_the_entry_keeps_every_other_file_whoever_judged_t
         check(own, store, processes=processes)
     victim = own.site_packages / "cachedemo/data.bin"
     victim.write_bytes(BIG[::-1])  # same size, other bytes
-    leaf = own.site_packages / "cachedemo/sub/leaf.txt"
-    os.rename(leaf, leaf.with_name("copy.txt"))
-    leaf.symlink_to("copy.txt")
+    linked = own.site_packages / "cachedemo/__init__.py"  # RECORD's first row: its record is not last
+    os.rename(linked, linked.with_name("real.py"))
+    linked.symlink_to("real.py")
     _settle()
     entries = {}
     for processes, store in stores.items():
@@ -379,7 +379,7 @@ def test_with_one_file_changed_the_entry_keeps_every_other_file_whoever_judged_t
         entries[processes] = read_entry(store, dist)
     assert forks
     threads, workers = entries[False], entries[True]
-    assert (workers.verdict_root, set(workers.files)) == (threads.verdict_root, set(threads.files))
+    assert (workers.verdict_root, workers.files) == (threads.verdict_root, threads.files)  # in RECORD's order
     kept = {path for path, _, _ in workers.files}
     assert str(victim) not in kept
     assert kept >= {str(own.site_packages / p) for p in FILES} - {str(victim)}  # the link's path too

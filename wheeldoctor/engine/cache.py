@@ -110,8 +110,8 @@ def _source(path: str, size: int) -> bytes:
     except OSError:
         return b""
     try:
-        chunks = []
-        while chunk := os.read(fd, size + 1):  # one read, unless it grew since its stat
+        chunks = [os.read(fd, size + 1)]  # one read, unless it grew since its stat
+        while len(chunks[-1]) > size and (chunk := os.read(fd, 1 << 16)):
             chunks.append(chunk)
         return b"".join(chunks)
     except OSError:

@@ -89,11 +89,12 @@ def remember_proven(
     found: bool,
     before: int | None,
 ) -> None:
-    """:func:`remember` for a distribution whose every file forked workers proved.
+    """:func:`remember` for a distribution whose RECORD forked workers parsed, without its claims.
 
-    ``files`` are the records of the proven files that may be cached (settled or cached
-    already), in row order; ``found`` whether an entry was found, ``before`` its ``hash()`` (None
-    for a malformed one: it differs from any entry written).
+    ``files`` are the records of the files that matched RECORD and may be cached (settled
+    or cached already): those the workers proved, and those judged on the exact path, in
+    RECORD's order. ``found`` says whether a worker found an entry, ``before`` its ``hash()``
+    (None for a malformed one: it differs from any entry written).
     """
     intact = intact and len(files) == rows
     entry = cache.Entry(dist.path, record, dist.root if intact else None, files)

@@ -247,7 +247,8 @@ def _parse(
         # A cache entry that no longer settles it: files changed since, or it was broken
         # then. A repair step will likely name it: its words are judged here, in parallel.
         found and unsafe_words(dist.name, dist.version or None) is None,
-        through_links(paths, dist.location) if memo_dir is None else None,
+        # A system package manager's files are its own to judge (see verify._linked_out).
+        through_links(paths, dist.location) if memo_dir is None and not dist.system_managed else None,
         Proved(index, AT_PARSE, proofs, files, done),
         work[0] + len(proofs),
         work[1] + done,

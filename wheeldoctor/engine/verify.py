@@ -16,6 +16,7 @@ from wheeldoctor.engine import cache, cached, hashing
 from wheeldoctor.engine.fork import can_fork
 from wheeldoctor.engine.hashing import default_jobs
 from wheeldoctor.engine.link_memo import link_memo
+from wheeldoctor.engine.messages import AT_PARSE
 from wheeldoctor.engine.spread import rows_estimate
 from wheeldoctor.engine.states import ProgressSink, hash_claims
 from wheeldoctor.judge.claims import Claim, ownership, recorded_bytes, resolve
@@ -153,7 +154,7 @@ def _linked_out(
     judged = [
         (dist, recorded[dist.path][2])
         for report in verification.reports
-        if (dist := report.dist) is not None and not _system(dist) and dist.path in recorded
+        if (dist := report.dist) is not None and not dist.system_managed and dist.path in recorded
     ]
     memo = link_memo(cache_dir, judged)
     clear = memo is not None and memo.holds()
@@ -164,7 +165,7 @@ def _linked_out(
     for report in verification.reports:
         dist = report.dist
         paths, unproven, _, linked = recorded.get(dist.path, _UNRECORDED) if dist is not None else _UNRECORDED
-        if dist is None or _system(dist):
+        if dist is None or dist.system_managed:
             resolved = {}
         elif linked is not None and memo is None:  # its worker looked at the directories: the files are left
             resolved = {**linked, **through_links(paths, dist.location, unproven, directories=False)}
@@ -191,10 +192,6 @@ def _linked_out(
     return replace(verification, reports=tuple(reports))
 
 
-def _system(dist: InstalledDistribution) -> bool:
-    return dist.managed_by is not None and dist.managed_by.tool.system
-
-
 def _verify_spread(
     checked: Sequence[InstalledDistribution],
     everybody: list[InstalledDistribution],
@@ -210,7 +207,8 @@ def _verify_spread(
 
     ``recorded`` is filled for the link check (see :func:`_linked_out`): each checked
     distribution's paths, those its workers did not prove (a proof ``lstat``-s a
-    regular file; a held cache verdict proved every file so), and its RECORD's fingerprint.
+    regular file; a held cache verdict proved every file so), its RECORD's fingerprint,
+    and the paths a directory link takes elsewhere where its worker looked (else None).
 
     The parent keeps what needs the whole picture: the paths that several rows claim, and
     whatever the workers could not prove, which it judges exactly as the threads do.
@@ -320,12 +318,18 @@ def _verify_spread(
             keyed = replace(dist, record_identity=identity)
             cached.remember(cache_dir, keyed, intact, claims_of(i), states, before, started)
         elif (rows := parsed[i].rows) is not None:  # the workers made the records of the files they proved
-            files = list(chain.from_iterable(parsed[i].files[first] for first in sorted(parsed[i].files)))
+            pieces = parsed[i].files
+            files = list(chain.from_iterable(pieces[first] for first in sorted(pieces)))
             if i in unproven:  # and those judged here: their own records (a shared path proved has one)
                 proofs = {proof[0] for proof in parsed[i].proofs}
                 for k in unproven[i]:
                     if k not in proofs and (record := cached.file_record(claim_at(i, k), states, started)):
                         files.append(record)
+            if i in unproven or (AT_PARSE in pieces and len(pieces) > 1):
+                # Each piece's records are in row order, but not one after another: put them in
+                # RECORD's order, as every other writer does, or each would rewrite the other's entry.
+                row = {path: k for k, path in enumerate(parsed[i].paths)}
+                files.sort(key=lambda record: row[record[0]])
             cached.remember_proven(
                 cache_dir, dist, identity, intact, tuple(files), len(rows), parsed[i].found, parsed[i].before
             )

@@ -63,6 +63,11 @@ class InstalledDistribution:
         """Whether this is an ``.egg-info`` install, which has no RECORD by design."""
         return self.path.lower().endswith(".egg-info")
 
+    @property
+    def system_managed(self) -> bool:
+        """Whether a system package manager or conda holds it: its files are that manager's to judge."""
+        return self.managed_by is not None and self.managed_by.tool.system
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Environment:

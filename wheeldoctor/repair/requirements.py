@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from wheeldoctor.judge.compat import CompatibilityFinding
 from wheeldoctor.judge.deps import DependencyConflict
 from wheeldoctor.judge.duplicates import Duplicate
-from wheeldoctor.model.environment import Environment, InstalledDistribution
+from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.findings import Code
 
 if TYPE_CHECKING:  # the commands' words are imported where there is something to repair: a healthy deps builds none
@@ -136,7 +136,7 @@ def remedy_steps(duplicate: Duplicate, env: Environment) -> tuple[tuple[StepKind
 
     active = duplicate.active
     count = 1 + sum(1 for d in duplicate.stale if d.location == active.location)
-    if count == 1 or any(_system(d) for d in duplicate.distributions if d.location == active.location):
+    if count == 1 or any(d.system_managed for d in duplicate.distributions if d.location == active.location):
         # pip or uv would remove files a system package manager owns: that manager decides.
         return ()
     if untrusted(active) is not None:
@@ -165,10 +165,6 @@ def refused(duplicate: Duplicate) -> str | None:
     from wheeldoctor.repair.steps import untrusted
 
     return untrusted(duplicate.active)
-
-
-def _system(dist: InstalledDistribution) -> bool:
-    return dist.managed_by is not None and dist.managed_by.tool.system
 
 
 def removal_elsewhere(duplicate: Duplicate, env: Environment) -> dict[str, str | None]:
