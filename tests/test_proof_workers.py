@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import VenvFactory, WheelFactory, uv_install
+from helpers import Venv, VenvFactory, WheelFactory, uv_install
 
 from wheeldoctor.engine import hashing
 from wheeldoctor.engine.spread import look_batches, repeated, rows_estimate
@@ -299,6 +299,14 @@ def test_the_paths_several_rows_claim_are_found_across_and_within_records() -> N
     assert repeated([["/a", "/x", "/a"], ["/c"]]) == {"/a"}  # a RECORD that lists a path twice
 
 
+def _subpackage(venv_factory: VenvFactory, wheel_factory: WheelFactory) -> tuple[Venv, dict[str, bytes]]:
+    """A venv holding ``proven`` with a dozen files in ``proven/sub``, and those files."""
+    files = {f"proven/sub/m{i:02d}.py": f"VALUE = {i}\n".encode() for i in range(12)}
+    venv = venv_factory()
+    uv_install(venv, "--no-deps", wheel_factory("proven", "1.0", {"proven/__init__.py": b"", **files}))
+    return venv, files
+
+
 def test_a_directory_moved_out_behind_a_link_is_wd008_while_the_cache_vouches_for_its_files(
     venv_factory: VenvFactory,
     wheel_factory: WheelFactory,
@@ -308,9 +316,7 @@ def test_a_directory_moved_out_behind_a_link_is_wd008_while_the_cache_vouches_fo
 ) -> None:
     """Each file under the link is still a regular file with its fingerprint (an lstat follows the
     directory link): only the directory's own lstat tells that the path leaves the environment."""
-    files = {f"proven/sub/m{i:02d}.py": f"VALUE = {i}\n".encode() for i in range(12)}
-    venv = venv_factory()
-    uv_install(venv, "--no-deps", wheel_factory("proven", "1.0", {"proven/__init__.py": b"", **files}))
+    venv, files = _subpackage(venv_factory, wheel_factory)
     site = venv.site_packages
     monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)
     store = tmp_path / "cache"
@@ -343,9 +349,7 @@ def test_without_a_cache_the_workers_look_for_directory_links_and_the_parent_doe
     a cache the parent climbs them itself, noting what it stats for the memo."""
     from wheeldoctor.where import links
 
-    files = {f"proven/sub/m{i:02d}.py": f"VALUE = {i}\n".encode() for i in range(12)}
-    venv = venv_factory()
-    uv_install(venv, "--no-deps", wheel_factory("proven", "1.0", {"proven/__init__.py": b"", **files}))
+    venv, files = _subpackage(venv_factory, wheel_factory)
     site = venv.site_packages
     moved = tmp_path / "moved"
     os.rename(site / "proven/sub", moved)
