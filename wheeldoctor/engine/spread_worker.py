@@ -100,7 +100,10 @@ def _serve(
         if isinstance(task, Look):
             answer: Message = _look(task.indices, dists, checked, cache_dir if usable else None)
         elif isinstance(task, Parse):
-            answer = _parse(task.dist, dists[task.dist], checked[task.dist], cache_dir if usable else None, cache_dir)
+            # No cache, no link memo: the directories on the paths are looked at while parsing.
+            answer = _parse(
+                task.dist, dists[task.dist], checked[task.dist], cache_dir if usable else None, cache_dir is None
+            )
         else:
             assert isinstance(task, Prove)
             answer = _prove_piece(
@@ -161,14 +164,12 @@ def _weight(dist: InstalledDistribution, checked: bool) -> int:
     return len(data) * PARSE_WEIGHT + max(map(int, _BIG_SIZE.findall(data)), default=0)
 
 
-def _parse(
-    index: int, dist: InstalledDistribution, checked: bool, cache_dir: str | None, memo_dir: str | None
-) -> RecordParsed:
+def _parse(index: int, dist: InstalledDistribution, checked: bool, cache_dir: str | None, links: bool) -> RecordParsed:
     """Read, parse and resolve an unsettled RECORD (see :func:`_look`), read its cache entry, cut the work in pieces.
 
-    Without ``memo_dir`` (the run's cache directory, usable or not) no memo keeps the link
-    check's answer, so the directories on a checked distribution's paths are looked at
-    here, in parallel, instead of by the parent once every file is proved.
+    ``links``: look at the directories on a checked distribution's paths for symbolic links
+    here, in parallel, instead of the parent once every file is proved (where no memo keeps
+    the link check's answer: a run without a cache).
     """
     read = with_record(dist)
     claims, outside = resolve(read)
@@ -248,7 +249,7 @@ def _parse(
         # then. A repair step will likely name it: its words are judged here, in parallel.
         found and unsafe_words(dist.name, dist.version or None) is None,
         # A system package manager's files are its own to judge (see verify._linked_out).
-        through_links(paths, dist.location) if memo_dir is None and not dist.system_managed else None,
+        through_links(paths, dist.location) if links and not dist.system_managed else None,
         Proved(index, AT_PARSE, proofs, files, done),
         work[0] + len(proofs),
         work[1] + done,
