@@ -24,6 +24,7 @@ from wheeldoctor.gate.predicate import IntactGate
 from wheeldoctor.judge.files import Status
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.findings import Code
+from wheeldoctor.model.record_fields import encode_digest
 from wheeldoctor.model.sitedirs import lookup_key
 from wheeldoctor.where.environment import load_environment, scan_location
 
@@ -267,7 +268,7 @@ def _signed(head: object, digests: object = ()) -> bytes:
 def test_signed_builds_entries_as_encode_does() -> None:
     entry = _entry()
     (path, fingerprint, digests) = entry.files[0]
-    head = (entry.dist_path, entry.record, entry.verdict_root, (path,), (fingerprint,))
+    head = (entry.dist_path, entry.record, entry.verdict_root, (path,), (fingerprint,), None)
     assert cache.decode(_signed(head, (digests,))) == entry
     assert cache.decode(_signed((*head[:2], None, *head[3:]), (digests,))) != entry
 
@@ -276,12 +277,18 @@ def test_signed_builds_entries_as_encode_does() -> None:
     ("head", "digests"),
     [
         ({"not": "a tuple"}, ()),
-        (("path", (1, 2, 3), None, (), ()), ()),  # RECORD's identity too short
-        (("p", (1, 2, 3, 4, 5), 7, (), ()), ()),  # a verdict root that is no path
-        (("p", (1, 2, 3, 4, 5), None, ("a",), ()), ()),  # a path without its fingerprint
-        (("p", (1, 2, 3, 4, 5), None, ("a",), ((1, 2, 3, 4, 5),)), ()),  # a file without digests
-        (("p", (1, 2, 3, 4, 5), None, [], []), ()),  # lists, which we never write
-        (("p", (1, 2, 3, 4, 5), None, (), (), "more"), ()),  # another layout
+        (("path", (1, 2, 3), None, (), (), None), ()),  # RECORD's identity too short
+        (("p", (1, 2, 3, 4, 5), 7, (), (), None), ()),  # a verdict root that is no path
+        (("p", (1, 2, 3, 4, 5), None, ("a",), (), None), ()),  # a path without its fingerprint
+        (("p", (1, 2, 3, 4, 5), None, ("a",), ((1, 2, 3, 4, 5),), None), ()),  # a file without digests
+        (("p", (1, 2, 3, 4, 5), None, [], [], None), ()),  # lists, which we never write
+        (("p", (1, 2, 3, 4, 5), None, (), (), None, "more"), ()),  # another layout
+        (("p", (1, 2, 3, 4, 5), None, (), ()), ()),  # the layout before judged files were kept
+        (("p", (1, 2, 3, 4, 5), "/", (), (), ("/", (), None)), ()),  # an intact verdict with judged files
+        (("p", (1, 2, 3, 4, 5), None, (), (), ("/", ())), ()),  # judged files without their words
+        (("p", (1, 2, 3, 4, 5), None, (), (), ("/", [], None)), ()),  # judged files in a list
+        (("p", (1, 2, 3, 4, 5), None, (), (), (7, (), None)), ()),  # judged under no root
+        (("p", (1, 2, 3, 4, 5), None, (), (), ("/", (), ("x", None))), ()),  # words without packaging's version
     ],
 )
 def test_well_formed_but_wrong_shape_is_a_miss(head: object, digests: object) -> None:
@@ -294,7 +301,7 @@ def test_malformed_file_records_are_not_used(
     dist, _ = check(shared, cache_dir, processes=processes)
     entry = read_entry(cache_dir, dist)
     paths, fingerprints, digests = zip(*entry.files, strict=True)
-    head = (entry.dist_path, entry.record, entry.verdict_root, (*paths, "p"), (*fingerprints, (1, 2)))
+    head = (entry.dist_path, entry.record, entry.verdict_root, (*paths, "p"), (*fingerprints, (1, 2)), None)
     bad = _signed(head, (*digests, "not digests"))
     entry_file(cache_dir, dist).write_bytes(bad)
     monkeypatch.setattr(sys, "path", [str(shared.site_packages), *sys.path])
@@ -380,6 +387,7 @@ def test_with_one_file_changed_the_entry_keeps_every_other_file_whoever_judged_t
     assert forks
     threads, workers = entries[False], entries[True]
     assert (workers.verdict_root, workers.files) == (threads.verdict_root, threads.files)  # in RECORD's order
+    assert workers.judged == threads.judged and workers.judged is not None  # the changed file, as judged
     kept = {path for path, _, _ in workers.files}
     assert str(victim) not in kept
     assert kept >= {str(own.site_packages / p) for p in FILES} - {str(victim)}  # the link's path too
@@ -494,6 +502,108 @@ def test_a_verdict_that_no_longer_holds_is_judged_as_without_a_cache(
     assert (warm.reports[0].status is Status.INTACT) == (
         damage in ("only its ctime moved", "a symlink to the same bytes")
     )
+
+
+@pytest.mark.parametrize("writer", ["threads", "workers"])
+def test_a_distribution_whose_findings_are_its_files_alone_is_settled_on_them_as_judged(
+    own: Venv, cache_dir: Path, workers: None, writer: str
+) -> None:
+    """A CA bundle with a certificate appended fails every check: while every fingerprint holds,
+    a warm check judges it again from the states kept with its verdict, without reading RECORD."""
+    import packaging
+
+    appended = own.site_packages / "cachedemo/data.bin"
+    appended.write_bytes(BIG + b"-----BEGIN CERTIFICATE-----\n")
+    patched = own.site_packages / "cachedemo/__init__.py"
+    patched.write_bytes(b"VALUE = 2\n")  # same size
+    _settle()
+    dist, cold = check(own, cache_dir, processes=writer == "workers")
+    assert [(f.code, f.path) for f in cold.reports[0].findings] == [
+        (Code.HASH_MISMATCH, "cachedemo/__init__.py"),
+        (Code.SIZE_MISMATCH, "cachedemo/data.bin"),
+    ]
+    assert "appended" in cold.reports[0].findings[1].message  # read as evidence: its prefix's digest
+    entry = read_entry(cache_dir, dist)
+    assert entry.verdict_root is None and entry.judged is not None
+    root, judged, words = entry.judged
+    assert (root, [kept[0] for kept in judged]) == (dist.root, [str(patched), str(appended)])
+    assert words == ("cachedemo", "1.0", packaging.__version__)
+    kept_files = {path for path, _, _ in entry.files}
+    assert kept_files.isdisjoint({str(patched), str(appended)}) and len(kept_files) + 2 == len(cold.states)
+    _, warm = check(own, cache_dir, processes=True)
+    _, fresh = check(own, None, processes=True)
+    assert _judged(warm) == _judged(cold) == _judged(fresh)
+    assert warm.states[str(appended)].cached and warm.states[str(appended)].prefixes
+    assert read_entry(cache_dir, dist) == entry  # nothing rewritten
+    # Proof that the kept states answered: another digest planted in one is what the warm check reports.
+    planted = tuple(
+        (*kept[:4], (("sha256", b"\x00" * 32),), *kept[5:]) if kept[0] == str(patched) else kept for kept in judged
+    )
+    entry_file(cache_dir, dist).write_bytes(
+        cache.encode(cache.Entry(entry.dist_path, entry.record, None, entry.files, (root, planted, words)))
+    )
+    _, believed = check(own, cache_dir, processes=True)
+    assert believed.reports[0].findings[0].found == "sha256=" + encode_digest(b"\x00" * 32)
+    # The gate takes no verdict with findings, and keeps it where it writes the same files.
+    assert not cache.verdict_holds(str(cache_dir), dist.path, dist.root)
+    entry_file(cache_dir, dist).write_bytes(cache.encode(entry))
+    assert gate_process(own, {"WHEELDOCTOR_CACHE_DIR": str(cache_dir)}, "cachedemo")[0] == [False]
+    assert read_entry(cache_dir, dist) == entry
+    # One of them changed again: judged again, as without a cache.
+    appended.write_bytes(BIG + b"-----BEGIN CERTIFICATE-----\nMORE\n")
+    _, changed = check(own, cache_dir, processes=True)
+    _, fresh = check(own, None, processes=True)
+    assert _judged(changed) == _judged(fresh) != _judged(cold)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "a file is missing",
+        "a RECORD row that is no row",
+    ],
+)
+def test_no_verdict_is_kept_where_a_finding_is_not_a_files_bytes(
+    own: Venv, cache_dir: Path, processes: bool, damage: str
+) -> None:
+    (own.site_packages / "cachedemo/__init__.py").write_bytes(b"VALUE = 2\n")  # kept as judged, alone
+    leaf = own.site_packages / "cachedemo/sub/leaf.txt"
+    if damage == "a file is missing":
+        leaf.unlink()
+    else:
+        record = own.dist_info("cachedemo") / "RECORD"
+        record.write_text(record.read_text() + "cachedemo/extra.txt,sha256=not!base64,5\n")
+    _settle()
+    dist, cold = check(own, cache_dir, processes=processes)
+    assert cold.reports[0].status is Status.BROKEN
+    entry = read_entry(cache_dir, dist)
+    assert (entry.verdict_root, entry.judged) == (None, None)
+    _, warm = check(own, cache_dir, processes=processes)
+    assert _judged(warm) == _judged(cold)
+
+
+def test_judged_files_of_another_shape_are_not_believed(own: Venv, cache_dir: Path, workers: None) -> None:
+    (own.site_packages / "cachedemo/__init__.py").write_bytes(b"VALUE = 2\n")
+    _settle()
+    dist, cold = check(own, cache_dir, processes=True)
+    entry = read_entry(cache_dir, dist)
+    assert entry.judged is not None
+    root, (kept,), words = entry.judged
+    record = entry.record
+    for bad in [
+        (*kept[:3], "missing", *kept[4:]),  # a state with no fingerprint to prove
+        (*kept[:1], kept[1][:4], *kept[2:]),  # a row without its line
+        (*kept[:5], "1", kept[6]),  # links that are no number
+        (*kept[:6], ((1, (("sha256", "text"),)),)),  # a prefix digest that is no bytes
+        kept[:6],
+    ]:
+        entry_file(cache_dir, dist).write_bytes(
+            cache.encode(cache.Entry(entry.dist_path, record, None, entry.files, (root, (bad,), words)))
+        )
+        assert cache.load_verdict(str(cache_dir), dist.path, record, dist.root, judged=True) is None
+        _, warm = check(own, cache_dir, processes=True)
+        assert _judged(warm) == _judged(cold)
+        assert not warm.states[str(own.site_packages / "cachedemo/__init__.py")].cached  # hashed again
 
 
 def test_a_settled_distribution_with_a_shared_path_is_judged_with_its_rivals(

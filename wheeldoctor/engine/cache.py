@@ -11,6 +11,12 @@ matched), so its files are exactly RECORD's rows. A warm path needs no digest: t
 verdict, the paths and their fingerprints come first in the file, so it decodes only
 those (:func:`load_verdict`), and proves the verdict with one stat per file.
 
+A distribution whose only findings are files that did not match their rows (a CA bundle
+with a certificate appended, a patched module) keeps a verdict too: the root it was judged
+under, and each such file's row and state as judged (:data:`JudgedFile`). While every file,
+those included, keeps its fingerprint, a warm path judges those rows again from their
+stored states, without reading RECORD. Only the intact verdict answers the gate.
+
 What is trusted: that any change to a file's bytes moves its ctime (the kernel sets it
 on every write, truncate, rename onto it, and ``os.utime`` cannot set it back), and that
 the cache directory is written only by us. Files changed too recently to be told apart
@@ -43,7 +49,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 #: Bump when the layout of an entry changes; old entries are then misses and rewritten.
-FORMAT = 2
+FORMAT = 3
 #: Entries are marshal data, whose format is only promised within one Python version.
 TAG = (sys.implementation.cache_tag or f"{sys.implementation.name}-{sys.version_info[:2]}").encode()
 #: The stages whose code decides what an entry or a memo holds: reading, parsing, obtaining and judging.
@@ -143,6 +149,19 @@ _OPEN_WRITE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
 Digests = tuple[tuple[str, bytes], ...]
 FileRecord = tuple[str, Identity, Digests]
 """One cached file: its absolute path, its fingerprint when hashed, its digests."""
+Row = tuple[str, "str | None", "bytes | None", "int | None", int]
+"""A RECORD row as a plain tuple: (path as written, algorithm, raw digest, size, line)."""
+JudgedFile = tuple[str, Row, Identity, str, Digests, int, tuple[tuple[int, Digests], ...]]
+"""A file that did not match its row, as judged: (absolute path, the row, its fingerprint,
+its state's status (``hashed`` or ``size-only``), digests, links and prefixes)."""
+Words = tuple[str, "str | None", str]
+"""A distribution's name and version, and the version of packaging that found them fit for a command line."""
+Judged = tuple[str, tuple[JudgedFile, ...], "Words | None"]
+"""A verdict with findings: the root it was judged under, the files that did not match, and
+the words a repair step would name it by, where they were found fit (see
+:mod:`wheeldoctor.formats.names`)."""
+#: The statuses a judged file may keep: a regular file seen at a fingerprint.
+_JUDGED_STATUSES = ("hashed", "size-only")
 
 
 class Entry:
@@ -152,16 +171,23 @@ class Entry:
     the whole warm gate is allowed to take.
     """
 
-    __slots__ = ("dist_path", "files", "record", "verdict_root")
+    __slots__ = ("dist_path", "files", "judged", "record", "verdict_root")
 
     def __init__(
-        self, dist_path: str, record: Identity, verdict_root: str | None, files: tuple[FileRecord, ...]
+        self,
+        dist_path: str,
+        record: Identity,
+        verdict_root: str | None,
+        files: tuple[FileRecord, ...],
+        judged: Judged | None = None,
     ) -> None:
         self.dist_path = dist_path
         self.record = record
         #: The environment root the distribution verified intact under; None if it did not.
         self.verdict_root = verdict_root
         self.files = files
+        #: Where it did not, but every finding was a file that did not match: see :data:`Judged`.
+        self.judged = judged
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Entry) and self._fields() == other._fields()
@@ -170,10 +196,11 @@ class Entry:
         return hash(self._fields())
 
     def __repr__(self) -> str:
-        return f"Entry({self.dist_path!r}, {len(self.files)} files, verdict_root={self.verdict_root!r})"
+        judged = None if self.judged is None else len(self.judged[1])
+        return f"Entry({self.dist_path!r}, {len(self.files)} files, verdict_root={self.verdict_root!r}, {judged=})"
 
     def _fields(self) -> tuple[object, ...]:
-        return (self.dist_path, self.record, self.verdict_root, self.files)
+        return (self.dist_path, self.record, self.verdict_root, self.files, self.judged)
 
 
 def directory() -> str | None:
@@ -254,15 +281,20 @@ def load(cache_dir: str, dist_path: str, record: Identity) -> Entry | None:
     return entry
 
 
-Verdict = tuple[tuple[str, ...], tuple[Identity, ...]]
-"""What a warm path reads of an entry with a verdict: (paths, their fingerprints)."""
+Verdict = tuple[tuple[str, ...], tuple[Identity, ...], tuple[JudgedFile, ...], "Words | None"]
+"""What a warm path reads of an entry with a verdict: (paths, their fingerprints, the files
+judged not to match, the words found fit)."""
 
 
-def load_verdict(cache_dir: str, dist_path: str, record: Identity, root: str) -> Verdict | None:
+def load_verdict(
+    cache_dir: str, dist_path: str, record: Identity, root: str, *, judged: bool = False
+) -> Verdict | None:
     """The intact verdict under ``root`` of the entry made from this very RECORD, digests left unread.
 
-    None when there is none. The fingerprints are as stored: a malformed one (never
-    written by us) simply never equals a file's, so it proves nothing.
+    None when there is none. ``judged``: a verdict with findings (see :data:`Judged`) is
+    taken too, its judged files checked for the shape we write. The fingerprints are as
+    stored: a malformed one (never written by us) simply never equals a file's, so it
+    proves nothing.
     """
     data = read(entry_path(cache_dir, dist_path))
     parts = None if data is None else _parts(data)
@@ -271,10 +303,15 @@ def load_verdict(cache_dir: str, dist_path: str, record: Identity, root: str) ->
     head = _head(parts[0])
     if head is None:
         return None
-    found_path, found_record, verdict_root, paths, identities = head
-    if found_path != dist_path or found_record != record or verdict_root != root or len(paths) != len(identities):
+    found_path, found_record, verdict_root, paths, identities, found_judged = head
+    if found_path != dist_path or found_record != record or len(paths) != len(identities):
         return None
-    return paths, identities
+    if verdict_root == root:
+        return paths, identities, (), None
+    if not judged or found_judged is None or found_judged[0] != root or not found_judged[1]:
+        return None
+    _, files, words = found_judged
+    return (paths, identities, files, words) if all(map(is_judged_file, files)) else None
 
 
 def verdict_holds(cache_dir: str, dist_path: str, root: str) -> bool:
@@ -287,7 +324,7 @@ def verdict_holds(cache_dir: str, dist_path: str, root: str) -> bool:
     verdict = load_verdict(cache_dir, dist_path, record, root)
     # One thread: spread over threads, the stats of torch's 11,847 files took 2x as long on
     # 16 cores (each stat takes the GIL back after its system call, and the threads queue).
-    return verdict is not None and all_unchanged(*verdict, follow=True)
+    return verdict is not None and all_unchanged(verdict[0], verdict[1], follow=True)
 
 
 def all_unchanged(paths: Sequence[str], fingerprints: Sequence[Identity], *, follow: bool) -> bool:
@@ -378,7 +415,8 @@ def encode(entry: Entry) -> bytes:
     """The bytes of an entry file: header, checksum, then two marshal payloads.
 
     The first (with its length before it) holds all a warm path reads: the RECORD, the
-    verdict, the paths and their fingerprints. The second holds the digests.
+    verdict, the paths and their fingerprints, the files judged not to match. The second
+    holds the digests.
     """
     files = entry.files
     head = marshal.dumps(
@@ -388,6 +426,7 @@ def encode(entry: Entry) -> bytes:
             entry.verdict_root,
             tuple([record[0] for record in files]),
             tuple([record[1] for record in files]),
+            entry.judged,
         )
     )
     payload = len(head).to_bytes(_LENGTH_BYTES, "big") + head + marshal.dumps(tuple([record[2] for record in files]))
@@ -406,16 +445,16 @@ def decode(data: bytes) -> Entry | None:
         digests = marshal.loads(parts[1])
     except (EOFError, ValueError, TypeError, MemoryError):  # a crafted length asks for gigabytes
         return None
-    dist_path, record, verdict_root, paths, identities = head
+    dist_path, record, verdict_root, paths, identities, judged = head
     if not isinstance(digests, tuple) or not len(paths) == len(identities) == len(digests):
         return None
     # The checksum vouches for the bytes and the header for the writer, so only the outer
     # shape is checked here (per-file checks would cost the warm gate more than its stats);
-    # readers of ``files`` treat a malformed record as a miss.
-    return Entry(dist_path, record, verdict_root, tuple(zip(paths, identities, digests, strict=True)))
+    # readers of ``files`` (and of the judged files) treat a malformed record as a miss.
+    return Entry(dist_path, record, verdict_root, tuple(zip(paths, identities, digests, strict=True)), judged)
 
 
-Head = tuple[str, Identity, "str | None", tuple[str, ...], tuple[Identity, ...]]
+Head = tuple[str, Identity, "str | None", tuple[str, ...], tuple[Identity, ...], "Judged | None"]
 
 
 def _parts(data: bytes) -> tuple[memoryview, memoryview] | None:
@@ -437,7 +476,7 @@ def _head(data: memoryview) -> Head | None:
     """The first payload, if it has the outer shape we write."""
     try:
         value = marshal.loads(data)
-        dist_path, record, verdict_root, paths, identities = value
+        dist_path, record, verdict_root, paths, identities, judged = value
     except (EOFError, ValueError, TypeError, MemoryError):  # a crafted length asks for gigabytes
         return None
     if not (
@@ -446,9 +485,10 @@ def _head(data: memoryview) -> Head | None:
         and (verdict_root is None or isinstance(verdict_root, str))
         and type(paths) is tuple
         and type(identities) is tuple
+        and (judged is None or (verdict_root is None and _is_judged(judged)))  # an intact verdict judged nothing
     ):
         return None
-    return dist_path, record, verdict_root, paths, identities
+    return dist_path, record, verdict_root, paths, identities, judged
 
 
 def _is_identity(value: object) -> bool:
@@ -463,9 +503,62 @@ def is_file_record(value: object) -> bool:
     if type(value) is not tuple or len(value) != 3:
         return False
     path, fingerprint, digests = value
-    if type(path) is not str or type(digests) is not tuple or not _is_identity(fingerprint):
+    return type(path) is str and _is_identity(fingerprint) and _are_digests(digests)
+
+
+def _is_judged(value: object) -> bool:
+    """The outer shape of :data:`Judged`; its files are checked where they are used (:func:`load_verdict`)."""
+    if type(value) is not tuple or len(value) != 3:
         return False
-    for pair in digests:
+    root, files, words = value
+    return type(root) is str and type(files) is tuple and (words is None or _are_words(words))
+
+
+def _are_words(value: object) -> bool:
+    if type(value) is not tuple or len(value) != 3:
+        return False
+    name, version, packaging = value
+    return type(name) is str and (version is None or type(version) is str) and type(packaging) is str
+
+
+def is_judged_file(value: object) -> bool:
+    """Whether ``value`` has the shape of a :data:`JudgedFile` (exact types: marshal makes no others)."""
+    if type(value) is not tuple or len(value) != 7:
+        return False
+    path, row, fingerprint, status, digests, links, prefixes = value
+    if not (
+        type(path) is str
+        and _is_row(row)
+        and _is_identity(fingerprint)
+        and status in _JUDGED_STATUSES
+        and _are_digests(digests)
+        and type(links) is int
+        and type(prefixes) is tuple
+    ):
+        return False
+    for prefix in prefixes:
+        if type(prefix) is not tuple or len(prefix) != 2 or type(prefix[0]) is not int or not _are_digests(prefix[1]):
+            return False
+    return True
+
+
+def _is_row(value: object) -> bool:
+    if type(value) is not tuple or len(value) != 5:
+        return False
+    written, algorithm, digest, size, line = value
+    return (
+        type(written) is str
+        and (algorithm is None or type(algorithm) is str)
+        and (digest is None or type(digest) is bytes)
+        and (size is None or type(size) is int)
+        and type(line) is int
+    )
+
+
+def _are_digests(value: object) -> bool:
+    if type(value) is not tuple:
+        return False
+    for pair in value:
         if type(pair) is not tuple or len(pair) != 2 or type(pair[0]) is not str or type(pair[1]) is not bytes:
             return False
     return True

@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Container, Iterable, Mapping, Sequence
 
 from wheeldoctor.engine import cache
+from wheeldoctor.formats.names import fit_words
 from wheeldoctor.judge.claims import Claim, matches
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.files import FileState, FileStatus, Fingerprint
-from wheeldoctor.model.record import fast_tuple
+from wheeldoctor.model.record import RecordRow, fast_tuple
 
 
 def recall(cache_dir: str, dists: Sequence[InstalledDistribution]) -> dict[int, cache.Entry]:
@@ -55,15 +56,79 @@ def remember(
     states: Mapping[str, FileState],
     before: cache.Entry | None,
     started: int,
+    shared: Container[str] | None = None,
 ) -> None:
-    """Write back the files of ``dist`` that matched RECORD, and the verdict if ``intact`` and all did."""
+    """Write back the files of ``dist`` that matched RECORD, and the verdict if ``intact`` and all did.
+
+    ``shared``: the paths several rows claim. Given (where reading RECORD found nothing
+    and no row climbs out of the root), each other file that did not match is kept as
+    judged (:func:`judged_file`), and where every one may be, that is a verdict with findings.
+    """
     if dist.record_identity is None:
         return
-    files = [record for claim in claims if (record := file_record(claim, states, started)) is not None]
-    intact = intact and len(files) == len(claims)
-    entry = cache.Entry(dist.path, dist.record_identity, dist.root if intact else None, tuple(files))
+    files: list[cache.FileRecord] = []
+    odd: list[Claim] = []
+    for claim in claims:
+        record = file_record(claim, states, started)
+        if record is not None:
+            files.append(record)
+        else:
+            odd.append(claim)
+    intact = intact and not odd
+    judged = None if intact else _verdict(dist, judged_files(odd, states, started, shared))
+    entry = cache.Entry(dist.path, dist.record_identity, dist.root if intact else None, tuple(files), judged)
     if entry != before and (files or before is not None):
         cache.store(cache_dir, entry)
+
+
+def _verdict(dist: InstalledDistribution, judged: Sequence[cache.JudgedFile] | None) -> cache.Judged | None:
+    """A verdict with findings, with the words its repair step will name (see :func:`fit_words`)."""
+    return (dist.root, tuple(judged), fit_words(dist.name, dist.version or None)) if judged else None
+
+
+def judged_files(
+    claims: Sequence[Claim], states: Mapping[str, FileState], started: int, shared: Container[str] | None
+) -> list[cache.JudgedFile] | None:
+    """Each of ``claims`` (the files that did not match) as :func:`judged_file` keeps it; None unless all may be kept.
+
+    ``shared``: the paths several rows claim, never kept; None keeps none.
+    """
+    if shared is None:
+        return None
+    judged = []
+    for claim in claims:
+        odd = None if claim.path in shared else judged_file(claim, states, started)
+        if odd is None:
+            return None
+        judged.append(odd)
+    return judged
+
+
+def judged_file(claim: Claim, states: Mapping[str, FileState], started: int) -> cache.JudgedFile | None:
+    """``claim``'s file as judged, where its bytes did not match and it may be kept; else None.
+
+    Kept only for a regular file seen at a fingerprint (hashed, or too long or short to
+    read) that is not still settling, and only for a path its own row alone claims (the
+    caller's rule): its state then follows from its bytes and that row alone, so it is the
+    state a later check would find while the fingerprint holds.
+    """
+    state = states[claim.path]
+    fingerprint = state.fingerprint
+    if fingerprint is None or state.status not in (FileStatus.HASHED, FileStatus.SIZE_ONLY) or state.detail:
+        return None
+    identity = (fingerprint.size, fingerprint.mtime_ns, fingerprint.ctime_ns, fingerprint.inode, fingerprint.device)
+    if state.size != fingerprint.size or not (state.cached or cache.settled(identity, started)):
+        return None
+    row = claim.row
+    written = (row.path, row.algorithm, row.digest, row.size, row.line)
+    return (claim.path, written, identity, state.status.value, state.digests, state.links, state.prefixes)
+
+
+def judged_state(judged: cache.JudgedFile) -> tuple[RecordRow, FileState]:
+    """The row and the state :func:`judged_file` kept (from a verdict whose fingerprints held)."""
+    _, row, identity, status, digests, links, prefixes = judged
+    fingerprint = Fingerprint(*identity)
+    return RecordRow(*row), FileState(FileStatus(status), identity[0], digests, "", links, fingerprint, True, prefixes)
 
 
 def file_record(claim: Claim, states: Mapping[str, FileState], started: int) -> cache.FileRecord | None:
@@ -88,15 +153,19 @@ def remember_proven(
     rows: int,
     found: bool,
     before: int | None,
+    judged: Sequence[cache.JudgedFile] | None = None,
 ) -> None:
     """:func:`remember` for a distribution whose RECORD forked workers parsed, without its claims.
 
     ``files`` are the records of the files that matched RECORD and may be cached (settled
     or cached already): those the workers proved, and those judged on the exact path, in
     RECORD's order. ``found`` says whether a worker found an entry, ``before`` its ``hash()``
-    (None for a malformed one: it differs from any entry written).
+    (None for a malformed one: it differs from any entry written). ``judged``: every other
+    row's file as :func:`judged_file` keeps it, where each may be kept (else None).
     """
     intact = intact and len(files) == rows
-    entry = cache.Entry(dist.path, record, dist.root if intact else None, files)
+    whole = not intact and judged is not None and len(files) + len(judged) == rows
+    verdict = _verdict(dist, judged) if whole else None
+    entry = cache.Entry(dist.path, record, dist.root if intact else None, files, verdict)
     if hash(entry) != before and (files or found):
         cache.store(cache_dir, entry)

@@ -17,6 +17,10 @@ Proof = tuple[int, int, int, int, int, int, bool]
 """(row index, mtime_ns, ctime_ns, inode, device, links, whether the cache's fingerprint proved it)."""
 FileRecord = tuple[str, Identity, tuple[tuple[str, bytes], ...]]
 """A proven file's cache record: (absolute path, fingerprint, digests)."""
+JudgedFile = tuple[
+    str, Row, Identity, str, tuple[tuple[str, bytes], ...], int, tuple[tuple[int, tuple[tuple[str, bytes], ...]], ...]
+]
+"""A file kept as judged with a verdict (see :data:`wheeldoctor.engine.cache.JudgedFile`)."""
 Cut = tuple[int, int, int]
 """A piece of a RECORD's rows to prove: (first row, end row, weight)."""
 
@@ -57,13 +61,20 @@ class Stop(NamedTuple):
 
 # The workers' answers.
 class Settled(NamedTuple):
-    """The cache's verdict held for this distribution: its paths, and what its files weigh."""
+    """The cache's verdict held for this distribution: its paths, and what its files weigh.
+
+    ``judged``: the files a verdict with findings kept as judged (their paths are among
+    ``paths``), each of whose fingerprints held too; ``words_fit`` as for
+    :class:`RecordParsed`, asked where there are any.
+    """
 
     dist: int
     record: Identity
     paths: list[str]
     files: int
     size: int
+    judged: list[JudgedFile]
+    words_fit: bool
 
 
 class Looked(NamedTuple):

@@ -37,6 +37,7 @@ from wheeldoctor.engine import cache
 from wheeldoctor.engine.fork import fork, reap
 from wheeldoctor.engine.messages import (
     FileRecord,
+    JudgedFile,
     Look,
     Looked,
     Message,
@@ -69,6 +70,7 @@ class Parsed:
         "files",
         "found",
         "identity",
+        "judged",
         "linked",
         "outside",
         "paths",
@@ -88,6 +90,7 @@ class Parsed:
         found: bool = False,
         before: int | None = None,
         linked: dict[str, str] | None = None,
+        judged: Sequence[JudgedFile] = (),
     ) -> None:
         self.identity = identity
         self.paths = paths
@@ -106,6 +109,8 @@ class Parsed:
         self.before = before
         #: The paths a directory link takes elsewhere, where the worker looked (see ``RecordParsed``).
         self.linked = linked
+        #: Where a verdict with findings held: its files kept as judged (see ``Settled``).
+        self.judged = judged
 
 
 def spread(
@@ -187,7 +192,9 @@ def spread(
         if isinstance(message, Looked):
             reading.discard(fd)
             for settled in message.settled:
-                results[settled.dist] = Parsed(settled.record, settled.paths, None, None, (), ())
+                results[settled.dist] = Parsed(settled.record, settled.paths, None, None, (), (), judged=settled.judged)
+                if settled.words_fit:
+                    vouch(dists[settled.dist].name, dists[settled.dist].version or None)
                 totals[0] += settled.files
                 totals[1] += settled.size
                 backlog.append(settled)

@@ -15,6 +15,7 @@ import os
 import pickle
 import re
 from collections.abc import Sequence
+from itertools import chain
 from typing import cast
 
 from wheeldoctor.engine import cache
@@ -39,7 +40,7 @@ from wheeldoctor.engine.messages import (
 )
 from wheeldoctor.engine.proof_workers import prove_file, unchanged
 from wheeldoctor.engine.workers import send
-from wheeldoctor.formats.names import unsafe_words
+from wheeldoctor.formats.names import unsafe_words, vouch_kept
 from wheeldoctor.judge.claims import resolve
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.record import bytes_match
@@ -259,27 +260,36 @@ def _parse(index: int, dist: InstalledDistribution, checked: bool, cache_dir: st
 def _settled(index: int, dist: InstalledDistribution, checked: bool, cache_dir: str) -> Settled | None:
     """The distribution's paths and what its files weigh, if the cache's verdict holds; else None.
 
-    It holds when the cache has an intact verdict under this root for this very RECORD
-    (given only where there was no finding at all, so its files are exactly RECORD's rows)
-    and every file is still a regular file with the fingerprint at which it matched (one
-    lstat each, as the slow path proves a vouched file). Such a distribution has nothing to
-    report: only its paths go back, for the ownership map, and RECORD is not even parsed.
-    An unchecked distribution is wanted for its paths alone.
+    It holds when the cache has a verdict under this root for this very RECORD (intact,
+    given only where there was no finding at all, so its files are exactly RECORD's rows;
+    or one whose only findings were files that did not match, kept as judged with it) and
+    every file is still a regular file with the fingerprint at which it was judged (one
+    lstat each, as the slow path proves a vouched file). Such a distribution has nothing
+    new to report: only its paths go back, for the ownership map, with the judged files,
+    and RECORD is not even parsed. An unchecked distribution is wanted for its paths alone.
     """
     # The RECORD read already, if the parent read it (as the slow path keys the entry), else now.
     record = cache.settled_record_identity(dist.path) if dist.record_deferred else dist.record_identity
     if record is None:
         return None
-    verdict = cache.load_verdict(cache_dir, dist.path, record, dist.root)
+    verdict = cache.load_verdict(cache_dir, dist.path, record, dist.root, judged=True)
     if verdict is None:
         return None
-    paths, fingerprints = verdict
+    paths, fingerprints, judged, words = verdict
     size = 0
     if checked:
         if not cache.all_unchanged(paths, fingerprints, follow=False):  # also False for a malformed entry
             return None
-        size = sum(fingerprint[0] for fingerprint in fingerprints)
-    return Settled(index, record, list(paths), len(paths) if checked else 0, size)
+        odd = [judged_file[2] for judged_file in judged]
+        if judged and not cache.all_unchanged([judged_file[0] for judged_file in judged], odd, follow=False):
+            return None
+        size = sum(fingerprint[0] for fingerprint in chain(fingerprints, odd))
+    everything = [*paths, *(judged_file[0] for judged_file in judged)] if judged else list(paths)
+    # A repair step will name it: its words are judged here, in parallel (see _parse), or
+    # were when the verdict was kept.
+    name, version = dist.name, dist.version or None
+    fit = bool(judged) and checked and (vouch_kept(words, name, version) or unsafe_words(name, version) is None)
+    return Settled(index, record, everything, len(everything) if checked else 0, size, list(judged), fit)
 
 
 def _prove_piece(

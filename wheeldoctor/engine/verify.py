@@ -119,13 +119,16 @@ def verify_environment(
             if finding is not None:
                 findings.append(finding)
         reports.append(report_for(dist, findings))
+    shared = {path: claims for path, claims in owners.items() if len(claims) > 1}
     if cache_dir is not None:
         for dist, report in zip(checked, reports, strict=True):
             if judged_by_manager(dist):
                 continue
             intact = report.status is Status.INTACT
-            cached.remember(cache_dir, dist, intact, resolved[id(dist)][0], states, entries.get(id(dist)), started)
-    shared = {path: claims for path, claims in owners.items() if len(claims) > 1}
+            claims, outside = resolved[id(dist)]
+            # Files kept as judged only where every finding is a file's (see cached.remember).
+            apart = None if outside or (dist.record is not None and dist.record.problems) else shared
+            cached.remember(cache_dir, dist, intact, claims, states, entries.get(id(dist)), started, apart)
     # The engine's stats follow links: each file's own kind is unknown, so each is lstat-ed.
     looked: dict[str, Recorded] = {}
     for dist in checked:
@@ -276,9 +279,11 @@ def _verify_spread(
         if not flags[i]:
             continue
         paths, rows = done.paths, done.rows
-        if rows is None:  # the cache's verdict held: nothing to judge
+        if rows is None:  # the cache's verdict held: nothing to judge but the files it kept as judged
             assert done.identity is not None
             states.settle(everybody[i].path, done.identity)
+            for kept in done.judged:
+                given[kept[0]] = cached.judged_state(kept)[1]
             continue
         states.add(paths, rows, done.proofs)
         if len(done.proofs) < len(rows) or not shared.isdisjoint(paths):
@@ -307,31 +312,53 @@ def _verify_spread(
                 finding = judge(claim, states[claim.path], owners.get(claim.path) or (claim,))
                 if finding is not None:
                     findings.append(finding)
+        for kept in done.judged:  # judged again from the states kept (none of its paths is shared)
+            written, state = cached.judged_state(kept)
+            claim = make(Claim, (dist, written, kept[0]))
+            finding = judge(claim, state, (claim,))
+            if finding is not None:
+                findings.append(finding)
         reports.append(report_for(dist, findings))
     for dist, report in zip(checked, reports, strict=True):
         i, intact = index[id(dist)], report.status is Status.INTACT
         identity = parsed[i].identity
         if cache_dir is None or identity is None:
             continue
+        # Files kept as judged only where every finding is a file's (see cached.remember).
+        apart = None if parsed[i].problems or parsed[i].outside else shared
         if i in here:  # read here, not by a worker: the general rule, with the claims
             before = cache.load(cache_dir, dist.path, identity)
             keyed = replace(dist, record_identity=identity)
-            cached.remember(cache_dir, keyed, intact, claims_of(i), states, before, started)
+            cached.remember(cache_dir, keyed, intact, claims_of(i), states, before, started, apart)
         elif (rows := parsed[i].rows) is not None:  # the workers made the records of the files they proved
             pieces = parsed[i].files
             files = list(chain.from_iterable(pieces[first] for first in sorted(pieces)))
+            odd: list[Claim] = []  # the files that did not match
             if i in unproven:  # and those judged here: their own records (a shared path proved has one)
                 proofs = {proof[0] for proof in parsed[i].proofs}
                 for k in unproven[i]:
-                    if k not in proofs and (record := cached.file_record(claim_at(i, k), states, started)):
+                    if k in proofs:
+                        continue
+                    claim = claim_at(i, k)
+                    if record := cached.file_record(claim, states, started):
                         files.append(record)
+                    else:
+                        odd.append(claim)
             if i in unproven or (AT_PARSE in pieces and len(pieces) > 1):
                 # Each piece's records are in row order, but not one after another: put them in
                 # RECORD's order, as every other writer does, or each would rewrite the other's entry.
                 row = {path: k for k, path in enumerate(parsed[i].paths)}
                 files.sort(key=lambda record: row[record[0]])
             cached.remember_proven(
-                cache_dir, dist, identity, intact, tuple(files), len(rows), parsed[i].found, parsed[i].before
+                cache_dir,
+                dist,
+                identity,
+                intact,
+                tuple(files),
+                len(rows),
+                parsed[i].found,
+                parsed[i].before,
+                cached.judged_files(odd, states, started, apart),
             )
         # Else the cache's verdict held (see spread_worker._settled): its entry stands as it is.
     return Verification(tuple(reports), owners, states)

@@ -75,6 +75,10 @@ def check(dist_path: str, location: str, root: str, cache_dir: str | None) -> bo
                 pass
     if cache_dir is not None and record is not None:
         entry = _entry(dist_path, record, root, outcomes)
+        if before is not None and before.judged is not None and not entry.verdict_root and entry.files == before.files:
+            # The verifier's judged files (see cache.Judged) are proved by their fingerprints
+            # where they are read: kept, or each would rewrite the other's entry.
+            entry = before
         if entry != before and (entry.files or before is not None):
             if ahead is not None and all(outcomes[i] == ahead[0][i] for i, _ in pending):
                 cache.write(cache_dir, cache.entry_path(cache_dir, dist_path), ahead[1])
