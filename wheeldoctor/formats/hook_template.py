@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import fnmatch
 import re
-import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -61,6 +60,8 @@ def template_pattern(template: str) -> str:
     audit; :meth:`KnownHook.matches` compiles one (``re``'s own cache keeps it) only when a
     hook's owner and file name already fit its entry.
     """
+    import string  # its Template compiles an expression on import: only where a template is read
+
     pattern: list[str] = []
     labels: set[str] = set()
     try:

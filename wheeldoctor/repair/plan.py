@@ -27,7 +27,6 @@ from wheeldoctor.judge.duplicates import Duplicate
 from wheeldoctor.judge.files import DistributionReport, Status
 from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding, Kind
-from wheeldoctor.repair.requirements import remedy_steps
 from wheeldoctor.repair.steps import (
     RECORD_INSTALLERS,
     Argv,
@@ -239,6 +238,8 @@ class _Planner:
         """Stale dist-infos where Python looks first: uninstall once per copy, then install once."""
         if not duplicate.failing:
             return
+        from wheeldoctor.repair.requirements import remedy_steps  # only where a duplicate is repaired
+
         active = duplicate.active
         stale_here = [d for d in duplicate.stale if d.location == active.location]
         if not stale_here:
