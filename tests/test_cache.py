@@ -696,6 +696,48 @@ def test_the_warm_verdict_sees_any_one_changed_or_missing_file(shared: Venv, cac
     assert cache.verdict_holds(str(cache_dir), dist.path, dist.root)
 
 
+@pytest.mark.unit
+@pytest.mark.parametrize("follow", [True, False])
+def test_every_file_is_proved_whether_its_directory_is_opened_or_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, follow: bool
+) -> None:
+    """A long run of files in one directory is stat'ed by name in it, a short one by path: either sees a change."""
+    files = [tmp_path / "long" / f"f{i:02}" for i in range(2 * cache._RUN)]
+    files += [tmp_path / "short" / "a", tmp_path / "short" / "b", tmp_path / "alone"]
+    for f in files:
+        f.parent.mkdir(exist_ok=True)
+        f.write_bytes(f.name.encode())
+    paths = [str(f) for f in files]
+    fingerprints = [cache.identity(os.stat(p)) for p in paths]
+    opened: list[str] = []
+    real_open = os.open
+
+    def counting_open(path: str, flags: int, *args: object, **kwargs: object) -> int:
+        opened.append(path)
+        return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", counting_open)
+    assert cache.all_unchanged(paths, fingerprints, follow=follow)
+    if cache._STAT_DIR_FD:
+        assert opened == [str(tmp_path / "long")]
+    for i in (0, cache._RUN - 1, 2 * cache._RUN - 1, len(files) - 2, len(files) - 1):
+        changed = list(fingerprints)
+        changed[i] = (*fingerprints[i][:2], fingerprints[i][2] + 1, *fingerprints[i][3:])  # another ctime
+        assert not cache.all_unchanged(paths, changed, follow=follow), i
+    monkeypatch.undo()
+    for i in (3, len(files) - 2):  # each file swapped for a link to a copy of its bytes
+        victim = files[i]
+        copy = victim.with_name(victim.name + ".copy")
+        os.rename(victim, copy)
+        victim.symlink_to(copy.name)
+        fingerprints[i] = cache.identity(os.stat(victim))  # what a stat through the link sees
+        assert cache.all_unchanged(paths, fingerprints, follow=True)
+        assert not cache.all_unchanged(paths, fingerprints, follow=False)
+        victim.unlink()
+        os.rename(copy, victim)
+        fingerprints[i] = cache.identity(os.stat(victim))
+
+
 def test_gate_never_writes_a_false_verdict(own: Venv, cache_dir: Path) -> None:
     victim = own.site_packages / "cachedemo/data.bin"
     victim.write_bytes(b"x" * len(BIG))
