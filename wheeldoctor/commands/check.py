@@ -171,7 +171,7 @@ def run_check(
 def _audit_data(env: Environment, walkers: int, cache_dir: str | None) -> list[Any]:
     """The hooks' owners and the unowned files (:func:`wheeldoctor.engine.unowned.audit_data`), in the walk's child."""
     from wheeldoctor.engine.unowned import audit_data
-    from wheeldoctor.where.hooks import hook_paths
+    from wheeldoctor.where.hook_files import hook_paths
 
     return audit_data(env, hook_paths(env), walkers, cache_dir)
 

@@ -1,48 +1,25 @@
 """Finding an environment's start-up hooks: .pth files, PEP 829 .start files, sitecustomize/usercustomize.
 
 The .pth files are the ones ``where/startup.py`` read as text; ``.start`` files and the
-modules on the search path are listed and read here. Each hook is judged by
-:mod:`wheeldoctor.judge.hooks`; nothing is run."""
+modules on the search path are listed and read by :mod:`wheeldoctor.where.hook_files`.
+Each hook is judged by :mod:`wheeldoctor.judge.hooks`; nothing is run."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
 
 from wheeldoctor.formats.hook_template import KnownHook
-from wheeldoctor.formats.start import EntryPoint, disables_imports, module_files, parse_start
+from wheeldoctor.formats.start import disables_imports
 from wheeldoctor.judge.hooks import HookAudit, HookKind, StartupHook, judged
 from wheeldoctor.judge.known_hooks import known_module, known_pth, known_start
 from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.ownership import Owner
-from wheeldoctor.model.record_fields import encode_digest
-from wheeldoctor.model.startup import PthRead, Startup
-from wheeldoctor.where.filesystem import ReadError, read_regular, stream_regular
-from wheeldoctor.where.startup import HOOK_STREAM_LIMIT
-
-#: A hook file above this size is not parsed, only hashed (none is near it): it fails as unreadable.
-_MODULE_LIMIT = 16 << 20
-_MODULES = ("sitecustomize", "usercustomize")
-
-
-def hook_paths(env: Environment) -> list[str]:
-    """Every start-up hook file of ``env``, and every module a ``.start`` entry point may name.
-
-    Their owners are looked up where the RECORDs are read.
-    """
-    if env.startup is None:
-        return []
-    paths = [pth.path for pth in env.startup.pth_files] + [path for path, _ in _modules(env.startup)]
-    for start in _start_files(env.startup):
-        paths.append(start.path)
-        for entry in start.entry_points:
-            if entry.module is not None:
-                paths.extend(_module_candidates(start.site_dir, entry.module))
-    return paths
+from wheeldoctor.model.startup import PthRead
+from wheeldoctor.where.filesystem import ReadError, read_regular
+from wheeldoctor.where.hook_files import StartRead, module_candidates, modules, read_digest, start_files
 
 
 def audit_hooks(
@@ -62,7 +39,7 @@ def audit_hooks(
     startup = env.startup
     if startup is None:
         return HookAudit(())
-    starts = _start_files(startup)
+    starts = start_files(startup)
     start_names = {os.path.join(s.site_dir, os.path.basename(s.path)) for s in starts}
     editable = _EditableOwners(env)
     hooks = [
@@ -72,7 +49,7 @@ def audit_hooks(
     hooks.extend(_start_hook(start, owner_of, intact or {}, known, registry, editable) for start in starts)
     hooks.extend(
         _module_hook(path, directory, owner_of, intact or {}, startup.user_site is not False, known, registry, editable)
-        for path, directory in _modules(startup)
+        for path, directory in modules(startup)
     )
     return HookAudit(tuple(hooks))
 
@@ -203,59 +180,8 @@ def _pth_hook(
     return judged(hook, intact)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _StartRead:
-    path: str
-    site_dir: str
-    entry_points: tuple[EntryPoint, ...]
-    sha256: str | None
-    error: str | None = None
-
-
-def _start_files(startup: Startup) -> list[_StartRead]:
-    """Every ``*.start`` file of the site directories, read as ``site`` of Python 3.15 reads them."""
-    found = []
-    for site_dir in startup.site_dirs:
-        try:
-            names = sorted(n for n in os.listdir(site_dir.path) if n.endswith(".start") and not n.startswith("."))
-        except OSError:
-            continue
-        for name in names:
-            path = os.path.join(site_dir.path, name)
-            data = read_regular(path, _MODULE_LIMIT)
-            if isinstance(data, ReadError):
-                if not data.missing:
-                    digest = _streamed_digest(path) if data.too_large else None
-                    found.append(
-                        _StartRead(
-                            path=path, site_dir=site_dir.path, entry_points=(), sha256=digest, error=data.message
-                        )
-                    )
-                continue
-            digest = "sha256=" + encode_digest(hashlib.sha256(data).digest())
-            found.append(_StartRead(path=path, site_dir=site_dir.path, entry_points=parse_start(data), sha256=digest))
-    return found
-
-
-def _module_candidates(site_dir: str, module: str) -> list[str]:
-    """The files in ``site_dir`` that would be imported as ``module`` (source, bytecode, extension)."""
-    found = [os.path.join(site_dir, p) for p in module_files(module) if os.path.isfile(os.path.join(site_dir, p))]
-    parent, _, leaf = module.rpartition(".")
-    directory = os.path.join(site_dir, *parent.split(".")) if parent else site_dir
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return found
-    found += [
-        os.path.join(directory, n)
-        for n in sorted(names)
-        if n.startswith(leaf + ".") and n.endswith((".so", ".pyd")) and os.path.isfile(os.path.join(directory, n))
-    ]
-    return found
-
-
 def _start_hook(
-    start: _StartRead,
+    start: StartRead,
     owner_of: Callable[[str], Owner | None],
     intact: Mapping[str, bool],
     known_hooks: Sequence[KnownHook],
@@ -267,7 +193,7 @@ def _start_hook(
     for entry in start.entry_points:
         shipped = entry.module is not None and any(
             (o := owner_of(p)) is not None and owner is not None and o.name == owner.name
-            for p in _module_candidates(start.site_dir, entry.module)
+            for p in module_candidates(start.site_dir, entry.module)
         )
         if not shipped:
             unresolved.append(entry.text)
@@ -312,7 +238,7 @@ def _module_hook(
 ) -> StartupHook:
     name = os.path.basename(path if os.path.basename(path) != "__init__.py" else os.path.dirname(path))
     kind = HookKind.USERCUSTOMIZE if name.startswith("usercustomize") else HookKind.SITECUSTOMIZE
-    digest, text, error = _digest(path)
+    digest, text, error = read_digest(path)
     owner = owner_of(path)
     known = None
     if text is not None:
@@ -331,45 +257,3 @@ def _module_hook(
         error=error,
     )
     return judged(hook, intact)
-
-
-def _modules(startup: Startup) -> Iterable[tuple[str, str]]:
-    """Every ``sitecustomize``/``usercustomize`` module file on the search path, in path order."""
-    for directory in startup.paths:
-        try:
-            names = sorted(os.listdir(directory))
-        except OSError:  # a zip of the standard library, or gone
-            continue
-        for name in names:
-            stem, dot, suffix = name.partition(".")
-            if stem not in _MODULES:
-                continue
-            full = os.path.join(directory, name)
-            if not dot:
-                init = os.path.join(full, "__init__.py")
-                if os.path.isfile(init):
-                    yield init, directory
-            elif suffix in ("py", "pyc") or suffix.endswith(("so", "pyd")):
-                yield full, directory
-
-
-def _digest(path: str) -> tuple[str | None, str | None, str | None]:
-    """``sha256=…`` of the file as RECORD spells it, its text when it decodes as UTF-8, and why it could not be read.
-
-    A file too large to read whole is still hashed, chunk by chunk, so that a finding can pin it.
-    """
-    data = read_regular(path, _MODULE_LIMIT)
-    if isinstance(data, ReadError):
-        return (_streamed_digest(path) if data.too_large else None), None, data.message
-    try:
-        text: str | None = data.decode("utf-8")
-    except UnicodeDecodeError:
-        text = None
-    return "sha256=" + encode_digest(hashlib.sha256(data).digest()), text, None
-
-
-def _streamed_digest(path: str) -> str | None:
-    """``sha256=…`` of a file too large to hold whole; None past :data:`HOOK_STREAM_LIMIT` or on a read error."""
-    digest = hashlib.sha256()
-    size = stream_regular(path, HOOK_STREAM_LIMIT, digest.update)
-    return None if isinstance(size, ReadError) else "sha256=" + encode_digest(digest.digest())
