@@ -258,6 +258,39 @@ def test_check_all_with_the_memo_finds_what_no_cache_finds(
     assert documents[3]["unowned"] == fresh["unowned"] and documents[3]["startup_hooks"] == fresh["startup_hooks"]
 
 
+def test_a_warm_check_takes_the_audit_in_the_parent_and_forks_a_child_only_where_the_memo_does_not_hold(
+    installed: Venv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+) -> None:
+    from wheeldoctor.commands import check as command
+    from wheeldoctor.engine import hashing
+
+    monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)  # forked workers, as for a big environment
+    children: list[bool] = []
+    real = command.Beside
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        children.append(kwargs.get("fork", True))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(command, "Beside", counting)
+
+    def audit(cache_dir: Path | None) -> tuple[object, object]:
+        children.clear()
+        store = None if cache_dir is None else str(cache_dir)
+        result = command.run_check(_env(installed), None, jobs=2, cache_dir=store, processes=True)
+        return result.unowned, result.hooks
+
+    store = tmp_path / "cache"
+    cold = audit(store)
+    assert children == [True]  # nothing kept: a child audits while the workers verify
+    assert audit(store) == cold and children == []  # kept: the parent took it, no child
+    (installed.site_packages / "alpha" / "sub" / "deep" / "planted.py").write_text("")
+    changed = audit(store)
+    assert children == [True] and changed != cold
+    assert audit(None) == changed and children == [True]  # no cache: a child at once, as before
+    assert forks
+
+
 def test_no_cache_keeps_no_audit(installed: Venv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WHEELDOCTOR_CACHE_DIR", str(tmp_path / "cache"))
     cli_json("check", "--all", "--python", installed.python, "--no-cache")

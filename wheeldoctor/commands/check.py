@@ -97,7 +97,7 @@ def run_check(
     # Who owns the hooks and which files nobody owns needs every RECORD but nothing from the
     # hashing: with processes, a child reads them and walks while the workers hash.
     walkers = min(_WALKERS, jobs or default_jobs()) if processes else 1
-    walk = Beside(lambda: _audit_data(env, walkers, cache_dir), fork=processes) if auditing else None
+    walk = _Audit(env, walkers, cache_dir, processes) if auditing else None
     try:
         verification = verify_environment(
             checked,
@@ -106,7 +106,7 @@ def run_check(
             progress=progress,
             cache_dir=cache_dir,
             processes=processes,
-            meanwhile=chain(import_stepwise(LATER), meanwhile),
+            meanwhile=chain(walk.steps() if walk is not None else (), import_stepwise(LATER), meanwhile),
         )
         from wheeldoctor.engine.registry_memo import shipped_hooks
         from wheeldoctor.engine.unowned import from_data
@@ -168,12 +168,49 @@ def run_check(
     )
 
 
-def _audit_data(env: Environment, walkers: int, cache_dir: str | None) -> list[Any]:
-    """The hooks' owners and the unowned files (:func:`wheeldoctor.engine.unowned.audit_data`), in the walk's child."""
-    from wheeldoctor.engine.unowned import audit_data
-    from wheeldoctor.where.hook_files import hook_paths
+class _Audit:
+    """The hooks' owners and the unowned files (:func:`wheeldoctor.engine.unowned.audit_data`), beside the verification.
 
-    return audit_data(env, hook_paths(env), walkers, cache_dir)
+    With a cache, the parent first asks the audit's memo, as its first step while the
+    workers verify (:meth:`steps`): a warm check then forks no child for it. Where the
+    memo does not hold, or there is no cache, a child does the audit (forked then, or at
+    once without a cache), while the workers hash; where none can be forked, or the
+    step was never taken, it is done when its result is asked for.
+    """
+
+    def __init__(self, env: Environment, walkers: int, cache_dir: str | None, processes: bool) -> None:
+        self._env, self._walkers, self._cache_dir = env, walkers, cache_dir
+        self._kept: list[Any] | None = None
+        self._asked = False
+        self._walk = None if processes and cache_dir is not None else Beside(self._work, fork=processes)
+
+    def steps(self) -> Iterator[None]:
+        """The parent's step: the memo asked (its stats taken), else the child forked."""
+        if self._walk is None:
+            from wheeldoctor.engine.unowned import kept_audit
+            from wheeldoctor.where.hook_files import hook_paths
+
+            self._kept = kept_audit(self._env, hook_paths(self._env), self._cache_dir)
+            self._asked = True
+            if self._kept is None:
+                self._walk = Beside(self._work)
+        yield
+
+    def result(self) -> list[Any]:
+        if self._kept is not None:
+            return self._kept
+        return (self._walk or Beside(self._work, fork=False)).result()
+
+    def cancel(self) -> None:
+        """Stop the child, if one runs: no child outlives a failed check."""
+        if self._walk is not None:
+            self._walk.cancel()
+
+    def _work(self) -> list[Any]:
+        from wheeldoctor.engine.unowned import audit_data
+        from wheeldoctor.where.hook_files import hook_paths
+
+        return audit_data(self._env, hook_paths(self._env), self._walkers, self._cache_dir, asked=self._asked)
 
 
 def _overlays_to_verify(

@@ -48,7 +48,16 @@ _METADATA_SUFFIXES = (".dist-info", ".egg-info", ".data")
 _READERS_FROM = 4
 
 
-def audit_data(env: Environment, hooks: Sequence[str], walkers: int = 1, cache_dir: str | None = None) -> list[Any]:
+def kept_audit(env: Environment, hooks: Sequence[str], cache_dir: str | None) -> list[Any] | None:
+    """What :func:`audit_data` kept in ``cache_dir`` for these inputs, while nothing it read has changed; else None."""
+    memo = audit_memo(env, tuple(hooks), cache_dir)
+    kept = None if memo is None else memo.get()
+    return kept if is_audit(kept) else None
+
+
+def audit_data(
+    env: Environment, hooks: Sequence[str], walkers: int = 1, cache_dir: str | None = None, *, asked: bool = False
+) -> list[Any]:
     """Who owns each of ``hooks``, and the unowned files, as plain data to cross a pipe (see :func:`from_data`).
 
     All that needs every RECORD is done here: the ownership map reads the RECORDs the
@@ -56,12 +65,12 @@ def audit_data(env: Environment, hooks: Sequence[str], walkers: int = 1, cache_d
     ``walkers``, the RECORDs are read and the walk is spread over that many forked
     processes (see :class:`Owners` and :func:`scan_unowned`). With ``cache_dir``, what was
     found is kept there, and taken again while nothing it read has changed
-    (:mod:`wheeldoctor.engine.audit_memo`).
+    (:mod:`wheeldoctor.engine.audit_memo`); ``asked``: :func:`kept_audit` found nothing just now.
     """
     memo = audit_memo(env, tuple(hooks), cache_dir)
     read = None
     if memo is not None:
-        kept = memo.get()
+        kept = None if asked else memo.get()
         if is_audit(kept):
             return kept
         read = Read()
