@@ -284,11 +284,10 @@ def test_signed_builds_entries_as_encode_does() -> None:
         (("p", (1, 2, 3, 4, 5), None, [], [], None), ()),  # lists, which we never write
         (("p", (1, 2, 3, 4, 5), None, (), (), None, "more"), ()),  # another layout
         (("p", (1, 2, 3, 4, 5), None, (), ()), ()),  # the layout before judged files were kept
-        (("p", (1, 2, 3, 4, 5), "/", (), (), ("/", (), None)), ()),  # an intact verdict with judged files
-        (("p", (1, 2, 3, 4, 5), None, (), (), ("/", ())), ()),  # judged files without their words
-        (("p", (1, 2, 3, 4, 5), None, (), (), ("/", [], None)), ()),  # judged files in a list
-        (("p", (1, 2, 3, 4, 5), None, (), (), (7, (), None)), ()),  # judged under no root
-        (("p", (1, 2, 3, 4, 5), None, (), (), ("/", (), ("x", None))), ()),  # words without packaging's version
+        (("p", (1, 2, 3, 4, 5), "/", (), (), ("/", ())), ()),  # an intact verdict with judged files
+        (("p", (1, 2, 3, 4, 5), None, (), (), ("/", (), None)), ()),  # judged files of another layout
+        (("p", (1, 2, 3, 4, 5), None, (), (), ("/", [])), ()),  # judged files in a list
+        (("p", (1, 2, 3, 4, 5), None, (), (), (7, ())), ()),  # judged under no root
     ],
 )
 def test_well_formed_but_wrong_shape_is_a_miss(head: object, digests: object) -> None:
@@ -510,8 +509,6 @@ def test_a_distribution_whose_findings_are_its_files_alone_is_settled_on_them_as
 ) -> None:
     """A CA bundle with a certificate appended fails every check: while every fingerprint holds,
     a warm check judges it again from the states kept with its verdict, without reading RECORD."""
-    import packaging
-
     appended = own.site_packages / "cachedemo/data.bin"
     appended.write_bytes(BIG + b"-----BEGIN CERTIFICATE-----\n")
     patched = own.site_packages / "cachedemo/__init__.py"
@@ -525,9 +522,8 @@ def test_a_distribution_whose_findings_are_its_files_alone_is_settled_on_them_as
     assert "appended" in cold.reports[0].findings[1].message  # read as evidence: its prefix's digest
     entry = read_entry(cache_dir, dist)
     assert entry.verdict_root is None and entry.judged is not None
-    root, judged, words = entry.judged
+    root, judged = entry.judged
     assert (root, [kept[0] for kept in judged]) == (dist.root, [str(patched), str(appended)])
-    assert words == ("cachedemo", "1.0", packaging.__version__)
     kept_files = {path for path, _, _ in entry.files}
     assert kept_files.isdisjoint({str(patched), str(appended)}) and len(kept_files) + 2 == len(cold.states)
     _, warm = check(own, cache_dir, processes=True)
@@ -540,7 +536,7 @@ def test_a_distribution_whose_findings_are_its_files_alone_is_settled_on_them_as
         (*kept[:4], (("sha256", b"\x00" * 32),), *kept[5:]) if kept[0] == str(patched) else kept for kept in judged
     )
     entry_file(cache_dir, dist).write_bytes(
-        cache.encode(cache.Entry(entry.dist_path, entry.record, None, entry.files, (root, planted, words)))
+        cache.encode(cache.Entry(entry.dist_path, entry.record, None, entry.files, (root, planted)))
     )
     _, believed = check(own, cache_dir, processes=True)
     assert believed.reports[0].findings[0].found == "sha256=" + encode_digest(b"\x00" * 32)
@@ -588,7 +584,7 @@ def test_judged_files_of_another_shape_are_not_believed(own: Venv, cache_dir: Pa
     dist, cold = check(own, cache_dir, processes=True)
     entry = read_entry(cache_dir, dist)
     assert entry.judged is not None
-    root, (kept,), words = entry.judged
+    root, (kept,) = entry.judged
     record = entry.record
     for bad in [
         (*kept[:3], "missing", *kept[4:]),  # a state with no fingerprint to prove
@@ -598,7 +594,7 @@ def test_judged_files_of_another_shape_are_not_believed(own: Venv, cache_dir: Pa
         kept[:6],
     ]:
         entry_file(cache_dir, dist).write_bytes(
-            cache.encode(cache.Entry(entry.dist_path, record, None, entry.files, (root, (bad,), words)))
+            cache.encode(cache.Entry(entry.dist_path, record, None, entry.files, (root, (bad,))))
         )
         assert cache.load_verdict(str(cache_dir), dist.path, record, dist.root, judged=True) is None
         _, warm = check(own, cache_dir, processes=True)

@@ -69,28 +69,6 @@ def test_words_are_judged_by_packagings_rules(
     assert again is None if why is None else "is not a valid project name" in str(again)
 
 
-@pytest.mark.unit
-def test_words_kept_fit_are_vouched_for_only_while_they_and_packagings_rules_are_the_same(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    import packaging
-
-    monkeypatch.setattr(names, "_FIT", set())
-    kept = names.fit_words("alpha", "1.0")
-    assert kept == ("alpha", "1.0", packaging.__version__)
-    assert names.fit_words("-r/file", "1.0") is None and names.fit_words("alpha", "1.0; rm -rf /") is None
-    names._FIT.clear()
-    assert not names.vouch_kept(kept, "-r/file", "1.0")  # METADATA names other words now
-    assert not names.vouch_kept(kept, "alpha", "2.0")
-    assert not names.vouch_kept(None, "alpha", "1.0")
-    monkeypatch.setattr(packaging, "__version__", "0.0")  # another packaging may have other rules
-    assert not names.vouch_kept(kept, "alpha", "1.0")
-    assert not names._FIT
-    monkeypatch.undo()
-    monkeypatch.setattr(names, "_FIT", set())
-    assert names.vouch_kept(kept, "alpha", "1.0") and ("alpha", "1.0") in names._FIT
-
-
 def _broken(venv_factory: VenvFactory, wheel_factory: WheelFactory, name: str | None = None) -> Path:
     """A venv whose ``gamma`` and ``delta`` have an altered file each; ``name`` rewrites gamma's METADATA Name."""
     venv = venv_factory()

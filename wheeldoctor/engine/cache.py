@@ -156,12 +156,8 @@ Row = tuple[str, "str | None", "bytes | None", "int | None", int]
 JudgedFile = tuple[str, Row, Identity, str, Digests, int, tuple[tuple[int, Digests], ...]]
 """A file that did not match its row, as judged: (absolute path, the row, its fingerprint,
 its state's status (``hashed`` or ``size-only``), digests, links and prefixes)."""
-Words = tuple[str, "str | None", str]
-"""A distribution's name and version, and the version of packaging that found them fit for a command line."""
-Judged = tuple[str, tuple[JudgedFile, ...], "Words | None"]
-"""A verdict with findings: the root it was judged under, the files that did not match, and
-the words a repair step would name it by, where they were found fit (see
-:mod:`wheeldoctor.formats.names`)."""
+Judged = tuple[str, tuple[JudgedFile, ...]]
+"""A verdict with findings: the root it was judged under, and the files that did not match."""
 #: The statuses a judged file may keep: a regular file seen at a fingerprint.
 _JUDGED_STATUSES = ("hashed", "size-only")
 
@@ -283,9 +279,8 @@ def load(cache_dir: str, dist_path: str, record: Identity) -> Entry | None:
     return entry
 
 
-Verdict = tuple[tuple[str, ...], tuple[Identity, ...], tuple[JudgedFile, ...], "Words | None"]
-"""What a warm path reads of an entry with a verdict: (paths, their fingerprints, the files
-judged not to match, the words found fit)."""
+Verdict = tuple[tuple[str, ...], tuple[Identity, ...], tuple[JudgedFile, ...]]
+"""What a warm path reads of an entry with a verdict: (paths, their fingerprints, the files judged not to match)."""
 
 
 def load_verdict(
@@ -309,11 +304,11 @@ def load_verdict(
     if found_path != dist_path or found_record != record or len(paths) != len(identities):
         return None
     if verdict_root == root:
-        return paths, identities, (), None
+        return paths, identities, ()
     if not judged or found_judged is None or found_judged[0] != root or not found_judged[1]:
         return None
-    _, files, words = found_judged
-    return (paths, identities, files, words) if all(map(is_judged_file, files)) else None
+    files = found_judged[1]
+    return (paths, identities, files) if all(map(is_judged_file, files)) else None
 
 
 def verdict_holds(cache_dir: str, dist_path: str, root: str) -> bool:
@@ -513,17 +508,7 @@ def is_file_record(value: object) -> bool:
 
 def _is_judged(value: object) -> bool:
     """The outer shape of :data:`Judged`; its files are checked where they are used (:func:`load_verdict`)."""
-    if type(value) is not tuple or len(value) != 3:
-        return False
-    root, files, words = value
-    return type(root) is str and type(files) is tuple and (words is None or _are_words(words))
-
-
-def _are_words(value: object) -> bool:
-    if type(value) is not tuple or len(value) != 3:
-        return False
-    name, version, packaging = value
-    return type(name) is str and (version is None or type(version) is str) and type(packaging) is str
+    return type(value) is tuple and len(value) == 2 and type(value[0]) is str and type(value[1]) is tuple
 
 
 def is_judged_file(value: object) -> bool:

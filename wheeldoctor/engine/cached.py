@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Container, Iterable, Mapping, Sequence
 
 from wheeldoctor.engine import cache
-from wheeldoctor.formats.names import fit_words
 from wheeldoctor.judge.claims import Claim, matches
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.files import FileState, FileStatus, Fingerprint
@@ -82,8 +81,7 @@ def remember(
 
 
 def _verdict(dist: InstalledDistribution, judged: Sequence[cache.JudgedFile] | None) -> cache.Judged | None:
-    """A verdict with findings, with the words its repair step will name (see :func:`fit_words`)."""
-    return (dist.root, tuple(judged), fit_words(dist.name, dist.version or None)) if judged else None
+    return (dist.root, tuple(judged)) if judged else None
 
 
 def judged_files(

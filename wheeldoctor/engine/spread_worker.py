@@ -40,7 +40,7 @@ from wheeldoctor.engine.messages import (
 )
 from wheeldoctor.engine.proof_workers import prove_file, unchanged
 from wheeldoctor.engine.workers import send
-from wheeldoctor.formats.names import unsafe_words, vouch_kept
+from wheeldoctor.formats.names import unsafe_words
 from wheeldoctor.judge.claims import resolve
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.record import bytes_match
@@ -275,7 +275,7 @@ def _settled(index: int, dist: InstalledDistribution, checked: bool, cache_dir: 
     verdict = cache.load_verdict(cache_dir, dist.path, record, dist.root, judged=True)
     if verdict is None:
         return None
-    paths, fingerprints, judged, words = verdict
+    paths, fingerprints, judged = verdict
     size = 0
     if checked:
         if not cache.all_unchanged(paths, fingerprints, follow=False):  # also False for a malformed entry
@@ -285,10 +285,8 @@ def _settled(index: int, dist: InstalledDistribution, checked: bool, cache_dir: 
             return None
         size = sum(fingerprint[0] for fingerprint in chain(fingerprints, odd))
     everything = [*paths, *(judged_file[0] for judged_file in judged)] if judged else list(paths)
-    # A repair step will name it: its words are judged here, in parallel (see _parse), or
-    # were when the verdict was kept.
-    name, version = dist.name, dist.version or None
-    fit = bool(judged) and checked and (vouch_kept(words, name, version) or unsafe_words(name, version) is None)
+    # A repair step will name it: its words are judged here, in parallel (see _parse).
+    fit = bool(judged) and checked and unsafe_words(dist.name, dist.version or None) is None
     return Settled(index, record, everything, len(everything) if checked else 0, size, list(judged), fit)
 
 

@@ -41,42 +41,6 @@ def unsafe_words(name: str, version: str | None = None) -> str | None:
     return None
 
 
-def fit_words(name: str, version: str | None) -> tuple[str, str | None, str] | None:
-    """``(name, version, packaging's version)`` where the words are fit, to keep with a cache entry; else None.
-
-    The answer depends on the words and packaging's rules alone, so a later run given
-    the same words under the same packaging may take it (:func:`vouch_kept`). None too
-    where packaging cannot be imported (the gate runs in its caller's environment).
-    """
-    try:
-        return (name, version, _rules()) if unsafe_words(name, version) is None else None
-    except ImportError:
-        return None
-
-
-def vouch_kept(kept: tuple[str, str | None, str] | None, name: str, version: str | None) -> bool:
-    """Vouch for ``name`` and ``version`` where ``kept`` (from :func:`fit_words`) found these very words fit.
-
-    A METADATA rewritten since names other words, and another packaging may have other
-    rules: then False, and nothing is vouched for.
-    """
-    if kept is None or kept[0] != name or kept[1] != version:
-        return False
-    try:
-        if kept[2] != _rules():
-            return False
-    except ImportError:
-        return False
-    vouch(name, version)
-    return True
-
-
-def _rules() -> str:
-    import packaging  # the package alone: its version, not its name and version modules
-
-    return packaging.__version__
-
-
 def vouch(name: str, version: str | None) -> None:
     """``name`` and ``version`` were found fit by :func:`unsafe_words`, here or in a forked worker."""
     if len(_FIT) < _FIT_MOST:
