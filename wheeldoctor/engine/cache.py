@@ -355,8 +355,10 @@ def all_unchanged(paths: Sequence[str], fingerprints: Sequence[Identity], *, fol
                     os.close(fd)
                     fd = -1
                 folder = head
-                ahead = paths[k + 1 : k + _RUN]
-                if len(ahead) == _RUN - 1 and all(p.rpartition("/")[0] == head for p in ahead):
+                # RECORD lists a directory's files together: where the file a run's length
+                # ahead is in this directory, so are those between (else only an open is lost).
+                ahead = k + _RUN - 1
+                if ahead < len(paths) and paths[ahead].rpartition("/")[0] == head:
                     fd = os.open(head or "/", _OPEN_DIRECTORY)
             st = stat(name, dir_fd=fd, follow_symlinks=follow) if fd >= 0 else stat(path, follow_symlinks=follow)
             if (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev) != fingerprint or not (
