@@ -144,8 +144,6 @@ _OPEN_READ = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW
 #: O_PATH where there is one: a directory that may be searched but not listed still opens.
 _OPEN_DIRECTORY = getattr(os, "O_PATH", os.O_RDONLY) | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 _STAT_DIR_FD = os.stat in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
-#: Files in one directory, one after another, from which it is opened to stat them by name.
-_RUN = 8
 _OPEN_WRITE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
 
 Digests = tuple[tuple[str, bytes], ...]
@@ -324,20 +322,23 @@ def verdict_holds(cache_dir: str, dist_path: str, root: str) -> bool:
     return verdict is not None and all_unchanged(verdict[0], verdict[1], follow=True)
 
 
-def all_unchanged(paths: Sequence[str], fingerprints: Sequence[Identity], *, follow: bool) -> bool:
+def all_unchanged(
+    paths: Sequence[str], fingerprints: Sequence[Identity], *, follow: bool, by_name: bool = True
+) -> bool:
     """Whether every file still has its fingerprint (False for a malformed one).
 
     ``follow``: what ``os.stat(path)`` sees (the gate's rule); else what ``os.lstat`` sees,
     and only a regular file matches, as the check proves a file (a symlink is left to its
-    exact path). Each file of a run of :data:`_RUN` or more in one directory (RECORD lists a
-    directory's files together) is stat'ed by its name in that directory, opened once: the
-    kernel then walks one name, not the whole path, which took a fifth off each stat on a
-    16-core host's overlay filesystem. A shorter run is stat'ed by its paths: the open and
-    close would cost more (a memo's directories are mostly one to a parent).
+    exact path). Each file is stat'ed by its name in its directory, opened once per run of
+    files in one directory (RECORD lists a directory's files together): the kernel then
+    walks one name, not the whole path, which took a fifth off each stat on a 16-core
+    host's overlay filesystem. ``by_name=False`` stats each by its path: for paths that are
+    mostly one to a directory (a memo's directories), where an open and a close of each
+    directory cost more than they save.
     """
     stat = os.stat
     regular = S_ISREG
-    if not _STAT_DIR_FD:  # Windows: whole paths
+    if not (_STAT_DIR_FD and by_name):  # Windows, or asked: whole paths
         try:
             for path, fingerprint in zip(paths, fingerprints, strict=True):
                 st = stat(path, follow_symlinks=follow)
@@ -348,19 +349,15 @@ def all_unchanged(paths: Sequence[str], fingerprints: Sequence[Identity], *, fol
         return True
     folder, fd = None, -1
     try:
-        for k, (path, fingerprint) in enumerate(zip(paths, fingerprints, strict=True)):
+        for path, fingerprint in zip(paths, fingerprints, strict=True):
             head, _, name = path.rpartition("/")
             if head != folder:
                 if fd >= 0:
                     os.close(fd)
                     fd = -1
                 folder = head
-                # RECORD lists a directory's files together: where the file a run's length
-                # ahead is in this directory, so are those between (else only an open is lost).
-                ahead = k + _RUN - 1
-                if ahead < len(paths) and paths[ahead].rpartition("/")[0] == head:
-                    fd = os.open(head or "/", _OPEN_DIRECTORY)
-            st = stat(name, dir_fd=fd, follow_symlinks=follow) if fd >= 0 else stat(path, follow_symlinks=follow)
+                fd = os.open(head or "/", _OPEN_DIRECTORY)
+            st = stat(name, dir_fd=fd, follow_symlinks=follow)
             if (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev) != fingerprint or not (
                 follow or regular(st.st_mode)
             ):

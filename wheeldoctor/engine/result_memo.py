@@ -107,4 +107,6 @@ def _unchanged(paths: tuple[object, ...], fingerprints: tuple[object, ...]) -> b
                     return False
             except (OSError, ValueError):
                 return False
-    return cache.all_unchanged([p for p, _ in present], [f for _, f in present], follow=True)  # type: ignore[misc]
+    # By path: a memo's paths are mostly directories, one to a parent.
+    paths_kept, kept = [p for p, _ in present], [f for _, f in present]
+    return cache.all_unchanged(paths_kept, kept, follow=True, by_name=False)  # type: ignore[arg-type]
