@@ -258,7 +258,7 @@ def test_check_all_with_the_memo_finds_what_no_cache_finds(
     assert documents[3]["unowned"] == fresh["unowned"] and documents[3]["startup_hooks"] == fresh["startup_hooks"]
 
 
-def test_a_warm_check_takes_the_audit_in_the_parent_and_forks_a_child_only_where_the_memo_does_not_hold(
+def test_a_warm_check_on_two_cores_takes_the_audit_in_the_parent_and_forks_a_child_only_where_the_memo_does_not_hold(
     installed: Venv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: list[int]
 ) -> None:
     from wheeldoctor.commands import check as command
@@ -274,10 +274,10 @@ def test_a_warm_check_takes_the_audit_in_the_parent_and_forks_a_child_only_where
 
     monkeypatch.setattr(command, "Beside", counting)
 
-    def audit(cache_dir: Path | None) -> tuple[object, object]:
+    def audit(cache_dir: Path | None, jobs: int = 2) -> tuple[object, object]:
         children.clear()
         store = None if cache_dir is None else str(cache_dir)
-        result = command.run_check(_env(installed), None, jobs=2, cache_dir=store, processes=True)
+        result = command.run_check(_env(installed), None, jobs=jobs, cache_dir=store, processes=True)
         return result.unowned, result.hooks
 
     store = tmp_path / "cache"
@@ -288,6 +288,7 @@ def test_a_warm_check_takes_the_audit_in_the_parent_and_forks_a_child_only_where
     changed = audit(store)
     assert children == [True] and changed != cold
     assert audit(None) == changed and children == [True]  # no cache: a child at once, as before
+    assert audit(store, jobs=4) == changed and children == [True]  # cores to spare: a child at once
     assert forks
 
 

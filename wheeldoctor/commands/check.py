@@ -27,6 +27,11 @@ if TYPE_CHECKING:
 #: then ended about 50 ms after the verification instead of 150 ms; 8 walked it in 34-41
 #: ms where 4 took 43-56).
 _WALKERS = 8
+#: With this many jobs or fewer, the parent asks the audit's memo itself (see ``_Audit``): on
+#: two cores a child's fork and imports took CPU from the workers (a warm check of the 2-core
+#: machine's python3 ended 9 ms sooner without it), where on a 16-core GPU host a child costs
+#: a spare core nothing and the parent's stats held up its workers (10 ms later).
+_ASK_IN_PARENT = 2
 
 #: What a check needs only once its files are verified: imported while the workers verify
 #: (the parent waits on them then), not before they are forked, nor after they are done.
@@ -97,7 +102,8 @@ def run_check(
     # Who owns the hooks and which files nobody owns needs every RECORD but nothing from the
     # hashing: with processes, a child reads them and walks while the workers hash.
     walkers = min(_WALKERS, jobs or default_jobs()) if processes else 1
-    walk = _Audit(env, walkers, cache_dir, processes) if auditing else None
+    ask = processes and cache_dir is not None and (jobs or default_jobs()) <= _ASK_IN_PARENT
+    walk = _Audit(env, walkers, cache_dir, processes, ask) if auditing else None
     try:
         verification = verify_environment(
             checked,
@@ -171,18 +177,18 @@ def run_check(
 class _Audit:
     """The hooks' owners and the unowned files (:func:`wheeldoctor.engine.unowned.audit_data`), beside the verification.
 
-    With a cache, the parent first asks the audit's memo, as its first step while the
-    workers verify (:meth:`steps`): a warm check then forks no child for it. Where the
-    memo does not hold, or there is no cache, a child does the audit (forked then, or at
-    once without a cache), while the workers hash; where none can be forked, or the
-    step was never taken, it is done when its result is asked for.
+    ``ask``: the parent first asks the audit's memo, as its first step while the workers
+    verify (:meth:`steps`): a warm check then forks no child for it. Where the memo does
+    not hold, or is not asked, a child does the audit (forked then, or at once), while the
+    workers hash; where none can be forked, or the step was never taken, it is done when
+    its result is asked for.
     """
 
-    def __init__(self, env: Environment, walkers: int, cache_dir: str | None, processes: bool) -> None:
+    def __init__(self, env: Environment, walkers: int, cache_dir: str | None, processes: bool, ask: bool) -> None:
         self._env, self._walkers, self._cache_dir = env, walkers, cache_dir
         self._kept: list[Any] | None = None
         self._asked = False
-        self._walk = None if processes and cache_dir is not None else Beside(self._work, fork=processes)
+        self._walk = None if ask else Beside(self._work, fork=processes)
 
     def steps(self) -> Iterator[None]:
         """The parent's step: the memo asked (its stats taken), else the child forked."""
