@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import heapq
 import os
-import pickle
 import select
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -204,7 +203,7 @@ def spread(
         elif isinstance(message, RecordParsed):
             reading.discard(fd)
             index = message.dist
-            problems, outside = pickle.loads(message.problems) if message.problems is not None else ((), ())
+            problems, outside = _unpickle(message.problems) if message.problems is not None else ((), ())
             results[index] = Parsed(
                 message.identity,
                 message.paths,
@@ -283,6 +282,13 @@ def spread(
                     os.close(end)
             reap(pid, stop=not finished)
     return results
+
+
+def _unpickle(data: bytes) -> tuple[tuple[Finding, ...], tuple[Finding, ...]]:
+    import pickle  # only for the rare findings of parsing a RECORD
+
+    found: tuple[tuple[Finding, ...], tuple[Finding, ...]] = pickle.loads(data)
+    return found
 
 
 def look_batches(estimates: Sequence[int], workers: int) -> list[list[int]]:

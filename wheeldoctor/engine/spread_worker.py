@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import marshal
 import os
-import pickle
 import re
 from collections.abc import Sequence
 from itertools import chain
@@ -175,7 +174,7 @@ def _parse(index: int, dist: InstalledDistribution, checked: bool, cache_dir: st
     read = with_record(dist)
     claims, outside = resolve(read)
     problems = (*read.problems[len(dist.problems) :], *(read.record.problems if read.record else ()))
-    extras = pickle.dumps((problems, tuple(outside))) if problems or outside else None
+    extras = _pickled((problems, tuple(outside))) if problems or outside else None
     paths = [claim.path for claim in claims]
     rows = cast("list[Row]", [tuple(claim.row) for claim in claims])
     if not checked:
@@ -255,6 +254,12 @@ def _parse(index: int, dist: InstalledDistribution, checked: bool, cache_dir: st
         work[0] + len(proofs),
         work[1] + done,
     )
+
+
+def _pickled(value: object) -> bytes:
+    import pickle  # only for the rare findings of parsing a RECORD
+
+    return pickle.dumps(value)
 
 
 def _settled(index: int, dist: InstalledDistribution, checked: bool, cache_dir: str) -> Settled | None:

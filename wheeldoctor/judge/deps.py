@@ -22,7 +22,6 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 from wheeldoctor.formats.requirement import parse_requirement
-from wheeldoctor.judge.compat import CompatibilityFinding
 from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.findings import Code
 
@@ -30,6 +29,8 @@ if TYPE_CHECKING:
     from packaging.requirements import Requirement
     from packaging.utils import NormalizedName
     from packaging.version import Version
+
+    from wheeldoctor.judge.compat import CompatibilityFinding
 
 
 class ConflictKind(str, Enum):
@@ -305,6 +306,8 @@ def _with_requesters(conflict: DependencyConflict, requesters: set[str]) -> Depe
 
 
 def _invalid(dist: InstalledDistribution, text: str, message: str) -> CompatibilityFinding:
+    from wheeldoctor.judge.compat import CompatibilityFinding  # only where a requirement does not parse
+
     return CompatibilityFinding(
         code=Code.REQUIREMENT_INVALID, dist=dist.name, version=dist.version, message=message, found=text
     )
