@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import json
 import os
@@ -557,6 +558,7 @@ def test_a_distribution_whose_findings_are_its_files_alone_is_settled_on_them_as
     [
         "a file is missing",
         "a RECORD row that is no row",
+        "a RECORD row outside the root",
     ],
 )
 def test_no_verdict_is_kept_where_a_finding_is_not_a_files_bytes(
@@ -564,11 +566,14 @@ def test_no_verdict_is_kept_where_a_finding_is_not_a_files_bytes(
 ) -> None:
     (own.site_packages / "cachedemo/__init__.py").write_bytes(b"VALUE = 2\n")  # kept as judged, alone
     leaf = own.site_packages / "cachedemo/sub/leaf.txt"
+    record = own.dist_info("cachedemo") / "RECORD"
     if damage == "a file is missing":
         leaf.unlink()
-    else:
-        record = own.dist_info("cachedemo") / "RECORD"
+    elif damage == "a RECORD row that is no row":
         record.write_text(record.read_text() + "cachedemo/extra.txt,sha256=not!base64,5\n")
+    else:
+        digest = encode_digest(hashlib.sha256(b"x").digest())
+        record.write_text(record.read_text() + f"{'../' * 12}outside.txt,sha256={digest},1\n")
     _settle()
     dist, cold = check(own, cache_dir, processes=processes)
     assert cold.reports[0].status is Status.BROKEN
@@ -576,6 +581,37 @@ def test_no_verdict_is_kept_where_a_finding_is_not_a_files_bytes(
     assert (entry.verdict_root, entry.judged) == (None, None)
     _, warm = check(own, cache_dir, processes=processes)
     assert _judged(warm) == _judged(cold)
+
+
+def test_a_file_changed_just_now_is_not_kept_as_judged(own: Venv, cache_dir: Path, processes: bool) -> None:
+    victim = own.site_packages / "cachedemo/__init__.py"
+    victim.write_bytes(b"VALUE = 2\n")  # just now: it could change again unseen in the same tick
+    dist, cold = check(own, cache_dir, processes=processes)
+    assert read_entry(cache_dir, dist).judged is None
+    _settle()
+    _, later = check(own, cache_dir, processes=processes)
+    judged = read_entry(cache_dir, dist).judged
+    assert judged is not None and [kept[0] for kept in judged[1]] == [str(victim)]
+    assert _judged(later) == _judged(cold)
+
+
+def test_a_warm_check_gives_the_link_check_the_judged_paths_in_records_order(
+    own: Venv, cache_dir: Path, tmp_path: Path, workers: None
+) -> None:
+    """A package moved out of the environment and linked back: WD008 for each file, in RECORD's order."""
+    package = own.site_packages / "cachedemo"
+    moved = tmp_path / "elsewhere"
+    shutil.move(package, moved)
+    package.symlink_to(moved)
+    (moved / "__init__.py").write_bytes(b"VALUE = 2\n")  # RECORD's first row: judged, kept apart
+    _settle()
+    dist, cold = check(own, cache_dir, processes=True)
+    assert read_entry(cache_dir, dist).judged is not None
+    _, warm = check(own, cache_dir, processes=True)
+    _, fresh = check(own, None, processes=True)
+    assert _judged(warm) == _judged(cold) == _judged(fresh)
+    codes = [f.code for f in warm.reports[0].findings]
+    assert Code.HASH_MISMATCH in codes and codes.count(Code.LINK_OUTSIDE) >= len(FILES)
 
 
 def test_judged_files_of_another_shape_are_not_believed(own: Venv, cache_dir: Path, workers: None) -> None:
@@ -589,9 +625,12 @@ def test_judged_files_of_another_shape_are_not_believed(own: Venv, cache_dir: Pa
     for bad in [
         (*kept[:3], "missing", *kept[4:]),  # a state with no fingerprint to prove
         (*kept[:1], kept[1][:4], *kept[2:]),  # a row without its line
-        (*kept[:5], "1", kept[6]),  # links that are no number
-        (*kept[:6], ((1, (("sha256", "text"),)),)),  # a prefix digest that is no bytes
-        kept[:6],
+        (*kept[:1], (kept[1][0], None, *kept[1][2:]), *kept[2:]),  # a row without a hash: none is judged
+        (*kept[:5], "1", *kept[6:]),  # links that are no number
+        (*kept[:6], ((1, (("sha256", "text"),)),), kept[7]),  # a prefix digest that is no bytes
+        (*kept[:7], 10**6),  # a row's place past the last row
+        (*kept[:7], -1),
+        kept[:7],
     ]:
         entry_file(cache_dir, dist).write_bytes(
             cache.encode(cache.Entry(entry.dist_path, record, None, entry.files, (root, (bad,))))
@@ -629,8 +668,13 @@ def test_a_settled_distribution_with_a_shared_path_is_judged_with_its_rivals(
     assert all(state.cached for state in warm.states.values())
     # One side's bytes of the shared path changed: the same verdicts as with no cache at all.
     (venv.site_packages / "common/shared.py").write_bytes(b"SHARED = 2\n")
+    _settle()
     assert _judged(verify(cache_dir)) == _judged(verify(None))
     assert Status.BROKEN in {status for _, status, _ in _judged(verify(cache_dir))}
+    # A shared path is judged with its rivals' rows: never kept as judged with one verdict.
+    for dist in env.active():
+        entry = cache.decode(Path(cache.entry_path(str(cache_dir), dist.path)).read_bytes())
+        assert entry is not None and entry.judged is None and entry.verdict_root is None
 
 
 # --------------------------------------------------------------------------

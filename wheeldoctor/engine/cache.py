@@ -151,9 +151,10 @@ FileRecord = tuple[str, Identity, Digests]
 """One cached file: its absolute path, its fingerprint when hashed, its digests."""
 Row = tuple[str, "str | None", "bytes | None", "int | None", int]
 """A RECORD row as a plain tuple: (path as written, algorithm, raw digest, size, line)."""
-JudgedFile = tuple[str, Row, Identity, str, Digests, int, tuple[tuple[int, Digests], ...]]
+JudgedFile = tuple[str, Row, Identity, str, Digests, int, tuple[tuple[int, Digests], ...], int]
 """A file that did not match its row, as judged: (absolute path, the row, its fingerprint,
-its state's status (``hashed`` or ``size-only``), digests, links and prefixes)."""
+its state's status (``hashed`` or ``size-only``), digests, links, prefixes, and the row's
+place among all the distribution's rows)."""
 Judged = tuple[str, tuple[JudgedFile, ...]]
 """A verdict with findings: the root it was judged under, and the files that did not match."""
 #: The statuses a judged file may keep: a regular file seen at a fingerprint.
@@ -306,7 +307,14 @@ def load_verdict(
     if not judged or found_judged is None or found_judged[0] != root or not found_judged[1]:
         return None
     files = found_judged[1]
-    return (paths, identities, files) if all(map(is_judged_file, files)) else None
+    if not all(map(is_judged_file, files)):
+        return None
+    places = [judged_file[7] for judged_file in files]
+    # In row order, each a place among all the rows: what we write, never out of range.
+    in_order = all(places[i] < places[i + 1] for i in range(len(places) - 1))
+    if not in_order or places[0] < 0 or places[-1] >= len(paths) + len(files):
+        return None
+    return paths, identities, files
 
 
 def verdict_holds(cache_dir: str, dist_path: str, root: str) -> bool:
@@ -512,9 +520,9 @@ def _is_judged(value: object) -> bool:
 
 def is_judged_file(value: object) -> bool:
     """Whether ``value`` has the shape of a :data:`JudgedFile` (exact types: marshal makes no others)."""
-    if type(value) is not tuple or len(value) != 7:
+    if type(value) is not tuple or len(value) != 8:
         return False
-    path, row, fingerprint, status, digests, links, prefixes = value
+    path, row, fingerprint, status, digests, links, prefixes, place = value
     if not (
         type(path) is str
         and _is_row(row)
@@ -523,6 +531,7 @@ def is_judged_file(value: object) -> bool:
         and _are_digests(digests)
         and type(links) is int
         and type(prefixes) is tuple
+        and type(place) is int
     ):
         return False
     for prefix in prefixes:
@@ -535,10 +544,11 @@ def _is_row(value: object) -> bool:
     if type(value) is not tuple or len(value) != 5:
         return False
     written, algorithm, digest, size, line = value
+    # A row RECORD's parser gives: always a hash (rows without one are not verifiable rows).
     return (
         type(written) is str
-        and (algorithm is None or type(algorithm) is str)
-        and (digest is None or type(digest) is bytes)
+        and type(algorithm) is str
+        and type(digest) is bytes
         and (size is None or type(size) is int)
         and type(line) is int
     )

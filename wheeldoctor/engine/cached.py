@@ -66,17 +66,17 @@ def remember(
     if dist.record_identity is None:
         return
     files: list[cache.FileRecord] = []
-    odd: list[Claim] = []
-    for claim in claims:
+    odd: list[tuple[int, Claim]] = []
+    for k, claim in enumerate(claims):
         record = file_record(claim, states, started)
         if record is not None:
             files.append(record)
         else:
-            odd.append(claim)
+            odd.append((k, claim))
     intact = intact and not odd
     judged = None if intact else _verdict(dist, judged_files(odd, states, started, shared))
     entry = cache.Entry(dist.path, dist.record_identity, dist.root if intact else None, tuple(files), judged)
-    if entry != before and (files or before is not None):
+    if entry != before and (files or judged or before is not None):
         cache.store(cache_dir, entry)
 
 
@@ -85,25 +85,29 @@ def _verdict(dist: InstalledDistribution, judged: Sequence[cache.JudgedFile] | N
 
 
 def judged_files(
-    claims: Sequence[Claim], states: Mapping[str, FileState], started: int, shared: Container[str] | None
+    claims: Sequence[tuple[int, Claim]], states: Mapping[str, FileState], started: int, shared: Container[str] | None
 ) -> list[cache.JudgedFile] | None:
-    """Each of ``claims`` (the files that did not match) as :func:`judged_file` keeps it; None unless all may be kept.
+    """Each of ``claims`` (the files that did not match, with their rows' places, in row order)
+    as :func:`judged_file` keeps it; None unless all may be kept.
 
     ``shared``: the paths several rows claim, never kept; None keeps none.
     """
     if shared is None:
         return None
     judged = []
-    for claim in claims:
-        odd = None if claim.path in shared else judged_file(claim, states, started)
+    for place, claim in claims:
+        odd = None if claim.path in shared else judged_file(claim, states, started, place)
         if odd is None:
             return None
         judged.append(odd)
     return judged
 
 
-def judged_file(claim: Claim, states: Mapping[str, FileState], started: int) -> cache.JudgedFile | None:
+def judged_file(claim: Claim, states: Mapping[str, FileState], started: int, place: int) -> cache.JudgedFile | None:
     """``claim``'s file as judged, where its bytes did not match and it may be kept; else None.
+
+    ``place``: its row's among all the distribution's rows, for a warm check to give its
+    paths in RECORD's order (the link check's findings come in that order).
 
     Kept only for a regular file seen at a fingerprint (hashed, or too long or short to
     read) that is not still settling, and only for a path its own row alone claims (the
@@ -119,12 +123,12 @@ def judged_file(claim: Claim, states: Mapping[str, FileState], started: int) -> 
         return None
     row = claim.row
     written = (row.path, row.algorithm, row.digest, row.size, row.line)
-    return (claim.path, written, identity, state.status.value, state.digests, state.links, state.prefixes)
+    return (claim.path, written, identity, state.status.value, state.digests, state.links, state.prefixes, place)
 
 
 def judged_state(judged: cache.JudgedFile) -> tuple[RecordRow, FileState]:
     """The row and the state :func:`judged_file` kept (from a verdict whose fingerprints held)."""
-    _, row, identity, status, digests, links, prefixes = judged
+    _, row, identity, status, digests, links, prefixes, _ = judged
     fingerprint = Fingerprint(*identity)
     return RecordRow(*row), FileState(FileStatus(status), identity[0], digests, "", links, fingerprint, True, prefixes)
 
@@ -165,5 +169,5 @@ def remember_proven(
     whole = not intact and judged is not None and len(files) + len(judged) == rows
     verdict = _verdict(dist, judged) if whole else None
     entry = cache.Entry(dist.path, record, dist.root if intact else None, files, verdict)
-    if hash(entry) != before and (files or found):
+    if hash(entry) != before and (files or verdict or found):
         cache.store(cache_dir, entry)

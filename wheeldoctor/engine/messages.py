@@ -7,7 +7,10 @@ and :func:`decode` are the only places that know the wire form.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from wheeldoctor.engine.cache import JudgedFile
 
 Identity = tuple[int, int, int, int, int]
 """A file's fingerprint: (size, mtime_ns, ctime_ns, inode, device)."""
@@ -17,10 +20,6 @@ Proof = tuple[int, int, int, int, int, int, bool]
 """(row index, mtime_ns, ctime_ns, inode, device, links, whether the cache's fingerprint proved it)."""
 FileRecord = tuple[str, Identity, tuple[tuple[str, bytes], ...]]
 """A proven file's cache record: (absolute path, fingerprint, digests)."""
-JudgedFile = tuple[
-    str, Row, Identity, str, tuple[tuple[str, bytes], ...], int, tuple[tuple[int, tuple[tuple[str, bytes], ...]], ...]
-]
-"""A file kept as judged with a verdict (see :data:`wheeldoctor.engine.cache.JudgedFile`)."""
 Cut = tuple[int, int, int]
 """A piece of a RECORD's rows to prove: (first row, end row, weight)."""
 
@@ -63,9 +62,10 @@ class Stop(NamedTuple):
 class Settled(NamedTuple):
     """The cache's verdict held for this distribution: its paths, and what its files weigh.
 
-    ``judged``: the files a verdict with findings kept as judged (their paths are among
-    ``paths``), each of whose fingerprints held too; ``words_fit`` as for
-    :class:`RecordParsed`, asked where there are any.
+    ``judged``: for a checked distribution, the files a verdict with findings kept as judged
+    (:data:`wheeldoctor.engine.cache.JudgedFile`; their paths are among ``paths``), each of
+    whose fingerprints held too; ``words_fit`` as for :class:`RecordParsed`, asked where
+    there are any.
     """
 
     dist: int

@@ -36,7 +36,6 @@ from wheeldoctor.engine import cache
 from wheeldoctor.engine.fork import fork, reap
 from wheeldoctor.engine.messages import (
     FileRecord,
-    JudgedFile,
     Look,
     Looked,
     Message,
@@ -56,6 +55,10 @@ from wheeldoctor.engine.workers import complete_frames, send
 from wheeldoctor.formats.names import vouch
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.findings import Finding
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from wheeldoctor.engine.cache import JudgedFile
 
 _DONE = object()
 

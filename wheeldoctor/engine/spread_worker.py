@@ -289,10 +289,13 @@ def _settled(index: int, dist: InstalledDistribution, checked: bool, cache_dir: 
         if judged and not cache.all_unchanged([judged_file[0] for judged_file in judged], odd, follow=False):
             return None
         size = sum(fingerprint[0] for fingerprint in chain(fingerprints, odd))
-    everything = [*paths, *(judged_file[0] for judged_file in judged)] if judged else list(paths)
+    everything = list(paths)
+    for judged_file in judged:  # back in its row's place: the link check's findings come in RECORD's order
+        everything.insert(judged_file[7], judged_file[0])
     # A repair step will name it: its words are judged here, in parallel (see _parse).
     fit = bool(judged) and checked and unsafe_words(dist.name, dist.version or None) is None
-    return Settled(index, record, everything, len(everything) if checked else 0, size, list(judged), fit)
+    kept = list(judged) if checked else []  # an unchecked distribution is wanted for its paths alone
+    return Settled(index, record, everything, len(everything) if checked else 0, size, kept, fit)
 
 
 def _prove_piece(
