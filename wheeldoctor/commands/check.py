@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from wheeldoctor.engine.beside import Beside
 from wheeldoctor.engine.hashing import default_jobs
-from wheeldoctor.engine.verify import verify_environment
+from wheeldoctor.engine.verify import spread_estimates, unique, verify_environment
 from wheeldoctor.judge.files import DistributionReport, Status, not_installed, status_of
 from wheeldoctor.model.environment import Environment
 
@@ -102,7 +102,12 @@ def run_check(
     # Who owns the hooks and which files nobody owns needs every RECORD but nothing from the
     # hashing: with processes, a child reads them and walks while the workers hash.
     walkers = min(_WALKERS, jobs or default_jobs()) if processes else 1
-    ask = processes and cache_dir is not None and (jobs or default_jobs()) <= _ASK_IN_PARENT
+    # Asked as a step while the workers verify: only where they will (else no step is taken).
+    ask = (
+        cache_dir is not None
+        and (jobs or default_jobs()) <= _ASK_IN_PARENT
+        and spread_estimates(unique([*checked, *active]), jobs, processes=processes) is not None
+    )
     walk = _Audit(env, walkers, cache_dir, processes, ask) if auditing else None
     try:
         verification = verify_environment(

@@ -70,15 +70,10 @@ def verify_environment(
     ``meanwhile``'s steps are taken while the parent waits on its workers (else not at all).
     """
     started = time.time_ns()
-    everybody = _unique_dists([*checked, *everyone])
+    everybody = unique([*checked, *everyone])
     workers = jobs or default_jobs()
-    if (
-        processes
-        and workers > 1
-        and can_fork()
-        and not any(map(judged_by_manager, everybody))  # a package manager's record: judged here
-        and sum(estimates := list(map(rows_estimate, everybody))) >= hashing.PROCESS_MIN_FILES
-    ):
+    estimates = spread_estimates(everybody, jobs, processes=processes)
+    if estimates is not None:
         recorded: dict[str, Recorded] = {}
         spread_out = _verify_spread(
             checked, everybody, workers, progress, cache_dir, started, estimates, meanwhile, recorded
@@ -135,6 +130,22 @@ def verify_environment(
         paths = [c.path for c in resolved[id(dist)][0]]
         looked[dist.path] = (paths, paths, dist.record_identity, None)
     return _linked_out(Verification(tuple(reports), shared, states), everybody, looked, cache_dir)
+
+
+def spread_estimates(
+    everybody: Sequence[InstalledDistribution], jobs: int | None, *, processes: bool
+) -> list[int] | None:
+    """Each one's :func:`rows_estimate` where :func:`verify_environment` spreads over forked workers, else None.
+
+    It spreads for a command (``processes``) with more than one job, where forking is safe
+    now, nothing is judged by a package manager's record, and there are enough rows.
+    """
+    if not processes or (jobs or default_jobs()) <= 1 or not can_fork():
+        return None
+    if any(map(judged_by_manager, everybody)):  # a package manager's record: judged here
+        return None
+    estimates = list(map(rows_estimate, everybody))
+    return estimates if sum(estimates) >= hashing.PROCESS_MIN_FILES else None
 
 
 def _linked_out(
@@ -333,7 +344,7 @@ def _verify_spread(
         elif (rows := parsed[i].rows) is not None:  # the workers made the records of the files they proved
             pieces = parsed[i].files
             files = list(chain.from_iterable(pieces[first] for first in sorted(pieces)))
-            odd: list[Claim] = []  # the files that did not match
+            odd: list[tuple[int, Claim]] = []  # the files that did not match, with their rows' places
             if i in unproven:  # and those judged here: their own records (a shared path proved has one)
                 proofs = {proof[0] for proof in parsed[i].proofs}
                 for k in unproven[i]:
@@ -343,7 +354,7 @@ def _verify_spread(
                     if record := cached.file_record(claim, states, started):
                         files.append(record)
                     else:
-                        odd.append(claim)
+                        odd.append((k, claim))
             if i in unproven or (AT_PARSE in pieces and len(pieces) > 1):
                 # Each piece's records are in row order, but not one after another: put them in
                 # RECORD's order, as every other writer does, or each would rewrite the other's entry.
@@ -376,5 +387,6 @@ def verify(
     return list(verify_environment(checked, everyone, jobs=jobs, progress=progress, cache_dir=cache_dir).reports)
 
 
-def _unique_dists(dists: Iterable[InstalledDistribution]) -> list[InstalledDistribution]:
+def unique(dists: Iterable[InstalledDistribution]) -> list[InstalledDistribution]:
+    """``dists`` without repeats (the same object twice), in order."""
     return list({id(d): d for d in dists}.values())
