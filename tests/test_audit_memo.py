@@ -289,7 +289,19 @@ def test_a_warm_check_on_two_cores_takes_the_audit_in_the_parent_and_forks_a_chi
     assert children == [True] and changed != cold
     assert audit(None) == changed and children == [True]  # no cache: a child at once, as before
     assert audit(store, jobs=4) == changed and children == [True]  # cores to spare: a child at once
+    assert audit(store, jobs=1) == changed and children == [True]  # no workers to wait on: a child at once
     assert forks
+
+
+def test_the_unowned_files_come_in_path_order_whatever_the_walkers(installed: Venv, forks: list[int]) -> None:
+    """Several walkers' shares come back as each ends: the listing must not change with timing or cores."""
+    env = _env(installed)
+    one = audit_data(env, (), walkers=1)
+    assert not forks
+    several = audit_data(env, (), walkers=4)
+    assert forks
+    paths = [row[0] for row in one[1]]
+    assert several == one and paths == sorted(paths) and len(paths) >= 4
 
 
 def test_no_cache_keeps_no_audit(installed: Venv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -163,7 +163,9 @@ def _walk(site_dir: str, owners: Owners, walkers: int = 1, read: Read | None = N
                 owned_tops.update(tops)
     else:
         unowned, scanned, owned_tops, _ = _walk_from(site_dir, [(site_dir, "")], owners, read)
-    return [_as_package(item, owned_tops) for item in unowned], scanned
+    # In path order: the walkers' shares come back as each ends, and one walker lists in
+    # another order than several; a listing must not change with the timing or the cores.
+    return sorted((_as_package(item, owned_tops) for item in unowned), key=lambda item: item.path), scanned
 
 
 def _walk_from(
