@@ -32,7 +32,8 @@ from wheeldoctor.commands.check import run_check
 from wheeldoctor.engine import cache
 from wheeldoctor.engine.ownership import Owners
 from wheeldoctor.engine.unowned import audit_data, scan_unowned
-from wheeldoctor.where.hooks import audit_hooks, hook_paths
+from wheeldoctor.where.hook_files import hook_paths
+from wheeldoctor.where.hooks import audit_hooks
 from wheeldoctor.where.system_files import system_owners
 from wheeldoctor.where.target import Target, load_target
 
