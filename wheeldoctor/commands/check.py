@@ -191,6 +191,7 @@ class _Audit:
 
     def __init__(self, env: Environment, walkers: int, cache_dir: str | None, processes: bool, ask: bool) -> None:
         self._env, self._walkers, self._cache_dir = env, walkers, cache_dir
+        self._hooks: list[str] | None = None
         self._kept: list[Any] | None = None
         self._asked = False
         self._walk = None if ask else Beside(self._work, fork=processes)
@@ -199,9 +200,8 @@ class _Audit:
         """The parent's step: the memo asked (its stats taken), else the child forked."""
         if self._walk is None:
             from wheeldoctor.engine.unowned import kept_audit
-            from wheeldoctor.where.hook_files import hook_paths
 
-            self._kept = kept_audit(self._env, hook_paths(self._env), self._cache_dir)
+            self._kept = kept_audit(self._env, self._hook_paths(), self._cache_dir)
             self._asked = True
             if self._kept is None:
                 self._walk = Beside(self._work)
@@ -217,11 +217,18 @@ class _Audit:
         if self._walk is not None:
             self._walk.cancel()
 
+    def _hook_paths(self) -> list[str]:
+        """The hook files, listed once: by the memo's step, else by the audit itself."""
+        if self._hooks is None:
+            from wheeldoctor.where.hook_files import hook_paths
+
+            self._hooks = hook_paths(self._env)
+        return self._hooks
+
     def _work(self) -> list[Any]:
         from wheeldoctor.engine.unowned import audit_data
-        from wheeldoctor.where.hook_files import hook_paths
 
-        return audit_data(self._env, hook_paths(self._env), self._walkers, self._cache_dir, asked=self._asked)
+        return audit_data(self._env, self._hook_paths(), self._walkers, self._cache_dir, asked=self._asked)
 
 
 def _overlays_to_verify(

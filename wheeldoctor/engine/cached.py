@@ -12,7 +12,7 @@ from wheeldoctor.engine import cache
 from wheeldoctor.judge.claims import Claim, matches
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.files import FileState, FileStatus, Fingerprint
-from wheeldoctor.model.record import RecordRow, fast_tuple
+from wheeldoctor.model.record import fast_tuple
 
 
 def recall(cache_dir: str, dists: Sequence[InstalledDistribution]) -> dict[int, cache.Entry]:
@@ -126,11 +126,10 @@ def judged_file(claim: Claim, states: Mapping[str, FileState], started: int, pla
     return (claim.path, written, identity, state.status.value, state.digests, state.links, state.prefixes, place)
 
 
-def judged_state(judged: cache.JudgedFile) -> tuple[RecordRow, FileState]:
-    """The row and the state :func:`judged_file` kept (from a verdict whose fingerprints held)."""
-    _, row, identity, status, digests, links, prefixes, _ = judged
-    fingerprint = Fingerprint(*identity)
-    return RecordRow(*row), FileState(FileStatus(status), identity[0], digests, "", links, fingerprint, True, prefixes)
+def judged_state(judged: cache.JudgedFile) -> FileState:
+    """The state :func:`judged_file` kept (from a verdict whose fingerprints held)."""
+    _, _, identity, status, digests, links, prefixes, _ = judged
+    return FileState(FileStatus(status), identity[0], digests, "", links, Fingerprint(*identity), True, prefixes)
 
 
 def file_record(claim: Claim, states: Mapping[str, FileState], started: int) -> cache.FileRecord | None:

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from wheeldoctor.engine.cache import Row as Row  # noqa: PLC0414  (the wire's vocabulary, re-exported)
+
 if TYPE_CHECKING:
     from wheeldoctor.engine.cache import JudgedFile
 
 Identity = tuple[int, int, int, int, int]
 """A file's fingerprint: (size, mtime_ns, ctime_ns, inode, device)."""
-Row = tuple[str, "str | None", "bytes | None", "int | None", int]
-"""A RecordRow as a plain tuple: (path as written, algorithm, raw digest, size, line)."""
 Proof = tuple[int, int, int, int, int, int, bool]
 """(row index, mtime_ns, ctime_ns, inode, device, links, whether the cache's fingerprint proved it)."""
 FileRecord = tuple[str, Identity, tuple[tuple[str, bytes], ...]]

@@ -14,7 +14,7 @@ import marshal
 import os
 import re
 from collections.abc import Sequence
-from itertools import chain
+from itertools import chain, islice
 from typing import cast
 
 from wheeldoctor.engine import cache
@@ -289,9 +289,14 @@ def _settled(index: int, dist: InstalledDistribution, checked: bool, cache_dir: 
         if judged and not cache.all_unchanged([judged_file[0] for judged_file in judged], odd, follow=False):
             return None
         size = sum(fingerprint[0] for fingerprint in chain(fingerprints, odd))
-    everything = list(paths)
-    for judged_file in judged:  # back in its row's place: the link check's findings come in RECORD's order
-        everything.insert(judged_file[7], judged_file[0])
+    # Each judged file back in its row's place (the link check's findings come in RECORD's
+    # order), in one pass: the places rise (see cache.load_verdict).
+    everything: list[str] = []
+    others = iter(paths)
+    for judged_file in judged:
+        everything.extend(islice(others, judged_file[7] - len(everything)))
+        everything.append(judged_file[0])
+    everything.extend(others)
     # A repair step will name it: its words are judged here, in parallel (see _parse).
     fit = bool(judged) and checked and unsafe_words(dist.name, dist.version or None) is None
     kept = list(judged) if checked else []  # an unchecked distribution is wanted for its paths alone

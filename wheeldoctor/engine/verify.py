@@ -294,7 +294,7 @@ def _verify_spread(
             assert done.identity is not None
             states.settle(everybody[i].path, done.identity)
             for kept in done.judged:
-                given[kept[0]] = cached.judged_state(kept)[1]
+                given[kept[0]] = cached.judged_state(kept)
             continue
         states.add(paths, rows, done.proofs)
         if len(done.proofs) < len(rows) or not shared.isdisjoint(paths):
@@ -324,9 +324,8 @@ def _verify_spread(
                 if finding is not None:
                     findings.append(finding)
         for kept in done.judged:  # judged again from the states kept (none of its paths is shared)
-            written, state = cached.judged_state(kept)
-            claim = make(Claim, (dist, written, kept[0]))
-            finding = judge(claim, state, (claim,))
+            claim = make(Claim, (dist, make(RecordRow, kept[1]), kept[0]))
+            finding = judge(claim, given[kept[0]], (claim,))
             if finding is not None:
                 findings.append(finding)
         reports.append(report_for(dist, findings))
