@@ -104,7 +104,8 @@ def run_check(
     walkers = min(_WALKERS, jobs or default_jobs()) if processes else 1
     # Asked as a step while the workers verify: only where they will (else no step is taken).
     ask = (
-        cache_dir is not None
+        auditing
+        and cache_dir is not None
         and (jobs or default_jobs()) <= _ASK_IN_PARENT
         and spread_estimates(unique([*checked, *active]), jobs, processes=processes) is not None
     )
