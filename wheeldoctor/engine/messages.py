@@ -102,7 +102,8 @@ class RecordParsed(NamedTuple):
     ``hash()`` (None for a malformed one, which differs from any entry written); ``decided``
     is per row (see :class:`Prove`), None when no entry vouched for any. ``words_fit``: the
     worker found the distribution's name and version fit for a command line
-    (:func:`wheeldoctor.formats.names.unsafe_words`), asked where a repair is likely.
+    (:func:`wheeldoctor.formats.names.unsafe_words`), asked where a repair is likely and the
+    workers judge words (see :data:`wheeldoctor.engine.spread.WORDS_IN_PARENT`).
     ``linked``: each recorded path that a directory link on the way takes elsewhere, and where
     it resolves (:func:`wheeldoctor.where.links.through_links`); None where it was not asked.
     """
