@@ -374,3 +374,91 @@ def test_without_a_cache_the_workers_look_for_directory_links_and_the_parent_doe
         assert found == {("WD008", name) for name in files}, cache_dir
         assert all(str(moved) in f.message for r in done.reports for f in r.findings)
         assert bool(climbed) is (cache_dir is not None), climbed
+
+
+def test_the_link_checks_memo_is_statted_while_the_workers_verify(
+    venv_factory: VenvFactory,
+    wheel_factory: WheelFactory,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    forks: list[int],
+) -> None:
+    """A warm spread stats the link memo's directories as a step while its workers verify, and the
+    link check after them takes those stats; a directory moved behind a link since is still found."""
+    from wheeldoctor.engine import result_memo, spread, spread_worker
+
+    venv, files = _subpackage(venv_factory, wheel_factory)
+    site = venv.site_packages
+    monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)
+    store = tmp_path / "cache"
+    store.mkdir(mode=0o700)
+
+    def verify() -> Verification:
+        env = load_environment("test", [str(site)], [str(venv.prefix)])
+        return verify_environment(env.active(), env.active(), jobs=2, processes=True, cache_dir=str(store))
+
+    verify()
+    time.sleep(0.2)  # the files and directories settle: the cache and the memo keep them
+    verify()
+    asked: list[bool] = []  # per ask of the link memo's stats: whether the workers were verifying
+    spreading = [False]
+    real_kept, real_spread, real_look = result_memo.ResultMemo.kept, spread.spread, spread_worker._look
+
+    def kept(self: result_memo.ResultMemo) -> result_memo.Kept | None:
+        if self._path.endswith(".links"):
+            asked.append(spreading[0])
+        return real_kept(self)
+
+    def timed_spread(*args: object, **kwargs: object) -> object:
+        spreading[0] = True
+        try:
+            return real_spread(*args, **kwargs)  # type: ignore[arg-type]
+        finally:
+            spreading[0] = False
+
+    def slow_look(*args: object) -> object:
+        time.sleep(0.3)  # in the worker: the parent takes its steps meanwhile
+        return real_look(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(result_memo.ResultMemo, "kept", kept)
+    monkeypatch.setattr(spread, "spread", timed_spread)
+    monkeypatch.setattr(spread_worker, "_look", slow_look)
+    warm = verify()
+    assert forks
+    assert [r.findings for r in warm.reports] == [()]
+    assert asked == [True]  # once, while the workers verified
+    asked.clear()
+    moved = tmp_path / "moved"
+    os.rename(site / "proven/sub", moved)
+    (site / "proven/sub").symlink_to(moved)
+    done = verify()
+    assert asked == [True]
+    assert {(f.code.value, f.path) for r in done.reports for f in r.findings} == {("WD008", n) for n in files}
+
+
+def test_the_link_memo_takes_early_stats_only_for_its_own_site_directories(tmp_path: Path) -> None:
+    """Stats taken earlier in the run under the same site directories are taken as they were;
+    those taken for other site directories are not this memo's: it stats its own then."""
+    from wheeldoctor.engine import cache, link_memo
+
+    store = tmp_path / "cache"
+    store.mkdir(mode=0o700)
+    site = tmp_path / "site"
+    (site / "alpha-1.0.dist-info").mkdir(parents=True)
+    (site / "alpha-1.0.dist-info" / "RECORD").write_text("")
+    (site / "alpha").mkdir()
+    time.sleep(2 * cache.SETTLE_NS / 1e9)  # settled: the memo keeps its fingerprint
+    env = load_environment("test", [str(site)], [str(tmp_path)])
+    judged = [(env.active()[0], (1, 2, 3, 4, 5))]
+    first = link_memo.link_memo(str(store), judged)
+    assert first is not None
+    first.read.note(str(site / "alpha"))
+    assert first.keep()
+    ours, theirs = link_memo.Ahead(str(store), [str(site)]), link_memo.Ahead(str(store), [str(tmp_path / "other")])
+    for early in (ours, theirs):
+        next(early.steps())
+    assert ours.kept is not None and theirs.kept is None  # no memo is kept under the other key
+    (site / "alpha" / "new.py").write_text("")  # the directory changes after the early stats
+    for ahead, holds in ((ours, True), (theirs, False), (None, False)):
+        memo = link_memo.link_memo(str(store), judged, ahead)
+        assert memo is not None and memo.holds() is holds, ahead
