@@ -54,6 +54,13 @@ class Prove(NamedTuple):
     decided: list[bool]
 
 
+class Judge(NamedTuple):
+    """Judge these distributions' names and versions for a command line
+    (:func:`wheeldoctor.formats.names.unsafe_words`): a repair step will likely name them."""
+
+    dists: list[int]
+
+
 class Stop(NamedTuple):
     """Nothing more to do: end."""
 
@@ -64,8 +71,7 @@ class Settled(NamedTuple):
 
     ``judged``: for a checked distribution, the files a verdict with findings kept as judged
     (:data:`wheeldoctor.engine.cache.JudgedFile`; their paths are among ``paths``), each of
-    whose fingerprints held too; ``words_fit`` as for :class:`RecordParsed`, asked where
-    there are any.
+    whose fingerprints held too.
     """
 
     dist: int
@@ -74,7 +80,6 @@ class Settled(NamedTuple):
     files: int
     size: int
     judged: list[JudgedFile]
-    words_fit: bool
 
 
 class Looked(NamedTuple):
@@ -82,6 +87,12 @@ class Looked(NamedTuple):
 
     settled: list[Settled]
     weighed: list[tuple[int, int]]
+
+
+class Judged(NamedTuple):
+    """A :class:`Judge` done: the distributions whose words were found fit."""
+
+    fit: list[int]
 
 
 class Proved(NamedTuple):
@@ -100,10 +111,7 @@ class RecordParsed(NamedTuple):
     ``problems`` is pickled ``(findings of reading RECORD, rows outside the root)``, None when
     there are none; ``entry_found`` whether a cache entry was found and ``entry_hash`` its
     ``hash()`` (None for a malformed one, which differs from any entry written); ``decided``
-    is per row (see :class:`Prove`), None when no entry vouched for any. ``words_fit``: the
-    worker found the distribution's name and version fit for a command line
-    (:func:`wheeldoctor.formats.names.unsafe_words`), asked where a repair is likely and the
-    workers judge words (see :data:`wheeldoctor.engine.spread.WORDS_IN_PARENT`).
+    is per row (see :class:`Prove`), None when no entry vouched for any.
     ``linked``: each recorded path that a directory link on the way takes elsewhere, and where
     it resolves (:func:`wheeldoctor.where.links.through_links`); None where it was not asked.
     """
@@ -117,15 +125,14 @@ class RecordParsed(NamedTuple):
     problems: bytes | None
     entry_found: bool
     entry_hash: int | None
-    words_fit: bool
     linked: dict[str, str] | None
     proved: Proved
     files: int
     size: int
 
 
-Message = Look | Parse | Prove | Stop | Looked | RecordParsed | Proved
-_KINDS: tuple[type[Any], ...] = (Look, Parse, Prove, Stop, Looked, RecordParsed, Proved)
+Message = Look | Parse | Prove | Judge | Stop | Looked | RecordParsed | Proved | Judged
+_KINDS: tuple[type[Any], ...] = (Look, Parse, Prove, Judge, Stop, Looked, RecordParsed, Proved, Judged)
 _TAG = {kind: tag for tag, kind in enumerate(_KINDS)}
 
 

@@ -16,6 +16,10 @@ for, else one listing per directory and one open, read and close per file) and r
 per proven file, a few integers and its cache record. Whatever is not proven comes back
 as not proven, for the exact path to judge.
 
+The words of a distribution that a repair step will likely name (the cache's verdict had
+findings, or no longer holds) are judged by one worker, the first free one, then the same
+one again, so that one worker imports packaging for them.
+
 Messages are typed (:mod:`.messages`), marshal data on the pipe; the rare findings that
 parsing gives travel pickled. A worker that dies only leaves its work undone: the parent
 does it itself. No worker outlives the parent (see :mod:`.fork`).
@@ -36,6 +40,8 @@ from wheeldoctor.engine import cache
 from wheeldoctor.engine.fork import fork, reap
 from wheeldoctor.engine.messages import (
     FileRecord,
+    Judge,
+    Judged,
     Look,
     Looked,
     Message,
@@ -52,7 +58,7 @@ from wheeldoctor.engine.messages import (
 )
 from wheeldoctor.engine.spread_worker import _serve
 from wheeldoctor.engine.workers import complete_frames, send
-from wheeldoctor.formats.names import unsafe_words, vouch
+from wheeldoctor.formats.names import vouch
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.findings import Finding
 
@@ -61,13 +67,6 @@ if TYPE_CHECKING:
     from wheeldoctor.engine.cache import JudgedFile
 
 _DONE = object()
-#: With this many workers or fewer, the parent judges the words of each distribution that a
-#: repair step will likely name (:func:`~wheeldoctor.formats.names.unsafe_words`) while it
-#: waits on them: every worker would import packaging's name and version modules for it,
-#: where the parent imports them once (on the 2-core machine, a warm check of its python3
-#: took 13 ms less CPU). With more, the workers judge them: the parent's own time decides a
-#: many-core check's wall time.
-WORDS_IN_PARENT = 2
 
 
 class Parsed:
@@ -154,8 +153,9 @@ def spread(
     backlog: list[Proved | Settled] = []  # what was proved (or settled) not yet recorded
     totals = [0, 0]  # files and bytes to prove, known once every RECORD is read
     begun = [begin is None]
-    in_workers = most > WORDS_IN_PARENT
-    words: list[int] = []  # distributions whose words the parent judges while it waits
+    words: list[int] = []  # distributions a repair step will likely name: their words to judge
+    judge: list[int] = []  # the worker that judges words, once one has (it imported packaging for them)
+    stopped: set[int] = set()
 
     def begin_once() -> None:
         if not begun[0] and not looks and not parse and not reading:
@@ -168,7 +168,7 @@ def spread(
         for _ in range(most):
             tasks_read, tasks_write = os.pipe()
             results_read, results_write = os.pipe()
-            serve = partial(_serve, dists, checked, cache_dir, usable, started, in_workers, tasks_read, results_write)
+            serve = partial(_serve, dists, checked, cache_dir, usable, started, tasks_read, results_write)
             pid = fork(serve, keep=(tasks_read, results_write))
             os.close(tasks_read)
             os.close(results_write)
@@ -181,7 +181,13 @@ def spread(
 
     def assign(fd: int) -> None:
         task_fd = workers[fd][1]
-        if looks:
+        if words and (not judge or judge[0] == fd or judge[0] in stopped or judge[0] not in buffers):
+            # One worker judges every distribution's words: each that did would import packaging's
+            # name and version modules for them (14 ms of CPU each on the 2-core machine).
+            judge[:] = [fd]
+            _write(task_fd, Judge(words[:]))
+            words.clear()
+        elif looks:
             reading.add(fd)
             _write(task_fd, Look(looks.pop()))
         elif parse and (not pieces or parse[0][0] <= pieces[0][0]):  # the heavier first
@@ -197,6 +203,7 @@ def spread(
         elif reading:
             parked.append(fd)  # a RECORD still being read may give more pieces
         else:
+            stopped.add(fd)
             _write(task_fd, Stop())
 
     def handle(fd: int, message: Message) -> None:
@@ -204,9 +211,7 @@ def spread(
             reading.discard(fd)
             for settled in message.settled:
                 results[settled.dist] = Parsed(settled.record, settled.paths, None, None, (), (), judged=settled.judged)
-                if settled.words_fit:
-                    vouch(dists[settled.dist].name, dists[settled.dist].version or None)
-                elif settled.judged and not in_workers:  # a verdict with findings: a repair step will name it
+                if settled.judged:  # a verdict with findings: a repair step will name it
                     words.append(settled.dist)
                 totals[0] += settled.files
                 totals[1] += settled.size
@@ -230,15 +235,16 @@ def spread(
                 message.linked,
             )
             backlog.append(message.proved)  # the files the cache vouched for, proved while parsing
-            if message.words_fit:  # judged by the same rules in the worker (see formats/names)
-                vouch(dists[index].name, dists[index].version or None)
-            elif message.entry_found and not in_workers:  # an entry that no longer settles it
+            if message.entry_found:  # an entry that no longer settles it: a repair step will likely name it
                 words.append(index)
             for first, end, weight in message.cuts:
                 heapq.heappush(pieces, (-weight, index, first, end))
             totals[0] += message.files
             totals[1] += message.size
             begin_once()
+        elif isinstance(message, Judged):
+            for index in message.fit:  # judged by the same rules in the worker (see formats/names)
+                vouch(dists[index].name, dists[index].version or None)
         else:  # recorded later, once every waiting worker has its next task
             assert isinstance(message, Proved)
             backlog.append(message)
@@ -264,13 +270,10 @@ def spread(
         while buffers:
             # The parent's own work waits while any worker waits for it: a worker is never idle
             # while the parent records proofs, and they are recorded while the workers hash.
-            ready, _, _ = select.select(list(buffers), [], [], 0 if backlog or words or meanwhile is not None else None)
+            ready, _, _ = select.select(list(buffers), [], [], 0 if backlog or meanwhile is not None else None)
             if not ready:
                 if backlog:
                     absorb(backlog.pop())
-                elif words:
-                    dist = dists[words.pop()]
-                    unsafe_words(dist.name, dist.version or None)  # remembered for the repair steps
                 elif meanwhile is not None and next(meanwhile, _DONE) is _DONE:
                     meanwhile = None
                 continue
@@ -293,8 +296,6 @@ def spread(
                 assign(parked.pop())
         for done in backlog:
             absorb(done)
-        for index in words:  # the workers ended before the parent took them in turn
-            unsafe_words(dists[index].name, dists[index].version or None)
         finished = True
     finally:
         for fd, (pid, task_fd) in workers.items():

@@ -3,8 +3,8 @@
 A worker does what the parent asks, one task at a time, until it says stop: look at a few
 distributions (settle each on the cache's verdict, else weigh it for the parse order), read, parse and resolve
 one RECORD (and read its cache entry, proving by one ``lstat`` each file the cache vouches
-for; without a cache, look for directory links on its paths), or prove one piece of files,
-as :mod:`wheeldoctor.engine.proof_workers` does.
+for; without a cache, look for directory links on its paths), prove one piece of files,
+as :mod:`wheeldoctor.engine.proof_workers` does, or judge the words of a few distributions.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from wheeldoctor.engine.messages import (
     AT_PARSE,
     Cut,
     FileRecord,
+    Judge,
+    Judged,
     Look,
     Looked,
     Message,
@@ -86,15 +88,10 @@ def _serve(
     cache_dir: str | None,
     usable: bool,
     started: int,
-    words: bool,
     tasks: int,
     out: int,
 ) -> None:
-    """The body of a worker: do what the parent asks until it says stop.
-
-    ``words``: judge the words of a distribution a repair step will likely name (see
-    :data:`wheeldoctor.engine.spread.WORDS_IN_PARENT`); else the parent does.
-    """
+    """The body of a worker: do what the parent asks until it says stop."""
     view = memoryview(bytearray(BUFFER_SIZE))
     # Every listing is kept: a RECORD may come back to a directory after listing another.
     listings: dict[str, dict[str, int]] = {}
@@ -103,17 +100,15 @@ def _serve(
         if task is None or isinstance(task, Stop):
             return
         if isinstance(task, Look):
-            answer: Message = _look(task.indices, dists, checked, cache_dir if usable else None, words)
+            answer: Message = _look(task.indices, dists, checked, cache_dir if usable else None)
         elif isinstance(task, Parse):
             # No cache, no link memo: the directories on the paths are looked at while parsing.
             answer = _parse(
-                task.dist,
-                dists[task.dist],
-                checked[task.dist],
-                cache_dir if usable else None,
-                cache_dir is None,
-                words,
+                task.dist, dists[task.dist], checked[task.dist], cache_dir if usable else None, cache_dir is None
             )
+        elif isinstance(task, Judge):
+            fit = [i for i in task.dists if unsafe_words(dists[i].name, dists[i].version or None) is None]
+            answer = Judged(fit)
         else:
             assert isinstance(task, Prove)
             answer = _prove_piece(
@@ -135,14 +130,13 @@ def _look(
     dists: Sequence[InstalledDistribution],
     checked: Sequence[bool],
     cache_dir: str | None,
-    words: bool,
 ) -> Looked:
     """Each distribution settled on the cache's verdict, else weighed for the parse order."""
     settled = []
     weighed = []
     for index in indices:
         dist = dists[index]
-        found = None if cache_dir is None else _settled(index, dist, checked[index], cache_dir, words)
+        found = None if cache_dir is None else _settled(index, dist, checked[index], cache_dir)
         if found is not None:
             settled.append(found)
             continue
@@ -175,14 +169,12 @@ def _weight(dist: InstalledDistribution, checked: bool) -> int:
     return len(data) * PARSE_WEIGHT + max(map(int, _BIG_SIZE.findall(data)), default=0)
 
 
-def _parse(
-    index: int, dist: InstalledDistribution, checked: bool, cache_dir: str | None, links: bool, words: bool
-) -> RecordParsed:
+def _parse(index: int, dist: InstalledDistribution, checked: bool, cache_dir: str | None, links: bool) -> RecordParsed:
     """Read, parse and resolve an unsettled RECORD (see :func:`_look`), read its cache entry, cut the work in pieces.
 
     ``links``: look at the directories on a checked distribution's paths for symbolic links
     here, in parallel, instead of the parent once every file is proved (where no memo keeps
-    the link check's answer: a run without a cache). ``words``: as for :func:`_serve`.
+    the link check's answer: a run without a cache).
     """
     read = with_record(dist)
     claims, outside = resolve(read)
@@ -193,7 +185,7 @@ def _parse(
     if not checked:
         nothing = Proved(index, AT_PARSE, [], [], 0)
         return RecordParsed(
-            index, read.record_identity, paths, rows, None, [], extras, False, None, False, None, nothing, 0, 0
+            index, read.record_identity, paths, rows, None, [], extras, False, None, None, nothing, 0, 0
         )
     known: dict[str, tuple[cache.Identity, cache.Digests]] = {}
     found, before = False, None
@@ -258,9 +250,6 @@ def _parse(
         extras,
         found,
         before,
-        # A cache entry that no longer settles it: files changed since, or it was broken
-        # then. A repair step will likely name it: its words are judged here, in parallel.
-        found and words and unsafe_words(dist.name, dist.version or None) is None,
         # A system package manager's files are its own to judge (see verify._linked_out).
         through_links(paths, dist.location) if links and not dist.system_managed else None,
         Proved(index, AT_PARSE, proofs, files, done),
@@ -275,7 +264,7 @@ def _pickled(value: object) -> bytes:
     return pickle.dumps(value)
 
 
-def _settled(index: int, dist: InstalledDistribution, checked: bool, cache_dir: str, words: bool) -> Settled | None:
+def _settled(index: int, dist: InstalledDistribution, checked: bool, cache_dir: str) -> Settled | None:
     """The distribution's paths and what its files weigh, if the cache's verdict holds; else None.
 
     It holds when the cache has a verdict under this root for this very RECORD (intact,
@@ -310,10 +299,8 @@ def _settled(index: int, dist: InstalledDistribution, checked: bool, cache_dir: 
         everything.extend(islice(others, judged_file[7] - len(everything)))
         everything.append(judged_file[0])
     everything.extend(others)
-    # A repair step will name it: its words are judged here, in parallel (see _parse).
-    fit = bool(judged) and checked and words and unsafe_words(dist.name, dist.version or None) is None
     kept = list(judged) if checked else []  # an unchecked distribution is wanted for its paths alone
-    return Settled(index, record, everything, len(everything) if checked else 0, size, kept, fit)
+    return Settled(index, record, everything, len(everything) if checked else 0, size, kept)
 
 
 def _prove_piece(

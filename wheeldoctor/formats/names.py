@@ -5,12 +5,11 @@ a valid project name (it then starts with a letter or digit: never ``-r/file``, 
 or ``evil @ file:///dir``) and a PEP 440 version.
 
 The answer depends on the words alone, so the words found fit are remembered for the
-process. Where many workers verify, one forked from it may find them fit on its behalf
-(:func:`vouch`): a check whose broken distributions were parsed in workers then builds
-their repair steps without importing packaging's name and version modules (tens of
-milliseconds on a big host); with two workers or fewer, the parent judges them while it
-waits on its workers (see :data:`wheeldoctor.engine.spread.WORDS_IN_PARENT`). Nothing is
-kept between runs.
+process, and one verifying worker forked from it may find them fit on its behalf
+(:func:`vouch`; the spread hands every distribution's words to the same worker): a check
+whose broken distributions were verified in workers then builds their repair steps
+without importing packaging's name and version modules (tens of milliseconds on a big
+host), and only one worker imports them. Nothing is kept between runs.
 """
 
 from __future__ import annotations
