@@ -46,7 +46,7 @@ LATER = (
     "wheeldoctor.engine.registry_memo",
     "wheeldoctor.engine.unowned",
     "wheeldoctor.where.hooks",
-    "wheeldoctor.repair.plan",
+    "wheeldoctor.repair.repairs",
 )
 
 
@@ -164,7 +164,7 @@ def run_check(
             walk.cancel()  # no child outlives a failed check
         raise
     from wheeldoctor.commands.results import CheckResult
-    from wheeldoctor.repair.plan import repairs_of
+    from wheeldoctor.repair.repairs import repairs_of
 
     return CheckResult(
         environment=env,

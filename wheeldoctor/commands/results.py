@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # a renderer asks isinstance of these classes: that must not 
     from wheeldoctor.model.ownership import UnownedScan
 
 if TYPE_CHECKING:
-    from wheeldoctor.repair.plan import Repairs
+    from wheeldoctor.repair.repairs import Repairs
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,10 +1,11 @@
-"""Repairs as data: what ``check`` and ``doctor`` found -> the ordered steps that repair it.
+"""``fix``'s plan as data: what ``check`` and ``doctor`` found -> the ordered steps that repair it.
 
 Pure: takes the reports, clash pairs and duplicates of one run and returns a
-:class:`RepairPlan`; nothing here runs a command. A check's :class:`Repairs` (each
-broken distribution's and each clash pair's typed steps, made once by the command) are
-what the text tips and the JSON render and what the plan runs, so they never disagree;
-duplicates' commands come from ``repair/requirements.py``.
+:class:`RepairPlan`; nothing here runs a command. A check's
+:class:`~wheeldoctor.repair.repairs.Repairs` (each broken distribution's and each clash
+pair's typed steps, made once by the command) are what the text tips and the JSON render
+and what the plan runs, so they never disagree; duplicates' commands come from
+``repair/requirements.py``.
 
 The order is the one the tips give:
 
@@ -19,29 +20,23 @@ The order is the one the tips give:
 from __future__ import annotations
 
 import shlex
-from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 
 from wheeldoctor.judge.clash import ClashPair, Relation
 from wheeldoctor.judge.duplicates import Duplicate
 from wheeldoctor.judge.files import DistributionReport, Status
 from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding, Kind
+from wheeldoctor.repair.repairs import Repairs, repairs_of
 from wheeldoctor.repair.steps import (
-    RECORD_INSTALLERS,
-    Argv,
-    Choice,
     RepairStep,
     StepKind,
     cache_clean_argv,
     keep_sequence,
-    pair_choices,
     pinned_version,
     refusal,
     reinstall_command,
-    repair_step,
-    uninstall_command,
-    untrusted,
 )
 
 #: Finding kinds a reinstall of the same version repairs: the installer rewrites the files.
@@ -108,79 +103,6 @@ class RepairPlan:
     def needed(self) -> bool:
         """Whether anything was found to repair, planned or not."""
         return bool(self.steps or self.left_alone)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DistributionRepair:
-    """How one checked distribution is put right: the step its tips print and JSON's ``repair`` holds."""
-
-    step: RepairStep
-    """Its reinstall (at the lock's version, against a lock), with the manager that owns its files;
-    its uninstall when it is only not in the lock (see ``unlocked``)."""
-    cache_clean: Argv | None = None
-    """``uv cache clean`` first: altered files are hard links, maybe into uv's cache."""
-    explained: bool = False
-    """Every breaking finding is a clash partner's bytes: the pair's repair covers it."""
-    unlocked: bool = False
-    """Every breaking finding is "not in the lock": ``step`` is its uninstall, the user's choice."""
-
-    @property
-    def cache_clean_command(self) -> str | None:
-        """``cache_clean`` as a line to paste."""
-        return shlex.join(self.cache_clean) if self.cache_clean is not None else None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PairRepair:
-    """How one clash pair is put right: the winner reinstalled last, or one side kept."""
-
-    winner: RepairStep
-    """The winner's reinstall (the whole repair of an overlay, the last step of keeping one)."""
-    choices: tuple[Choice, ...]
-    """Keep the winner, or keep the loser: each a sequence of commands."""
-
-
-@dataclass(frozen=True, slots=True)
-class Repairs:
-    """The repairs of one check's findings, made once by the command: text tips and JSON render them."""
-
-    distributions: Mapping[str, DistributionRepair]
-    """By name: each broken distribution, and each unverifiable one under ``--strict``."""
-    pairs: Mapping[tuple[str, str], PairRepair]
-    """By the pair's two names, first and second: each of the check's clash pairs."""
-
-    def pair(self, pair: ClashPair) -> PairRepair:
-        """The repair of one of the check's pairs."""
-        return self.pairs[(pair.first.name, pair.second.name)]
-
-
-def repairs_of(
-    env: Environment, reports: Sequence[DistributionReport], pairs: Sequence[ClashPair], *, strict: bool
-) -> Repairs:
-    """The repair of each broken distribution (unverifiable too, under ``strict``) and of each clash pair."""
-    in_pairs = {d.name for p in pairs for d in (p.first, p.second)}
-    found: dict[str, DistributionRepair] = {}
-    for report in reports:
-        dist = report.dist
-        if dist is None:
-            continue
-        if report.status is Status.BROKEN:
-            hard_linked = any(
-                f.kind is Kind.MODIFIED and f.content_from is None and f.links > 1 for f in report.findings
-            )
-            found[report.name] = DistributionRepair(
-                step=distribution_step(dist, report.findings, env),
-                cache_clean=cache_clean_argv(dist) if hard_linked else None,
-                explained=report.name in in_pairs and explained_by_clash(report.findings),
-                unlocked=only_unlocked(report.findings),
-            )
-        elif report.status is Status.UNVERIFIABLE and strict:
-            found[report.name] = DistributionRepair(step=repair_step(dist, env))
-    chosen = {
-        (p.first.name, p.second.name): PairRepair(winner=repair_step(p.winner, env), choices=pair_choices(p, env))
-        for p in pairs
-    }
-    return Repairs(found, chosen)
 
 
 def plan_repairs(
@@ -341,37 +263,6 @@ def _for_the_user(subject: str, reason: str, dist: InstalledDistribution, env: E
     """Left alone, with the command its tip prints (another manager's, say) for the user to run, if one is built."""
     command = reinstall_command(dist, env)
     return LeftAlone(subject, reason, (command,) if command else ())
-
-
-def explained_by_clash(findings: Iterable[Finding]) -> bool:
-    """Whether every unaccepted breaking finding is another distribution's bytes (the pair's step covers it).
-
-    The one rule for the text tips and for ``fix``'s plan."""
-    breaking = [f for f in findings if f.kind in BREAKING_KINDS and f.accepted is None]
-    return bool(breaking) and all(f.content_from is not None for f in breaking)
-
-
-def only_unlocked(findings: Iterable[Finding]) -> bool:
-    """Whether every unaccepted breaking finding is "not in the lock": a reinstall would keep it so.
-
-    Removing it is the user's choice (or accepting it): the one rule for the text tips and ``fix``'s plan."""
-    breaking = [f for f in findings if f.kind in BREAKING_KINDS and f.accepted is None]
-    return bool(breaking) and all(f.kind is Kind.UNLOCKED for f in breaking)
-
-
-def distribution_step(dist: InstalledDistribution, findings: Iterable[Finding], env: Environment) -> RepairStep:
-    """The step a broken distribution's JSON ``repair`` shows: its reinstall, or, only not in the lock, its uninstall.
-
-    The reinstall is the very step the plan runs; the uninstall is the command the plan
-    leaves to the user (see :func:`only_unlocked`)."""
-    if only_unlocked(findings):
-        command = uninstall_command(dist, env)
-        reason = f"not in the lock: uninstall it, or accept {Code.NOT_LOCKED.value} for it by a rule"
-        tool = command.tool if command.tool in RECORD_INSTALLERS else None
-        if not command.argv:  # a name or version that may not enter a command: say why there is none
-            reason = untrusted(dist) or reason
-        return replace(repair_step(dist, env), argv=command.argv, tool=tool, note=reason)
-    return repair_step(dist, env)
 
 
 def _tally(findings: Sequence[Finding]) -> str:

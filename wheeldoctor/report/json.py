@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # types only: a document imports what its own command produce
     from wheeldoctor.model.environment import Environment
     from wheeldoctor.model.findings import Finding
     from wheeldoctor.model.managed import ManagedBy
-    from wheeldoctor.repair.plan import PairRepair, Repairs
+    from wheeldoctor.repair.repairs import PairRepair, Repairs
     from wheeldoctor.repair.requirements import DuplicateRepair
     from wheeldoctor.repair.steps import RepairStep
 
