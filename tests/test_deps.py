@@ -19,7 +19,8 @@ from helpers import Venv, build_wheel, cli_json, find_interpreter, make_venv, pi
 from pip_check import Problem, ours, pip_check
 
 from wheeldoctor.commands.deps import run_deps
-from wheeldoctor.judge.deps import ConflictKind, Requirements, check_dependencies
+from wheeldoctor.judge.deps import ConflictKind, check_dependencies
+from wheeldoctor.judge.requirements import Requirements
 from wheeldoctor.model.findings import Code
 from wheeldoctor.where.target import Target, load_target
 

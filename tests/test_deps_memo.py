@@ -32,7 +32,8 @@ from helpers import (
 from wheeldoctor.engine import cache, deps_memo, sealed
 from wheeldoctor.engine.deps_memo import DepsMemo, memo_for
 from wheeldoctor.judge.compat import check_compatibility
-from wheeldoctor.judge.deps import Requirements, check_dependencies
+from wheeldoctor.judge.deps import check_dependencies
+from wheeldoctor.judge.requirements import Requirements
 from wheeldoctor.model.environment import Environment
 from wheeldoctor.where.target import Target, load_target
 

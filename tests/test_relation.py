@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from wheeldoctor.judge.deps import RequirementGraph, Requirements, check_dependencies
+from wheeldoctor.judge.deps import check_dependencies
+from wheeldoctor.judge.requirements import RequirementGraph, Requirements
 from wheeldoctor.model.environment import InstalledDistribution, Metadata
 
 pytestmark = pytest.mark.unit

@@ -261,10 +261,13 @@ def target_of(
     The choice and why go to stderr first; wheeldoctor's own tool venv (uv tool, pipx, a
     pre-commit hook's) is refused (exit 2). ``--python`` may name a venv or prefix directory.
     """
-    from wheeldoctor.where import discover
     from wheeldoctor.where.target import Target
 
-    if python and os.path.isdir(python):
+    if python and not os.path.isdir(python):
+        return Target(python=python, paths=tuple(path or ()), dpkg_admindir=dpkg_admindir)  # as named
+    from wheeldoctor.where import discover  # only to look for one
+
+    if python:
         found = discover.interpreter_in(python)
         if found is None:
             fail(f"--python {python}: a directory with no bin/python (or Scripts/python.exe) in it")

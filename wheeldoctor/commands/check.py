@@ -18,9 +18,9 @@ from wheeldoctor.model.environment import Environment
 if TYPE_CHECKING:
     from wheeldoctor.commands.results import CheckResult
     from wheeldoctor.engine.states import ProgressSink
-    from wheeldoctor.judge.deps import RequirementGraph, Requirements
     from wheeldoctor.judge.locked import LockVerdict
     from wheeldoctor.judge.policy import Policy
+    from wheeldoctor.judge.requirements import RequirementGraph, Requirements
 
 #: The walk for unowned files is spread over at most this many forked walkers, beside the
 #: verification's own workers (on a 16-core GPU host's warm check of 49k files, the walk
@@ -37,7 +37,7 @@ _ASK_IN_PARENT = 2
 #: (the parent waits on them then), not before they are forked, nor after they are done.
 LATER = (
     "wheeldoctor.judge.clash",
-    "wheeldoctor.judge.deps",
+    "wheeldoctor.judge.requirements",
     "wheeldoctor.judge.overlay",
     "wheeldoctor.judge.policy",
     "wheeldoctor.judge.hook_policy",
@@ -123,10 +123,10 @@ def run_check(
         from wheeldoctor.engine.registry_memo import shipped_hooks
         from wheeldoctor.engine.unowned import from_data
         from wheeldoctor.judge.clash import find_clashes, pair_up
-        from wheeldoctor.judge.deps import RequirementGraph, Requirements
         from wheeldoctor.judge.hook_policy import accept_startup
         from wheeldoctor.judge.overlay import resolve_overlays
         from wheeldoctor.judge.policy import Policy, accept, outcome
+        from wheeldoctor.judge.requirements import RequirementGraph, Requirements
         from wheeldoctor.where.hooks import audit_hooks
         from wheeldoctor.where.recompiled import explain_recompiled
 

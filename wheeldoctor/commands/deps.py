@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # a renderer asks isinstance of DepsResult: that must not import the judges
     from wheeldoctor.engine.deps_memo import DepsMemo
     from wheeldoctor.judge.compat import CompatibilityFinding
-    from wheeldoctor.judge.deps import DependencyReport, Requirements
+    from wheeldoctor.judge.deps import DependencyReport
     from wheeldoctor.judge.duplicates import Duplicate
+    from wheeldoctor.judge.requirements import Requirements
     from wheeldoctor.judge.selection import CodeSelection
     from wheeldoctor.model.environment import Environment
     from wheeldoctor.repair.requirements import DepsRepairs
@@ -53,7 +54,8 @@ def run_deps(env: Environment, requirements: Requirements | None = None, memo: D
     kept = memo.get(env) if memo is not None else None
     if kept is None:
         from wheeldoctor.judge.compat import check_compatibility
-        from wheeldoctor.judge.deps import Requirements, check_dependencies
+        from wheeldoctor.judge.deps import check_dependencies
+        from wheeldoctor.judge.requirements import Requirements
 
         kept = check_dependencies(requirements or Requirements.of(env)), check_compatibility(env)
         if memo is not None:

@@ -29,7 +29,7 @@ def run_doctor(
     Clashes come with the check result (``CheckResult.clashes``); anything new that ``check``
     learns appears in ``doctor`` without a change here. Both read one requirement model.
     """
-    from wheeldoctor.judge.deps import Requirements
+    from wheeldoctor.judge.requirements import Requirements
 
     requirements = Requirements.of(env)
     check = run_check(

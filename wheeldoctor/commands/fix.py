@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Protocol
 from wheeldoctor.commands.check import run_check
 from wheeldoctor.commands.results import CheckResult
 from wheeldoctor.formats.requirement import parse_requirement
-from wheeldoctor.judge.deps import Requirements, check_dependencies
+from wheeldoctor.judge.deps import check_dependencies
 from wheeldoctor.judge.duplicates import Duplicate, find_duplicates
 from wheeldoctor.judge.policy import Policy
+from wheeldoctor.judge.requirements import Requirements
 from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.errors import InputError
 from wheeldoctor.repair.outcome import (

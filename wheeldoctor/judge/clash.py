@@ -34,7 +34,7 @@ class Clash:
 
 
 class Requires(Protocol):
-    """Who requires whom (:class:`wheeldoctor.judge.deps.RequirementGraph` is one)."""
+    """Who requires whom (:class:`wheeldoctor.judge.requirements.RequirementGraph` is one)."""
 
     def requires(self, dist: str, other: str) -> bool:
         """Whether ``dist`` requires ``other``, directly or through other requirements."""

@@ -1,7 +1,8 @@
 """Requirements against what is installed: ``pip check``'s rules first, then where pip is silent.
 
-Pure: takes one environment's requirement model (:class:`Requirements`, which deps, the
-requirement graph, preflight and fix share), returns data; packaging parses every name,
+Pure: takes one environment's requirement model
+(:class:`~wheeldoctor.judge.requirements.Requirements`, which deps, the requirement graph,
+preflight and fix share), returns data; packaging parses every name,
 version, specifier and marker. The base pass is pip's ``check_package_set`` exactly: for each active
 distribution, every Requires-Dist whose marker holds for the target interpreter with
 ``extra == ""``; missing when no distribution of that name is active, incompatible when
@@ -16,19 +17,16 @@ A requirement that does not parse, or a marker that cannot be evaluated, is a fi
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from wheeldoctor.formats.requirement import parse_requirement
-from wheeldoctor.model.environment import Environment, InstalledDistribution
+from wheeldoctor.judge.requirements import Requirements, Requiring, requirement_finding
 from wheeldoctor.model.findings import Code
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
     from packaging.utils import NormalizedName
-    from packaging.version import Version
 
     from wheeldoctor.judge.compat import CompatibilityFinding
 
@@ -97,66 +95,6 @@ class DependencyReport:
         return tuple(c for c in self.conflicts if c.via_extra is None)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Requiring:
-    """One active distribution's side of the requirements: its version and parsed Requires-Dist."""
-
-    dist: InstalledDistribution
-    version: Version | None
-    """None when the version is not PEP 440 (compat reports it)."""
-    requirements: tuple[Requirement, ...]
-    unparsed: tuple[CompatibilityFinding, ...]
-    """A finding for each Requires-Dist line that does not parse."""
-
-
-class Requirements:
-    """One environment's requirement model: deps, :class:`RequirementGraph`, preflight and fix share it.
-
-    Each active distribution's Requires-Dist is parsed when first asked for, and each
-    marker is evaluated for the target (``markers``) once per extra, whoever asks.
-    """
-
-    def __init__(self, dists: Mapping[str, InstalledDistribution], markers: Mapping[str, str]) -> None:
-        """``dists``: active distributions with readable metadata, by canonical name."""
-        self._dists = dists
-        self.markers = dict(markers)
-        self._parsed: dict[str, Requiring] = {}
-        self._evaluated: dict[tuple[int, str], bool | str] = {}
-
-    @classmethod
-    def of(cls, env: Environment) -> Requirements:
-        """The model of ``env``'s active distributions, markers as its interpreter sees them."""
-        # No Name/Version: invisible to pip and importlib.metadata (compat reports it).
-        return cls({d.name: d for d in env.active() if d.metadata is not None}, dict(env.markers))
-
-    def names(self) -> list[str]:
-        """The distributions' names, in the environment's order."""
-        return list(self._dists)
-
-    def get(self, name: str) -> Requiring | None:
-        """Distribution ``name``'s side, parsed on first use; None when it is not here."""
-        found = self._parsed.get(name)
-        if found is None:
-            dist = self._dists.get(name)
-            if dist is None:
-                return None
-            found = self._parsed[name] = _requiring(dist)
-        return found
-
-    def marker(self, req: Requirement, extra: str) -> bool | str:
-        """Whether ``req``'s marker holds for the target with ``extra``, or why it cannot be evaluated."""
-        assert req.marker is not None
-        key = (id(req), extra)  # parse_requirement is memoised: one object per text, a verdict per text
-        found = self._evaluated.get(key)
-        if found is None:
-            try:
-                found = bool(req.marker.evaluate({**self.markers, "extra": extra}))
-            except ValueError as e:  # UndefinedComparison, UndefinedEnvironmentName, InvalidVersion
-                found = str(e)
-            self._evaluated[key] = found
-        return found
-
-
 class _Judge:
     """pip's view of markers: one that cannot be evaluated is a finding, and never holds after."""
 
@@ -177,7 +115,7 @@ class _Judge:
         holds = self._requirements.marker(req, extra)
         if isinstance(holds, str):
             self._broken.add(broken)
-            self.problems.append(_invalid(owner.dist, str(req), f"marker cannot be evaluated ({holds})"))
+            self.problems.append(requirement_finding(owner.dist, str(req), f"marker cannot be evaluated ({holds})"))
             return False
         return holds
 
@@ -255,29 +193,6 @@ def check_dependencies(requirements: Requirements) -> DependencyReport:
     )
 
 
-def _requiring(dist: InstalledDistribution) -> Requiring:
-    """``dist``'s version and Requires-Dist, parsed; what does not parse, as findings."""
-    from packaging.requirements import InvalidRequirement
-    from packaging.version import InvalidVersion, Version
-
-    assert dist.metadata is not None
-    try:
-        version: Version | None = Version(dist.version)
-    except InvalidVersion:
-        version = None  # compat reports it
-    requirements: list[Requirement] = []
-    unparsed: list[CompatibilityFinding] = []
-    for line in dist.metadata.requires_dist:
-        parsed = parse_requirement(line)
-        if isinstance(parsed, InvalidRequirement):
-            # pip drops the whole distribution here (and then calls it missing); we keep
-            # it installed and judge its other requirements.
-            unparsed.append(_invalid(dist, line, f"Requires-Dist does not parse ({_first_line(parsed)})"))
-        else:
-            requirements.append(parsed)
-    return Requiring(dist=dist, version=version, requirements=tuple(requirements), unparsed=tuple(unparsed))
-
-
 def _conflict(
     owner: Requiring,
     req: Requirement,
@@ -303,96 +218,3 @@ def _with_requesters(conflict: DependencyConflict, requesters: set[str]) -> Depe
     from dataclasses import replace
 
     return replace(conflict, requested_by=tuple(sorted(requesters)))
-
-
-def _invalid(dist: InstalledDistribution, text: str, message: str) -> CompatibilityFinding:
-    from wheeldoctor.judge.compat import CompatibilityFinding  # only where a requirement does not parse
-
-    return CompatibilityFinding(
-        code=Code.REQUIREMENT_INVALID, dist=dist.name, version=dist.version, message=message, found=text
-    )
-
-
-def _first_line(error: Exception) -> str:
-    # packaging's parse errors draw a caret diagram on later lines; findings are one line.
-    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-
-
-class RequirementGraph:
-    """Who requires whom, directly or through others, by canonical name; built from Requires-Dist.
-
-    The walk is the one :func:`check_dependencies` makes: a requirement counts when its
-    marker holds for the target (``extra == ""``), and ``b[x]`` brings in ``b``'s
-    ``extra == "x"`` requirements too, transitively. Names only: whether versions fit
-    is ``deps``'s question. A requirement or marker that cannot be judged is left out
-    (``deps`` reports it). Closures are computed on first use, per name.
-    """
-
-    def __init__(self, requirements: Requirements, added: Mapping[str, Sequence[str]] | None = None) -> None:
-        """``added``: Requires-Dist by canonical name, in place of ``requirements``' own (wheels not installed yet)."""
-        self._requirements = requirements
-        self._added = added or {}
-        self._parsed: dict[str, tuple[Requirement, ...]] = {}
-        self._closures: dict[str, frozenset[str]] = {}
-
-    @classmethod
-    def of(cls, env: Environment) -> RequirementGraph:
-        """The graph of an environment's active distributions, markers as its interpreter sees them."""
-        return cls(Requirements.of(env))
-
-    @classmethod
-    def of_texts(cls, requires_dist: Mapping[str, Sequence[str]], markers: Mapping[str, str]) -> RequirementGraph:
-        """The graph of Requires-Dist texts alone, by canonical name, with the target's ``markers``."""
-        return cls(Requirements({}, markers), requires_dist)
-
-    def requires(self, dist: str, other: str) -> bool:
-        """Whether ``dist`` requires ``other``, directly or through other requirements."""
-        return other in self.closure(dist)
-
-    def closure(self, name: str) -> frozenset[str]:
-        """Every name ``name`` requires, directly or not (itself only through a cycle)."""
-        done = self._closures.get(name)
-        if done is None:
-            done = self._closures[name] = self._walk(name)
-        return done
-
-    def _walk(self, name: str) -> frozenset[str]:
-        from packaging.utils import canonicalize_name
-
-        seen: set[tuple[str, str]] = set()
-        queue = [(name, "")]
-        names: set[str] = set()
-        while queue:
-            node, extra = queue.pop()
-            for req in self._requirements_of(node):
-                if not self._holds(req, extra):
-                    continue
-                wanted = canonicalize_name(req.name)
-                names.add(wanted)
-                for key in ((wanted, ""), *((wanted, canonicalize_name(e)) for e in req.extras)):
-                    if key not in seen:
-                        seen.add(key)
-                        queue.append(key)
-        return frozenset(names)
-
-    def _holds(self, req: Requirement, extra: str) -> bool:
-        """Base requirements for ``extra == ""``; for an extra, those that hold only with it."""
-        if req.marker is None:
-            return extra == ""
-        base = self._requirements.marker(req, "")  # unevaluable (a str): deps reports it
-        if extra == "":
-            return base is True
-        return base is False and self._requirements.marker(req, extra) is True
-
-    def _requirements_of(self, name: str) -> tuple[Requirement, ...]:
-        texts = self._added.get(name)
-        if texts is None:
-            installed = self._requirements.get(name)
-            return installed.requirements if installed is not None else ()
-        parsed = self._parsed.get(name)
-        if parsed is None:
-            from packaging.requirements import Requirement
-
-            found = [r for text in texts if isinstance(r := parse_requirement(text), Requirement)]
-            parsed = self._parsed[name] = tuple(found)  # what does not parse, deps reports
-        return parsed

@@ -16,8 +16,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from wheeldoctor.judge.clash import Clash
-from wheeldoctor.judge.deps import RequirementGraph
 from wheeldoctor.judge.files import DistributionReport
+from wheeldoctor.judge.requirements import RequirementGraph
 from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding, Kind
 
 

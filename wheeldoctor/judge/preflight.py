@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from wheeldoctor.formats.wheelfile import Member, WheelFile
 from wheeldoctor.judge.claims import Claim, resolve
 from wheeldoctor.judge.clash import Clash, Relation
-from wheeldoctor.judge.deps import RequirementGraph, Requirements
+from wheeldoctor.judge.requirements import RequirementGraph, Requirements
 from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.findings import BREAKING_KINDS
 from wheeldoctor.model.sitedirs import dir_prefix, install_target, is_site_packages, root_for, scripts_dir
