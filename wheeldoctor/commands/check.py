@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime
 import importlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
@@ -120,6 +119,8 @@ def run_check(
             processes=processes,
             meanwhile=chain(walk.steps() if walk is not None else (), import_stepwise(LATER), meanwhile),
         )
+        from datetime import date
+
         from wheeldoctor.engine.registry_memo import shipped_hooks
         from wheeldoctor.engine.unowned import from_data
         from wheeldoctor.judge.clash import find_clashes, pair_up
@@ -138,7 +139,7 @@ def run_check(
         if lock is not None:
             judged = [replace(r, findings=(*r.findings, *lock.findings.get(r.name, ()))) for r in judged]
         helpers = _overlays_to_verify(env, judged, graph, jobs=jobs, cache_dir=cache_dir)
-        policy = policy or Policy(today=datetime.date.today())
+        policy = policy or Policy(today=date.today())
         first = accept([*judged, *helpers], policy)
         resolved = resolve_overlays(first.reports, clashes, graph)
         second = accept(resolved, policy)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime
 import os
 
 from wheeldoctor.formats.config_search import find_config
@@ -10,6 +9,7 @@ from wheeldoctor.model.errors import InputError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import datetime
     from collections.abc import Sequence
 
     from wheeldoctor.judge.files import DistributionReport
@@ -40,6 +40,8 @@ def load_policy(
     )
     if found is not None:
         return found
+    import datetime
+
     from wheeldoctor.judge.policy import Policy
 
     return Policy(today=today or datetime.date.today())
@@ -70,6 +72,8 @@ def find_policy(
     path = config if config is not None else find_config(start or os.getcwd(), outside=fence)
     if path is None and baseline_file is None and (selection is None or selection.everything):
         return None
+    import datetime
+
     from wheeldoctor.formats import baseline
     from wheeldoctor.formats.config import Config, load_config
     from wheeldoctor.judge.policy import Policy

@@ -96,12 +96,12 @@ def _managed(
     installer = (dist.installer or "").strip().lower()
     tool = _INSTALLERS.get(installer, Tool.UNKNOWN)
     installer_file = os.path.join(dist.path, "INSTALLER")
-    if dpkg is not None:
+    if dpkg is not None and dpkg.owners:  # nothing to look up where dpkg lists nothing here
         package = _listed(dpkg.owners, dist)
         # A dist-info whose INSTALLER dpkg did not ship was written over by that installer.
         if package is not None and (not installer or installer_file in dpkg.owners):
             return replace(dist, managed_by=dpkg.packages[package])
-    found = _listed(conda, dist)
+    found = _listed(conda, dist) if conda else None
     if found is not None and tool in (Tool.CONDA, Tool.UNKNOWN):
         return replace(dist, managed_by=_conda_record(*found))
     detail = f"INSTALLER says {dist.installer}" if installer else "no INSTALLER, and no package manager lists it"
