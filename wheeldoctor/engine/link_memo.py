@@ -15,11 +15,11 @@ themselves are still ``lstat``-ed where no proof saw them as regular files.
 
 from __future__ import annotations
 
-from wheeldoctor.engine.result_memo import NOT_ASKED, Read, ResultMemo
+from wheeldoctor.engine.result_memo import Read, ResultMemo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Sequence
 
     from wheeldoctor.model.environment import InstalledDistribution
     from wheeldoctor.model.fingerprint import Identity
@@ -29,44 +29,19 @@ _SUFFIX = ".links"
 _VERSION = 1
 
 
-def _key(locations: Iterable[str]) -> str:
-    return "\0".join(["links", *sorted(set(locations))])
-
-
-class Ahead:
-    """The memo's directories stat'ed early, as a step while the workers verify.
-
-    The inputs are known only once every RECORD's fingerprint is: :class:`LinkMemo` compares
-    them then, and takes these stats where its site directories are the same.
-    """
-
-    def __init__(self, cache_dir: str, locations: Iterable[str]) -> None:
-        self.key = _key(locations)
-        self._memo = ResultMemo(cache_dir, self.key, _SUFFIX, _VERSION, None)
-        self.kept: object = NOT_ASKED
-
-    def steps(self) -> Iterator[None]:
-        """The one step: the kept answer read and its directories stat'ed."""
-        self.kept = self._memo.kept()
-        yield
-
-
 class LinkMemo:
     """The kept answer "no directory on these distributions' recorded paths is a link"."""
 
-    def __init__(
-        self, cache_dir: str, judged: Sequence[tuple[InstalledDistribution, Identity]], ahead: Ahead | None = None
-    ) -> None:
+    def __init__(self, cache_dir: str, judged: Sequence[tuple[InstalledDistribution, Identity]]) -> None:
         inputs = tuple((d.path, d.location, d.root, identity) for d, identity in judged)
-        key = _key(d.location for d, _ in judged)
+        key = "\0".join(["links", *sorted({d.location for d, _ in judged})])
         self._memo = ResultMemo(cache_dir, key, _SUFFIX, _VERSION, inputs)
-        self._kept = ahead.kept if ahead is not None and ahead.key == key else NOT_ASKED
         self.read = Read()
         """Where the directories' check notes what it stats (see :func:`wheeldoctor.where.links.through_links`)."""
 
     def holds(self) -> bool:
         """Whether the kept answer still holds: no directory on the way is a link."""
-        return self._memo.get(self._kept) is True
+        return self._memo.get() is True
 
     def keep(self) -> bool:
         """Keep the answer (no link was found) with what :attr:`read` noted; False where it is not kept."""
@@ -74,14 +49,9 @@ class LinkMemo:
 
 
 def link_memo(
-    cache_dir: str | None,
-    judged: Sequence[tuple[InstalledDistribution, Identity | None]],
-    ahead: Ahead | None = None,
+    cache_dir: str | None, judged: Sequence[tuple[InstalledDistribution, Identity | None]]
 ) -> LinkMemo | None:
-    """The memo of these distributions' directories, made before any is stat'ed; None where none is kept.
-
-    ``ahead``: its directories stat'ed earlier in this run, where that step was taken.
-    """
+    """The memo of these distributions' directories, made before any is stat'ed; None where none is kept."""
     if cache_dir is None or not judged or any(identity is None for _, identity in judged):
         return None
-    return LinkMemo(cache_dir, [(d, identity) for d, identity in judged if identity is not None], ahead)
+    return LinkMemo(cache_dir, [(d, identity) for d, identity in judged if identity is not None])

@@ -30,12 +30,6 @@ if TYPE_CHECKING:
     from wheeldoctor.where.fingerprint import Keeper
 
 
-#: (inputs, result) of a memo whose paths are unchanged (see :meth:`ResultMemo.kept`).
-Kept = tuple[object, object]
-#: :meth:`ResultMemo.get`'s default: the memo was not asked earlier in the run.
-NOT_ASKED = object()
-
-
 class ResultMemo:
     """One kept result: :meth:`get` it if it still holds, :meth:`keep` a new one.
 
@@ -53,32 +47,17 @@ class ResultMemo:
         self._inputs = inputs
         self._started = time.time_ns()
 
-    def get(self, kept: object = NOT_ASKED) -> object:
-        """The result kept for these inputs while every path it read is unchanged, else None.
-
-        ``kept``: what :meth:`kept` gave earlier in this run (its stats taken then), else it
-        is asked now.
-        """
-        found = self.kept() if kept is NOT_ASKED else kept
-        if not isinstance(found, tuple):
-            return None
-        inputs, result = found
-        return result if inputs == self._inputs else None
-
-    def kept(self) -> Kept | None:
-        """(inputs, result) kept under this key while every path it read is unchanged, else None.
-
-        The inputs are not compared: a caller may stat the paths before it knows them.
-        """
+    def get(self) -> object:
+        """The result kept for these inputs while every path it read is unchanged, else None."""
         if not cache.usable(self._cache_dir):
             return None
         value = sealed.unseal(self._header, cache.read(self._path))
         if type(value) is not tuple or len(value) != 5:
             return None
         key, inputs, paths, fingerprints, result = value
-        if key != self._key or type(paths) is not tuple or type(fingerprints) is not tuple:
+        if key != self._key or inputs != self._inputs or type(paths) is not tuple or type(fingerprints) is not tuple:
             return None
-        return (inputs, result) if _unchanged(paths, fingerprints) else None
+        return result if _unchanged(paths, fingerprints) else None
 
     def keep(self, read: Read, result: object) -> bool:
         """Write ``result``, computed from what ``read`` noted.

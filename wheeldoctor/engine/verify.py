@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, cast
 from wheeldoctor.engine import cache, cached, hashing
 from wheeldoctor.engine.fork import can_fork
 from wheeldoctor.engine.hashing import default_jobs
-from wheeldoctor.engine.link_memo import Ahead, link_memo
+from wheeldoctor.engine.link_memo import link_memo
 from wheeldoctor.engine.messages import AT_PARSE
 from wheeldoctor.engine.spread import rows_estimate
 from wheeldoctor.engine.states import ProgressSink, hash_claims
@@ -75,13 +75,10 @@ def verify_environment(
     estimates = spread_estimates(everybody, jobs, processes=processes)
     if estimates is not None:
         recorded: dict[str, Recorded] = {}
-        # The link check's memo is stat'ed as the last step while the workers verify, not after them.
-        ahead = None if cache_dir is None else Ahead(cache_dir, (d.location for d in checked if not d.system_managed))
-        steps = chain(meanwhile or (), ahead.steps() if ahead is not None else ())
         spread_out = _verify_spread(
-            checked, everybody, workers, progress, cache_dir, started, estimates, steps, recorded
+            checked, everybody, workers, progress, cache_dir, started, estimates, meanwhile, recorded
         )
-        return _linked_out(spread_out, everybody, recorded, cache_dir, ahead)
+        return _linked_out(spread_out, everybody, recorded, cache_dir)
     read = {id(d): with_record(d) for d in everybody}  # deferred RECORDs are read here, in turn
     checked = [read[id(d)] for d in checked]
     entries: dict[int, cache.Entry] = {}
@@ -156,7 +153,6 @@ def _linked_out(
     everybody: Sequence[InstalledDistribution],
     recorded: Mapping[str, Recorded],
     cache_dir: str | None = None,
-    ahead: Ahead | None = None,
 ) -> Verification:
     """Each report with a WD008 for every recorded path a symbolic link takes outside the environment.
 
@@ -165,9 +161,8 @@ def _linked_out(
     paths a directory link takes elsewhere where a worker looked already (else None); the
     paths below its site directory that pass through a link are found by
     :func:`wheeldoctor.where.links.through_links`. With ``cache_dir``, that no directory
-    on the way is a link is kept (:mod:`wheeldoctor.engine.link_memo`; ``ahead``: its
-    directories stat'ed while the workers verified), and while it holds only the unproven
-    files are looked at. RECORD is read again only for a distribution
+    on the way is a link is kept (:mod:`wheeldoctor.engine.link_memo`), and while it holds
+    only the unproven files are looked at. RECORD is read again only for a distribution
     that has one. A system package manager's files are its own to judge.
     """
     judged = [
@@ -175,7 +170,7 @@ def _linked_out(
         for report in verification.reports
         if (dist := report.dist) is not None and not dist.system_managed and dist.path in recorded
     ]
-    memo = link_memo(cache_dir, judged, ahead)
+    memo = link_memo(cache_dir, judged)
     clear = memo is not None and memo.holds()
     read = None if memo is None or clear else memo.read
     roots: tuple[str, ...] | None = None
