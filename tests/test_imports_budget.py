@@ -34,6 +34,15 @@ LIGHT = {
 NO_TERMINAL = {"rich", "typer", "click"}
 #: Never imported by ``check``: ``importlib.resources`` brought them to read the known-hooks registry.
 UNUSED_BY_CHECK = {"importlib.resources", "zipfile", "pathlib", "urllib.parse", "tempfile", "shutil"}
+#: Other commands' own modules, never imported by a ``check`` whose ``--python`` names an interpreter:
+#: deps's command and judge, fix's plan, the duplicates' judge, and the search for an environment.
+OTHER_COMMANDS = {
+    "wheeldoctor.commands.deps",
+    "wheeldoctor.judge.deps",
+    "wheeldoctor.repair.plan",
+    "wheeldoctor.judge.duplicates",
+    "wheeldoctor.where.discover",
+}
 
 
 def imported(*args: str, code: str | None = None, env: dict[str, str] | None = None) -> set[str]:
@@ -141,6 +150,8 @@ def test_check_imports_no_requirement_parser_where_nothing_clashes(env: Venv) ->
     assert not {"packaging.requirements", "packaging.markers", "packaging.specifiers"} & modules
     assert not {"wheeldoctor.report.text", "wheeldoctor.report.deps_text"} & modules
     assert not UNUSED_BY_CHECK & modules
+    assert {"wheeldoctor.judge.requirements", "wheeldoctor.repair.repairs"} <= modules
+    assert not OTHER_COMMANDS & modules
 
 
 def test_check_reads_the_known_hooks_registry_without_importlib_resources(tmp_path: Path) -> None:
@@ -165,6 +176,7 @@ def test_check_text_on_a_pipe_imports_no_rich(env: Venv) -> None:
     assert not tops(modules) & NO_TERMINAL
     assert not UNUSED_BY_CHECK & modules
     assert not {"wheeldoctor.report.json", "wheeldoctor.report.deps_text"} & modules
+    assert not OTHER_COMMANDS & modules
 
 
 def test_the_controls_see_rich_and_typer(env: Venv) -> None:

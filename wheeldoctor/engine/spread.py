@@ -155,7 +155,6 @@ def spread(
     begun = [begin is None]
     words: list[int] = []  # distributions a repair step will likely name: their words to judge
     judge: list[int] = []  # the worker that judges words, once one has (it imported packaging for them)
-    stopped: set[int] = set()
 
     def begin_once() -> None:
         if not begun[0] and not looks and not parse and not reading:
@@ -181,9 +180,11 @@ def spread(
 
     def assign(fd: int) -> None:
         task_fd = workers[fd][1]
-        if words and (not judge or judge[0] == fd or judge[0] in stopped or judge[0] not in buffers):
+        if words and (not judge or judge[0] == fd or judge[0] not in buffers):
             # One worker judges every distribution's words: each that did would import packaging's
-            # name and version modules for them (14 ms of CPU each on the 2-core machine).
+            # name and version modules for them (14 ms of CPU each on the 2-core machine). Words
+            # come only with a Looked or a RecordParsed, so none comes once a worker is stopped;
+            # the judge, parked, takes them when it is next given a task.
             judge[:] = [fd]
             _write(task_fd, Judge(words[:]))
             words.clear()
@@ -203,7 +204,6 @@ def spread(
         elif reading:
             parked.append(fd)  # a RECORD still being read may give more pieces
         else:
-            stopped.add(fd)
             _write(task_fd, Stop())
 
     def handle(fd: int, message: Message) -> None:
