@@ -2,7 +2,8 @@
 
 Each message is a named tuple; on the pipe it is ``(tag, *fields)`` marshal data (marshal
 takes plain tuples only), nested messages as plain tuples of their fields. :func:`encode`
-and :func:`decode` are the only places that know the wire form.
+and :func:`decode` are the only places that know the wire form, with
+:func:`pickle_problems` and :func:`unpickle_problems` for the rare findings of a RECORD.
 """
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from wheeldoctor.engine.cache import Row as Row  # noqa: PLC0414  (the wire's vocabulary, re-exported)
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from wheeldoctor.engine.cache import JudgedFile
+    from wheeldoctor.model.findings import Finding
 
 Identity = tuple[int, int, int, int, int]
 """A file's fingerprint: (size, mtime_ns, ctime_ns, inode, device)."""
@@ -156,3 +160,18 @@ def decode(frame: tuple[Any, ...] | list[Any]) -> Message:
         return RecordParsed._make(fields)
     message: Message = kind._make(frame[1:])
     return message
+
+
+def pickle_problems(problems: Sequence[Finding], outside: Sequence[Finding]) -> bytes:
+    """:attr:`RecordParsed.problems`: the findings of reading a RECORD, pickled (the rare case)."""
+    import pickle  # only for the rare findings of parsing a RECORD
+
+    return pickle.dumps((tuple(problems), tuple(outside)))
+
+
+def unpickle_problems(data: bytes) -> tuple[tuple[Finding, ...], tuple[Finding, ...]]:
+    """What :func:`pickle_problems` gave ``data`` for (a worker's own bytes, forked from this process)."""
+    import pickle
+
+    found: tuple[tuple[Finding, ...], tuple[Finding, ...]] = pickle.loads(data)
+    return found

@@ -55,6 +55,7 @@ from wheeldoctor.engine.messages import (
     Stop,
     decode,
     encode,
+    unpickle_problems,
 )
 from wheeldoctor.engine.spread_worker import _serve
 from wheeldoctor.engine.workers import complete_frames, send
@@ -222,7 +223,7 @@ def spread(
         elif isinstance(message, RecordParsed):
             reading.discard(fd)
             index = message.dist
-            problems, outside = _unpickle(message.problems) if message.problems is not None else ((), ())
+            problems, outside = unpickle_problems(message.problems) if message.problems is not None else ((), ())
             results[index] = Parsed(
                 message.identity,
                 message.paths,
@@ -304,13 +305,6 @@ def spread(
                     os.close(end)
             reap(pid, stop=not finished)
     return results
-
-
-def _unpickle(data: bytes) -> tuple[tuple[Finding, ...], tuple[Finding, ...]]:
-    import pickle  # only for the rare findings of parsing a RECORD
-
-    found: tuple[tuple[Finding, ...], tuple[Finding, ...]] = pickle.loads(data)
-    return found
 
 
 def look_batches(estimates: Sequence[int], workers: int) -> list[list[int]]:

@@ -38,6 +38,7 @@ from wheeldoctor.engine.messages import (
     Stop,
     decode,
     encode,
+    pickle_problems,
 )
 from wheeldoctor.engine.proof_workers import prove_file, unchanged
 from wheeldoctor.engine.workers import send
@@ -179,7 +180,7 @@ def _parse(index: int, dist: InstalledDistribution, checked: bool, cache_dir: st
     read = with_record(dist)
     claims, outside = resolve(read)
     problems = (*read.problems[len(dist.problems) :], *(read.record.problems if read.record else ()))
-    extras = _pickled((problems, tuple(outside))) if problems or outside else None
+    extras = pickle_problems(problems, outside) if problems or outside else None
     paths = [claim.path for claim in claims]
     rows = cast("list[Row]", [tuple(claim.row) for claim in claims])
     if not checked:
@@ -256,12 +257,6 @@ def _parse(index: int, dist: InstalledDistribution, checked: bool, cache_dir: st
         work[0] + len(proofs),
         work[1] + done,
     )
-
-
-def _pickled(value: object) -> bytes:
-    import pickle  # only for the rare findings of parsing a RECORD
-
-    return pickle.dumps(value)
 
 
 def _settled(index: int, dist: InstalledDistribution, checked: bool, cache_dir: str) -> Settled | None:
