@@ -7,7 +7,8 @@ order rotates each round), and prints medians as a Markdown table:
   version's cache directory), the same with ``--no-cache`` (cold), ``uv pip check --python PY``
   (when uv is found), ``PY -m pip check`` (when PY has pip) and ``PY -c pass``;
 * ``wheeldoctor check --all --python PY`` with a warm cache (filled before the rounds,
-  a cache directory per version);
+  a cache directory per version), and the same pinned to one CPU (as a 1-CPU CI
+  container runs it: one job), where the system can pin a process;
 * ``wheeldoctor --version``.
 
 Environments: PY (``--python``; default, the interpreter this one is built on, e.g. the
@@ -54,6 +55,8 @@ class Case:
     version: str = ""
     """``new`` or ``old`` for wheeldoctor's commands; empty for the others."""
     cache: str | None = None
+    one_cpu: bool = False
+    """Run pinned to one CPU (its affinity), so that it sees one CPU and takes one job."""
     times: list[float] = field(default_factory=list)
     cpu: list[float] = field(default_factory=list)
     """CPU seconds of the process and the children it waited for (the probe), user and system."""
@@ -83,11 +86,19 @@ def run(case: Case) -> tuple[float, float, subprocess.CompletedProcess[bytes]]:
         env["WHEELDOCTOR_CACHE_DIR"] = case.cache
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(case.argv, env=env, stdin=subprocess.DEVNULL, capture_output=True, check=False)
+    pin = _pin_to_one_cpu if case.one_cpu else None
+    done = subprocess.run(
+        case.argv, env=env, stdin=subprocess.DEVNULL, capture_output=True, check=False, preexec_fn=pin
+    )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu, done
+
+
+def _pin_to_one_cpu() -> None:
+    """In the child, before it runs: one CPU of those it may run on."""
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 
 
 def find_uv() -> str | None:
@@ -152,6 +163,11 @@ def cases_for(env: str, python: str, versions: dict[str, Path], caches: dict[str
     for name, package_dir in versions.items():
         argv = wheeldoctor(package_dir, "check", "--all", "--python", python)
         cases.append(Case(env, "wheeldoctor check --all (warm)", argv, name, cache=caches[name]))
+    if hasattr(os, "sched_setaffinity"):
+        for name, package_dir in versions.items():
+            argv = wheeldoctor(package_dir, "check", "--all", "--python", python)
+            label = "wheeldoctor check --all (warm, one CPU)"
+            cases.append(Case(env, label, argv, name, cache=caches[name], one_cpu=True))
     cases.append(Case(env, "python -c pass", [python, "-c", "pass"]))
     return cases
 

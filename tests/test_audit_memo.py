@@ -289,7 +289,9 @@ def test_a_warm_check_on_two_cores_takes_the_audit_in_the_parent_and_forks_a_chi
     assert children == [True] and changed != cold
     assert audit(None) == changed and children == [True]  # no cache: a child at once, as before
     assert audit(store, jobs=4) == changed and children == [True]  # cores to spare: a child at once
-    assert audit(store, jobs=1) == changed and children == [True]  # no workers to wait on: a child at once
+    assert audit(store, jobs=1) == changed and children == []  # one worker: the parent asks the memo, kept
+    monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 10**9)
+    assert audit(store) == changed and children == [True]  # no workers to wait on: a child at once
     assert forks
 
 

@@ -23,9 +23,9 @@ FILES = {f"proven/m{i:02d}.py": (f"VALUE = {i}\n" * (i * 700 + 1)).encode() for 
 SHARED = {"proven/shared.txt": b"first\n"}
 
 
-def _verify(site: Path, prefix: Path, processes: bool) -> Verification:
+def _verify(site: Path, prefix: Path, processes: bool, jobs: int = 2) -> Verification:
     env = load_environment("test", [str(site)], [str(prefix)])
-    return verify_environment(env.active(), env.active(), jobs=2, processes=processes)
+    return verify_environment(env.active(), env.active(), jobs=jobs, processes=processes)
 
 
 def _damage(site: Path, files: dict[str, bytes], name: str, tmp_path: Path, loop: bool = True) -> None:
@@ -54,13 +54,16 @@ def _comparable(verification: Verification) -> tuple[object, ...]:
     return reports, dict(verification.states), {p: [c.row for c in cs] for p, cs in verification.owners.items()}
 
 
+@pytest.mark.parametrize("jobs", [2, 1])
 def test_proofs_give_the_verification_the_exact_path_gives(
     venv_factory: VenvFactory,
     wheel_factory: WheelFactory,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     forks: list[int],
+    jobs: int,
 ) -> None:
+    """The same with one job: a command spreads over one worker (a 1-CPU machine's default)."""
     venv = venv_factory()
     uv_install(venv, "--no-deps", wheel_factory("proven", "1.0", {**FILES, **SHARED}))
     uv_install(venv, "--no-deps", wheel_factory("rival", "1.0", {"proven/shared.txt": b"second\n"}))
@@ -69,8 +72,8 @@ def test_proofs_give_the_verification_the_exact_path_gives(
     exact = _verify(site, venv.prefix, processes=False)
 
     monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)
-    proven = _verify(site, venv.prefix, processes=True)
-    assert forks  # the workers ran
+    proven = _verify(site, venv.prefix, processes=True, jobs=jobs)
+    assert len(forks) == jobs  # the workers ran, one a job
     assert _comparable(proven) == _comparable(exact)
     assert {(f.code.value, f.path, f.content_from) for r in proven.reports for f in r.findings} == {
         ("WD001", "proven/m01.py", None),

@@ -137,10 +137,13 @@ def spread_estimates(
 ) -> list[int] | None:
     """Each one's :func:`rows_estimate` where :func:`verify_environment` spreads over forked workers, else None.
 
-    It spreads for a command (``processes``) with more than one job, where forking is safe
-    now, nothing is judged by a package manager's record, and there are enough rows.
+    It spreads for a command (``processes``) where forking is safe now, nothing is judged
+    by a package manager's record, and there are enough rows: with one job too, over one
+    worker. Only the workers settle a distribution on its cache verdict without parsing
+    its RECORD; without them, a warm check on one CPU parsed all of them (see
+    docs/performance.md).
     """
-    if not processes or (jobs or default_jobs()) <= 1 or not can_fork():
+    if not processes or not can_fork():
         return None
     if any(map(judged_by_manager, everybody)):  # a package manager's record: judged here
         return None
