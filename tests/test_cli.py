@@ -737,3 +737,19 @@ def test_the_exit_waits_for_a_running_thread(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     # The normal exit: the thread finishes first, then atexit, then the teardown.
     assert done.stdout.index("thread done") < done.stdout.index("atexit ran") < done.stdout.index("torn down")
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["deps", "--python", sys.executable], ["check", "--all"]])
+def test_a_plain_command_runs_with_its_imports_and_no_cyclic_collector(argv: list[str]) -> None:
+    """A check's imports ran the collector a score of times (each pass freeing nothing): the body
+    and what it imports run with it off, and it is on again for whatever runs after (atexit)."""
+    body = argv[0].lstrip("-")
+    code = (
+        "import atexit, gc, sys; from wheeldoctor.cli import commands, main; "
+        f"commands.BODIES[{body!r}] = lambda **options: print('body', gc.isenabled()) or 0; "
+        "atexit.register(lambda: print('after', gc.isenabled())); "
+        f"sys.argv = ['wheeldoctor', *{argv!r}]; main()"
+    )
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
+    assert (done.returncode, done.stdout.split("\n")) == (0, ["body False", "after True", ""]), done.stderr

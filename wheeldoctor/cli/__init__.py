@@ -49,10 +49,11 @@ def _run(argv: list[str]) -> None:
         run_app()
         return
     from wheeldoctor.cli.commands import BODIES
-    from wheeldoctor.cli.runner import exit_now, guard
+    from wheeldoctor.cli.runner import exit_now, guard, no_cyclic_gc
 
     command, options = parsed
     try:
-        guard(lambda: BODIES[command](**options))
+        with no_cyclic_gc():  # the body's imports too: they would run the collector a score of times
+            guard(lambda: BODIES[command](**options))
     except SystemExit as done:
         exit_now(done.code)
