@@ -258,7 +258,7 @@ def test_check_all_with_the_memo_finds_what_no_cache_finds(
     assert documents[3]["unowned"] == fresh["unowned"] and documents[3]["startup_hooks"] == fresh["startup_hooks"]
 
 
-def test_a_warm_check_on_two_cores_takes_the_audit_in_the_parent_and_forks_a_child_only_where_the_memo_does_not_hold(
+def test_a_warm_check_of_two_jobs_or_fewer_asks_the_audit_memo_in_the_parent_and_forks_a_child_where_it_does_not_hold(
     installed: Venv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: list[int]
 ) -> None:
     from wheeldoctor.commands import check as command

@@ -104,3 +104,39 @@ def test_a_failing_worker_is_a_note_and_its_traceback_under_debug(
     assert "note: a worker process failed (exit status 1); its work was done in the main process" in failing.stderr
     assert ("RuntimeError: this worker fails" in failing.stderr) is debug
     assert "note:" not in plain.stderr
+
+
+_NO_PROCESS_LEFT = """
+import errno, os, sys
+from wheeldoctor.engine import hashing
+
+def no_process_left():
+    raise BlockingIOError(errno.EAGAIN, os.strerror(errno.EAGAIN))
+
+os.fork = no_process_left
+hashing.PROCESS_MIN_FILES = 1
+sys.argv = ["wheeldoctor", *sys.argv[1:]]
+from wheeldoctor.cli import main
+main()
+"""
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_fork_that_fails_leaves_the_work_to_the_parent_and_a_note(
+    jobs: str, venv_factory: VenvFactory, wheel_factory: WheelFactory
+) -> None:
+    """Under a container's pid limit ``fork`` fails (EAGAIN): the same report, done in the parent, and a note."""
+    venv = venv_factory()
+    uv_install(venv, "--no-deps", wheel_factory("demo", "1.0", {f"demo/m{i}.py": b"x = %d\n" % i for i in range(9)}))
+    args = ["check", "--all", "--json", "--no-cache", "-j", jobs, "--python", str(venv.python)]
+    env = {k: v for k, v in os.environ.items() if k != "WHEELDOCTOR_DEBUG"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    plain = subprocess.run(
+        [sys.executable, "-m", "wheeldoctor", *args], capture_output=True, text=True, env=env, check=False
+    )
+    failing = subprocess.run(
+        [sys.executable, "-c", _NO_PROCESS_LEFT, *args], capture_output=True, text=True, env=env, check=False
+    )
+    assert (failing.returncode, failing.stdout) == (plain.returncode, plain.stdout) == (0, plain.stdout)
+    assert "note: a worker process could not be started (Resource temporarily unavailable)" in failing.stderr
+    assert "Traceback" not in failing.stderr

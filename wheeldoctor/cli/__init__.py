@@ -53,7 +53,7 @@ def _run(argv: list[str]) -> None:
 
     command, options = parsed
     try:
-        with no_cyclic_gc():  # the body's imports too: they would run the collector a score of times
+        with no_cyclic_gc():  # the body's imports too (see no_cyclic_gc)
             guard(lambda: BODIES[command](**options))
     except SystemExit as done:
         exit_now(done.code)

@@ -50,7 +50,9 @@ OutputOption = Annotated[
         help="Write the report to FILE (atomically); stdout gets the text report. - is stdout.",
     ),
 ]
-JobsOption = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Hashing threads (default: usable CPUs).")]
+JobsOption = Annotated[
+    int | None, typer.Option("--jobs", "-j", min=1, help="Hashing threads or forked workers (default: usable CPUs).")
+]
 ConfigOption = Annotated[
     str | None,
     typer.Option(

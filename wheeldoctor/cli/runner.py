@@ -177,7 +177,7 @@ def exit_now(code: object) -> NoReturn:
 class no_cyclic_gc:
     """Loading and verification allocate a few objects per recorded file, none in a cycle: the
     cyclic collector's passes over them cost about a tenth of a check and would free nothing.
-    A command's imports allocate enough to run it a score of times more, freeing as little."""
+    A command's imports allocate enough to run it many times more, freeing as little."""
 
     def __enter__(self) -> None:
         self._collecting = gc.isenabled()

@@ -29,7 +29,8 @@ _WALKERS = 8
 #: With this many jobs or fewer, the parent asks the audit's memo itself (see ``_Audit``): on
 #: two cores a child's fork and imports took CPU from the workers (a warm check of the 2-core
 #: machine's python3 ended 9 ms sooner without it), where on a 16-core GPU host a child costs
-#: a spare core nothing and the parent's stats held up its workers (10 ms later).
+#: a spare core nothing and the parent's stats held up its workers (10 ms later). With one job
+#: there is one worker, and a child would take the one CPU from it.
 _ASK_IN_PARENT = 2
 
 #: What a check needs only once its files are verified: imported while the workers verify
@@ -106,7 +107,7 @@ def run_check(
         auditing
         and cache_dir is not None
         and (jobs or default_jobs()) <= _ASK_IN_PARENT
-        and spread_estimates(unique([*checked, *active]), jobs, processes=processes) is not None
+        and spread_estimates(unique([*checked, *active]), processes=processes) is not None
     )
     walk = _Audit(env, walkers, cache_dir, processes, ask) if auditing else None
     try:

@@ -33,7 +33,8 @@ def can_fork() -> bool:
 
 def fork(body: Callable[[], object], keep: Iterable[int] = ()) -> int | None:
     """Run ``body`` in a forked child that keeps only the descriptors ``keep``; its pid, or None
-    when forking is not safe now (then nothing was started: the caller does the work itself).
+    when forking is not safe now, or fails (no process left under a container's pid limit, no
+    memory): nothing was started then, and the caller does the work itself (a failure is noted).
 
     The parent's objects are frozen for the child's garbage collector: a child that collects
     walks every object it shares with the parent and so copies the parent's heap page by page
@@ -50,6 +51,10 @@ def fork(body: Callable[[], object], keep: Iterable[int] = ()) -> int | None:
         pid = os.fork()
         if pid == 0:
             _child(body, sorted(set(keep)))  # never returns
+    except OSError as e:
+        why = e.strerror or str(e)
+        failures.append(f"a worker process could not be started ({why}); its work was done in the main process")
+        return None
     finally:
         if pid != 0 and ours:  # the parent, or a fork that failed
             gc.unfreeze()

@@ -72,7 +72,7 @@ def verify_environment(
     started = time.time_ns()
     everybody = unique([*checked, *everyone])
     workers = jobs or default_jobs()
-    estimates = spread_estimates(everybody, jobs, processes=processes)
+    estimates = spread_estimates(everybody, processes=processes)
     if estimates is not None:
         recorded: dict[str, Recorded] = {}
         spread_out = _verify_spread(
@@ -132,16 +132,13 @@ def verify_environment(
     return _linked_out(Verification(tuple(reports), shared, states), everybody, looked, cache_dir)
 
 
-def spread_estimates(
-    everybody: Sequence[InstalledDistribution], jobs: int | None, *, processes: bool
-) -> list[int] | None:
+def spread_estimates(everybody: Sequence[InstalledDistribution], *, processes: bool) -> list[int] | None:
     """Each one's :func:`rows_estimate` where :func:`verify_environment` spreads over forked workers, else None.
 
     It spreads for a command (``processes``) where forking is safe now, nothing is judged
     by a package manager's record, and there are enough rows: with one job too, over one
-    worker. Only the workers settle a distribution on its cache verdict without parsing
-    its RECORD; without them, a warm check on one CPU parsed all of them (see
-    docs/performance.md).
+    worker. Only a worker settles a distribution on its cache verdict without parsing its
+    RECORD; the thread path reads and parses every RECORD, warm or not.
     """
     if not processes or not can_fork():
         return None
