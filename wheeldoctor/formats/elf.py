@@ -15,7 +15,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 
-from wheeldoctor.model.native import ElfObject, ElfProblem
+from wheeldoctor.model.native import Arch, ElfObject, ElfProblem
 
 #: At most this many bytes are read from one file, whatever its headers say.
 MAX_READ = 1 << 20
@@ -78,6 +78,19 @@ def read_elf(pread: Pread, size: int) -> ElfObject | ElfProblem:
         return _parse(budget, head)
     except _Bad as e:
         return ElfProblem(str(e))
+
+
+def read_arch(head: bytes) -> Arch | None:
+    """The class, byte order and machine of the object whose first bytes (20 or more) are ``head``;
+    None for anything else: what the loader checks of a candidate before it loads it."""
+    if len(head) < 20 or head[:4] != MAGIC or head[6] != 1:
+        return None
+    bits = {1: 32, 2: 64}.get(head[4])
+    little = {1: True, 2: False}.get(head[5])
+    if bits is None or little is None:
+        return None
+    (machine,) = struct.unpack_from("<H" if little else ">H", head, 18)
+    return (bits, little, machine)
 
 
 def _parse(budget: _Budget, head: bytes) -> ElfObject:
