@@ -101,11 +101,11 @@ def _patched(offset: int, fmt: str, value: int) -> bytes:
     [
         (_patched(4, "<B", 3), "no known class"),
         (_patched(5, "<B", 0), "no known class"),
-        (_patched(32, "<Q", 1 << 62), "past the end"),  # e_phoff
+        (_patched(32, "<Q", 1 << 62), "beyond the end"),  # e_phoff
         (_patched(54, "<H", 40), "program headers of 40 bytes"),  # e_phentsize
         (_patched(56, "<H", 0xFFFF), "over the limit"),  # e_phnum
-        (_patched(64 + 56 + 8, "<Q", 1 << 40), "past the end"),  # PT_DYNAMIC's p_offset
-        (_patched(64 + 56 + 32, "<Q", 1 << 40), "past the end"),  # PT_DYNAMIC's p_filesz
+        (_patched(64 + 56 + 8, "<Q", 1 << 40), "beyond the end"),  # PT_DYNAMIC's p_offset
+        (_patched(64 + 56 + 32, "<Q", 1 << 40), "beyond the end"),  # PT_DYNAMIC's p_filesz
     ],
 )
 def test_hostile_headers_are_refused_with_a_reason(data: bytes, says: str) -> None:

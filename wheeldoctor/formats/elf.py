@@ -55,7 +55,7 @@ class _Budget:
 
     def read(self, offset: int, size: int, what: str) -> bytes:
         if offset < 0 or size < 0 or offset + size > self.size:
-            raise _Bad(f"{what} lies past the end of the file")
+            raise _Bad(f"{what}: beyond the end of the file")
         if size > self._left:
             raise _Bad(f"reading {what} would pass the {MAX_READ}-byte limit")
         self._left -= size

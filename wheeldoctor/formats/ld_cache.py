@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import struct
 import sys
-from dataclasses import dataclass
+from typing import NamedTuple
 
 OLD_MAGIC = b"ld.so-1.7.0"
 NEW_MAGIC = b"glibc-ld.so.cache1.1"
@@ -36,9 +36,11 @@ ABI_FLAGS: dict[tuple[int, int], frozenset[int]] = {
 GENERIC_FLAGS = frozenset({1, 3})
 
 
-@dataclass(frozen=True, slots=True)
-class CacheEntry:
-    """One entry: a library's name, the file that provides it, and the ABI flags ldconfig gave it."""
+class CacheEntry(NamedTuple):
+    """One entry: a library's name, the file that provides it, and the ABI flags ldconfig gave it.
+
+    A named tuple: one is made per entry, some thousands per cache.
+    """
 
     name: str
     path: str

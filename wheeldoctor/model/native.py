@@ -79,10 +79,9 @@ class Provider(str, Enum):
     #: Not on the object's search path, but a library of the environment has that SONAME: it
     #: serves once loaded first (as torch and the nvidia wheels preload theirs by path).
     LOADED_FIRST = "loaded-first"
-    #: The loader's search finds a file outside the environment (ld.so.cache, default directories).
+    #: The loader's search finds a file no distribution recorded: the system's (ld.so.cache,
+    #: default directories), or one a path names outside the records (conda's ``lib``).
     SYSTEM = "system"
-    #: Found nowhere here, and a GPU driver's library: the host's driver provides it at run time.
-    DRIVER = "driver"
     UNRESOLVED = "unresolved"
 
 
@@ -94,6 +93,8 @@ class Need:
     provider: Provider
     path: str | None = None
     """The file found (as the loader opens it); None when none is."""
+    owner: str | None = None
+    """The distribution that installed it, when one of the environment's did."""
     via: str | None = None
     """Which step found it: ``RUNPATH``, ``RPATH``, ``RPATH of a loader``, ``ld.so.cache``,
     ``default directories``, ``SONAME``."""
