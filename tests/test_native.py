@@ -15,7 +15,8 @@ from helpers import Venv, VenvFactory, pip_install, uv_install
 from native_objects import need_gcc
 from native_stack import EXT, Stack, build_stack
 
-from wheeldoctor.judge.native import NativeAudit, judge_native
+from wheeldoctor.judge.native import judge_native
+from wheeldoctor.judge.native_audit import NativeAudit
 from wheeldoctor.judge.requirements import RequirementGraph
 from wheeldoctor.model.findings import Code
 from wheeldoctor.model.native import NativeScan, Provider, SharedObject

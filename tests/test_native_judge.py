@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from wheeldoctor.judge.native import cuda_major, cuda_variant, is_driver_library, judge_native
+from wheeldoctor.judge.native import cuda_major, is_driver_library, judge_native
+from wheeldoctor.judge.native_builds import cuda_variant
 from wheeldoctor.model.findings import Code
 from wheeldoctor.model.native import ElfObject, ElfProblem, NativeScan, Need, Provider, SharedObject
 

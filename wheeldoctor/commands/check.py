@@ -8,6 +8,7 @@ from dataclasses import replace
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
+from wheeldoctor.commands.native import native_section
 from wheeldoctor.engine.beside import Beside
 from wheeldoctor.engine.hashing import default_jobs
 from wheeldoctor.engine.verify import spread_estimates, unique, verify_environment
@@ -150,7 +151,7 @@ def run_check(
         if lock is not None:
             reports.extend(replace(not_installed(n), findings=(f,)) for n, f in lock.missing)
         reports.sort(key=lambda r: r.name)
-        hooks = unowned = None
+        hooks = unowned = native = None
         passes, judged_too = [first, second], list(reports)
         if walk is not None:
             intact = {r.name: r.status is Status.INTACT for r in reports if r.dist is not None}
@@ -161,6 +162,9 @@ def run_check(
             )
             passes.append(third)
             judged_too += third.reports  # rules naming hooks are used, counted or stale like any other
+            native, fourth = native_section(env, graph, policy, strict=strict, cache_dir=cache_dir)
+            passes.append(fourth)
+            judged_too += fourth.reports
     except BaseException:
         if walk is not None:
             walk.cancel()  # no child outlives a failed check
@@ -179,6 +183,7 @@ def run_check(
         policy=None if policy.empty else outcome(policy, judged_too, *passes),
         hooks=hooks,
         unowned=unowned,
+        native=native,
     )
 
 

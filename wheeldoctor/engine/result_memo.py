@@ -74,7 +74,7 @@ class ResultMemo:
 
 
 #: What :func:`keeper` keeps, by kind: the version, bumped when what the result means changes.
-_KINDS = {"dpkg-lists": 1}
+_KINDS = {"dpkg-lists": 1, "native": 1}
 
 
 def keeper(cache_dir: str | None) -> Keeper | None:

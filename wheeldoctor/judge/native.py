@@ -10,8 +10,8 @@ of its needs is found) and the installed distributions:
 - **WD092**: two majors of one CUDA library needed by the environment's objects and found
   (in the environment or the system). Per library, not per toolkit: CUDA 13's cuSPARSE,
   cuFFT and cuSOLVER keep ``.so.12`` names, and one major of each is healthy.
-- **WD093**: one project's builds for two CUDA variants (``-cu12`` and ``-cu13``, or the
-  unsuffixed or ``-base`` one beside a ``-cuNN`` one), neither requiring the other.
+- **WD093**: one project's builds for two CUDA variants, neither requiring the other
+  (:mod:`wheeldoctor.judge.native_builds`).
 - **WD094**: an ELF object whose dynamic section could not be read (fails with ``--strict``).
 
 A library of the GPU driver (``libcuda.so.1``, ``libnvidia-*``) that is found nowhere is no
@@ -21,77 +21,43 @@ or CI runner has none. The summary says so.
 
 from __future__ import annotations
 
+import fnmatch
+import functools
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from fnmatch import fnmatchcase
 
+from wheeldoctor.judge.native_audit import NativeAudit, NativeFinding, Source
+from wheeldoctor.judge.native_builds import builds_mixed
 from wheeldoctor.model.findings import Code, Finding, Kind
-from wheeldoctor.model.native import NativeScan, Provider, SharedObject
+from wheeldoctor.model.native import NativeScan, Provider, SharedObject, arch_name
 
 #: Libraries of the GPU driver: installed with the driver, never by a wheel.
 DRIVER_LIBRARIES = ("libcuda.so*", "libnvidia-*", "libnvcuvid.so*", "libcudadebugger.so*")
 #: CUDA's libraries (the runtime, math libraries, cuDNN, NCCL, NVRTC, nvJitLink...): the driver's excepted.
 CUDA_LIBRARIES = ("libcu*", "libnv*", "libnccl*", "libnpp*")
-#: Codes that fail a run unless accepted; WD094 fails only with ``--strict``, WD091 never.
-FAILING_CODES = frozenset({Code.LIBRARY_UNRESOLVED, Code.CUDA_MAJORS_MIXED, Code.CUDA_BUILDS_MIXED})
 
 _MAJOR = re.compile(r"^(?P<stem>.+?)\.so\.(?P<major>[0-9]+)")
-_VARIANT = re.compile(r"^cu(?:da)?([0-9]+)x?$")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class NativeFinding:
-    """One finding of the native section, with the subject accept rules and baselines name.
-
-    The subject is the distribution that installed the object (WD090, WD091, WD094), the
-    library (``libcudart``: WD092) or the project (``nvidia-cuda-runtime``: WD093).
-    """
-
-    subject: str
-    version: str | None
-    site_dir: str | None
-    finding: Finding
+def _any_of(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Source:
-    """One library the environment's objects need, where it comes from, and how many objects need it."""
-
-    provider: str
-    """A :class:`~wheeldoctor.model.native.Provider` value, or ``driver`` (found nowhere, the driver's)."""
-    library: str
-    path: str | None
-    owner: str | None
-    needed_by: int
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class NativeAudit:
-    """The native section of a check: the scan, what it means, and what each library is taken from."""
-
-    scan: NativeScan
-    findings: tuple[NativeFinding, ...]
-    sources: tuple[Source, ...]
-    strict: bool = False
-
-    @property
-    def failing(self) -> tuple[NativeFinding, ...]:
-        """The findings that fail the run: not accepted, of a failing code (WD094 too with ``strict``)."""
-        codes = FAILING_CODES | {Code.SHARED_OBJECT_UNREADABLE} if self.strict else FAILING_CODES
-        return tuple(f for f in self.findings if f.finding.accepted is None and f.finding.code in codes)
+_DRIVER = _any_of(DRIVER_LIBRARIES)
+_CUDA = _any_of(CUDA_LIBRARIES)
 
 
 def is_driver_library(name: str) -> bool:
     """Whether ``name`` is a library of the GPU driver (the host provides it, never a wheel)."""
-    return any(fnmatchcase(name, p) for p in DRIVER_LIBRARIES)
+    return _DRIVER.match(name) is not None
 
 
+@functools.lru_cache(maxsize=4096)
 def cuda_major(name: str) -> tuple[str, str] | None:
     """(library, major) of a CUDA library's SONAME (``libcudart.so.12`` -> ``libcudart``, ``12``); None for others."""
     match = _MAJOR.match(name)
-    if match is None or is_driver_library(name) or not any(fnmatchcase(name, p) for p in CUDA_LIBRARIES):
+    if match is None or is_driver_library(name) or _CUDA.match(name) is None:
         return None
     return match.group("stem"), match.group("major")
 
@@ -111,9 +77,21 @@ def judge_native(
         *_unreadable(judged),
         *_unresolved(judged, versions),
         *_majors(judged, versions),
-        *_builds(installed, requires),
+        *builds_mixed(installed, requires),
     ]
-    return NativeAudit(scan=scan, findings=tuple(findings), sources=_sources(judged), strict=strict)
+    return NativeAudit(
+        findings=tuple(findings),
+        sources=_sources(judged),
+        machine=arch_name(scan.arch) if scan.arch is not None else None,
+        ld_so_cache=scan.cache,
+        ld_so_cache_problem=scan.cache_problem,
+        interpreter_rpath=scan.interpreter_rpath,
+        objects=len(judged),
+        extension_modules=sum(o.extension for o in judged),
+        loaded_on_import=sum(o.loaded for o in judged),
+        foreign=len(scan.objects) - len(judged),
+        strict=strict,
+    )
 
 
 def _unreadable(objects: Iterable[SharedObject]) -> Iterable[NativeFinding]:
@@ -216,46 +194,6 @@ def _majors(objects: Sequence[SharedObject], versions: dict[str, str]) -> Iterab
         yield NativeFinding(subject=stem, version=None, site_dir=None, finding=finding)
 
 
-def cuda_variant(name: str) -> tuple[str, str] | None:
-    """(project, variant) of a distribution name with a CUDA token (``nvidia-cublas-cu12`` ->
-    ``nvidia-cublas``, ``cu12``; ``cupy-cuda12x`` -> ``cupy``, ``cuda12x``); None without one."""
-    parts = name.split("-")
-    for i, part in enumerate(parts):
-        if _VARIANT.match(part):
-            return "-".join(parts[:i] + parts[i + 1 :]), part
-    return None
-
-
-def _builds(installed: Sequence[tuple[str, str]], requires: Callable[[str, str], bool]) -> Iterable[NativeFinding]:
-    """WD093: one project's builds for different CUDA variants installed together, neither requiring the other."""
-    names = dict(installed)
-    families: dict[str, dict[str, str]] = {}  # project -> variant -> distribution
-    for name in names:
-        parsed = cuda_variant(name)
-        if parsed is not None:
-            families.setdefault(parsed[0], {})[parsed[1]] = name
-    for project, variants in families.items():
-        for base in (project, f"{project}-base"):
-            if base in names:
-                variants.setdefault("base" if base.endswith("-base") else "unsuffixed", base)
-    for project in sorted(families):
-        members = sorted(families[project].items(), key=lambda item: item[1])
-        unrelated = sorted(
-            {a for _, a in members for _, b in members if a != b and not requires(a, b) and not requires(b, a)}
-        )
-        if len(unrelated) < 2:
-            continue
-        label = {d: v for v, d in members}
-        shown = ", ".join(f"{d} {names[d]} ({label[d]})" for d in unrelated)
-        finding = Finding(
-            code=Code.CUDA_BUILDS_MIXED,
-            kind=Kind.MIXED,
-            path=None,
-            message=f"builds for different CUDA variants installed together, neither requiring the other: {shown}",
-        )
-        yield NativeFinding(subject=project, version=None, site_dir=None, finding=finding)
-
-
 def _sources(objects: Sequence[SharedObject]) -> tuple[Source, ...]:
     """Every library needed, by where it comes from: the summary's rows, most needed first."""
     counted: dict[tuple[str, str, str | None, str | None], int] = {}
@@ -264,7 +202,8 @@ def _sources(objects: Sequence[SharedObject]) -> tuple[Source, ...]:
             provider = need.provider.value
             if need.provider is Provider.UNRESOLVED and is_driver_library(need.name):
                 provider = "driver"
-            key = (provider, need.name, need.path, need.owner)
+            path = posixpath.normpath(need.path) if need.path is not None else None  # as shown: one row a file
+            key = (provider, need.name, path, need.owner)
             counted[key] = counted.get(key, 0) + 1
     rows = [
         Source(provider=p, library=n, path=path, owner=owner, needed_by=c) for (p, n, path, owner), c in counted.items()

@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from wheeldoctor.formats.elf import read_arch
@@ -36,6 +36,8 @@ from wheeldoctor.where.filesystem import ReadError, open_regular, read_regular
 LD_SO_CACHE = "/etc/ld.so.cache"
 #: An ld.so.cache larger than this is not read (a real one is some hundred KiB).
 MAX_CACHE = 16 << 20
+#: A directory of more entries than this is not listed: its candidates are stat'ed one by one.
+MAX_LISTING = 100_000
 
 #: ``$PLATFORM`` by e_machine: the kernel's AT_PLATFORM string.
 PLATFORMS = {62: "x86_64", 183: "aarch64", 3: "i686", 21: "ppc64le", 22: "s390x", 40: "v7l", 243: "riscv64"}
@@ -54,6 +56,8 @@ _DST = re.compile(r"\$(?:\{(ORIGIN|LIB|PLATFORM)\}|(ORIGIN|LIB|PLATFORM)(?![A-Za
 
 Inode = tuple[int, int]
 """(st_dev, st_ino): which file a path is, however it was reached."""
+Note = Callable[[str], None]
+"""Takes a path's fingerprint before it is read or listed (:meth:`wheeldoctor.where.fingerprint.Read.note`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +82,12 @@ class SystemLibraries:
     """The default directories; None: glibc's for the object's machine (:func:`default_dirs`)."""
 
 
-def read_system(cache: str = LD_SO_CACHE, default: tuple[str, ...] | None = None) -> SystemLibraries:
+def read_system(
+    cache: str = LD_SO_CACHE, default: tuple[str, ...] | None = None, note: Note | None = None
+) -> SystemLibraries:
     """The ld.so.cache at ``cache`` (none there is no problem: the loader then uses the directories)."""
+    if note is not None:
+        note(cache)
     data = read_regular(cache, MAX_CACHE)
     if isinstance(data, ReadError):
         if data.missing:
@@ -144,13 +152,16 @@ class LibrarySearch:
     """Finds needed libraries as the loader would; each candidate path is looked at once.
 
     ``arch_of`` answers for files already read (the environment's own objects, by inode)
-    so that their headers are not read again.
+    so that their headers are not read again; ``note`` is told every directory listed and
+    every candidate looked at, before it is.
     """
 
-    def __init__(self, system: SystemLibraries, arch_of: Mapping[Inode, Arch]) -> None:
+    def __init__(self, system: SystemLibraries, arch_of: Mapping[Inode, Arch], note: Note | None = None) -> None:
         self._system = system
         self._arch_of = arch_of
+        self._note = note
         self._candidates: dict[str, tuple[Inode, Arch | None] | None] = {}
+        self._listings: dict[str, frozenset[str] | None] = {}
         self._found: dict[tuple[str, Arch, tuple[str, ...], tuple[str, ...]], Found | None] = {}
 
     def find(self, name: str, arch: Arch, rpath: Sequence[tuple[str, str]], runpath: Sequence[str]) -> Found | None:
@@ -202,10 +213,23 @@ class LibrarySearch:
         """The file at ``path`` and its arch (None: no ELF object); None when there is no regular file."""
         if path in self._candidates:
             return self._candidates[path]
-        seen = self._candidates[path] = self._read(path)
+        directory, _, name = path.rpartition("/")
+        names = self._listing(directory or "/")
+        seen = self._candidates[path] = None if names is not None and name not in names else self._read(path)
         return seen
 
+    def _listing(self, directory: str) -> frozenset[str] | None:
+        """The names in ``directory``, listed once: most candidates are absent, and a name not
+        listed needs no stat. None where it cannot be listed whole (each candidate is stat'ed then)."""
+        if directory not in self._listings:
+            if self._note is not None:
+                self._note(directory)
+            self._listings[directory] = _names_in(directory)
+        return self._listings[directory]
+
     def _read(self, path: str) -> tuple[Inode, Arch | None] | None:
+        if self._note is not None:
+            self._note(path)
         try:
             st = os.stat(path)
         except (OSError, ValueError):
@@ -226,3 +250,19 @@ class LibrarySearch:
         finally:
             os.close(fd)
         return inode, read_arch(head)
+
+
+def _names_in(directory: str) -> frozenset[str] | None:
+    """The entries of ``directory`` (none if it does not exist); None past :data:`MAX_LISTING` or unlistable."""
+    names: set[str] = set()
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if len(names) >= MAX_LISTING:
+                    return None
+                names.add(entry.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return frozenset()
+    except (OSError, ValueError):
+        return None
+    return frozenset(names)

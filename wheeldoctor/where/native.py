@@ -24,13 +24,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from wheeldoctor.formats.elf import read_elf
+from wheeldoctor.formats.record import decode_record
 from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.fingerprint import Identity, identity
 from wheeldoctor.model.native import Arch, ElfObject, ElfProblem, NativeScan, Need, Provider, SharedObject
 from wheeldoctor.model.sitedirs import dir_prefix, resolve_recorded
-from wheeldoctor.where.environment import with_record
-from wheeldoctor.where.filesystem import ReadError, open_regular
-from wheeldoctor.where.loader import Found, Inode, LibrarySearch, SystemLibraries, expand, read_system
+from wheeldoctor.where.environment import METADATA_LIMIT
+from wheeldoctor.where.filesystem import ReadError, open_regular, read_regular
+from wheeldoctor.where.fingerprint import Read
+from wheeldoctor.where.loader import Found, Inode, LibrarySearch, Note, SystemLibraries, expand, read_system
 
 #: A shared object's file name: ``.so``, then any number of ``.N`` version parts.
 SHARED_NAME = re.compile(r"\.so(?:\.[0-9]+)*$")
@@ -79,20 +81,32 @@ def scan_native(
     system: SystemLibraries | None = None,
     read: Reader = read_shared_object,
     interpreter: str | None = None,
+    noted: Read | None = None,
 ) -> NativeScan:
     """Every shared object of ``env``'s active distributions, with where each of its needs is found.
 
     ``system`` is the system's side of the search (by default :func:`~.loader.read_system`);
-    ``interpreter`` the executable whose RPATH and machine count (by default ``env``'s, else
-    this one's).
+    ``interpreter`` is the executable whose RPATH and machine count (by default ``env``'s,
+    else this one's). ``noted`` takes the fingerprint of every path before it is read
+    (RECORDs, objects, the interpreter, ld.so.cache, each directory searched and each file
+    found there), for a memo to keep the result by (see :mod:`wheeldoctor.engine.native_memo`).
     """
-    system = system if system is not None else read_system()
-    exe = _interpreter(interpreter or env.python or sys.executable, read)
-    arch = exe.arch if exe is not None else None
-    objects = [_read(path, recorded, dist, extension, read) for dist, path, recorded, extension in _recorded(env)]
+    exe = os.path.realpath(interpreter or env.python or sys.executable)
+    note = noted.note if noted is not None else None
+    return _scan(env, system or read_system(note=note), read, exe, noted)
+
+
+def _scan(env: Environment, system: SystemLibraries, read: Reader, exe: str, noted: Read | None) -> NativeScan:
+    """The scan itself; ``noted`` takes the fingerprint of every path before it is read."""
+    note = noted.note if noted is not None else None
+    interpreter = _interpreter(exe, read, noted)
+    arch = interpreter.arch if interpreter is not None else None
+    objects = [
+        _read(path, recorded, dist, extension, read, noted) for dist, path, recorded, extension in _recorded(env, note)
+    ]
     by_inode = {o.inode: o for o in objects if o.inode is not None and o.elf is not None}
-    search = LibrarySearch(system, {inode: o.elf.arch for inode, o in by_inode.items() if o.elf is not None})
-    own_rpath = _interpreter_rpath(interpreter or env.python or sys.executable, exe)
+    search = LibrarySearch(system, {i: o.elf.arch for i, o in by_inode.items() if o.elf is not None}, note=note)
+    own_rpath = _interpreter_rpath(exe, interpreter)
     walk = _Walk(search, by_inode, _by_soname(objects), own_rpath)
     ours = [o for o in objects if o.elf is not None and (arch is None or o.elf.arch == arch)]
     walk.run([o for o in ours if o.extension], loaded=True)
@@ -107,49 +121,98 @@ def scan_native(
     )
 
 
-def _recorded(env: Environment) -> Iterator[tuple[InstalledDistribution, str, str, bool]]:
+def recorded_shared_objects(dist: InstalledDistribution, note: Note | None = None) -> list[str]:
+    """The paths ``dist``'s RECORD lists with a shared object's name, as written.
+
+    A RECORD the verification did not parse here (deferred: its workers did, or the cache
+    settled it) is read for its first column alone; one with a quoted field is parsed whole,
+    as the csv module reads it.
+    """
+    if dist.record is not None:
+        return [p for p in dist.record.listed if ".so" in p and SHARED_NAME.search(p) is not None]
+    if not dist.record_deferred:
+        return []
+    record = os.path.join(dist.path, "RECORD")
+    if note is not None:
+        note(record)
+    data = read_regular(record, METADATA_LIMIT)
+    if isinstance(data, ReadError):
+        return []
+    text = data.decode("utf-8", "surrogateescape")
+    if '"' in text:
+        listed = decode_record(data).listed
+        return [p for p in listed if ".so" in p and SHARED_NAME.search(p) is not None]
+    return list(dict.fromkeys(_first_fields_with(text, ".so")))
+
+
+def _first_fields_with(text: str, part: str) -> Iterator[str]:
+    """The first field of each line of unquoted CSV ``text`` that holds ``part`` there and is a shared
+    object's name; lines end at \n, \r\n (csv's own ending) or \r, as the csv module reads them.
+
+    Only the few lines holding ``part`` are looked at: RECORD's digests (urlsafe base64) and
+    sizes hold no dot, so ``part`` lies in the path.
+    """
+    at = text.find(part)
+    while at >= 0:
+        start = max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) + 1
+        comma = text.find(",", start)
+        end = min((e for e in (text.find("\n", at), text.find("\r", at)) if e >= 0), default=len(text))
+        if at < comma < end and SHARED_NAME.search(text, start, comma) is not None:
+            yield text[start:comma]
+        at = text.find(part, end)
+
+
+def _recorded(env: Environment, note: Note | None) -> Iterator[tuple[InstalledDistribution, str, str, bool]]:
     """(distribution, absolute path, path as recorded, an extension module?) for each shared object listed.
 
     An extension module has a tagged name (``.cpython-312-x86_64-linux-gnu.so``, ``.abi3.so``),
-    or a plain one (``_speedups.so``) in a package its own RECORD gives an ``__init__.py``.
+    or a plain one (``_speedups.so``) in a package directory (one with an ``__init__.py``).
     """
     for dist in env.active():
-        record = with_record(dist).record
-        if record is None:
-            continue
         prefix = dir_prefix(dist.location)
-        for row in record.rows:
-            recorded = row.path
-            if ".so" not in recorded or SHARED_NAME.search(recorded) is None:
-                continue
+        for recorded in sorted(recorded_shared_objects(dist, note)):
             path = resolve_recorded(recorded, prefix, dist.location, dist.root)
             if path is None:
                 continue
-            directory, _, name = recorded.rpartition("/")
-            extension = EXTENSION_NAME.match(name) is not None and (
-                name.count(".") > 1 or f"{directory}/__init__.py" in record.listed
-            )
+            name = recorded.rpartition("/")[2]
+            extension = EXTENSION_NAME.match(name) is not None and (name.count(".") > 1 or _in_package(path, note))
             yield dist, path, recorded, extension
 
 
-def _read(path: str, recorded: str, dist: InstalledDistribution, extension: bool, read: Reader) -> _Object:
+def _in_package(path: str, note: Note | None) -> bool:
+    """Whether ``path`` lies in a package directory: one with an ``__init__.py``."""
+    init = os.path.join(os.path.dirname(path), "__init__.py")
+    if note is not None:
+        note(init)
+    return os.path.isfile(init)
+
+
+def _read(
+    path: str, recorded: str, dist: InstalledDistribution, extension: bool, read: Reader, noted: Read | None
+) -> _Object:
+    if noted is not None:
+        noted.note(path)
     fingerprint, found = read(path)
+    if noted is not None and fingerprint is None and noted.fingerprints.get(path) is not None:
+        noted.doubt()  # there, but not read (a permission, an I/O error): what was read is not what is there
     inode = (fingerprint[4], fingerprint[3]) if fingerprint is not None else None
     elf = found if isinstance(found, ElfObject) else None
     problem = found if isinstance(found, ElfProblem) else None
     return _Object(path=path, recorded=recorded, dist=dist, inode=inode, elf=elf, problem=problem, extension=extension)
 
 
-def _interpreter(path: str, read: Reader) -> ElfObject | None:
-    _, found = read(os.path.realpath(path))
+def _interpreter(path: str, read: Reader, noted: Read | None) -> ElfObject | None:
+    if noted is not None:
+        noted.note(path)
+    _, found = read(path)
     return found if isinstance(found, ElfObject) else None
 
 
 def _interpreter_rpath(path: str, exe: ElfObject | None) -> tuple[str, ...]:
-    """The executable's DT_RPATH (ignored where it has a RUNPATH), ``$ORIGIN`` its real directory."""
+    """The executable's DT_RPATH (ignored where it has a RUNPATH), ``$ORIGIN`` its (real) directory."""
     if exe is None or exe.runpath is not None:
         return ()
-    return expand(exe.rpath, os.path.dirname(os.path.realpath(path)), exe.arch)
+    return expand(exe.rpath, os.path.dirname(path), exe.arch)
 
 
 def _by_soname(objects: list[_Object]) -> dict[tuple[Arch, str], _Object]:
