@@ -173,7 +173,9 @@ def _majors(objects: Sequence[SharedObject], versions: dict[str, str]) -> Iterab
             stem, major = parsed
             needers.setdefault(stem, {}).setdefault(major, set()).add(f"{o.owner} ({o.recorded})")
             source = (
-                f"{need.owner} {versions.get(need.owner, '')}".rstrip() if need.owner else f"the system ({need.path})"
+                f"{need.owner} {versions.get(need.owner, '')}".rstrip()
+                if need.owner
+                else f"the system ({posixpath.normpath(need.path)})"
             )
             brought.setdefault(stem, {}).setdefault(major, set()).add(source)
     for stem in sorted(brought):
