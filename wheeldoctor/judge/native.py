@@ -172,11 +172,10 @@ def _majors(objects: Sequence[SharedObject], versions: dict[str, str]) -> Iterab
                 continue
             stem, major = parsed
             needers.setdefault(stem, {}).setdefault(major, set()).add(f"{o.owner} ({o.recorded})")
-            source = (
-                f"{need.owner} {versions.get(need.owner, '')}".rstrip()
-                if need.owner
-                else f"the system ({posixpath.normpath(need.path)})"
-            )
+            if need.owner is not None:
+                source = f"{need.owner} {versions.get(need.owner, '')}".rstrip()
+            else:
+                source = f"the system ({posixpath.normpath(need.path or '')})"
             brought.setdefault(stem, {}).setdefault(major, set()).add(source)
     for stem in sorted(brought):
         majors = brought[stem]
