@@ -30,6 +30,8 @@ class Stack:
     """``wdtorch``: an extension needing libcudart.so.13 and libcusparse.so.12, by RUNPATH."""
     nixl12: Path
     """``wdnixl``: an extension needing libcudart.so.12, by RUNPATH into the cu12 wheel's directory."""
+    app13: Path
+    """``wdapp13``: an extension needing libcudart.so.13 alone, by RUNPATH into the cu13 wheel's directory."""
     plugins: Path
     """``wdplugins``: a plugin nothing needs, needing a library found nowhere; a foreign-arch
     object; a truncated ELF object; and an auditwheel-style extension whose grafted library
@@ -67,6 +69,13 @@ def build_stack(root: Path) -> Stack:
         marker=marker,
         needs=[o["libcudart.so.12"]],
         runpath="$ORIGIN/../nvidia/cuda_runtime/lib",
+    )
+    o["app13"] = build_object(
+        build / "app13",
+        f"_app{EXT}",
+        marker=marker,
+        needs=[o["libcudart.so.13"]],
+        runpath="$ORIGIN/../nvidia/cu13/lib",
     )
     o["libwdgone.so.1"] = build_object(build / "gone", "libwdgone.so.1", marker=marker, soname="libwdgone.so.1")
     o["plugin"] = build_object(
@@ -111,6 +120,7 @@ def build_stack(root: Path) -> Stack:
             requires=["wd-cuda-runtime"],
         ),
         nixl12=build_wheel(wheels, "wdnixl", "1.0", {"wdnixl/__init__.py": b"", f"wdnixl/_ep{EXT}": read["nixl_ep"]}),
+        app13=build_wheel(wheels, "wdapp13", "1.0", {"wdapp13/__init__.py": b"", f"wdapp13/_app{EXT}": read["app13"]}),
         plugins=build_wheel(
             wheels,
             "wdplugins",
