@@ -26,8 +26,9 @@ def subject(found: NativeFinding) -> str:
 
 
 def native_lines(audit: NativeAudit | None, *, show_accepted: bool = False) -> Iterable[str]:
-    """Each finding (WD091's together, on one line), then the summary; nothing when not audited."""
-    if audit is None:
+    """Each finding (WD091's together, on one line), then the summary; nothing when not audited,
+    nor for an environment without shared objects."""
+    if audit is None or not (audit.objects or audit.foreign or audit.findings):
         return
     plugins = []
     for found in audit.findings:
