@@ -15,8 +15,9 @@ pytestmark = pytest.mark.unit
 PACKAGE = Path(__file__).resolve().parent.parent / "wheeldoctor"
 
 #: The stages, bottom up: a module may import its own stage and the ones below it.
-#: The data's path reads where -> formats -> engine -> judge -> repair -> commands -> report -> cli;
+#: The data's path reads where -> formats -> engine -> judge -> repair -> commands -> results -> report -> cli;
 #: judge ranks low because it is pure (model and formats only), so where and engine may use its verdicts.
+#: results/ ranks below the commands that make its values, so report/ renders them importing no command.
 #: The gate sits beside the commands: it reads the environment and, rarely, the verifier.
 RANKS = {
     "model": 0,
@@ -26,12 +27,13 @@ RANKS = {
     "engine": 4,
     "probes": 4,
     "repair": 5,
-    "gate": 6,
-    "commands": 6,
-    "report": 7,
-    "cli": 8,
-    "__main__": 9,
-    "__init__": 9,
+    "results": 6,
+    "gate": 7,
+    "commands": 7,
+    "report": 8,
+    "cli": 9,
+    "__main__": 10,
+    "__init__": 10,
 }
 
 
@@ -150,12 +152,24 @@ def test_one_module_forks() -> None:
 
 def test_the_stages_are_the_data_path() -> None:
     folders = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
-    assert folders == {"where", "formats", "engine", "judge", "repair", "commands", "report", "cli"} | {
+    assert folders == {"where", "formats", "engine", "judge", "repair", "commands", "results", "report", "cli"} | {
         "model",
         "gate",
         "probes",
     }
     assert not list(PACKAGE.rglob("ahead.py")), "no child is started ahead of the command"
+
+
+@pytest.mark.parametrize("name", sorted(n for n in _modules() if _stage(n) in ("report", "results")))
+def test_report_and_results_import_no_command(name: str) -> None:
+    """report/ renders results/ values: it imports no command module (and results/, below them, cannot)."""
+    assert not {m for m in _imports(name, _modules()[name]) if _stage(m) == "commands"}
+
+
+def test_report_looks_no_module_up_by_name() -> None:
+    """A renderer asks ``isinstance`` of a results/ class it imports, never ``sys.modules`` for a command's."""
+    looking = sorted(n for n, p in _modules().items() if _stage(n) == "report" and "sys.modules" in p.read_text())
+    assert looking == []
 
 
 @pytest.mark.parametrize("name", sorted(n for n in _modules() if n.startswith("report.")))

@@ -296,7 +296,9 @@ def doctor(
         fetched = locked.summary if locked else None
         result = replace(result, check=replace(result.check, show_unowned=show_unowned, fetched=fetched))
         if write_baseline is not None:
-            return pin_baseline(write_baseline, result.baseline_reports)
+            from wheeldoctor.commands.doctor import baseline_reports
+
+            return pin_baseline(write_baseline, baseline_reports(result))
         if chosen == "cyclonedx":
             sbom.deliver_sbom(result.check, output, cached)
             return exit_code(result.healthy, exit_zero)
@@ -396,10 +398,11 @@ def imports(
 
     def run() -> int:
         chosen = choose_format(format_, json, allowed=("text", "json", "github"))
-        from wheeldoctor.commands.imports import Forbid, run_imports
+        from wheeldoctor.commands.imports import run_imports
         from wheeldoctor.probes.imports import ImportProbeError
         from wheeldoctor.report import imports_text
         from wheeldoctor.report import json as json_report
+        from wheeldoctor.results.imports import Forbid
 
         try:
             result = run_imports(tuple(modules), python, forbid=Forbid.parse(forbid), timeout=timeout)

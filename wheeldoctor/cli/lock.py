@@ -11,9 +11,9 @@ from wheeldoctor.cli.runner import EXIT_HEALTHY, EXIT_PROBLEMS, cache_dir, deliv
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from wheeldoctor.commands.lock_check import LockedEnvironment
     from wheeldoctor.engine.remote import Fetcher
     from wheeldoctor.model.environment import Environment
+    from wheeldoctor.results.lock import LockedEnvironment
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

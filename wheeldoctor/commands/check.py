@@ -15,11 +15,11 @@ from wheeldoctor.judge.files import DistributionReport, Status, not_installed, s
 from wheeldoctor.model.environment import Environment
 
 if TYPE_CHECKING:
-    from wheeldoctor.commands.results import CheckResult
     from wheeldoctor.engine.states import ProgressSink
     from wheeldoctor.judge.locked import LockVerdict
     from wheeldoctor.judge.policy import Policy
     from wheeldoctor.judge.requirements import RequirementGraph, Requirements
+    from wheeldoctor.results.check import CheckResult
 
 #: The walk for unowned files is spread over at most this many forked walkers, beside the
 #: verification's own workers (on a 16-core GPU host's warm check of 49k files, the walk
@@ -41,7 +41,7 @@ LATER = (
     "wheeldoctor.judge.overlay",
     "wheeldoctor.judge.policy",
     "wheeldoctor.judge.hook_policy",
-    "wheeldoctor.commands.results",
+    "wheeldoctor.results.check",
     "wheeldoctor.where.recompiled",
     "wheeldoctor.engine.registry_memo",
     "wheeldoctor.engine.unowned",
@@ -165,8 +165,8 @@ def run_check(
         if walk is not None:
             walk.cancel()  # no child outlives a failed check
         raise
-    from wheeldoctor.commands.results import CheckResult
     from wheeldoctor.repair.repairs import repairs_of
+    from wheeldoctor.results.check import CheckResult
 
     return CheckResult(
         environment=env,

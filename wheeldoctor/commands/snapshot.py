@@ -34,8 +34,8 @@ from wheeldoctor.model.snapshot import (
 from wheeldoctor.where.environment import with_record
 
 if TYPE_CHECKING:
-    from wheeldoctor.commands.results import CheckResult
     from wheeldoctor.engine.states import ProgressSink
+    from wheeldoctor.results.check import CheckResult
 
 #: Findings about one file's bytes: the file's row on disk differs from its RECORD row.
 FILE_KINDS = frozenset({Kind.MODIFIED, Kind.MISSING, Kind.UNREADABLE, Kind.REPLACED})
