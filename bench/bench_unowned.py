@@ -10,7 +10,7 @@ interleaved, medians of ``--repeat`` runs:
 2. the whole audit in one process (``audit_data``: the map of the deferred RECORDs, the
    walk, the hooks' owners), and the same taken from its memo in a cache directory, as a
    warm ``check --all`` takes it (every path it read stat'ed again);
-3. ``check --all --no-cache`` without and with that audit (``run_check(audit=...)``), on
+3. ``check --all --no-cache`` without and with that audit (``CheckRequest(audit=...)``), on
    the environment loaded as the commands load it (RECORDs deferred); with the audit, a
    forked child reads the RECORDs and walks while the workers hash.
 
@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from wheeldoctor.commands.check import run_check
+from wheeldoctor.commands.check import CheckRequest, run_check
 from wheeldoctor.engine import cache
 from wheeldoctor.engine.ownership import Owners
 from wheeldoctor.engine.unowned import audit_data, scan_unowned
@@ -78,8 +78,8 @@ def main() -> None:
         "unowned walk": lambda: scan_unowned(env, owners),
         "whole audit (map of the deferred RECORDs, walk, hooks' owners)": lambda: audit_data(deferred, hooks),
         "the same, from its memo": lambda: audit_data(deferred, hooks, 1, memo_dir),
-        "check --all --no-cache, no audit": lambda: run_check(deferred, None, processes=True, audit=False),
-        "check --all --no-cache, with audit": lambda: run_check(deferred, None, processes=True, audit=True),
+        "check --all --no-cache, no audit": lambda: run_check(deferred, CheckRequest(processes=True, audit=False)),
+        "check --all --no-cache, with audit": lambda: run_check(deferred, CheckRequest(processes=True, audit=True)),
     }
     samples: dict[str, list[tuple[float, float]]] = {name: [] for name in parts}
     try:

@@ -469,7 +469,7 @@ def count_distributions(python: Path) -> int:
 
 def breakdown(big: Path, files: list[tuple[str, int]], jobs: int) -> None:
     """Where the no-cache time goes, in this process: start-up, loading, hashing, system calls."""
-    from wheeldoctor.commands.check import run_check
+    from wheeldoctor.commands.check import CheckRequest, run_check
     from wheeldoctor.engine.hashing import hash_files
     from wheeldoctor.model.files import HashRequest
     from wheeldoctor.where.target import Target, load_target
@@ -481,7 +481,7 @@ def breakdown(big: Path, files: list[tuple[str, int]], jobs: int) -> None:
 
     loaded = timed(lambda: load_target(Target(python=str(big))))
     env = load_target(Target(python=str(big)))
-    checked = timed(lambda: run_check(env, None, processes=True))
+    checked = timed(lambda: run_check(env, CheckRequest(processes=True)))
     requests = [HashRequest(path, frozenset({"sha256"})) for path, _ in files]
     threads_1 = timed(lambda: hash_files(requests, jobs=1))
     threads_n = timed(lambda: hash_files(requests, jobs=jobs))

@@ -277,7 +277,7 @@ def test_a_warm_check_of_two_jobs_or_fewer_asks_the_audit_memo_in_the_parent_and
     def audit(cache_dir: Path | None, jobs: int = 2) -> tuple[object, object]:
         children.clear()
         store = None if cache_dir is None else str(cache_dir)
-        result = command.run_check(_env(installed), None, jobs=jobs, cache_dir=store, processes=True)
+        result = command.run_check(_env(installed), command.CheckRequest(jobs=jobs, cache_dir=store, processes=True))
         return result.unowned, result.hooks
 
     store = tmp_path / "cache"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from helpers import VenvFactory, WheelFactory, uv_install
 
-from wheeldoctor.commands.check import run_check
+from wheeldoctor.commands.check import CheckRequest, run_check
 from wheeldoctor.engine.beside import Beside
 from wheeldoctor.where.target import Target, load_target
 
@@ -64,8 +64,8 @@ def test_check_finds_the_same_unowned_files_forked_or_not(
     (venv.site_packages / "stray.py").write_text("x = 1\n")
     (venv.site_packages / "good" / "extra.txt").write_text("\n")
     env = load_target(Target(python=str(venv.python)))
-    forked = run_check(env, None, processes=True).unowned
-    inline = run_check(env, None, processes=False).unowned
+    forked = run_check(env, CheckRequest(processes=True)).unowned
+    inline = run_check(env, CheckRequest(processes=False)).unowned
     assert forked == inline
     assert forked is not None and {f.path for f in forked.files} == {
         str(venv.site_packages / "stray.py"),

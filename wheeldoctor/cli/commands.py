@@ -93,7 +93,7 @@ def check(
     from dataclasses import replace
 
     from wheeldoctor.commands import policy as policies
-    from wheeldoctor.commands.check import import_stepwise, run_check
+    from wheeldoctor.commands.check import CheckRequest, import_stepwise, run_check
     from wheeldoctor.report.progress import progress_bar
 
     with no_cyclic_gc():
@@ -117,9 +117,8 @@ def check(
             env, config=config, baseline_file=baseline, writing=write_baseline, selection=settings.selection
         )
         with progress_bar(chosen != "text" or quiet) as sink:
-            result = run_check(
-                env,
-                names or None,
+            request = CheckRequest(
+                names=names or None,
                 jobs=settings.jobs,
                 progress=sink,
                 strict=settings.strict or not all_,
@@ -130,6 +129,7 @@ def check(
                 meanwhile=import_stepwise(report_modules(chosen)),
                 lock=locked.verdict if locked else None,
             )
+            result = run_check(env, request)
     result = replace(result, show_unowned=show_unowned, fetched=locked.summary if locked else None)
     if write_baseline is not None:
         return pin_baseline(write_baseline, result.baseline_reports)

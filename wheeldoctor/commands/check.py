@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
@@ -16,9 +16,11 @@ from wheeldoctor.model.environment import Environment
 
 if TYPE_CHECKING:
     from wheeldoctor.engine.states import ProgressSink
+    from wheeldoctor.judge.hooks import HookAudit
     from wheeldoctor.judge.locked import LockVerdict
-    from wheeldoctor.judge.policy import Policy
+    from wheeldoctor.judge.policy import Acceptances, Policy
     from wheeldoctor.judge.requirements import RequirementGraph, Requirements
+    from wheeldoctor.model.ownership import UnownedScan
     from wheeldoctor.results.check import CheckResult
 
 #: The walk for unowned files is spread over at most this many forked walkers, beside the
@@ -57,37 +59,43 @@ def import_stepwise(modules: Iterable[str]) -> Iterator[None]:
         yield
 
 
-def run_check(
-    env: Environment,
-    names: Sequence[str] | None,
-    *,
-    jobs: int | None = None,
-    progress: ProgressSink | None = None,
-    strict: bool = False,
-    cache_dir: str | None = None,
-    processes: bool = False,
-    strict_overlays: bool = False,
-    policy: Policy | None = None,
-    audit: bool | None = None,
-    meanwhile: Iterable[object] = (),
-    lock: LockVerdict | None = None,
-    requirements: Requirements | None = None,
-) -> CheckResult:
-    """Verify ``names`` (canonicalised; None for every active distribution) in ``env``.
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckRequest:
+    """What a check verifies and how; the defaults are a plain ``check --all``'s, in threads."""
+
+    names: Sequence[str] | None = None
+    """The distributions to verify (canonicalised here); None: every active one."""
+    jobs: int | None = None
+    progress: ProgressSink | None = None
+    strict: bool = False
+    """Unverifiable distributions fail the run."""
+    strict_overlays: bool = False
+    """Overlaid distributions (WD060 ``replaced`` only) fail the run."""
+    cache_dir: str | None = None
+    """Files unchanged since a cached hash are not read again."""
+    processes: bool = False
+    """A command's check may hash many small files in forked workers."""
+    policy: Policy | None = None
+    """Accepts findings by rule or baseline, hooks' and unowned modules' too."""
+    audit: bool | None = None
+    """Audit start-up hooks and files nobody recorded (None: when every distribution is checked)."""
+    meanwhile: Iterable[object] = ()
+    """The caller's own work, done a step at a time while forked workers verify (see :func:`import_stepwise`)."""
+    lock: LockVerdict | None = None
+    """The lock's findings (``check --lock``): the environment holds the locked wheels' claims."""
+    requirements: Requirements | None = None
+    """``env``'s requirement model when the caller shares it with another check (``doctor``, ``fix``)."""
+
+
+def run_check(env: Environment, request: CheckRequest = CheckRequest()) -> CheckResult:
+    """Verify the distributions ``request`` names (None: every active one) in ``env``.
 
     The ownership of every path is always computed over the whole environment, so a
-    named distribution's clashes with any other are found and attributed. With
-    ``cache_dir``, files unchanged since a cached hash are not read again; ``processes``
-    lets a command hash many small files in forked workers. ``audit`` (by default: when
-    every distribution is checked) also audits start-up hooks and files nobody recorded.
-
-    Findings an intact overlay explains become WD060 ``replaced`` (see
-    :mod:`wheeldoctor.judge.overlay`); ``policy`` accepts findings by rule or baseline,
-    hooks' and unowned modules' too. ``strict`` fails unverifiable distributions,
-    ``strict_overlays`` overlaid ones. ``meanwhile`` is the caller's own work, done a step at a
-    time while forked workers verify (see :func:`import_stepwise`). ``requirements`` is
-    ``env``'s requirement model when the caller shares it with another check (``doctor``, ``fix``).
+    named distribution's clashes with any other are found and attributed. Findings an
+    intact overlay explains become WD060 ``replaced`` (see :mod:`wheeldoctor.judge.overlay`).
     """
+    names, jobs, cache_dir = request.names, request.jobs, request.cache_dir
+    processes, lock = request.processes, request.lock
     active = env.active()
     if names is None:
         checked = active
@@ -98,7 +106,7 @@ def run_check(
         wanted = list(dict.fromkeys(canonicalize_name(n) for n in names))
         checked = [d for n in wanted if (d := env.find(n)) is not None]
         missing = [n for n in wanted if env.find(n) is None]
-    auditing = names is None if audit is None else audit
+    auditing = names is None if request.audit is None else request.audit
     # Who owns the hooks and which files nobody owns needs every RECORD but nothing from the
     # hashing: with processes, a child reads them and walks while the workers hash.
     walkers = min(_WALKERS, jobs or default_jobs()) if processes else 1
@@ -115,24 +123,20 @@ def run_check(
             checked,
             active,
             jobs=jobs,
-            progress=progress,
+            progress=request.progress,
             cache_dir=cache_dir,
             processes=processes,
-            meanwhile=chain(walk.steps() if walk is not None else (), import_stepwise(LATER), meanwhile),
+            meanwhile=chain(walk.steps() if walk is not None else (), import_stepwise(LATER), request.meanwhile),
         )
         from datetime import date
 
-        from wheeldoctor.engine.registry_memo import shipped_hooks
-        from wheeldoctor.engine.unowned import from_data
         from wheeldoctor.judge.clash import find_clashes, pair_up
-        from wheeldoctor.judge.hook_policy import accept_startup
         from wheeldoctor.judge.overlay import resolve_overlays
         from wheeldoctor.judge.policy import Policy, accept, outcome
         from wheeldoctor.judge.requirements import RequirementGraph, Requirements
-        from wheeldoctor.where.hooks import audit_hooks
         from wheeldoctor.where.recompiled import explain_recompiled
 
-        graph = RequirementGraph(requirements or Requirements.of(env))
+        graph = RequirementGraph(request.requirements or Requirements.of(env))
         clashes = find_clashes(verification.owners, verification.states, involving=[d.name for d in checked])
         pairs = pair_up(clashes, active, graph)
         # Read, judge files, judge shared paths, then build the result: statuses once, at the end.
@@ -140,7 +144,7 @@ def run_check(
         if lock is not None:
             judged = [replace(r, findings=(*r.findings, *lock.findings.get(r.name, ()))) for r in judged]
         helpers = _overlays_to_verify(env, judged, graph, jobs=jobs, cache_dir=cache_dir)
-        policy = policy or Policy(today=date.today())
+        policy = request.policy or Policy(today=date.today())
         first = accept([*judged, *helpers], policy)
         resolved = resolve_overlays(first.reports, clashes, graph)
         second = accept(resolved, policy)
@@ -153,12 +157,7 @@ def run_check(
         hooks = unowned = None
         passes, judged_too = [first, second], list(reports)
         if walk is not None:
-            intact = {r.name: r.status is Status.INTACT for r in reports if r.dist is not None}
-            owner_of, scan = from_data(walk.result())
-            registry = shipped_hooks(cache_dir) if cache_dir is not None else None  # else read if a hook runs code
-            hooks, unowned, third = accept_startup(
-                audit_hooks(env, owner_of.get, intact, policy.config.known_hooks, registry), scan, policy
-            )
+            hooks, unowned, third = _audit_startup(env, walk, reports, policy, cache_dir)
             passes.append(third)
             judged_too += third.reports  # rules naming hooks are used, counted or stale like any other
     except BaseException:
@@ -171,15 +170,30 @@ def run_check(
     return CheckResult(
         environment=env,
         distributions=tuple(reports),
-        repairs=repairs_of(env, reports, pairs, strict=strict),
+        repairs=repairs_of(env, reports, pairs, strict=request.strict),
         clashes=tuple(clashes),
         pairs=tuple(pairs),
-        strict=strict,
-        strict_overlays=strict_overlays,
+        strict=request.strict,
+        strict_overlays=request.strict_overlays,
         policy=None if policy.empty else outcome(policy, judged_too, *passes),
         hooks=hooks,
         unowned=unowned,
     )
+
+
+def _audit_startup(
+    env: Environment, walk: _Audit, reports: list[DistributionReport], policy: Policy, cache_dir: str | None
+) -> tuple[HookAudit, UnownedScan, Acceptances]:
+    """The start-up hooks judged by who owns them, the unowned files, and what ``policy`` accepted of both."""
+    from wheeldoctor.engine.registry_memo import shipped_hooks
+    from wheeldoctor.engine.unowned import from_data
+    from wheeldoctor.judge.hook_policy import accept_startup
+    from wheeldoctor.where.hooks import audit_hooks
+
+    intact = {r.name: r.status is Status.INTACT for r in reports if r.dist is not None}
+    owner_of, scan = from_data(walk.result())
+    registry = shipped_hooks(cache_dir) if cache_dir is not None else None  # else read if a hook runs code
+    return accept_startup(audit_hooks(env, owner_of.get, intact, policy.config.known_hooks, registry), scan, policy)
 
 
 class _Audit:

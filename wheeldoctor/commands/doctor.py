@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from wheeldoctor.commands.check import run_check
+from wheeldoctor.commands.check import CheckRequest, run_check
 from wheeldoctor.commands.deps import run_deps, select_deps
 from wheeldoctor.commands.deps_policy import accept_deps, deps_reports, with_deps
 from wheeldoctor.engine.states import ProgressSink
@@ -33,9 +33,7 @@ def run_doctor(
     from wheeldoctor.judge.requirements import Requirements
 
     requirements = Requirements.of(env)
-    check = run_check(
-        env,
-        None,
+    request = CheckRequest(
         jobs=jobs,
         progress=progress,
         strict=strict,
@@ -46,6 +44,7 @@ def run_doctor(
         lock=lock,
         requirements=requirements,
     )
+    check = run_check(env, request)
     deps = run_deps(env, requirements)
     if policy is not None and not policy.empty:
         # Accept rules and baselines judge every kind of finding, dependencies included.

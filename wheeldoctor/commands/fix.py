@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Callable, Collection, Sequence
 from typing import Protocol
 
-from wheeldoctor.commands.check import run_check
+from wheeldoctor.commands.check import CheckRequest, run_check
 from wheeldoctor.formats.requirement import parse_requirement
 from wheeldoctor.judge.deps import check_dependencies
 from wheeldoctor.judge.duplicates import find_duplicates
@@ -136,18 +136,16 @@ def _check(
 ) -> CheckResult:
     """``check``, or with a lock ``check --lock``: the locked wheels' claims in place, the lock's findings added."""
     if against is None:
-        return run_check(env, names, cache_dir=cache_dir, processes=True, policy=policy, requirements=requirements)
+        request = CheckRequest(
+            names=names, cache_dir=cache_dir, processes=True, policy=policy, requirements=requirements
+        )
+        return run_check(env, request)
     locked = against(env)
     # The lock's claims are in the environment; forked workers would read the installed RECORD files.
-    return run_check(
-        locked.environment,
-        names,
-        cache_dir=cache_dir,
-        processes=False,
-        policy=policy,
-        lock=locked.verdict,
-        requirements=requirements,
+    request = CheckRequest(
+        names=names, cache_dir=cache_dir, processes=False, policy=policy, lock=locked.verdict, requirements=requirements
     )
+    return run_check(locked.environment, request)
 
 
 def own_distributions_at_risk(planned: FixPlan) -> list[str]:

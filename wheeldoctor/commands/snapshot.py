@@ -12,7 +12,7 @@ from __future__ import annotations
 import socket
 from typing import TYPE_CHECKING
 
-from wheeldoctor.commands.check import run_check
+from wheeldoctor.commands.check import CheckRequest, run_check
 from wheeldoctor.engine.record_digests import RecordDigests
 from wheeldoctor.judge.files import DistributionReport
 from wheeldoctor.model.environment import Environment, InstalledDistribution
@@ -57,7 +57,7 @@ def run_snapshot(
     ``env`` should be loaded with its tags (``load_target(..., with_tags=True)``); ``host``
     defaults to this machine's name. The check's result comes back too, for an SBOM.
     """
-    result = run_check(env, None, jobs=jobs, progress=progress, cache_dir=cache_dir, processes=True)
+    result = run_check(env, CheckRequest(jobs=jobs, progress=progress, cache_dir=cache_dir, processes=True))
     return result, snapshot_of(result, host=host, cache_dir=cache_dir)
 
 
