@@ -743,10 +743,9 @@ def test_the_exit_waits_for_a_running_thread(tmp_path: Path) -> None:
 def test_a_plain_command_runs_with_its_imports_and_no_cyclic_collector(argv: list[str]) -> None:
     """A check's imports ran the collector a score of times (each pass freeing nothing): the body
     and what it imports run with it off, and it is on again for whatever runs after (atexit)."""
-    body = argv[0].lstrip("-")
     code = (
         "import atexit, gc, sys; from wheeldoctor.cli import commands, main; "
-        f"commands.BODIES[{body!r}] = lambda **options: print('body', gc.isenabled()) or 0; "
+        "commands.body = lambda name: lambda options: print('body', gc.isenabled()) or 0; "
         "atexit.register(lambda: print('after', gc.isenabled())); "
         f"sys.argv = ['wheeldoctor', *{argv!r}]; main()"
     )

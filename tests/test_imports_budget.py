@@ -102,7 +102,8 @@ def test_import_wheeldoctor_stays_light() -> None:
 
 def test_version_imports_neither_typer_nor_packaging() -> None:
     modules = imported("--version")
-    assert "wheeldoctor.cli.commands" in modules
+    assert "wheeldoctor.cli.commands" in modules and "wheeldoctor.cli.plain" in modules
+    assert not {"wheeldoctor.cli.options", "wheeldoctor.cli.check", "wheeldoctor.cli.deps"} & modules
     assert not tops(modules) & LIGHT
     assert not {"wheeldoctor.where.target", "wheeldoctor.where.environment"} & modules
 

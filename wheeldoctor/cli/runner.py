@@ -249,7 +249,7 @@ def choose_format(chosen: str | None, json: bool, allowed: Sequence[str] = _FORM
 
 def target_of(
     python: str | None,
-    path: list[str] | None,
+    path: Sequence[str],
     dpkg_admindir: str | None = None,
     *,
     quiet: bool = False,
@@ -265,7 +265,7 @@ def target_of(
     from wheeldoctor.where.target import Target
 
     if python and not os.path.isdir(python):
-        return Target(python=python, paths=tuple(path or ()), dpkg_admindir=dpkg_admindir)  # as named
+        return Target(python=python, paths=tuple(path), dpkg_admindir=dpkg_admindir)  # as named
     from wheeldoctor.where import discover  # only to look for one
 
     if python:
@@ -286,7 +286,7 @@ def target_of(
             from wheeldoctor.report import inert
 
             sys.stderr.write(inert.text(f"environment: {python or sys.executable} ({choice.reason})") + "\n")
-    return Target(python=python, paths=tuple(path or ()), dpkg_admindir=dpkg_admindir, reason=reason)
+    return Target(python=python, paths=tuple(path), dpkg_admindir=dpkg_admindir, reason=reason)
 
 
 def exit_code(healthy: bool, exit_zero: bool = False) -> int:
