@@ -223,6 +223,18 @@ def test_usage_errors_in_process() -> None:
     assert runner.invoke(app, ["check", "x", "--path", "/nonexistent/site"]).exit_code == 2
 
 
+@pytest.mark.parametrize(
+    "command", [[], ["check"], ["wheels"], ["deps"], ["doctor"], ["fix"], ["imports"], ["snapshot"], ["diff"]]
+)
+def test_h_is_help(command: list[str]) -> None:
+    """``-h`` is ``--help`` for the program and every command (#44), as pip, uv and ruff take it."""
+    runner = CliRunner()
+    short, long = runner.invoke(app, [*command, "-h"]), runner.invoke(app, [*command, "--help"])
+    assert (short.exit_code, long.exit_code) == (0, 0)
+    assert short.output == long.output
+    assert "-h, --help" in short.output
+
+
 # --------------------------------------------------------------------------
 # hostile environments: a finding, exit 1, no traceback, no hang
 # --------------------------------------------------------------------------

@@ -31,6 +31,7 @@ app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},  # -h as pip, uv and ruff take it
     help="Verify that an installed Python environment holds the bytes its installers recorded.",
 )
 
