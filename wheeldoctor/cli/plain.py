@@ -15,6 +15,7 @@ from __future__ import annotations
 TYPE_CHECKING = False  # typing costs milliseconds to import, on the path this module exists for
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from typing import Any
 
     from wheeldoctor.cli.check import CheckOptions
     from wheeldoctor.cli.deps import DepsOptions
@@ -34,15 +35,20 @@ def parse(argv: Sequence[str]) -> Parsed | None:
         return "version", None
     if not argv or argv[0] not in COMMANDS:
         return None
+    options: type[CheckOptions | DepsOptions]
     if argv[0] == "check":
-        from wheeldoctor.cli.check import CheckOptions as options
+        from wheeldoctor.cli.check import CheckOptions
+
+        options = CheckOptions
     else:
-        from wheeldoctor.cli.deps import DepsOptions as options  # type: ignore[assignment]
+        from wheeldoctor.cli.deps import DepsOptions
+
+        options = DepsOptions
     values = _values(argv[1:], options)
-    return None if values is None else (argv[0], options(**values))  # type: ignore[arg-type]
+    return None if values is None else (argv[0], options(**values))
 
 
-def _values(words: Sequence[str], options: type) -> dict[str, object] | None:
+def _values(words: Sequence[str], options: type[CheckOptions | DepsOptions]) -> dict[str, Any] | None:
     """The fields ``words`` set, as ``options`` types them; None where in doubt."""
     from wheeldoctor.cli.options import COUNT, FLAG, MANY, VALUE, WORDS, specs
 
@@ -52,7 +58,7 @@ def _values(words: Sequence[str], options: type) -> dict[str, object] | None:
         if spec.kind == WORDS:
             positional_to = field
         by_name.update((name, (field, spec.kind)) for name in spec.names)
-    given: dict[str, object] = {}
+    given: dict[str, Any] = {}
     many: dict[str, list[str]] = {}
     at = 0
     while at < len(words):
