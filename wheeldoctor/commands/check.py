@@ -66,7 +66,9 @@ class CheckRequest:
     names: Sequence[str] | None = None
     """The distributions to verify (canonicalised here); None: every active one."""
     jobs: int | None = None
+    """Hashing threads or forked workers (None: the usable CPUs)."""
     progress: ProgressSink | None = None
+    """Told how far the hashing has gone (the progress bar)."""
     strict: bool = False
     """Unverifiable distributions fail the run."""
     strict_overlays: bool = False
