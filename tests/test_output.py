@@ -26,10 +26,14 @@ def test_a_named_pipe_is_written_to_and_stays_a_pipe(tmp_path: Path) -> None:
     link.symlink_to(fifo)
     for target in (fifo, link):
         got: list[bytes] = []
-        reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+        reader = threading.Thread(target=_read_into, args=(fifo, got), daemon=True)
         reader.start()
         write_atomic(str(target), "report\n")
         reader.join(timeout=10)
         assert got == [b"report\n"]
         assert stat.S_ISFIFO(os.stat(fifo).st_mode)
         assert link.is_symlink()
+
+
+def _read_into(path: Path, into: list[bytes]) -> None:
+    into.append(path.read_bytes())
