@@ -68,16 +68,16 @@ def main() -> None:
     print(f"walk: {scan.scanned} files in {len(scan.site_dirs)} site dir(s); {len(scan.files)} unowned")
     hooks = hook_paths(deferred)
     memo_dir = tempfile.mkdtemp(prefix="wheeldoctor-bench-")
-    audit_data(deferred, hooks, 1, memo_dir)  # kept now, unless something changed within the settle window
+    audit_data(deferred, hooks, memo_dir)  # kept now, unless something changed within the settle window
     time.sleep(2 * cache.SETTLE_NS / 1e9)
-    audit_data(deferred, hooks, 1, memo_dir)
+    audit_data(deferred, hooks, memo_dir)
     parts: dict[str, Callable[[], object]] = {
         "ownership map": lambda: Owners(env, system_owners(env)),
         "ownership map, reading the deferred RECORDs": lambda: Owners(deferred, system_owners(deferred)),
         "hook audit": lambda: audit_hooks(env, owners.owner),
         "unowned walk": lambda: scan_unowned(env, owners),
         "whole audit (map of the deferred RECORDs, walk, hooks' owners)": lambda: audit_data(deferred, hooks),
-        "the same, from its memo": lambda: audit_data(deferred, hooks, 1, memo_dir),
+        "the same, from its memo": lambda: audit_data(deferred, hooks, memo_dir),
         "check --all --no-cache, no audit": lambda: run_check(deferred, None, processes=True, audit=False),
         "check --all --no-cache, with audit": lambda: run_check(deferred, None, processes=True, audit=True),
     }

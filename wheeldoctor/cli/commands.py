@@ -93,7 +93,7 @@ def check(
     from dataclasses import replace
 
     from wheeldoctor.commands import policy as policies
-    from wheeldoctor.commands.check import import_stepwise, run_check
+    from wheeldoctor.commands.check import run_check
     from wheeldoctor.report.progress import progress_bar
 
     with no_cyclic_gc():
@@ -127,7 +127,6 @@ def check(
                 processes=locked is None,  # the lock's claims are in env; forked workers read RECORD files
                 strict_overlays=settings.strict,
                 policy=policy,
-                meanwhile=import_stepwise(report_modules(chosen)),
                 lock=locked.verdict if locked else None,
             )
     result = replace(result, show_unowned=show_unowned, fetched=locked.summary if locked else None)

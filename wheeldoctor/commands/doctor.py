@@ -8,7 +8,7 @@ from wheeldoctor.commands.check import run_check
 from wheeldoctor.commands.deps import run_deps, select_deps
 from wheeldoctor.commands.deps_policy import accept_deps, with_deps
 from wheeldoctor.commands.results import DoctorResult
-from wheeldoctor.engine.states import ProgressSink
+from wheeldoctor.engine.schedule import ProgressSink
 from wheeldoctor.judge.locked import LockVerdict
 from wheeldoctor.judge.policy import Policy
 from wheeldoctor.model.environment import Environment
