@@ -30,12 +30,13 @@ from pathlib import Path
 
 from wheeldoctor.commands.check import run_check
 from wheeldoctor.engine import cache
-from wheeldoctor.engine.ownership import Owners
-from wheeldoctor.engine.unowned import audit_data, scan_unowned
+from wheeldoctor.engine.audit import audit_data
 from wheeldoctor.where.hook_files import hook_paths
 from wheeldoctor.where.hooks import audit_hooks
+from wheeldoctor.where.ownership import Owners
 from wheeldoctor.where.system_files import system_owners
 from wheeldoctor.where.target import Target, load_target
+from wheeldoctor.where.unowned import scan_unowned
 
 BIG = Path(__file__).resolve().parent / ".work" / "big" / "bin" / "python"
 

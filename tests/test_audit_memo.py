@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from helpers import Venv, VenvFactory, WheelFactory, cli_json, pip_install, uv_install
 
-from wheeldoctor.engine import cache, ownership, store, unowned, verify
-from wheeldoctor.engine.unowned import audit_data
+from wheeldoctor.engine import audit, cache, store, verify
+from wheeldoctor.engine.audit import audit_data
 from wheeldoctor.model.environment import Environment
-from wheeldoctor.where import system_files
+from wheeldoctor.where import ownership, system_files, unowned
 from wheeldoctor.where.environment import load_environment
 from wheeldoctor.where.filesystem import ReadError
 
@@ -222,10 +222,10 @@ def test_a_kept_result_of_another_shape_is_a_miss(
 def test_nothing_is_kept_for_an_environment_read_with_system_lists(installed: Venv, tmp_path: Path) -> None:
     """dpkg's or conda's lists were read before the audit could fingerprint them."""
     env = _env(installed)
-    assert unowned._audit_memo(env, (), str(tmp_path)) is not None
+    assert audit._audit_memo(env, (), str(tmp_path)) is not None
     listed = Environment(**{**{f: getattr(env, f) for f in env.__dataclass_fields__}, "system_files": {"/x": "pkg"}})
-    assert unowned._audit_memo(listed, (), str(tmp_path)) is None
-    assert unowned._audit_memo(env, (), None) is None
+    assert audit._audit_memo(listed, (), str(tmp_path)) is None
+    assert audit._audit_memo(env, (), None) is None
 
 
 def test_check_all_with_the_memo_finds_what_no_cache_finds(

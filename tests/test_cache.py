@@ -746,12 +746,11 @@ def test_the_warm_verdict_sees_any_one_changed_or_missing_file(shared: Venv, cac
 
 
 @pytest.mark.unit
-@pytest.mark.parametrize("by_name", [True, False])
 @pytest.mark.parametrize("follow", [True, False])
-def test_every_file_is_proved_whether_stat_ed_by_name_in_its_directory_or_by_its_path(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, follow: bool, by_name: bool
+def test_every_file_is_proved_by_its_name_in_its_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, follow: bool
 ) -> None:
-    """By name, each directory is opened once for its run of files; by path, none is: either sees a change."""
+    """Each directory is opened once for its run of files, and any change is seen."""
     files = [tmp_path / "long" / f"f{i:02}" for i in range(12)]
     files += [tmp_path / "short" / "a", tmp_path / "short" / "b", tmp_path / "alone"]
     for f in files:
@@ -767,13 +766,13 @@ def test_every_file_is_proved_whether_stat_ed_by_name_in_its_directory_or_by_its
         return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(os, "open", counting_open)
-    assert cache.all_unchanged(paths, fingerprints, follow=follow, by_name=by_name)
+    assert cache.all_unchanged(paths, fingerprints, follow=follow)
     if cache._STAT_DIR_FD:
-        assert opened == ([str(tmp_path / "long"), str(tmp_path / "short"), str(tmp_path)] if by_name else [])
+        assert opened == [str(tmp_path / "long"), str(tmp_path / "short"), str(tmp_path)]
     for i in (0, 7, 11, len(files) - 2, len(files) - 1):
         changed = list(fingerprints)
         changed[i] = (*fingerprints[i][:2], fingerprints[i][2] + 1, *fingerprints[i][3:])  # another ctime
-        assert not cache.all_unchanged(paths, changed, follow=follow, by_name=by_name), i
+        assert not cache.all_unchanged(paths, changed, follow=follow), i
     monkeypatch.undo()
     for i in (3, len(files) - 2):  # each file swapped for a link to a copy of its bytes
         victim = files[i]
@@ -781,8 +780,8 @@ def test_every_file_is_proved_whether_stat_ed_by_name_in_its_directory_or_by_its
         os.rename(victim, copy)
         victim.symlink_to(copy.name)
         fingerprints[i] = cache.identity(os.stat(victim))  # what a stat through the link sees
-        assert cache.all_unchanged(paths, fingerprints, follow=True, by_name=by_name)
-        assert not cache.all_unchanged(paths, fingerprints, follow=False, by_name=by_name)
+        assert cache.all_unchanged(paths, fingerprints, follow=True)
+        assert not cache.all_unchanged(paths, fingerprints, follow=False)
         victim.unlink()
         os.rename(copy, victim)
         fingerprints[i] = cache.identity(os.stat(victim))

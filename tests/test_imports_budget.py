@@ -114,7 +114,7 @@ def test_deps_json_imports_no_renderer_and_no_verifier(env: Venv) -> None:
     absent = {
         "wheeldoctor.judge.files",
         "wheeldoctor.engine.verify",
-        "wheeldoctor.engine.unowned",
+        "wheeldoctor.engine.audit",
         "wheeldoctor.report.text",
         "wheeldoctor.report.deps_text",
         "wheeldoctor.report.cases",

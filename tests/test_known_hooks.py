@@ -364,8 +364,8 @@ def test_a_matching_start_turns_off_the_pth_import_lines_from_3_15(
 
 
 def _owners(venv: Venv) -> dict[str, Any]:
-    from wheeldoctor.engine.ownership import Owners
     from wheeldoctor.where.hook_files import hook_paths
+    from wheeldoctor.where.ownership import Owners
 
     env = load_environment("t", [str(venv.site_packages)], [str(venv.prefix)])
     env = replace(env, startup=given((str(venv.site_packages),), (3, 11)))

@@ -1,4 +1,4 @@
-"""engine/ownership.py: the first column of a RECORD, read fast, names what the full parser names."""
+"""where/ownership.py: the first column of a RECORD, read fast, names what the full parser names."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from helpers import VenvFactory, WheelFactory, uv_install
 
-from wheeldoctor.engine.ownership import Owners, record_paths
 from wheeldoctor.formats.record import decode_record
 from wheeldoctor.where.environment import load_environment
+from wheeldoctor.where.ownership import Owners, record_paths
 
 H = "sha256=" + "A" * 43
 

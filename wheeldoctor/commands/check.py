@@ -7,7 +7,7 @@ from dataclasses import replace
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from wheeldoctor.engine.unowned import from_data
+from wheeldoctor.engine.audit import from_data
 from wheeldoctor.engine.verify import verify_environment
 from wheeldoctor.judge.clash import find_clashes, pair_up
 from wheeldoctor.judge.files import DistributionReport, Status, not_installed, status_of

@@ -173,28 +173,22 @@ def verdict_holds(cache_dir: str, dist_path: str, root: str) -> bool:
     if record is None:
         return False
     verdict = load_verdict(cache_dir, dist_path, record, root)
-    # One thread: spread over threads, the stats of torch's 11,847 files took 2x as long on
-    # 16 cores (each stat takes the GIL back after its system call, and the threads queue).
+    # One thread: stats spread over threads queue for the GIL (each takes it back after its system call).
     return verdict is not None and all_unchanged(verdict[0], verdict[1], follow=True)
 
 
-def all_unchanged(
-    paths: Sequence[str], fingerprints: Sequence[Identity], *, follow: bool, by_name: bool = True
-) -> bool:
+def all_unchanged(paths: Sequence[str], fingerprints: Sequence[Identity], *, follow: bool) -> bool:
     """Whether every file still has its fingerprint (False for a malformed one).
 
     ``follow``: what ``os.stat(path)`` sees (the gate's rule); else what ``os.lstat`` sees,
     and only a regular file matches, as the check proves a file (a symlink is left to its
     exact path). Each file is stat'ed by its name in its directory, opened once per run of
     files in one directory (RECORD lists a directory's files together): the kernel then
-    walks one name, not the whole path, which took a fifth off each stat on a 16-core
-    host's overlay filesystem. ``by_name=False`` stats each by its path: for paths that are
-    mostly one to a directory (a memo's directories), where an open and a close of each
-    directory cost more than they save.
+    walks one name, not the whole path (see docs/performance.md).
     """
     stat = os.stat
     regular = S_ISREG
-    if not (_STAT_DIR_FD and by_name):  # Windows, or asked: whole paths
+    if not _STAT_DIR_FD:  # Windows: whole paths
         try:
             for path, fingerprint in zip(paths, fingerprints, strict=True):
                 st = stat(path, follow_symlinks=follow)

@@ -17,13 +17,13 @@ import stat
 import sys
 import time
 import zlib
-from typing import Any
 
 from wheeldoctor.model.fingerprint import Identity, identity, settled
 
 TYPE_CHECKING = False  # typing costs the gate's warm path to import
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
+    from typing import Any
 
     from wheeldoctor.where.fingerprint import Keeper, Read
 

@@ -90,7 +90,7 @@ class Context:
         if isinstance(task, Prove):
             return self.prove(task, scratch)
         assert isinstance(task, Audit) and self.env is not None
-        from wheeldoctor.engine.unowned import audit_data  # the audit's modules, only where it runs
+        from wheeldoctor.engine.audit import audit_data  # the audit's modules, only where it runs
         from wheeldoctor.where.hook_files import hook_paths
 
         return Audited(audit_data(self.env, hook_paths(self.env), self.cache_dir))

@@ -57,7 +57,7 @@ class Verification:
     states: Mapping[str, FileState]
     """What was found on disk, for every path a checked distribution records."""
     audit: list[Any] | None = None
-    """The start-up hooks' owners and the unowned files, where asked (:func:`wheeldoctor.engine.unowned.audit_data`)."""
+    """The start-up hooks' owners and the unowned files, where asked (:func:`wheeldoctor.engine.audit.audit_data`)."""
 
 
 class Recorded(NamedTuple):

@@ -64,7 +64,7 @@ class Cut(NamedTuple):
 
 # The tasks.
 class Audit(NamedTuple):
-    """Who owns the start-up hooks, and which files nobody recorded (:mod:`.unowned`)."""
+    """Who owns the start-up hooks, and which files nobody recorded (:mod:`.audit`)."""
 
 
 class Look(NamedTuple):
@@ -95,7 +95,7 @@ class Stop(NamedTuple):
 
 # The results.
 class Audited(NamedTuple):
-    """An :class:`Audit` done: its plain data (:func:`wheeldoctor.engine.unowned.audit_data`)."""
+    """An :class:`Audit` done: its plain data (:func:`wheeldoctor.engine.audit.audit_data`)."""
 
     data: list[Any]
 
