@@ -115,6 +115,75 @@ def _gate_venv(work: Path) -> tuple[str, str]:
     return str(venv.python), "gated"
 
 
+class Bench:
+    """The cases of one run, each timed for every version, interleaved."""
+
+    def __init__(self, args: argparse.Namespace, versions: dict[str, Path], work: Path) -> None:
+        self.args, self.versions, self.work = args, versions, work
+        self.cases = [c for c in args.cases.split(",") if c]
+        self.caches = {name: str(work / f"cache-{name}") for name in versions}
+        self.gate_python, self.gate_dist = args.python, args.gate_dist
+        if any(c.startswith("gate") for c in self.cases) and self.gate_dist is None:
+            self.gate_python, self.gate_dist = _gate_venv(work)
+        self.walls: dict[tuple[str, str], list[float]] = {}
+        self.cpus: dict[tuple[str, str], list[float]] = {}
+        self.outputs: dict[str, set[str]] = {}
+        self.loops: list[float] = []
+
+    def argv(self, case: str, package: Path) -> list[str]:
+        if case.startswith("gate"):
+            loop = case == "gate-warm" and self.args.gate_dist is not None
+            return [self.gate_python, "-c", _GATE.format(package=str(package), dist=self.gate_dist, loop=loop)]
+        extra = {
+            "check-warm": ["check", "--all", "--json"],
+            "check-cold": ["check", "--all", "--json", "--no-cache"],
+            "deps": ["deps", "--json"],
+            "snapshot": ["snapshot", "--host", "bench"],
+        }[case]
+        return _wheeldoctor(package, *extra, "--python", self.args.python)
+
+    def warm_up(self) -> None:
+        """Byte-code written, caches and memos filled."""
+        for name, package in self.versions.items():
+            for case in self.cases:
+                if case != "gate-cold":
+                    _run(self.argv(case, package), self.caches[name])
+
+    def round(self, number: int) -> None:
+        names = list(self.versions)
+        order = names[number % len(names) :] + names[: number % len(names)]
+        for case in self.cases:
+            for name in order:
+                cache = tempfile.mkdtemp(dir=self.work) if case == "gate-cold" else self.caches[name]
+                wall, cpu, output = _run(self.argv(case, self.versions[name]), cache)
+                if case == "gate-cold":
+                    shutil.rmtree(cache)
+                self.walls.setdefault((case, name), []).append(wall)
+                self.cpus.setdefault((case, name), []).append(cpu)
+                self.outputs.setdefault(case, set()).add(_comparable(case, output))
+                if case == "gate-warm" and self.args.gate_dist is not None:
+                    self.loops.append(json.loads(output)["stat_loop"])
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        self.walls.setdefault(("python -c pass", ""), []).append(time.perf_counter() - start)
+
+    def report(self) -> None:
+        first = next(iter(self.versions))
+        print(f"{self.args.rounds} rounds, --python {self.args.python}; medians (ratio to {first})")
+        print(f"{'case':16}{'version':>10}{'wall ms':>12}{'ratio':>8}{'cpu ms':>12}{'ratio':>8}")
+        median = statistics.median
+        for case in self.cases:
+            base_wall, base_cpu = median(self.walls[(case, first)]), median(self.cpus[(case, first)])
+            for name in self.versions:
+                wall, cpu = median(self.walls[(case, name)]), median(self.cpus[(case, name)])
+                ratios = f"{wall * 1000:12.1f}{wall / base_wall:8.3f}{cpu * 1000:12.1f}{cpu / base_cpu:8.3f}"
+                print(f"{case:16}{name:>10}{ratios}")
+            print(f"{'':16}{'same output':>22}: {len(self.outputs[case]) == 1}")
+        print(f"{'python -c pass':16}{'':>10}{median(self.walls[('python -c pass', '')]) * 1000:12.1f}")
+        if self.loops:
+            print(f"{'gate-stat-loop':16}{'':>10}{median(self.loops) * 1000:12.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="append", default=[], metavar="NAME=DIR", help="another version's tree")
@@ -130,71 +199,15 @@ def main() -> None:
             raise SystemExit(f"{directory} holds no wheeldoctor package")
         versions[name] = Path(directory).resolve()
     versions["new"] = REPO
-    cases = [c for c in args.cases.split(",") if c]
     work = Path(tempfile.mkdtemp(prefix="wd-ab-"))
-    caches = {name: str(work / f"cache-{name}") for name in versions}
-    gate_python, gate_dist = args.python, args.gate_dist
-    if any(c.startswith("gate") for c in cases) and gate_dist is None:
-        gate_python, gate_dist = _gate_venv(work)
-
-    def argv(case: str, package: Path) -> list[str]:
-        if case.startswith("gate"):
-            loop = case == "gate-warm" and args.gate_dist is not None
-            return [gate_python, "-c", _GATE.format(package=str(package), dist=gate_dist, loop=loop)]
-        extra = {
-            "check-warm": ["check", "--all", "--json"],
-            "check-cold": ["check", "--all", "--json", "--no-cache"],
-            "deps": ["deps", "--json"],
-            "snapshot": ["snapshot", "--host", "bench"],
-        }[case]
-        return _wheeldoctor(package, *extra, "--python", args.python)
-
-    walls: dict[tuple[str, str], list[float]] = {}
-    cpus: dict[tuple[str, str], list[float]] = {}
-    outputs: dict[str, set[str]] = {}
-    loops: list[float] = []
     try:
-        for name, package in versions.items():  # byte-code written, caches and memos filled
-            for case in cases:
-                if case != "gate-cold":
-                    _run(argv(case, package), caches[name])
-        names = list(versions)
-        for round_ in range(args.rounds):
-            order = names[round_ % len(names) :] + names[: round_ % len(names)]
-            for case in cases:
-                for name in order:
-                    cache = caches[name]
-                    if case == "gate-cold":
-                        cache = tempfile.mkdtemp(dir=work)
-                    wall, cpu, output = _run(argv(case, versions[name]), cache)
-                    if case == "gate-cold":
-                        shutil.rmtree(cache)
-                    walls.setdefault((case, name), []).append(wall)
-                    cpus.setdefault((case, name), []).append(cpu)
-                    outputs.setdefault(case, set()).add(_comparable(case, output))
-                    if case == "gate-warm" and args.gate_dist is not None:
-                        loops.append(json.loads(output)["stat_loop"])
-            start = time.perf_counter()
-            subprocess.run([sys.executable, "-c", "pass"], check=True)
-            walls.setdefault(("python -c pass", ""), []).append(time.perf_counter() - start)
+        bench = Bench(args, versions, work)
+        bench.warm_up()
+        for number in range(args.rounds):
+            bench.round(number)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    first = next(iter(versions))
-    print(f"{args.rounds} rounds, --python {args.python}; medians (ratio to {first})")
-    print(f"{'case':16}{'version':>10}{'wall ms':>12}{'ratio':>8}{'cpu ms':>12}{'ratio':>8}")
-    for case in cases:
-        base_wall = statistics.median(walls[(case, first)])
-        base_cpu = statistics.median(cpus[(case, first)])
-        for name in versions:
-            wall = statistics.median(walls[(case, name)])
-            cpu = statistics.median(cpus[(case, name)])
-            print(
-                f"{case:16}{name:>10}{wall * 1000:12.1f}{wall / base_wall:8.3f}{cpu * 1000:12.1f}{cpu / base_cpu:8.3f}"
-            )
-        print(f"{'':16}{'same output':>22}: {len(outputs[case]) == 1}")
-    print(f"{'python -c pass':16}{'':>10}{statistics.median(walls[('python -c pass', '')]) * 1000:12.1f}")
-    if loops:
-        print(f"{'gate-stat-loop':16}{'':>10}{statistics.median(loops) * 1000:12.1f}")
+    bench.report()
 
 
 if __name__ == "__main__":

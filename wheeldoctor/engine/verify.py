@@ -113,7 +113,7 @@ def verify_environment(
     learnt = [found for found in schedule.learnt if found is not None]
     assert len(learnt) == len(everybody)
     judged = _Judgement(context, learnt, read, jobs)
-    reports, recorded = judged.reports([d for d in everybody if id(d) in wanted])
+    reports, recorded = judged.reports(checked)
     verification = Verification(
         reports=tuple(reports), owners=judged.owners, states=judged.states, audit=schedule.audited
     )
@@ -171,14 +171,12 @@ class _Judgement:
         self._given: dict[str, FileState] = {}
         self._unproven: dict[int, list[int]] = {}
         self.states = FileStates(self._given, context.cache_dir)
-        self._here: set[int] = set()
         self.shared = repeated([found.paths for found in learnt])
         for i, found in enumerate(learnt):
             if found.rows is None and not self.shared.isdisjoint(found.paths):
                 # The cache's verdict held, but a shared path is judged with its rivals' rows: read
                 # RECORD here; its files are judged on the exact path (which asks the cache first).
                 learnt[i] = self._reread(i)
-                self._here.add(i)
         self.owners = self._owners()
         self._exact(jobs)
 
