@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Container, Mapping, Sequence
 
 from wheeldoctor.engine import cache
+from wheeldoctor.engine.wire import FileRecord
 from wheeldoctor.judge.claims import Claim, matches
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.files import FileState, FileStatus
@@ -23,7 +24,7 @@ def remember(
     cache_dir: str,
     dist: InstalledDistribution,
     record: cache.Identity,
-    files: Sequence[cache.FileRecord],
+    files: Sequence[FileRecord],
     judged: Sequence[cache.JudgedFile] | None,
     *,
     intact: bool,
@@ -46,7 +47,7 @@ def remember(
         cache.store(cache_dir, entry)
 
 
-def file_record(claim: Claim, states: Mapping[str, FileState], started: int) -> cache.FileRecord | None:
+def file_record(claim: Claim, states: Mapping[str, FileState], started: int) -> FileRecord | None:
     """The cache's record of ``claim``'s file where its bytes matched RECORD and may be kept; else None."""
     state = states[claim.path]
     fingerprint = state.fingerprint
@@ -55,7 +56,7 @@ def file_record(claim: Claim, states: Mapping[str, FileState], started: int) -> 
     identity = (fingerprint.size, fingerprint.mtime_ns, fingerprint.ctime_ns, fingerprint.inode, fingerprint.device)
     # A file changed in the tick its hashing started could change again unseen.
     if state.cached or cache.settled(identity, started):
-        return (claim.path, identity, state.digests)
+        return FileRecord(claim.path, identity, state.digests)
     return None
 
 

@@ -198,7 +198,7 @@ class Context:
             identity = (size, seen[0], seen[1], seen[2], seen[3])
             # A file changed in the tick its hashing started could change again unseen.
             if keep and settled(identity, started):
-                records.append((path, identity, ((algorithm, digest),)))
+                records.append(make(FileRecord, (path, identity, ((algorithm, digest),))))
         return Proved(task.dist, first, proofs, records, done)
 
 
@@ -236,17 +236,20 @@ def vouched(
         if prior is None:
             decided.append(False)
             continue
-        (fingerprint, digests), algorithm, size = prior, row.algorithm, row.size
-        if size is None or not any(
-            name == algorithm and bytes_match(row.digest, size, fingerprint[0], seen) for name, seen in digests
-        ):
+        (fingerprint, digests), size = prior, row.size
+        ours = [
+            pair
+            for pair in digests
+            if pair[0] == row.algorithm and bytes_match(row.digest, size, fingerprint[0], pair[1])
+        ]
+        if size is None or not ours:
             decided.append(True)
             continue
         seen = unchanged(path, fingerprint)
         decided.append(seen is not None)
         if seen is not None:
             proofs.append(fast_tuple(Proof, (k, *seen, True)))
-            records.append((path, fingerprint, ((algorithm, row.digest),)))  # type: ignore[arg-type]  # hashed rows
+            records.append(fast_tuple(FileRecord, (path, fingerprint, (ours[0],))))
             done += size
     return decided, Proved(index, -1, proofs, records, done)
 

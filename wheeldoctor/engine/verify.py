@@ -314,7 +314,7 @@ class _Judgement:
             # Each piece's records are in row order, but not one after another: put them in
             # RECORD's order, as every other writer does, or each would rewrite the other's entry.
             row = {path: k for k, path in enumerate(found.paths)}
-            files.sort(key=lambda record: row[record[0]])
+            files.sort(key=lambda record: row[record.path])
         # Files kept as judged only where every finding is a file's (see remember.judged_files).
         apart = None if found.problems or found.outside else self.shared
         judged = judged_files(odd, self.states, started, apart)

@@ -21,8 +21,6 @@ from wheeldoctor.model.fingerprint import Identity
 from wheeldoctor.model.record import RecordRow, fast_tuple
 
 Digests = tuple[tuple[str, bytes], ...]
-FileRecord = tuple[str, Identity, Digests]
-"""A proven file's cache record, as :mod:`.cache` keeps it: (absolute path, fingerprint, digests)."""
 
 _HEADER = 4
 
@@ -38,6 +36,15 @@ class Proof(NamedTuple):
     links: int
     vouched: bool
     """Proved by the cache's fingerprint (one ``lstat``), not by reading."""
+
+
+class FileRecord(NamedTuple):
+    """A file that matched its row, as the cache keeps it (:data:`wheeldoctor.engine.cache.FileRecord`)."""
+
+    path: str
+    fingerprint: Identity
+    """When it was read, or proved by its cache entry's fingerprint."""
+    digests: Digests
 
 
 class KeptFile(NamedTuple):
@@ -173,7 +180,8 @@ def encode(message: Task | Result) -> tuple[Any, ...]:
         settled = [(*s[:5], [tuple(k) for k in s.kept]) for s in message.settled]
         return (_TAG[Looked], settled, [tuple(w) for w in message.weighed])
     if isinstance(message, Proved):
-        return (_TAG[Proved], *message[:2], [tuple(p) for p in message.proofs], *message[3:])
+        proofs, records = [tuple(p) for p in message.proofs], [tuple(r) for r in message.records]
+        return (_TAG[Proved], *message[:2], proofs, records, message.size)
     if isinstance(message, Prove):
         return (_TAG[Prove], *message[:3], [tuple(r) for r in message.rows], message.decided)
     if isinstance(message, Parsed):
@@ -193,7 +201,9 @@ def decode(frame: tuple[Any, ...] | list[Any]) -> Task | Result:
         settled = [Settled._make((*s[:5], [make(KeptFile, k) for k in s[5]])) for s in frame[1]]
         return Looked(settled, [make(Weighed, w) for w in frame[2]])
     if kind is Proved:
-        return Proved(frame[1], frame[2], [make(Proof, p) for p in frame[3]], *frame[4:])
+        return Proved(
+            frame[1], frame[2], [make(Proof, p) for p in frame[3]], [make(FileRecord, r) for r in frame[4]], frame[5]
+        )
     if kind is Prove:
         return Prove._make((*frame[1:4], [make(RecordRow, r) for r in frame[4]], frame[5]))
     if kind is Parsed:
