@@ -7,6 +7,7 @@ from dataclasses import replace
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
+from wheeldoctor.commands.results import CheckResult
 from wheeldoctor.engine.audit import from_data
 from wheeldoctor.engine.verify import verify_environment
 from wheeldoctor.judge.clash import find_clashes, pair_up
@@ -16,11 +17,11 @@ from wheeldoctor.judge.overlay import resolve_overlays
 from wheeldoctor.judge.policy import Policy, accept, outcome
 from wheeldoctor.judge.requirements import RequirementGraph, Requirements
 from wheeldoctor.model.environment import Environment
+from wheeldoctor.repair.repairs import repairs_of
 from wheeldoctor.where.hooks import audit_hooks
 from wheeldoctor.where.recompiled import explain_recompiled
 
 if TYPE_CHECKING:
-    from wheeldoctor.commands.results import CheckResult
     from wheeldoctor.engine.schedule import ProgressSink
     from wheeldoctor.judge.clash import Clash
     from wheeldoctor.judge.hooks import HookAudit
@@ -83,9 +84,6 @@ def run_check(
         hooks, unowned, third = _startup(env, verification.audit, reports, policy)
         passes.append(third)
         judged_too += third.reports  # rules naming hooks are used, counted or stale like any other
-    from wheeldoctor.commands.results import CheckResult
-    from wheeldoctor.repair.repairs import repairs_of
-
     return CheckResult(
         environment=env,
         distributions=tuple(reports),

@@ -19,13 +19,14 @@ import time
 import zlib
 
 from wheeldoctor.model.fingerprint import Identity, identity, settled
+from wheeldoctor.where.fingerprint import Read
 
 TYPE_CHECKING = False  # typing costs the gate's warm path to import
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any
 
-    from wheeldoctor.where.fingerprint import Keeper, Read
+    from wheeldoctor.where.fingerprint import Keeper
 
 #: Entries are marshal data, whose format is only promised within one Python version.
 TAG = (sys.implementation.cache_tag or f"{sys.implementation.name}-{sys.version_info[:2]}").encode()
@@ -337,8 +338,6 @@ def keeper(cache_dir: str | None) -> Keeper | None:
         kept = memo.get()
         if kept is not None:
             return kept
-        from wheeldoctor.where.fingerprint import Read  # only where a result is computed here
-
         read = Read()
         found = compute(read)
         memo.keep(read, found)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from itertools import chain, islice
 
 from wheeldoctor.engine import cache
+from wheeldoctor.engine.audit import audit_data
 from wheeldoctor.engine.digests import BUFFER_SIZE, prove_file, unchanged
 from wheeldoctor.engine.wire import (
     Audit,
@@ -41,6 +42,7 @@ from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.record import RecordRow, bytes_match, fast_tuple
 from wheeldoctor.where.environment import METADATA_LIMIT, with_record
 from wheeldoctor.where.filesystem import ReadError, read_regular
+from wheeldoctor.where.hook_files import hook_paths
 from wheeldoctor.where.links import through_links
 
 #: Files from this size are a piece of their own.
@@ -90,9 +92,6 @@ class Context:
         if isinstance(task, Prove):
             return self.prove(task, scratch)
         assert isinstance(task, Audit) and self.env is not None
-        from wheeldoctor.engine.audit import audit_data  # the audit's modules, only where it runs
-        from wheeldoctor.where.hook_files import hook_paths
-
         return Audited(audit_data(self.env, hook_paths(self.env), self.cache_dir))
 
     def look(self, indices: list[int]) -> Looked:
