@@ -30,12 +30,13 @@ from pathlib import Path
 
 from wheeldoctor.commands.check import CheckRequest, run_check
 from wheeldoctor.engine import cache
-from wheeldoctor.engine.ownership import Owners
-from wheeldoctor.engine.unowned import audit_data, scan_unowned
+from wheeldoctor.engine.audit import audit_data
 from wheeldoctor.where.hook_files import hook_paths
 from wheeldoctor.where.hooks import audit_hooks
+from wheeldoctor.where.ownership import Owners
 from wheeldoctor.where.system_files import system_owners
 from wheeldoctor.where.target import Target, load_target
+from wheeldoctor.where.unowned import scan_unowned
 
 BIG = Path(__file__).resolve().parent / ".work" / "big" / "bin" / "python"
 
@@ -68,16 +69,16 @@ def main() -> None:
     print(f"walk: {scan.scanned} files in {len(scan.site_dirs)} site dir(s); {len(scan.files)} unowned")
     hooks = hook_paths(deferred)
     memo_dir = tempfile.mkdtemp(prefix="wheeldoctor-bench-")
-    audit_data(deferred, hooks, 1, memo_dir)  # kept now, unless something changed within the settle window
+    audit_data(deferred, hooks, memo_dir)  # kept now, unless something changed within the settle window
     time.sleep(2 * cache.SETTLE_NS / 1e9)
-    audit_data(deferred, hooks, 1, memo_dir)
+    audit_data(deferred, hooks, memo_dir)
     parts: dict[str, Callable[[], object]] = {
         "ownership map": lambda: Owners(env, system_owners(env)),
         "ownership map, reading the deferred RECORDs": lambda: Owners(deferred, system_owners(deferred)),
         "hook audit": lambda: audit_hooks(env, owners.owner),
         "unowned walk": lambda: scan_unowned(env, owners),
         "whole audit (map of the deferred RECORDs, walk, hooks' owners)": lambda: audit_data(deferred, hooks),
-        "the same, from its memo": lambda: audit_data(deferred, hooks, 1, memo_dir),
+        "the same, from its memo": lambda: audit_data(deferred, hooks, memo_dir),
         "check --all --no-cache, no audit": lambda: run_check(deferred, CheckRequest(processes=True, audit=False)),
         "check --all --no-cache, with audit": lambda: run_check(deferred, CheckRequest(processes=True, audit=True)),
     }

@@ -43,7 +43,6 @@ from wheeldoctor.cli.runner import (
     no_cyclic_gc,
     pin_baseline,
     refuse_report_with_baseline,
-    report_modules,
     scan_keeper,
     target_of,
 )
@@ -116,7 +115,7 @@ def check(options: CheckOptions) -> int:
     from dataclasses import replace
 
     from wheeldoctor.commands import policy as policies
-    from wheeldoctor.commands.check import CheckRequest, import_stepwise, run_check
+    from wheeldoctor.commands.check import CheckRequest, run_check
     from wheeldoctor.report.progress import progress_bar
 
     with no_cyclic_gc():
@@ -148,7 +147,6 @@ def check(options: CheckOptions) -> int:
                 processes=locked is None,  # the lock's claims are in env; forked workers read RECORD files
                 strict_overlays=settings.strict,
                 policy=policy,
-                meanwhile=import_stepwise(report_modules(chosen)),
                 lock=locked.verdict if locked else None,
             )
             result = run_check(env, request)

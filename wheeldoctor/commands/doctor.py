@@ -7,7 +7,7 @@ from dataclasses import replace
 from wheeldoctor.commands.check import CheckRequest, run_check
 from wheeldoctor.commands.deps import run_deps, select_deps
 from wheeldoctor.commands.deps_policy import accept_deps, deps_reports, with_deps
-from wheeldoctor.engine.states import ProgressSink
+from wheeldoctor.engine.schedule import ProgressSink
 from wheeldoctor.judge.files import DistributionReport
 from wheeldoctor.judge.locked import LockVerdict
 from wheeldoctor.judge.policy import Policy
