@@ -1,13 +1,16 @@
 """A/B: this checkout's JSON documents against another version's, on real environments.
 
 Builds venvs with real wheels (intact, a modified file, a missing file, a clash pair, a
-start-up hook, a broken requirement), installed by uv, then runs ``check --all --json`` and
-``doctor --json`` (no cache, cold cache, warm cache; one job and two) with both versions and
-compares the documents, timings left out. Give ``--old`` a directory holding the other
-version's ``wheeldoctor`` package (a git worktree of the commit before will do)::
+start-up hook, a broken requirement), installed by uv, then runs ``check --all --json``,
+``doctor --json`` and ``snapshot`` (no cache, cold cache, warm cache; one job and two) with
+both versions and compares the documents, timings left out. Each such run is made twice:
+as the command line makes it (these venvs are small: verified by threads), and with forked
+workers however few the files (``forked``: as a big environment is verified). Give ``--old``
+a directory holding the other version's ``wheeldoctor`` package (a git worktree of the
+commit before will do), and ``--also`` a real interpreter (``python3``) to compare on too::
 
-    git worktree add /tmp/base a1c52ea
-    python bench/ab_json.py --old /tmp/base
+    git worktree add /tmp/base b06877a
+    python bench/ab_json.py --old /tmp/base --also python3
 
 Exit 0 when every document is the same, 1 otherwise (the differing keys are printed).
 """
@@ -66,10 +69,22 @@ def _build(work: Path) -> dict[str, Path]:
     return envs
 
 
-def _command(package_dir: Path, *args: str) -> list[str]:
+#: Forked workers however few the files: the threshold is in one module or another, by version.
+_FORKED = """
+import importlib
+for name in ("wheeldoctor.engine.verify", "wheeldoctor.engine.hashing"):
+    try:
+        importlib.import_module(name).PROCESS_MIN_FILES = 1
+    except (ImportError, AttributeError):
+        pass
+"""
+
+
+def _command(package_dir: Path, *args: str, forked: bool = False) -> list[str]:
     code = (
         f"import runpy, sys; sys.path.insert(0, {str(package_dir)!r}); sys.argv[0] = 'wheeldoctor'; "
-        "runpy.run_module('wheeldoctor', run_name='__main__')"
+        + (f"exec({_FORKED!r}); " if forked else "")
+        + "runpy.run_module('wheeldoctor', run_name='__main__')"
     )
     return [sys.executable, "-c", code, *args]
 
@@ -82,10 +97,10 @@ def _scrub(value: Any) -> Any:
     return value
 
 
-def _run(package_dir: Path, cache: Path, *args: str) -> tuple[int, Any]:
+def _run(package_dir: Path, cache: Path, *args: str, forked: bool = False) -> tuple[int, Any]:
     env = dict(os.environ, WHEELDOCTOR_CACHE_DIR=str(cache))
     env.pop("PYTHONPATH", None)
-    done = subprocess.run(_command(package_dir, *args), env=env, capture_output=True, check=False)
+    done = subprocess.run(_command(package_dir, *args, forked=forked), env=env, capture_output=True, check=False)
     try:
         document = json.loads(done.stdout)
     except ValueError:
@@ -129,17 +144,18 @@ def main() -> int:
         envs = _build(work / "envs")
         envs.update({f"also{i}": Path(p) for i, p in enumerate(args.also)})
         failures = 0
+        commands = (["check", "--all", "--json"], ["doctor", "--json"], ["snapshot", "--host", "ab"])
         for name, python in envs.items():
-            for command in (["check", "--all", "--json"], ["doctor", "--json"]):
-                caches = {v: Path(tmp) / f"cache-{v}-{name}-{command[0]}" for v in ("old", "new")}
+            for command, forked in ((c, f) for c in commands for f in (False, True)):
+                caches = {v: Path(tmp) / f"cache-{v}-{name}-{command[0]}-{forked}" for v in ("old", "new")}
                 for mode in ("--no-cache", "cold", "warm"):
                     for jobs in ("1", "2"):
                         extra = ["--no-cache"] if mode == "--no-cache" else []
                         full = [*command, "--python", str(python), "-j", jobs, *extra]
-                        old = _run(args.old, caches["old"], *full)
-                        new = _run(REPO, caches["new"], *full)
+                        old = _run(args.old, caches["old"], *full, forked=forked)
+                        new = _run(REPO, caches["new"], *full, forked=forked)
                         diffs = _diff(old, new)
-                        label = f"{name} {command[0]} {mode} -j{jobs}"
+                        label = f"{name} {command[0]} {mode} -j{jobs}{' forked' if forked else ''}"
                         if diffs:
                             failures += 1
                             print(f"DIFFERENT {label}:", *diffs[:20], sep="\n  ")

@@ -10,7 +10,7 @@ interleaved, medians of ``--repeat`` runs:
 2. the whole audit in one process (``audit_data``: the map of the deferred RECORDs, the
    walk, the hooks' owners), and the same taken from its memo in a cache directory, as a
    warm ``check --all`` takes it (every path it read stat'ed again);
-3. ``check --all --no-cache`` without and with that audit (``run_check(audit=...)``), on
+3. ``check --all --no-cache`` without and with that audit (``CheckRequest(audit=...)``), on
    the environment loaded as the commands load it (RECORDs deferred); with the audit, a
    forked child reads the RECORDs and walks while the workers hash.
 
@@ -28,14 +28,15 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from wheeldoctor.commands.check import run_check
+from wheeldoctor.commands.check import CheckRequest, run_check
 from wheeldoctor.engine import cache
-from wheeldoctor.engine.ownership import Owners
-from wheeldoctor.engine.unowned import audit_data, scan_unowned
+from wheeldoctor.engine.audit import audit_data
 from wheeldoctor.where.hook_files import hook_paths
 from wheeldoctor.where.hooks import audit_hooks
+from wheeldoctor.where.ownership import Owners
 from wheeldoctor.where.system_files import system_owners
 from wheeldoctor.where.target import Target, load_target
+from wheeldoctor.where.unowned import scan_unowned
 
 BIG = Path(__file__).resolve().parent / ".work" / "big" / "bin" / "python"
 
@@ -68,18 +69,18 @@ def main() -> None:
     print(f"walk: {scan.scanned} files in {len(scan.site_dirs)} site dir(s); {len(scan.files)} unowned")
     hooks = hook_paths(deferred)
     memo_dir = tempfile.mkdtemp(prefix="wheeldoctor-bench-")
-    audit_data(deferred, hooks, 1, memo_dir)  # kept now, unless something changed within the settle window
+    audit_data(deferred, hooks, memo_dir)  # kept now, unless something changed within the settle window
     time.sleep(2 * cache.SETTLE_NS / 1e9)
-    audit_data(deferred, hooks, 1, memo_dir)
+    audit_data(deferred, hooks, memo_dir)
     parts: dict[str, Callable[[], object]] = {
         "ownership map": lambda: Owners(env, system_owners(env)),
         "ownership map, reading the deferred RECORDs": lambda: Owners(deferred, system_owners(deferred)),
         "hook audit": lambda: audit_hooks(env, owners.owner),
         "unowned walk": lambda: scan_unowned(env, owners),
         "whole audit (map of the deferred RECORDs, walk, hooks' owners)": lambda: audit_data(deferred, hooks),
-        "the same, from its memo": lambda: audit_data(deferred, hooks, 1, memo_dir),
-        "check --all --no-cache, no audit": lambda: run_check(deferred, None, processes=True, audit=False),
-        "check --all --no-cache, with audit": lambda: run_check(deferred, None, processes=True, audit=True),
+        "the same, from its memo": lambda: audit_data(deferred, hooks, memo_dir),
+        "check --all --no-cache, no audit": lambda: run_check(deferred, CheckRequest(processes=True, audit=False)),
+        "check --all --no-cache, with audit": lambda: run_check(deferred, CheckRequest(processes=True, audit=True)),
     }
     samples: dict[str, list[tuple[float, float]]] = {name: [] for name in parts}
     try:

@@ -420,7 +420,7 @@ def bench_environment(
         f"{sum(sizes) / 1e6:.1f} MB, biggest {max(sizes) / 1e6:.1f} MB"
     )
     floors(sizes, one, together)
-    from wheeldoctor.engine.hashing import default_jobs
+    from wheeldoctor.engine.executors import default_jobs
 
     jobs = max(sweep, default=0) or default_jobs()  # what the check itself uses by default
     print(
@@ -469,8 +469,8 @@ def count_distributions(python: Path) -> int:
 
 def breakdown(big: Path, files: list[tuple[str, int]], jobs: int) -> None:
     """Where the no-cache time goes, in this process: start-up, loading, hashing, system calls."""
-    from wheeldoctor.commands.check import run_check
-    from wheeldoctor.engine.hashing import hash_files
+    from wheeldoctor.commands.check import CheckRequest, run_check
+    from wheeldoctor.engine.executors import examine_all
     from wheeldoctor.model.files import HashRequest
     from wheeldoctor.where.target import Target, load_target
 
@@ -481,19 +481,17 @@ def breakdown(big: Path, files: list[tuple[str, int]], jobs: int) -> None:
 
     loaded = timed(lambda: load_target(Target(python=str(big))))
     env = load_target(Target(python=str(big)))
-    checked = timed(lambda: run_check(env, None, processes=True))
+    checked = timed(lambda: run_check(env, CheckRequest(processes=True)))
     requests = [HashRequest(path, frozenset({"sha256"})) for path, _ in files]
-    threads_1 = timed(lambda: hash_files(requests, jobs=1))
-    threads_n = timed(lambda: hash_files(requests, jobs=jobs))
-    processes_n = timed(lambda: hash_files(requests, jobs=jobs, processes=True))
+    threads_1 = timed(lambda: examine_all(requests, jobs=1))
+    threads_n = timed(lambda: examine_all(requests, jobs=jobs))
     paths = [p for p, _ in files]
     syscalls = timed(lambda: _syscalls_only(paths))
     syscalls_n = timed(lambda: _forked([lambda part=part: _syscalls_only(paths[part::jobs]) for part in range(jobs)]))
     print("where it goes (in this process, best of one):")
     print(f"  load the environment (probe, {len(env.distributions)} RECORDs and METADATA) {ms(loaded)}")
     print(f"  run_check: resolve, plan, hash ({jobs} processes), judge, clashes   {ms(checked)}")
-    print(f"  hash_files alone: 1 thread {ms(threads_1)}, {jobs} threads {ms(threads_n)}, ", end="")
-    print(f"{jobs} processes {ms(processes_n)}")
+    print(f"  the exact path alone (examine_all): 1 thread {ms(threads_1)}, {jobs} threads {ms(threads_n)}")
     print(f"  system calls alone, no hashing (stat open fstat read fstat close): 1 process {ms(syscalls)}, ", end="")
     print(f"{jobs} processes {ms(syscalls_n)}")
 
@@ -539,7 +537,7 @@ def main() -> None:
     )
     parser.add_argument("--details", action="store_true", help="where the time goes, measured in this process")
     args = parser.parse_args()
-    from wheeldoctor.engine.hashing import default_jobs
+    from wheeldoctor.engine.executors import default_jobs
 
     jobs = default_jobs()
     sweep = [int(n) for n in args.jobs.split(",") if n.strip()]

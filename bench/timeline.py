@@ -5,7 +5,7 @@
 Runs the command N times as a new process of this interpreter (wheeldoctor from this
 checkout, as ``bench_verify.py`` runs it) and prints, per run, when each stage began and
 ended, in milliseconds after the spawn: the interpreter ready, the environment read
-(``load_target``), the verification's forked workers (``spread``), every RECORD parse of
+(``load_target``), the verification's forked workers (``workers``), every RECORD parse of
 ``--rows`` rows or more and every file of ``--big`` MB or more each worker proved, and the
 exit; and for ``check --all``, the child that proves the biggest files while the command
 starts: its site directories, each file it proves, and when the verification stops it.
@@ -57,25 +57,27 @@ def _patch(module):
     name = module.__name__
     if name == "wheeldoctor.where.target":
         module.load_target = _span("environment read", module.load_target)
-    elif name == "wheeldoctor.engine.spread":
-        module.spread = _span("spread", module.spread)
-    elif name == "wheeldoctor.engine.spread_worker":
-        def big(index, first, paths, rows, *rest):
-            size = rows[0][3] or 0
-            return f"{os.path.basename(paths[0])} {size / 1e6:.0f} MB" if len(rows) == 1 and size >= _BIG else False
-        def long(index, dist, *rest):
+    elif name == "wheeldoctor.engine.executors":
+        module.Workers.run = _span("workers", module.Workers.run)
+    elif name == "wheeldoctor.engine.tasks":
+        def big(self, task, *rest):
+            size = task.rows[0][3] or 0
+            alone = len(task.rows) == 1 and size >= _BIG
+            return f"{os.path.basename(task.paths[0])} {size / 1e6:.0f} MB" if alone else False
+        def long(self, index, *rest, **kwargs):
+            dist = self.dists[index]
             try:
                 rows = os.stat(os.path.join(dist.path, "RECORD")).st_size // 100
             except OSError:
                 rows = 0
             return f"{os.path.basename(dist.path)} ~{rows} rows" if rows >= _ROWS else False
-        module._prove_piece = _span("prove", module._prove_piece, big)
-        module._parse = _span("parse", module._parse, long)
+        module.Context.prove = _span("prove", module.Context.prove, big)
+        module.Context.parse = _span("parse", module.Context.parse, long)
     elif name == "wheeldoctor.cli.app":
         _event("app imported")
 
 _WANTED = {
-    "wheeldoctor.where.target", "wheeldoctor.engine.spread", "wheeldoctor.engine.spread_worker", "wheeldoctor.cli.app",
+    "wheeldoctor.where.target", "wheeldoctor.engine.executors", "wheeldoctor.engine.tasks", "wheeldoctor.cli.app",
 }
 
 class _Finder(importlib.abc.MetaPathFinder):

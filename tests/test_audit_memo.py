@@ -10,13 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import Venv, VenvFactory, WheelFactory, cli_json, fail_in_children, pip_install, uv_install
+from helpers import Venv, VenvFactory, WheelFactory, cli_json, pip_install, uv_install
 
-from wheeldoctor.engine import cache, ownership, sealed, unowned
-from wheeldoctor.engine.audit_memo import audit_memo
-from wheeldoctor.engine.unowned import audit_data
+from wheeldoctor.engine import audit, cache, store, verify
+from wheeldoctor.engine.audit import audit_data
 from wheeldoctor.model.environment import Environment
-from wheeldoctor.where import system_files
+from wheeldoctor.where import ownership, system_files, unowned
 from wheeldoctor.where.environment import load_environment
 from wheeldoctor.where.filesystem import ReadError
 
@@ -45,13 +44,13 @@ def installed(venv_factory: VenvFactory, wheel_factory: WheelFactory) -> Venv:
 def walks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """One item per walk of a site directory done in this process (a memo's audit does none)."""
     done: list[int] = []
-    real = unowned._walk
+    real = unowned._walk_from
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         done.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(unowned, "_walk", counting)
+    monkeypatch.setattr(unowned, "_walk_from", counting)
     return done
 
 
@@ -63,9 +62,9 @@ def _hooks(venv: Venv) -> list[str]:
     return [str(venv.site_packages / "beta_hook.pth")]
 
 
-def _audit(venv: Venv, cache_dir: Path | None, walkers: int = 1) -> list[Any]:
-    """The audit, its lists in order: walkers deliver in the order they finish."""
-    found = audit_data(_env(venv), _hooks(venv), walkers, None if cache_dir is None else str(cache_dir))
+def _audit(venv: Venv, cache_dir: Path | None) -> list[Any]:
+    """The audit, its lists in order."""
+    found = audit_data(_env(venv), _hooks(venv), None if cache_dir is None else str(cache_dir))
     return [sorted(part) if isinstance(part, list) else part for part in found]
 
 
@@ -134,24 +133,23 @@ CHANGES: dict[str, Callable[[Path], None]] = {
 }
 
 
-@pytest.mark.parametrize("walkers", [1, 3])
 @pytest.mark.parametrize("change", sorted(CHANGES))
-def test_a_change_is_seen(installed: Venv, tmp_path: Path, walks: list[int], change: str, walkers: int) -> None:
+def test_a_change_is_seen(installed: Venv, tmp_path: Path, walks: list[int], change: str) -> None:
     cache_dir = tmp_path / "cache"
-    before = _audit(installed, cache_dir, walkers)
-    assert _audit(installed, cache_dir, walkers) == before  # kept now
+    before = _audit(installed, cache_dir)
+    assert _audit(installed, cache_dir) == before  # kept now
     CHANGES[change](installed.site_packages)
     walks.clear()
-    after = _audit(installed, cache_dir, walkers)
+    after = _audit(installed, cache_dir)
     assert walks == [1]  # walked again
-    assert after == _audit(installed, None, walkers) != before  # what the files say now, not what they said
+    assert after == _audit(installed, None) != before  # what the files say now, not what they said
 
 
 def test_other_hooks_are_a_miss(installed: Venv, tmp_path: Path, walks: list[int]) -> None:
     cache_dir = tmp_path / "cache"
     _audit(installed, cache_dir)
     walks.clear()
-    assert audit_data(_env(installed), [], 1, str(cache_dir))[0] == []
+    assert audit_data(_env(installed), [], str(cache_dir))[0] == []
     assert walks == [1]
 
 
@@ -167,19 +165,6 @@ def test_what_changed_too_recently_is_not_kept(installed: Venv, tmp_path: Path, 
     assert walks == []
 
 
-def test_a_walker_that_fails_is_walked_here_and_still_kept(
-    installed: Venv, tmp_path: Path, walks: list[int], forks: list[int], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    plain = _audit(installed, None)
-    fail_in_children(monkeypatch, unowned, "_walk_from")
-    cache_dir = tmp_path / "cache"
-    assert _audit(installed, cache_dir, walkers=3) == plain
-    assert forks
-    _new_unowned_deep(installed.site_packages)  # below a walker's share: its directory must have been noted
-    walks.clear()
-    assert _audit(installed, cache_dir, walkers=3) == _audit(installed, None) != plain
-
-
 def _memo_file(cache_dir: Path) -> Path:
     [found] = cache_dir.glob("*.audit")
     return found
@@ -190,9 +175,9 @@ def _rewrite_kept(cache_dir: Path, change: Callable[..., tuple[object, ...]]) ->
     memo = _memo_file(cache_dir)
     data = memo.read_bytes()
     header = data[: data.index(b"\n") + 1]
-    kept = sealed.unseal(header, data)
+    kept = store.unseal(header, data)
     assert isinstance(kept, tuple)
-    memo.write_bytes(sealed.seal(header, change(*kept)))
+    memo.write_bytes(store.seal(header, change(*kept)))
 
 
 @pytest.mark.parametrize(
@@ -201,7 +186,7 @@ def _rewrite_kept(cache_dir: Path, change: Callable[..., tuple[object, ...]]) ->
         lambda data: data[: len(data) // 2],
         lambda data: data[:-1] + bytes([data[-1] ^ 1]),
         lambda data: b"",
-        lambda data: data.replace(b"wheeldoctor-audit 2 ", b"wheeldoctor-audit 1 ", 1),
+        lambda data: data.replace(b"wheeldoctor-audit 3 ", b"wheeldoctor-audit 2 ", 1),
     ],
     ids=["truncated", "flipped", "empty", "another version"],
 )
@@ -237,10 +222,10 @@ def test_a_kept_result_of_another_shape_is_a_miss(
 def test_nothing_is_kept_for_an_environment_read_with_system_lists(installed: Venv, tmp_path: Path) -> None:
     """dpkg's or conda's lists were read before the audit could fingerprint them."""
     env = _env(installed)
-    assert audit_memo(env, (), str(tmp_path)) is not None
+    assert audit._audit_memo(env, (), str(tmp_path)) is not None
     listed = Environment(**{**{f: getattr(env, f) for f in env.__dataclass_fields__}, "system_files": {"/x": "pkg"}})
-    assert audit_memo(listed, (), str(tmp_path)) is None
-    assert audit_memo(env, (), None) is None
+    assert audit._audit_memo(listed, (), str(tmp_path)) is None
+    assert audit._audit_memo(env, (), None) is None
 
 
 def test_check_all_with_the_memo_finds_what_no_cache_finds(
@@ -258,52 +243,38 @@ def test_check_all_with_the_memo_finds_what_no_cache_finds(
     assert documents[3]["unowned"] == fresh["unowned"] and documents[3]["startup_hooks"] == fresh["startup_hooks"]
 
 
-def test_a_warm_check_of_two_jobs_or_fewer_asks_the_audit_memo_in_the_parent_and_forks_a_child_where_it_does_not_hold(
-    installed: Venv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+@pytest.mark.parametrize("jobs", [1, 2, 4])
+def test_the_audit_is_a_task_of_the_verifications_workers_and_its_memo_holds_there(
+    installed: Venv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: list[int], jobs: int
 ) -> None:
+    """Forked workers verify (as for a big environment) and one of them audits: the same audit as in one
+    process, taken from the memo while it holds (the memo is not written again), walked again once not."""
     from wheeldoctor.commands import check as command
-    from wheeldoctor.engine import hashing
 
-    monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)  # forked workers, as for a big environment
-    children: list[bool] = []
-    real = command.Beside
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        children.append(kwargs.get("fork", True))
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(command, "Beside", counting)
-
-    def audit(cache_dir: Path | None, jobs: int = 2) -> tuple[object, object]:
-        children.clear()
-        store = None if cache_dir is None else str(cache_dir)
-        result = command.run_check(_env(installed), None, jobs=jobs, cache_dir=store, processes=True)
+    def audit(cache_dir: Path | None) -> tuple[object, object]:
+        store_dir = None if cache_dir is None else str(cache_dir)
+        result = command.run_check(
+            _env(installed), command.CheckRequest(jobs=jobs, cache_dir=store_dir, processes=True)
+        )
         return result.unowned, result.hooks
 
-    store = tmp_path / "cache"
-    cold = audit(store)
-    assert children == [True]  # nothing kept: a child audits while the workers verify
-    assert audit(store) == cold and children == []  # kept: the parent took it, no child
+    here = audit(tmp_path / "threads")  # too few files to fork: this process audits
+    assert not forks and list((tmp_path / "threads").glob("*.audit"))
+    monkeypatch.setattr(verify, "PROCESS_MIN_FILES", 1)
+    cache_dir = tmp_path / "cache"
+    assert audit(cache_dir) == here and len(forks) == jobs
+    written = _memo_file(cache_dir).stat().st_mtime_ns
+    assert audit(cache_dir) == here
+    assert _memo_file(cache_dir).stat().st_mtime_ns == written  # it held: nothing was written again
     (installed.site_packages / "alpha" / "sub" / "deep" / "planted.py").write_text("")
-    changed = audit(store)
-    assert children == [True] and changed != cold
-    assert audit(None) == changed and children == [True]  # no cache: a child at once, as before
-    assert audit(store, jobs=4) == changed and children == [True]  # cores to spare: a child at once
-    assert audit(store, jobs=1) == changed and children == []  # one worker: the parent asks the memo, kept
-    monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 10**9)
-    assert audit(store) == changed and children == [True]  # no workers to wait on: a child at once
-    assert forks
+    changed = audit(cache_dir)
+    assert changed != here and audit(None) == changed
 
 
-def test_the_unowned_files_come_in_path_order_whatever_the_walkers(installed: Venv, forks: list[int]) -> None:
-    """Several walkers' shares come back as each ends: the listing must not change with timing or cores."""
-    env = _env(installed)
-    one = audit_data(env, (), walkers=1)
-    assert not forks
-    several = audit_data(env, (), walkers=4)
-    assert forks
-    paths = [row[0] for row in one[1]]
-    assert several == one and paths == sorted(paths) and len(paths) >= 4
+def test_the_unowned_files_come_in_path_order(installed: Venv) -> None:
+    """The listing must not change with the directory order."""
+    paths = [row[0] for row in audit_data(_env(installed), ())[1]]
+    assert paths == sorted(paths) and len(paths) >= 4
 
 
 def test_no_cache_keeps_no_audit(installed: Venv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -334,9 +305,8 @@ def test_a_listing_that_fails_for_a_passing_reason_is_not_kept(
     assert _audit(installed, cache_dir) == plain
 
 
-@pytest.mark.parametrize("walkers", [1, 4])
 def test_a_record_that_fails_to_read_for_a_passing_reason_is_not_kept(
-    installed: Venv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, walkers: int
+    installed: Venv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     plain = _audit(installed, None)
     real = ownership.read_regular
@@ -348,10 +318,10 @@ def test_a_record_that_fails_to_read_for_a_passing_reason_is_not_kept(
 
     monkeypatch.setattr(ownership, "read_regular", read_regular)
     cache_dir = tmp_path / "cache"
-    assert _audit(installed, cache_dir, walkers) != plain  # alpha's files all unowned this once
+    assert _audit(installed, cache_dir) != plain  # alpha's files all unowned this once
     assert not list(cache_dir.glob("*.audit"))
     monkeypatch.setattr(ownership, "read_regular", real)
-    assert _audit(installed, cache_dir, walkers) == plain
+    assert _audit(installed, cache_dir) == plain
 
 
 @pytest.fixture
@@ -361,30 +331,29 @@ def late_dpkg(installed: Venv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     admin = tmp_path / "dpkg"  # not .../var/lib/dpkg: its root is /
     (admin / "info").mkdir(parents=True)
     monkeypatch.setattr(system_files, "DEFAULT_ADMINDIR", str(admin))
-    for top_level in ("sneaky.py", "notes.txt"):  # unowned files below the top only: with walkers, theirs alone
+    for top_level in ("sneaky.py", "notes.txt"):  # unowned files below the top only
         (installed.site_packages / top_level).unlink()
     return admin / "info"
 
 
-@pytest.mark.parametrize("walkers", [1, 3])
 def test_dpkg_lists_read_late_are_kept_by_their_fingerprints(
-    installed: Venv, tmp_path: Path, walks: list[int], late_dpkg: Path, walkers: int
+    installed: Venv, tmp_path: Path, walks: list[int], late_dpkg: Path
 ) -> None:
     site = installed.site_packages
     listing = late_dpkg / "python3-evil.list"
     listing.write_text(f"/.\n{site}/evilpkg\n{site}/evilpkg/__init__.py\n")
     _settle()
     cache_dir = tmp_path / "cache"
-    before = _audit(installed, cache_dir, walkers)
+    before = _audit(installed, cache_dir)
     assert _unowned(before, installed) == {"alpha/sub/deep/extra.py"}  # evilpkg/ is dpkg's
     walks.clear()
-    assert _audit(installed, cache_dir, walkers) == before and walks == []  # kept, dpkg's lists and all
+    assert _audit(installed, cache_dir) == before and walks == []  # kept, dpkg's lists and all
     with open(listing, "r+") as f:  # in place, as no package manager does: only the list's fingerprint moves
         f.write("/.\n")
         f.truncate()
-    after = _audit(installed, cache_dir, walkers)
+    after = _audit(installed, cache_dir)
     assert walks == [1]
-    assert after == _audit(installed, None, walkers) != before
+    assert after == _audit(installed, None) != before
     assert _unowned(after, installed) == {"alpha/sub/deep/extra.py", "evilpkg/__init__.py"}
 
 

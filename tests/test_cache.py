@@ -18,7 +18,8 @@ import pytest
 from helpers import Venv, build_wheel, make_venv, uv_install
 
 import wheeldoctor
-from wheeldoctor.engine import cache, hashing
+from wheeldoctor.engine import cache, verify
+from wheeldoctor.engine.store import directory as cache_directory
 from wheeldoctor.engine.verify import Verification, verify_environment
 from wheeldoctor.gate import predicate as gate
 from wheeldoctor.gate.predicate import IntactGate
@@ -72,7 +73,7 @@ def processes(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, f
         return
     if not sys.platform.startswith("linux"):
         pytest.skip("forked workers are Linux-only")
-    monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)  # these venvs hold a handful of files
+    monkeypatch.setattr(verify, "PROCESS_MIN_FILES", 1)  # these venvs hold a handful of files
     yield True
     assert forks, "the workers never ran"
 
@@ -149,13 +150,13 @@ def test_directory(environ: dict[str, str], expected: str | None, monkeypatch: p
         monkeypatch.delenv(name, raising=False)
     for name, value in environ.items():
         monkeypatch.setenv(name, value)
-    assert cache.directory() == expected
+    assert cache_directory() == expected
 
 
 def test_relative_cache_dir_is_made_absolute(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("WHEELDOCTOR_CACHE_DIR", "rel")
-    assert cache.directory() == str(tmp_path / "rel")
+    assert cache_directory() == str(tmp_path / "rel")
 
 
 def _entry() -> cache.Entry:
@@ -238,21 +239,22 @@ def test_the_code_that_judged_an_entry_is_in_its_header_and_changes_with_any_sou
     command.write_text(command.read_text() + "\n")
     assert code() == second
     # Kept under the stats, the digest is read, not computed: a digest planted there is believed.
-    from wheeldoctor.engine import sealed
+    from wheeldoctor.engine.store import seal, unseal
 
     store.mkdir(mode=0o700)
     argv = [
         sys.executable,
         "-c",
-        "from wheeldoctor.engine import cache; cache.code(); d = cache.directory(); cache.write(d, d + '/x', b'')",
+        "from wheeldoctor.engine import store; store.code(); d = store.directory(); store.write(d, d + '/x', b'')",
     ]
     env = {**os.environ, "PYTHONPATH": str(first_copy), "WHEELDOCTOR_CACHE_DIR": str(store)}
     subprocess.run(argv, env=env, cwd=first_copy, check=True)
     (kept,) = store.glob("*.code")
-    assert kept.read_text() == second
-    kept.write_text("0123456789abcdef")
+    head = b"wheeldoctor-code 1 %s\n" % cache.TAG
+    value = unseal(head, kept.read_bytes())
+    assert isinstance(value, tuple) and value[4] == second.encode()
+    kept.write_bytes(seal(head, (*value[:4], b"0123456789abcdef")))
     assert code() == "0123456789abcdef" and code(cache_dir=None) == second
-    assert cache.code() == sealed.CODE
 
 
 def _signed(head: object, digests: object = ()) -> bytes:
@@ -368,7 +370,7 @@ def test_with_one_file_changed_the_entry_keeps_every_other_file_whoever_judged_t
     """The workers write the records of the files they proved and the parent those of the files it
     judged (a link to the right bytes is one: no worker follows a link): the entry is the one the
     threads write, and the next run reads only the changed file."""
-    monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)
+    monkeypatch.setattr(verify, "PROCESS_MIN_FILES", 1)
     stores = {processes: tmp_path / f"cache-{processes}" for processes in (False, True)}
     for processes, store in stores.items():
         store.mkdir(mode=0o700)
@@ -444,7 +446,7 @@ def workers(monkeypatch: pytest.MonkeyPatch, forks: list[int]) -> Iterator[None]
     """The command line's forked workers, even for these few files."""
     if not sys.platform.startswith("linux"):
         pytest.skip("forked workers are Linux-only")
-    monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)
+    monkeypatch.setattr(verify, "PROCESS_MIN_FILES", 1)
     yield
     assert forks, "the workers never ran"
 
@@ -744,12 +746,11 @@ def test_the_warm_verdict_sees_any_one_changed_or_missing_file(shared: Venv, cac
 
 
 @pytest.mark.unit
-@pytest.mark.parametrize("by_name", [True, False])
 @pytest.mark.parametrize("follow", [True, False])
-def test_every_file_is_proved_whether_stat_ed_by_name_in_its_directory_or_by_its_path(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, follow: bool, by_name: bool
+def test_every_file_is_proved_by_its_name_in_its_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, follow: bool
 ) -> None:
-    """By name, each directory is opened once for its run of files; by path, none is: either sees a change."""
+    """Each directory is opened once for its run of files, and any change is seen."""
     files = [tmp_path / "long" / f"f{i:02}" for i in range(12)]
     files += [tmp_path / "short" / "a", tmp_path / "short" / "b", tmp_path / "alone"]
     for f in files:
@@ -765,13 +766,13 @@ def test_every_file_is_proved_whether_stat_ed_by_name_in_its_directory_or_by_its
         return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(os, "open", counting_open)
-    assert cache.all_unchanged(paths, fingerprints, follow=follow, by_name=by_name)
+    assert cache.all_unchanged(paths, fingerprints, follow=follow)
     if cache._STAT_DIR_FD:
-        assert opened == ([str(tmp_path / "long"), str(tmp_path / "short"), str(tmp_path)] if by_name else [])
+        assert opened == [str(tmp_path / "long"), str(tmp_path / "short"), str(tmp_path)]
     for i in (0, 7, 11, len(files) - 2, len(files) - 1):
         changed = list(fingerprints)
         changed[i] = (*fingerprints[i][:2], fingerprints[i][2] + 1, *fingerprints[i][3:])  # another ctime
-        assert not cache.all_unchanged(paths, changed, follow=follow, by_name=by_name), i
+        assert not cache.all_unchanged(paths, changed, follow=follow), i
     monkeypatch.undo()
     for i in (3, len(files) - 2):  # each file swapped for a link to a copy of its bytes
         victim = files[i]
@@ -779,8 +780,8 @@ def test_every_file_is_proved_whether_stat_ed_by_name_in_its_directory_or_by_its
         os.rename(victim, copy)
         victim.symlink_to(copy.name)
         fingerprints[i] = cache.identity(os.stat(victim))  # what a stat through the link sees
-        assert cache.all_unchanged(paths, fingerprints, follow=True, by_name=by_name)
-        assert not cache.all_unchanged(paths, fingerprints, follow=False, by_name=by_name)
+        assert cache.all_unchanged(paths, fingerprints, follow=True)
+        assert not cache.all_unchanged(paths, fingerprints, follow=False)
         victim.unlink()
         os.rename(copy, victim)
         fingerprints[i] = cache.identity(os.stat(victim))
@@ -929,10 +930,9 @@ def test_nothing_is_written_outside_the_cache_dir(shared: Venv, tmp_path: Path) 
     written = sorted(str(p.relative_to(home)) for p in home.rglob("*"))
     assert written[:2] == [".cache", ".cache/wheeldoctor"]
     # The verification's entries, the metadata memo of the site directory, the audit memo, the link
-    # check's memo, the parsed registry of known hooks (a .pth here runs code) and the code's digest
-    # (``cache.code``), nothing else.
+    # check's memo and the code's digest (``store.code``), nothing else.
     assert all(w.startswith(".cache/wheeldoctor/") for w in written[2:]), written
-    kinds = {"entry", "metadata", "audit", "links", "known-hooks", "code"}
+    kinds = {"entry", "metadata", "audit", "links", "code"}
     assert {w.rpartition(".")[2] for w in written[2:]} == kinds, written
 
 
@@ -963,7 +963,7 @@ def test_sixty_four_processes_against_one_cold_cache(own: Venv, cache_dir: Path)
         results.append((i % 2 == 1, json.loads(out)[0][0]))
     assert all(expected == answer for expected, answer in results)
     names = [p.name for p in cache_dir.iterdir()]
-    # Two entries and the code's digest (see ``cache.code``), no temporary file left.
+    # Two entries and the code's digest (see ``store.code``), no temporary file left.
     assert sorted(n.rpartition(".")[2] for n in names) == ["code", "entry", "entry"], names
     env = load_environment("test", [str(own.site_packages)], [str(own.prefix)])
     good, bad = env.find("cachedemo"), env.find("otherdemo")

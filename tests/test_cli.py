@@ -223,6 +223,18 @@ def test_usage_errors_in_process() -> None:
     assert runner.invoke(app, ["check", "x", "--path", "/nonexistent/site"]).exit_code == 2
 
 
+@pytest.mark.parametrize(
+    "command", [[], ["check"], ["wheels"], ["deps"], ["doctor"], ["fix"], ["imports"], ["snapshot"], ["diff"]]
+)
+def test_h_is_help(command: list[str]) -> None:
+    """``-h`` is ``--help`` for the program and every command (#44), as pip, uv and ruff take it."""
+    runner = CliRunner()
+    short, long = runner.invoke(app, [*command, "-h"]), runner.invoke(app, [*command, "--help"])
+    assert (short.exit_code, long.exit_code) == (0, 0)
+    assert short.output == long.output
+    assert "-h, --help" in short.output
+
+
 # --------------------------------------------------------------------------
 # hostile environments: a finding, exit 1, no traceback, no hang
 # --------------------------------------------------------------------------
@@ -743,10 +755,9 @@ def test_the_exit_waits_for_a_running_thread(tmp_path: Path) -> None:
 def test_a_plain_command_runs_with_its_imports_and_no_cyclic_collector(argv: list[str]) -> None:
     """A check's imports ran the collector a score of times (each pass freeing nothing): the body
     and what it imports run with it off, and it is on again for whatever runs after (atexit)."""
-    body = argv[0].lstrip("-")
     code = (
         "import atexit, gc, sys; from wheeldoctor.cli import commands, main; "
-        f"commands.BODIES[{body!r}] = lambda **options: print('body', gc.isenabled()) or 0; "
+        "commands.body = lambda name: lambda options: print('body', gc.isenabled()) or 0; "
         "atexit.register(lambda: print('after', gc.isenabled())); "
         f"sys.argv = ['wheeldoctor', *{argv!r}]; main()"
     )

@@ -29,7 +29,7 @@ from helpers import (
     uv_install,
 )
 
-from wheeldoctor.engine import cache, deps_memo, sealed
+from wheeldoctor.engine import cache, store
 from wheeldoctor.engine.deps_memo import DepsMemo, memo_for
 from wheeldoctor.judge.compat import check_compatibility
 from wheeldoctor.judge.deps import check_dependencies
@@ -223,7 +223,7 @@ def test_no_cache_never_reads_the_memo(conflicted: Venv, cache_dir: Path) -> Non
 
 
 def _sealed(value: object, header: bytes | None = None) -> bytes:
-    return sealed.seal(header or deps_memo._HEADER, value)
+    return store.seal(header or store.header("deps", 1), value)
 
 
 @pytest.mark.parametrize(
@@ -246,19 +246,20 @@ def test_a_forged_or_damaged_entry_is_a_miss(conflicted: Venv, cache_dir: Path, 
     judgement = check_dependencies(Requirements.of(env)), check_compatibility(env)
     assert judgement[0].conflicts and memo.keep(env, judgement)
     data = path.read_bytes()
-    target, digest, kept = deps_memo.sealed.unseal(deps_memo._HEADER, data)  # type: ignore[misc]
+    target, digest, _, _, kept = store.unseal(store.header("deps", 1), data)  # type: ignore[misc]
     conflicts, problems, *others = kept
     row = conflicts[0]
+    other_code = store.header("deps", 1).replace(store.code(), b"0" * len(store.code()))
     forged = {
         "truncated": data[:-7],
         "flipped": data[:-1] + bytes([data[-1] ^ 1]),
-        "other code": _sealed((target, digest, kept), deps_memo._HEADER.replace(sealed.CODE, b"0" * len(sealed.CODE))),
-        "not a tuple": _sealed([target, digest, kept]),
-        "bad row": _sealed((target, digest, ((*row[:-1], [1]), *conflicts[1:]), problems, *others)),
-        "bad code": _sealed((target, digest, (conflicts, (("WD999", *problems[0][1:]),), *others))),
-        "bad kind": _sealed((target, digest, (((*row[:5], "gone", *row[6:]),), problems, *others))),
-        "wrong target": _sealed(("elsewhere", digest, ((), (), *others))),
-        "wrong key": _sealed((target, "0" * 64, ((), (), *others))),
+        "other code": _sealed((target, digest, (), (), kept), other_code),
+        "not a tuple": _sealed([target, digest, (), (), kept]),
+        "bad row": _sealed((target, digest, (), (), (((*row[:-1], [1]), *conflicts[1:]), problems, *others))),
+        "bad code": _sealed((target, digest, (), (), (conflicts, (("WD999", *problems[0][1:]),), *others))),
+        "bad kind": _sealed((target, digest, (), (), (((*row[:5], "gone", *row[6:]),), problems, *others))),
+        "wrong target": _sealed(("elsewhere", digest, (), (), ((), (), *others))),
+        "wrong key": _sealed((target, "0" * 64, (), (), ((), (), *others))),
     }[damage]
     path.write_bytes(forged)
     assert memo.get(env) is None

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from wheeldoctor.engine import cache
-from wheeldoctor.engine.result_memo import keeper
+from wheeldoctor.engine.store import keeper
 from wheeldoctor.where import dpkg_owners
 from wheeldoctor.where.dpkg_owners import read_owners
 

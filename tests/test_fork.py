@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -67,15 +68,44 @@ def test_a_failing_child_is_noted_and_a_stopped_one_is_not() -> None:
     assert fork.failures == []
 
 
+def test_a_forked_child_leaves_its_parents_objects_out_of_its_collections() -> None:
+    """Frozen in the child (its collections would copy the parent's heap); the parent takes its own back."""
+
+    def frozen_in_child() -> int:
+        read_end, write_end = os.pipe()
+        pid = fork.fork(lambda: os.write(write_end, b"%d" % gc.get_freeze_count()), keep=(write_end,))
+        assert pid is not None
+        os.close(write_end)
+        answer = os.read(read_end, 64)
+        os.close(read_end)
+        fork.reap(pid)
+        return int(answer)
+
+    assert gc.get_freeze_count() == 0
+    assert frozen_in_child() > 0
+    assert gc.get_freeze_count() == 0
+    gc.freeze()  # a caller's own frozen objects stay frozen, and none are added to them
+    try:
+        frozen = gc.get_freeze_count()  # less whatever is freed from now on
+        assert 0 < frozen_in_child() <= frozen
+        assert 0 < gc.get_freeze_count() <= frozen
+    finally:
+        gc.unfreeze()
+
+
 _FAILING_WORKERS = """
-import sys
-from wheeldoctor.engine import hashing, spread_worker
+import os, sys
+from wheeldoctor.engine import tasks, verify
+
+parent, real = os.getpid(), tasks.Context.prove
 
 def failing(*args, **kwargs):
-    raise RuntimeError("this worker fails")
+    if os.getpid() != parent:
+        raise RuntimeError("this worker fails")
+    return real(*args, **kwargs)  # what the workers left, this process does
 
-spread_worker._prove_piece = failing
-hashing.PROCESS_MIN_FILES = 1
+tasks.Context.prove = failing
+verify.PROCESS_MIN_FILES = 1
 sys.argv = ["wheeldoctor", *sys.argv[1:]]
 from wheeldoctor.cli import main
 main()
@@ -108,13 +138,13 @@ def test_a_failing_worker_is_a_note_and_its_traceback_under_debug(
 
 _NO_PROCESS_LEFT = """
 import errno, os, sys
-from wheeldoctor.engine import hashing
+from wheeldoctor.engine import verify
 
 def no_process_left():
     raise BlockingIOError(errno.EAGAIN, os.strerror(errno.EAGAIN))
 
 os.fork = no_process_left
-hashing.PROCESS_MIN_FILES = 1
+verify.PROCESS_MIN_FILES = 1
 sys.argv = ["wheeldoctor", *sys.argv[1:]]
 from wheeldoctor.cli import main
 main()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from wheeldoctor.engine.digests import BUFFER_SIZE, hash_file
-from wheeldoctor.engine.hashing import default_jobs, hash_files
+from wheeldoctor.engine.executors import default_jobs, examine_all
 from wheeldoctor.model.files import FileState, FileStatus, HashRequest
 
 SIZES = [0, 1, 100, 65535, 65536, 65537, BUFFER_SIZE - 1, BUFFER_SIZE, BUFFER_SIZE + 1, 3 * BUFFER_SIZE + 17]
@@ -42,7 +42,7 @@ ALL = frozenset({"sha256", "sha384", "sha512"})
 @pytest.mark.parametrize("jobs", [1, 2, 8])
 def test_digests_and_order(files: dict[str, bytes], jobs: int) -> None:
     requests = [HashRequest(path, ALL) for path in files]
-    states = hash_files(requests, jobs=jobs)
+    states = examine_all(requests, jobs=jobs)
     assert len(states) == len(requests)
     for request, state in zip(requests, states, strict=True):
         data = files[request.path]
@@ -66,9 +66,9 @@ def test_reusing_one_buffer_never_leaks_bytes_between_files(files: dict[str, byt
 def test_size_filter_skips_the_read(tmp_path: Path) -> None:
     path = tmp_path / "f"
     path.write_bytes(b"12345")
-    wrong = hash_files([HashRequest(str(path), frozenset({"sha256"}), frozenset({4, 6}))])[0]
+    wrong = examine_all([HashRequest(str(path), frozenset({"sha256"}), frozenset({4, 6}))])[0]
     assert (wrong.status, wrong.size, wrong.digests) == (FileStatus.SIZE_ONLY, 5, ())
-    right = hash_files([HashRequest(str(path), frozenset({"sha256"}), frozenset({5}))])[0]
+    right = examine_all([HashRequest(str(path), frozenset({"sha256"}), frozenset({5}))])[0]
     assert right.status is FileStatus.HASHED
     assert right.digest("sha256") == hashlib.sha256(b"12345").digest()
 
@@ -76,7 +76,7 @@ def test_size_filter_skips_the_read(tmp_path: Path) -> None:
 def test_hard_links_are_counted(tmp_path: Path) -> None:
     (tmp_path / "a").write_bytes(b"shared")
     os.link(tmp_path / "a", tmp_path / "b")
-    state = hash_files([HashRequest(str(tmp_path / "b"), frozenset({"sha256"}))])[0]
+    state = examine_all([HashRequest(str(tmp_path / "b"), frozenset({"sha256"}))])[0]
     assert state.links == 2
 
 
@@ -107,7 +107,7 @@ def test_hostile_files(tmp_path: Path, kind: str, status: FileStatus, detail: st
     _make(path, kind)
     done: list[FileState] = []
     worker = threading.Thread(
-        target=lambda: done.extend(hash_files([HashRequest(str(path), ALL)], jobs=2)), daemon=True
+        target=lambda: done.extend(examine_all([HashRequest(str(path), ALL)], jobs=2)), daemon=True
     )
     worker.start()
     worker.join(60)
@@ -117,7 +117,7 @@ def test_hostile_files(tmp_path: Path, kind: str, status: FileStatus, detail: st
 
 def test_stat_that_lies_about_the_size_is_changed() -> None:
     # /proc files are regular but stat says 0 bytes: the extra byte read proves a change.
-    state = hash_files([HashRequest("/proc/self/status", frozenset({"sha256"}))])[0]
+    state = examine_all([HashRequest("/proc/self/status", frozenset({"sha256"}))])[0]
     assert state.status is FileStatus.CHANGED
     assert state.digests == ()
 
@@ -173,19 +173,19 @@ def test_progress_counts_every_file(files: dict[str, bytes], tmp_path: Path) -> 
 
     requests = [HashRequest(p, frozenset({"sha256"})) for p in files]
     requests.append(HashRequest(str(tmp_path / "absent"), frozenset({"sha256"})))
-    hash_files(requests, jobs=4, progress=progress)
+    examine_all(requests, jobs=4, progress=progress)
     assert sum(n for n, _ in calls) == len(requests)
     assert sum(size for _, size in calls) == sum(len(d) for d in files.values())
 
 
 def test_no_threads_left_behind(files: dict[str, bytes]) -> None:
     before = threading.active_count()
-    hash_files([HashRequest(p, frozenset({"sha256"})) for p in files], jobs=8)
+    examine_all([HashRequest(p, frozenset({"sha256"})) for p in files], jobs=8)
     assert threading.active_count() == before
 
 
 def test_empty_request_list() -> None:
-    assert hash_files([], jobs=4) == []
+    assert examine_all([], jobs=4) == []
 
 
 def test_default_jobs_is_positive() -> None:

@@ -19,19 +19,13 @@ from helpers import (
     Venv,
     VenvFactory,
     WheelFactory,
-    fail_in_children,
     find_interpreter,
     run_checked,
     run_cli,
     uv_install,
 )
 
-from wheeldoctor.engine import unowned
-from wheeldoctor.engine.ownership import Owners
-from wheeldoctor.engine.unowned import scan_unowned
 from wheeldoctor.judge.known_hooks import known_module, known_pth
-from wheeldoctor.model.ownership import UnownedScan
-from wheeldoctor.where.environment import load_environment
 
 
 def document(*args: str | Path) -> tuple[int, dict[str, Any]]:
@@ -205,36 +199,6 @@ def test_unowned_files_fail_only_when_importable(
     }
     done = run_cli("check", "--all", "--python", venv.python)
     assert "unowned: 5 of " in done.stdout and "--show-unowned lists them" in done.stdout
-
-
-def test_walkers_find_what_one_walk_finds_and_a_failed_walker_is_made_up_for(
-    venv_factory: VenvFactory,
-    wheel_factory: WheelFactory,
-    uv_bin: Path,
-    forks: list[int],
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    venv = venv_factory()
-    files = {"good/__init__.py": b"", "good/sub/util.py": b"", "other/__init__.py": b""}
-    uv_install(venv, "--no-deps", wheel_factory("good", "1.0", files), uv_bin=uv_bin)
-    site = venv.site_packages
-    for planted in ("notes.txt", "sneaky.py", "evilpkg/__init__.py", "evilpkg/deep/core.py", "good/sub/extra.py"):
-        (site / planted).parent.mkdir(parents=True, exist_ok=True)
-        (site / planted).write_text("")
-    env = load_environment("test", [str(site)], [str(venv.prefix)])
-    owners = Owners(env)
-
-    def seen(scan: UnownedScan) -> tuple[object, ...]:
-        return set(scan.files), set(scan.importable), scan.scanned, scan.site_dirs
-
-    alone = scan_unowned(env, owners)
-    assert not forks
-    assert {Path(f.path).relative_to(site).as_posix() for f in alone.files} >= {"sneaky.py", "evilpkg/deep/core.py"}
-    assert seen(scan_unowned(env, owners, walkers=3)) == seen(alone)
-    assert len(forks) == 3
-    fail_in_children(monkeypatch, unowned, "_walk_from")
-    assert seen(scan_unowned(env, owners, walkers=3)) == seen(alone)
-    assert len(forks) == 6
 
 
 SHIM_LINE = (

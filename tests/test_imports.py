@@ -17,9 +17,10 @@ from typing import Any
 import pytest
 from helpers import Venv, find_interpreter, make_venv, run_cli
 
-from wheeldoctor.commands.imports import Effect, Forbid, ImportsResult, run_imports
+from wheeldoctor.commands.imports import run_imports
 from wheeldoctor.probes.accelerators import GPU_DEVICE_NODES, DevicePattern, gpu_vendor, is_gpu_runtime
 from wheeldoctor.probes.imports import ImportProbeError, Origin
+from wheeldoctor.results.imports import Effect, Forbid, ImportsResult
 
 ZERO_IS_GPU = (*GPU_DEVICE_NODES, DevicePattern("test", "/dev/zero"))
 

@@ -22,7 +22,7 @@ from helpers import Venv, VenvFactory, WheelFactory, run_cli, uv_install, uv_ins
 from wheeldoctor.formats.hook_template import TemplateError, compile_template
 from wheeldoctor.formats.start import disables_imports, parse_start
 from wheeldoctor.judge.hooks import HookKind
-from wheeldoctor.judge.known_hooks import known_pth, known_start, shipped
+from wheeldoctor.judge.known_hooks import find_known, known_pth, known_start, shipped
 from wheeldoctor.where.environment import load_environment
 from wheeldoctor.where.hooks import audit_hooks
 from wheeldoctor.where.startup import given
@@ -364,8 +364,8 @@ def test_a_matching_start_turns_off_the_pth_import_lines_from_3_15(
 
 
 def _owners(venv: Venv) -> dict[str, Any]:
-    from wheeldoctor.engine.ownership import Owners
     from wheeldoctor.where.hook_files import hook_paths
+    from wheeldoctor.where.ownership import Owners
 
     env = load_environment("t", [str(venv.site_packages)], [str(venv.prefix)])
     env = replace(env, startup=given((str(venv.site_packages),), (3, 11)))
@@ -462,3 +462,11 @@ def test_a_file_template_ties_the_lines_to_the_file_name_and_editable_needs_an_e
         hook_from({**entry, "editable": "yes"}, "t")
     with pytest.raises(RegistryError, match=r"t\.file"):
         hook_from({**entry, "file": "{m:nonsense}.pth"}, "t")
+
+
+def test_a_hook_that_runs_nothing_reads_no_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse() -> tuple[()]:
+        raise AssertionError("the registry was read")
+
+    monkeypatch.setattr("wheeldoctor.judge.known_hooks.shipped", refuse)
+    assert find_known("pth", "distutils-precedence.pth", "setuptools", ()) is None

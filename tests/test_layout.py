@@ -15,8 +15,9 @@ pytestmark = pytest.mark.unit
 PACKAGE = Path(__file__).resolve().parent.parent / "wheeldoctor"
 
 #: The stages, bottom up: a module may import its own stage and the ones below it.
-#: The data's path reads where -> formats -> engine -> judge -> repair -> commands -> report -> cli;
+#: The data's path reads where -> formats -> engine -> judge -> repair -> commands -> results -> report -> cli;
 #: judge ranks low because it is pure (model and formats only), so where and engine may use its verdicts.
+#: results/ ranks below the commands that make its values, so report/ renders them importing no command.
 #: The gate sits beside the commands: it reads the environment and, rarely, the verifier.
 RANKS = {
     "model": 0,
@@ -26,12 +27,13 @@ RANKS = {
     "engine": 4,
     "probes": 4,
     "repair": 5,
-    "gate": 6,
-    "commands": 6,
-    "report": 7,
-    "cli": 8,
-    "__main__": 9,
-    "__init__": 9,
+    "results": 6,
+    "gate": 7,
+    "commands": 7,
+    "report": 8,
+    "cli": 9,
+    "__main__": 10,
+    "__init__": 10,
 }
 
 
@@ -150,12 +152,24 @@ def test_one_module_forks() -> None:
 
 def test_the_stages_are_the_data_path() -> None:
     folders = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
-    assert folders == {"where", "formats", "engine", "judge", "repair", "commands", "report", "cli"} | {
+    assert folders == {"where", "formats", "engine", "judge", "repair", "commands", "results", "report", "cli"} | {
         "model",
         "gate",
         "probes",
     }
     assert not list(PACKAGE.rglob("ahead.py")), "no child is started ahead of the command"
+
+
+@pytest.mark.parametrize("name", sorted(n for n in _modules() if _stage(n) in ("report", "results")))
+def test_report_and_results_import_no_command(name: str) -> None:
+    """report/ renders results/ values: it imports no command module (and results/, below them, cannot)."""
+    assert not {m for m in _imports(name, _modules()[name]) if _stage(m) == "commands"}
+
+
+def test_report_looks_no_module_up_by_name() -> None:
+    """A renderer asks ``isinstance`` of a results/ class it imports, never ``sys.modules`` for a command's."""
+    looking = sorted(n for n, p in _modules().items() if _stage(n) == "report" and "sys.modules" in p.read_text())
+    assert looking == []
 
 
 @pytest.mark.parametrize("name", sorted(n for n in _modules() if n.startswith("report.")))
@@ -195,3 +209,19 @@ def _wide_positional_dataclasses(path: Path) -> list[str]:
 def test_wide_dataclasses_take_keyword_only_fields(name: str) -> None:
     """STYLE.md: a dataclass of four fields or more is built with its fields named, never by position."""
     assert _wide_positional_dataclasses(_modules()[name]) == []
+
+
+#: The most lines a function takes, its docstring included.
+_MOST_LINES = 100
+
+
+def test_no_function_is_over_a_hundred_lines() -> None:
+    """A function that long does several jobs: ruff's C901 and PLR0913 (pyproject.toml) cannot see it."""
+    long = set()
+    for name, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                assert node.end_lineno is not None
+                if node.end_lineno - node.lineno + 1 > _MOST_LINES:
+                    long.add(f"{name}.{node.name}")
+    assert not long, sorted(long)

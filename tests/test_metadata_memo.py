@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from helpers import Venv, VenvFactory, WheelFactory, cli_json, pip_install, uv_install
 
-from wheeldoctor.engine import cache, metadata_memo
-from wheeldoctor.engine.metadata_memo import memos
+from wheeldoctor.engine import cache, store
+from wheeldoctor.engine.distinfo_memo import memos
 from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.findings import Code
 from wheeldoctor.where import environment
@@ -157,10 +157,10 @@ def test_a_damaged_memo_is_not_used_and_is_written_again(
     elif damage == "truncated":
         memo.write_bytes(data[: len(data) // 2])
     elif damage == "another site directory's":  # whole and ours, but made for another directory
-        start = len(metadata_memo._HEADER) + 4
+        start = len(store.header("metadata", 1)) + 4
         _, kept = marshal.loads(data[start:])
         payload = marshal.dumps((str(installed.prefix), kept))
-        memo.write_bytes(metadata_memo._HEADER + zlib.crc32(payload).to_bytes(4, "big") + payload)
+        memo.write_bytes(store.header("metadata", 1) + zlib.crc32(payload).to_bytes(4, "big") + payload)
     else:
         memo.write_bytes(b"wheeldoctor-cache 2 x\n" + data)
     reads.clear()
@@ -227,10 +227,10 @@ def test_a_memo_entry_of_another_shape_is_a_miss(installed: Venv, tmp_path: Path
     _read(installed, cache_dir)
     [memo] = cache_dir.glob("*.metadata")
     data = memo.read_bytes()
-    start = len(metadata_memo._HEADER) + 4
+    start = len(store.header("metadata", 1)) + 4
     location, kept = marshal.loads(data[start:])
     payload = marshal.dumps((location, dict.fromkeys(kept, entry)))  # whole and ours, every entry malformed
-    memo.write_bytes(metadata_memo._HEADER + zlib.crc32(payload).to_bytes(4, "big") + payload)
+    memo.write_bytes(store.header("metadata", 1) + zlib.crc32(payload).to_bytes(4, "big") + payload)
     assert _read(installed, cache_dir) == _read(installed, None)
 
 
@@ -244,7 +244,7 @@ def test_memos_are_keyed_on_the_code_not_the_version(tmp_path: Path) -> None:
     shutil.copytree(package, tmp_path / "wheeldoctor", ignore=shutil.ignore_patterns("__pycache__"))
     show = (
         f"import sys; sys.path.insert(0, {str(tmp_path)!r}); "
-        "from wheeldoctor.engine import metadata_memo as m; print(m._HEADER)"
+        "from wheeldoctor.engine import store; print(store.header('metadata', 1))"
     )
 
     def header() -> str:

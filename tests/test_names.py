@@ -1,13 +1,12 @@
-"""Names and versions that may enter a command: packaging's rules, judged once a process or in a worker.
+"""Names and versions that may enter a command: packaging's rules, judged once a process.
 
-A warm check of a broken distribution builds its reinstall command from words one forked
-worker judged; neither the parent nor any other worker imports packaging's name and
-version modules for them, and a name that is no project name is refused just the same.
+A warm check of a broken distribution (settled on its cache verdict by a forked worker)
+builds its reinstall command from the same words, and refuses a name that is no project
+name just the same.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -22,28 +21,12 @@ from wheeldoctor.formats import names
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: Runs ``check ARGS`` as the console script does, then says which of packaging's modules it
-#: imported, and each forked verifying worker those it had imported when it ended.
+#: Runs ``check ARGS`` as the console script does, its small venv verified by forked workers as a big one is.
 _RUN = """
-import atexit, json, os, sys
+import sys
 sys.path.insert(0, {root!r})
-def imported():
-    return sorted(m for m in ("packaging.utils", "packaging.version") if m in sys.modules)
-def said():
-    with open({out!r}, "w") as f:
-        json.dump(imported(), f)
-atexit.register(said)
-import wheeldoctor.engine.spread_worker as spread_worker
-real_serve = spread_worker._serve
-def serve(*args, **kwargs):
-    try:
-        return real_serve(*args, **kwargs)
-    finally:
-        with open({out!r} + ".workers", "a") as f:
-            f.write(json.dumps(imported()) + "\\n")
-spread_worker._serve = serve
-import wheeldoctor.engine.hashing as hashing
-hashing.PROCESS_MIN_FILES = 1  # this small venv verified by forked workers, as a big one is
+import wheeldoctor.engine.verify as verify
+verify.PROCESS_MIN_FILES = 1
 sys.argv = ["wheeldoctor", *{args!r}]
 from wheeldoctor.cli import main
 main()
@@ -96,37 +79,28 @@ def _broken(venv_factory: VenvFactory, wheel_factory: WheelFactory, name: str | 
     return venv.python
 
 
-def _check(python: Path, store: Path, out: Path, jobs: int = 2) -> tuple[str, list[str], list[list[str]]]:
-    """One ``check --all`` with the cache ``store``: its report, packaging's modules it imported, and
-    those each forked worker had imported."""
+def _check(python: Path, store: Path, jobs: int = 2) -> str:
+    """One ``check --all`` with the cache ``store``: its report."""
     args = ["check", "--all", "--jobs", str(jobs), "--python", str(python)]
-    code = _RUN.format(root=str(ROOT), out=str(out), args=args)
+    code = _RUN.format(root=str(ROOT), args=args)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "WHEELDOCTOR_NO_CACHE")}
     env["WHEELDOCTOR_CACHE_DIR"] = str(store)
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120, check=False
     )
     assert done.returncode == 1, done.stdout + done.stderr
-    workers = Path(f"{out}.workers")
-    each = [json.loads(line) for line in workers.read_text().splitlines()] if workers.exists() else []
-    return done.stdout, json.loads(out.read_text()), each
+    return done.stdout
 
 
 @pytest.mark.parametrize("jobs", [2, 3])
-def test_a_warm_check_builds_the_reinstall_from_one_workers_judgement(
+def test_a_warm_check_builds_the_reinstall_a_cold_one_does(
     venv_factory: VenvFactory, wheel_factory: WheelFactory, tmp_path: Path, jobs: int
 ) -> None:
     python = _broken(venv_factory, wheel_factory)
     store = tmp_path / "cache"
-    cold, imported, _ = _check(python, store, tmp_path / "cold.json", jobs)
+    cold = _check(python, store, jobs)
     assert "-- gamma==1.0" in cold and "-- delta==1.0" in cold
-    assert imported == ["packaging.utils", "packaging.version"]  # no cache entry: judged in the parent
-    warm, imported, workers = _check(python, store, tmp_path / "warm.json", jobs)
-    assert warm == cold
-    assert imported == []  # a worker judged gamma's and delta's words
-    assert len(workers) == jobs  # as many workers as asked (there are three distributions)
-    # One of them imported packaging's modules for both distributions' words, whichever read them.
-    assert sorted(workers) == [[]] * (jobs - 1) + [["packaging.utils", "packaging.version"]]
+    assert _check(python, store, jobs) == cold
 
 
 def test_a_warm_check_still_refuses_a_name_that_is_no_project_name(
@@ -134,8 +108,8 @@ def test_a_warm_check_still_refuses_a_name_that_is_no_project_name(
 ) -> None:
     python = _broken(venv_factory, wheel_factory, name="-r/etc/passwd")
     store = tmp_path / "cache"
-    for run in ("cold", "warm"):
-        report, _, _ = _check(python, store, tmp_path / f"{run}.json")
+    for _ in ("cold", "warm"):
+        report = _check(python, store)
         assert "'-r/etc/passwd' is not a valid project name, so no command is built from it" in report, report
         assert "-- -r" not in report, report
         assert "-- delta==1.0" in report, report  # its neighbour's words were judged fit, and only its

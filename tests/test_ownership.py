@@ -1,16 +1,15 @@
-"""engine/ownership.py: the first column of a RECORD, read fast, names what the full parser names."""
+"""where/ownership.py: the first column of a RECORD, read fast, names what the full parser names."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from helpers import VenvFactory, WheelFactory, fail_in_children, uv_install
+from helpers import VenvFactory, WheelFactory, uv_install
 
-from wheeldoctor.engine import ownership
-from wheeldoctor.engine.ownership import Owners, record_paths
 from wheeldoctor.formats.record import decode_record
 from wheeldoctor.where.environment import load_environment
+from wheeldoctor.where.ownership import Owners, record_paths
 
 H = "sha256=" + "A" * 43
 
@@ -33,33 +32,16 @@ def test_a_missing_record_names_nothing(tmp_path: Path) -> None:
     assert record_paths(str(tmp_path)) == []
 
 
-def test_readers_build_the_map_one_process_builds_and_a_failed_reader_is_made_up_for(
-    venv_factory: VenvFactory,
-    wheel_factory: WheelFactory,
-    uv_bin: Path,
-    forks: list[int],
-    monkeypatch: pytest.MonkeyPatch,
+def test_of_two_active_claimants_the_first_in_the_environments_order_owns_a_path(
+    venv_factory: VenvFactory, wheel_factory: WheelFactory, uv_bin: Path
 ) -> None:
     venv = venv_factory()
-    # Two distributions claim shared/x.py: the map must keep the one a single process keeps.
+    # Two distributions claim shared/x.py: the map keeps the first one the environment lists.
     for name, files in (
         ("alpha", {"alpha/__init__.py": b"", "shared/x.py": b"a"}),
         ("beta", {"beta/__init__.py": b"", "beta/sub/y.py": b"", "shared/x.py": b"b"}),
-        ("gamma", {f"gamma/m{i}.py": b"" for i in range(40)}),
     ):
         uv_install(venv, "--no-deps", wheel_factory(name, "1.0", files), uv_bin=uv_bin)
     env = load_environment("test", [str(venv.site_packages)], [str(venv.prefix)])
-    alone = Owners(env)
-    assert not forks
     shared = str(venv.site_packages / "shared" / "x.py")
-    # Both are active: the first in the environment's order owns it, as before any reader.
-    assert alone.recorded[shared] is next(d for d in env.distributions if d.name in ("alpha", "beta"))
-
-    def seen(owners: Owners) -> tuple[object, ...]:
-        return {path: dist.path for path, dist in owners.recorded.items()}, owners.unrecorded
-
-    assert seen(Owners(env, readers=3)) == seen(alone)
-    assert len(forks) == 3
-    fail_in_children(monkeypatch, ownership, "listed_paths")
-    assert seen(Owners(env, readers=3)) == seen(alone)
-    assert len(forks) == 6
+    assert Owners(env).recorded[shared] is next(d for d in env.distributions if d.name in ("alpha", "beta"))

@@ -1,7 +1,8 @@
 """The fast parse (``cli/plain.py``) against typer's: where it answers, typer must answer the same.
 
-Typer's answer is what its command passes to the shared body (``cli/commands.py``),
-recorded by putting a recorder in the body's place; the fast parse's is its return value.
+Typer's answer is the options object its command passes to the shared body (found through
+``cli/commands.py``'s ``body``), recorded by putting a recorder in the body's place; the fast
+parse's is its return value.
 """
 
 from __future__ import annotations
@@ -21,23 +22,22 @@ from wheeldoctor.cli import commands
 from wheeldoctor.cli.app import app
 from wheeldoctor.cli.plain import parse
 
-Parsed = tuple[str, dict[str, object]]
+Parsed = tuple[str, object]
 
 
 @pytest.fixture
 def typer_parse(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """``argv -> (command, keyword arguments)`` as typer passes them to the body; None where typer refuses."""
+    """``argv -> (command, options)`` as typer passes them to the body; None where typer refuses."""
     seen: list[Parsed] = []
 
     def recorder(name: str) -> Any:
-        def body(**options: object) -> int:
+        def body(options: object) -> int:
             seen.append((name, options))
             return 0
 
         return body
 
-    for name in ("check", "deps", "version"):
-        monkeypatch.setattr(commands, name, recorder(name))
+    monkeypatch.setattr(commands, "body", recorder)
 
     def run(argv: list[str]) -> Parsed | None:
         seen.clear()

@@ -1,7 +1,7 @@
 """WD008 with the link memo: a directory turned into a link out of the environment after a warm run is found.
 
 The memo keeps "no directory on the recorded paths is a link" with the fingerprints of
-the directories holding them (:mod:`wheeldoctor.engine.link_memo`). The attack moves a
+the directories holding them (``wheeldoctor.engine.verify._link_memo``). The attack moves a
 recorded directory out of the environment and links it back: every file keeps its
 inode, bytes and times, so the cache's verdicts all hold, and only the directories'
 check can see the link.
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from helpers import VenvFactory, WheelFactory, uv_install
 
-from wheeldoctor.engine import hashing, link_memo
+from wheeldoctor.engine import verify
 from wheeldoctor.engine.verify import Verification, verify_environment
 from wheeldoctor.model.fingerprint import SETTLE_NS
 from wheeldoctor.where import links
@@ -56,7 +56,7 @@ def test_a_directory_linked_out_after_a_warm_run_is_reported(
     if processes:
         if not sys.platform.startswith("linux"):
             pytest.skip("forked workers are Linux-only")
-        monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)
+        monkeypatch.setattr(verify, "PROCESS_MIN_FILES", 1)
     venv = venv_factory()
     uv_install(venv, "--no-deps", wheel_factory("deep", "1.0", DEEP))
     site, cache_dir = venv.site_packages, tmp_path / "cache"
@@ -88,5 +88,5 @@ def test_no_memo_without_a_cache_or_with_an_unsettled_record(
     uv_install(venv, "--no-deps", wheel_factory("deep", "1.0", DEEP))
     env = load_environment("test", [str(venv.site_packages)], [str(venv.prefix)])
     [dist] = env.active()
-    assert link_memo.link_memo(None, [(dist, (1, 2, 3, 4, 5))]) is None
-    assert link_memo.link_memo("/nonexistent", [(dist, None)]) is None
+    assert verify._link_memo(None, [(dist, (1, 2, 3, 4, 5))]) is None
+    assert verify._link_memo("/nonexistent", [(dist, None)]) is None

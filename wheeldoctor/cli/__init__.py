@@ -41,19 +41,18 @@ def main() -> None:
 
 def _run(argv: list[str]) -> None:
     from wheeldoctor.cli.plain import parse
-
-    parsed = parse(argv)
-    if parsed is None:
-        from wheeldoctor.cli.app import main as run_app
-
-        run_app()
-        return
-    from wheeldoctor.cli.commands import BODIES
     from wheeldoctor.cli.runner import exit_now, guard, no_cyclic_gc
 
-    command, options = parsed
     try:
-        with no_cyclic_gc():  # the body's imports too (see no_cyclic_gc)
-            guard(lambda: BODIES[command](**options))
+        with no_cyclic_gc():  # the parse's and the body's imports too (see no_cyclic_gc)
+            parsed = parse(argv)
+            if parsed is not None:
+                from wheeldoctor.cli import commands
+
+                command, options = parsed
+                guard(lambda: commands.body(command)(options))
     except SystemExit as done:
         exit_now(done.code)
+    from wheeldoctor.cli.app import main as run_app
+
+    run_app()

@@ -1,21 +1,18 @@
-"""The fleet commands: ``snapshot`` (one node) and ``diff`` (several), registered by :mod:`wheeldoctor.cli.app`."""
+"""The fleet commands, their options and bodies: ``snapshot`` (one node) and ``diff`` (several nodes)."""
 
 from __future__ import annotations
 
 import re
 import sys
-from typing import Annotated
+from dataclasses import dataclass
 
-import typer
-
-from wheeldoctor.cli.options import JobsOption, NoCacheOption, PathOption, PythonOption
+from wheeldoctor.cli.options import JOBS, NO_CACHE, PATH, PYTHON, given, value, words
 from wheeldoctor.cli.runner import (
     EXIT_ERROR,
     EXIT_HEALTHY,
     EXIT_PROBLEMS,
     cache_dir,
     fail,
-    guard,
     metadata_memos,
     no_cyclic_gc,
     target_of,
@@ -26,52 +23,52 @@ _SNAPSHOT_FORMATS = ("json", "cyclonedx")
 _DIFF_FORMATS = ("text", "json", "github")
 
 
-def snapshot(
-    python: PythonOption = None,
-    path: PathOption = None,
-    output: Annotated[
-        str | None,
-        typer.Option(
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SnapshotOptions:
+    """``snapshot``'s options, as given on the command line."""
+
+    python: str | None = given(PYTHON)
+    path: tuple[str, ...] = given(PATH)
+    output: str | None = given(
+        value(
             "--output", "-o", metavar="FILE", help="Write to FILE atomically (default stdout); %N in FILE is the host."
-        ),
-    ] = None,
-    format_: Annotated[
-        str, typer.Option("--format", metavar="FORMAT", help="json (the snapshot, default) or cyclonedx (an SBOM).")
-    ] = "json",
-    host: Annotated[
-        str | None, typer.Option("--host", metavar="NAME", help="The node's name in the snapshot (default: hostname).")
-    ] = None,
-    jobs: JobsOption = None,
-    no_cache: NoCacheOption = False,
-) -> None:
-    """Verify every distribution (as check --all) and write a compact, canonical snapshot to compare across nodes."""
+        )
+    )
+    format: str = given(
+        value("--format", metavar="FORMAT", help="json (the snapshot, default) or cyclonedx (an SBOM)."), default="json"
+    )
+    host: str | None = given(
+        value("--host", metavar="NAME", help="The node's name in the snapshot (default: hostname).")
+    )
+    jobs: int | None = given(JOBS)
+    no_cache: bool = given(NO_CACHE)
 
-    def run() -> int:
-        if format_ not in _SNAPSHOT_FORMATS:
-            fail(f"unknown format {format_!r}: choose one of {', '.join(_SNAPSHOT_FORMATS)}")
-        if format_ == "cyclonedx":
-            from wheeldoctor.cli.sbom import require_sbom
 
-            require_sbom()
-        target = target_of(python, path)
-        start_probe(target, with_tags=True)
-        from wheeldoctor.commands.snapshot import run_snapshot
-        from wheeldoctor.formats.snapshot import encode
+def snapshot(options: SnapshotOptions) -> int:
+    """Verify every distribution (as check --all) and write a compact, canonical snapshot; the exit code."""
+    if options.format not in _SNAPSHOT_FORMATS:
+        fail(f"unknown format {options.format!r}: choose one of {', '.join(_SNAPSHOT_FORMATS)}")
+    if options.format == "cyclonedx":
+        from wheeldoctor.cli.sbom import require_sbom
 
-        with no_cyclic_gc():
-            cached = cache_dir(no_cache)
-            env = load_target(target, with_tags=True, defer_records=True, memos=metadata_memos(cached))
-            result, taken = run_snapshot(env, host=host, cache_dir=cached)
-        if format_ == "cyclonedx":
-            from wheeldoctor.cli.sbom import sbom_text
+        require_sbom()
+    target = target_of(options.python, options.path)
+    start_probe(target, with_tags=True)
+    from wheeldoctor.commands.snapshot import run_snapshot
+    from wheeldoctor.formats.snapshot import encode
 
-            text = sbom_text(result, taken)
-        else:
-            text = encode(taken)
-        _write(None if output is None else node_path(output, taken.host), text)
-        return EXIT_HEALTHY
+    with no_cyclic_gc():
+        cached = cache_dir(options.no_cache)
+        env = load_target(target, with_tags=True, defer_records=True, memos=metadata_memos(cached))
+        result, taken = run_snapshot(env, host=options.host, cache_dir=cached)
+    if options.format == "cyclonedx":
+        from wheeldoctor.cli.sbom import sbom_text
 
-    guard(run)
+        text = sbom_text(result, taken)
+    else:
+        text = encode(taken)
+    _write(None if options.output is None else node_path(options.output, taken.host), text)
+    return EXIT_HEALTHY
 
 
 def node_path(output: str, host: str) -> str:
@@ -84,40 +81,39 @@ def node_path(output: str, host: str) -> str:
     return re.sub(r"%[N%]", lambda m: safe if m.group() == "%N" else "%", output)
 
 
-def diff(
-    files: Annotated[list[str], typer.Argument(metavar="SNAPSHOT...", help="Snapshots to compare (two or more).")],
-    format_: Annotated[
-        str, typer.Option("--format", metavar="FORMAT", help="text (default), json or github (annotations).")
-    ] = "text",
-    output: Annotated[
-        str | None, typer.Option("--output", "-o", metavar="FILE", help="Write the report to FILE atomically.")
-    ] = None,
-) -> None:
-    """Compare snapshots of several nodes: what differs, and with three or more, the odd ones out by majority."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DiffOptions:
+    """``diff``'s options, as given on the command line."""
 
-    def run() -> int:
-        if format_ not in _DIFF_FORMATS:
-            fail(f"unknown format {format_!r}: choose one of {', '.join(_DIFF_FORMATS)}")
-        if len(files) < 2:
-            fail("give two snapshots or more to compare")
-        from wheeldoctor.commands.diff import run_diff
+    files: tuple[str, ...] = given(words("SNAPSHOT...", "Snapshots to compare (two or more).", required=True))
+    format: str = given(
+        value("--format", metavar="FORMAT", help="text (default), json or github (annotations)."), default="text"
+    )
+    output: str | None = given(value("--output", "-o", metavar="FILE", help="Write the report to FILE atomically."))
 
-        drift, errors = run_diff(files)
-        if drift is None:
-            from wheeldoctor.report import inert
 
-            sys.stderr.writelines(f"error: {inert.text(line)}\n" for line in errors)
-            return EXIT_ERROR
-        if format_ == "json":
-            from wheeldoctor.report import drift_json as chosen
-        elif format_ == "github":
-            from wheeldoctor.report import drift_github as chosen  # type: ignore[no-redef]
-        else:
-            from wheeldoctor.report import drift_text as chosen  # type: ignore[no-redef]
-        _write(output, chosen.render(drift))
-        return EXIT_HEALTHY if drift.agree else EXIT_PROBLEMS
+def diff(options: DiffOptions) -> int:
+    """Compare snapshots of several nodes: what differs, and the odd ones out by majority; the exit code."""
+    if options.format not in _DIFF_FORMATS:
+        fail(f"unknown format {options.format!r}: choose one of {', '.join(_DIFF_FORMATS)}")
+    if len(options.files) < 2:
+        fail("give two snapshots or more to compare")
+    from wheeldoctor.commands.diff import run_diff
 
-    guard(run)
+    drift, errors = run_diff(options.files)
+    if drift is None:
+        from wheeldoctor.report import inert
+
+        sys.stderr.writelines(f"error: {inert.text(line)}\n" for line in errors)
+        return EXIT_ERROR
+    if options.format == "json":
+        from wheeldoctor.report import drift_json as chosen
+    elif options.format == "github":
+        from wheeldoctor.report import drift_github as chosen  # type: ignore[no-redef]
+    else:
+        from wheeldoctor.report import drift_text as chosen  # type: ignore[no-redef]
+    _write(options.output, chosen.render(drift))
+    return EXIT_HEALTHY if drift.agree else EXIT_PROBLEMS
 
 
 def _write(output: str | None, text: str) -> None:

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 from wheeldoctor.cli.runner import EXIT_HEALTHY, EXIT_PROBLEMS, cache_dir, deliver, fail
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
-    from wheeldoctor.commands.lock_check import LockedEnvironment
     from wheeldoctor.engine.remote import Fetcher
     from wheeldoctor.model.environment import Environment
+    from wheeldoctor.results.lock import LockedEnvironment
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -31,10 +31,10 @@ class LockOptions:
 
 def lock_options(
     lock: str | None,
-    find_links: list[str] | None,
+    find_links: Sequence[str] | None,
     verify_wheels: bool,
-    extras: list[str] | None,
-    groups: list[str] | None,
+    extras: Sequence[str] | None,
+    groups: Sequence[str] | None,
     no_cache: bool,
 ) -> LockOptions | None:
     """The ``--lock`` options as given on the command line; None without ``--lock``."""
@@ -69,11 +69,11 @@ def fetcher_for(options: LockOptions) -> Fetcher:
 def wheels_lock(
     options: LockOptions,
     python: str | None,
-    path: list[str] | None,
+    path: Sequence[str] | None,
     chosen: str,
     output: str | None,
     python_version: str | None,
-    platform: list[str] | None,
+    platform: Sequence[str] | None,
 ) -> int:
     """``wheels --lock FILE``: the lock's wheels preflighted from their RECORDs."""
     from wheeldoctor.commands.lock import lock_target, run_wheels_lock

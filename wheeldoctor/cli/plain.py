@@ -1,12 +1,13 @@
 """An exact parse of the plainest command lines, so that they run without importing typer.
 
 ``--version``, ``deps`` and ``check`` with their options written out plainly (``--opt VALUE``,
-``--opt=VALUE``, ``-o VALUE``, ``-j N``, flags, names) parse here to the keyword arguments
-typer would pass to the same body (``cli/commands.py``). Anything else, or anything in
-doubt (``--help``, ``--``, an unknown or abbreviated option, a flag given a value, a value
-that is empty or starts with ``-``, a short option joined to its value, a ``--jobs`` that is
-not a plain positive number, a missing value), returns None and typer parses it, errors and
-help included. ``tests/test_plain_parse.py`` holds this parse to typer's, option by option.
+``--opt=VALUE``, ``-o VALUE``, ``-j N``, flags, names) parse here to the options object typer
+would build for the same body (``cli/check.py``, ``cli/deps.py``), read from the same field
+declarations (``cli/options.py``). Anything else, or anything in doubt (``--help``, ``-h``,
+``--``, an unknown or abbreviated option, a flag given a value, a value that is empty or
+starts with ``-``, a short option joined to its value, a ``--jobs`` that is not a plain
+positive number, a missing value), returns None and typer parses it, errors and help included.
+``tests/test_plain_parse.py`` holds this parse to typer's, option by option.
 """
 
 from __future__ import annotations
@@ -14,103 +15,91 @@ from __future__ import annotations
 TYPE_CHECKING = False  # typing costs milliseconds to import, on the path this module exists for
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from typing import Any
 
-FLAG, VALUE, MANY, COUNT = "flag", "value", "many", "count"
-"""How an option is given: alone (True), with one value (the last one wins), repeatable
-(a list), with a positive whole number."""
+    from wheeldoctor.cli.check import CheckOptions
+    from wheeldoctor.cli.deps import DepsOptions
 
-#: What the shared options are called on the command line, and their keyword and kind.
-_SHARED = {
-    "--python": ("python", VALUE),
-    "--path": ("path", MANY),
-    "--json": ("json", FLAG),
-    "--format": ("format_", VALUE),
-    "--output": ("output", VALUE),
-    "-o": ("output", VALUE),
-    "--no-cache": ("no_cache", FLAG),
-    "--dpkg-admindir": ("dpkg_admindir", VALUE),
-}
-_CHECK = {
-    **_SHARED,
-    "--all": ("all_", FLAG),
-    "--jobs": ("jobs", COUNT),
-    "-j": ("jobs", COUNT),
-    "--strict": ("strict", FLAG),
-    "--config": ("config", VALUE),
-    "--baseline": ("baseline", VALUE),
-    "--write-baseline": ("write_baseline", VALUE),
-    "--show-accepted": ("show_accepted", FLAG),
-    "--show-unowned": ("show_unowned", FLAG),
-    "--lock": ("lock", VALUE),
-    "--find-links": ("find_links", MANY),
-    "--verify-wheels": ("verify_wheels", FLAG),
-    "--extra": ("extra", MANY),
-    "--group": ("group", MANY),
-    "--select": ("select", MANY),
-    "--ignore": ("ignore", MANY),
-    "--exit-zero": ("exit_zero", FLAG),
-    "--quiet": ("quiet", FLAG),
-    "-q": ("quiet", FLAG),
-    "--verbose": ("verbose", FLAG),
-    "-v": ("verbose", FLAG),
-}
-#: Per command: its options, and the keyword its positional words go to (None: it takes none).
-COMMANDS: dict[str, tuple[dict[str, tuple[str, str]], str | None]] = {
-    "deps": (_SHARED, None),
-    "check": (_CHECK, "names"),
-}
-_DEFAULTS = {FLAG: False, VALUE: None, MANY: None, COUNT: None}
+    Parsed = tuple[str, CheckOptions | DepsOptions | None]
+
+#: The commands parsed here; any other is typer's.
+COMMANDS = ("check", "deps")
 
 
-def parse(argv: Sequence[str]) -> tuple[str, dict[str, object]] | None:
-    """``(command, keyword arguments)`` for the body of ``argv`` (the words after the program), or None.
+def parse(argv: Sequence[str]) -> Parsed | None:
+    """``(command, options)`` for the body of ``argv`` (the words after the program), or None.
 
-    ``("version", {})`` for ``--version`` or ``-V`` alone.
+    ``("version", None)`` for ``--version`` or ``-V`` alone.
     """
     if len(argv) == 1 and argv[0] in ("--version", "-V"):
-        return "version", {}
+        return "version", None
     if not argv or argv[0] not in COMMANDS:
         return None
-    options, positional_to = COMMANDS[argv[0]]
-    given: dict[str, object] = {keyword: _DEFAULTS[kind] for keyword, kind in options.values()}
+    options: type[CheckOptions | DepsOptions]
+    if argv[0] == "check":
+        from wheeldoctor.cli.check import CheckOptions
+
+        options = CheckOptions
+    else:
+        from wheeldoctor.cli.deps import DepsOptions
+
+        options = DepsOptions
+    values = _values(argv[1:], options)
+    return None if values is None else (argv[0], options(**values))
+
+
+def _values(words: Sequence[str], options: type[CheckOptions | DepsOptions]) -> dict[str, Any] | None:
+    """The fields ``words`` set, as ``options`` types them; None where in doubt."""
+    from wheeldoctor.cli.options import COUNT, FLAG, MANY, VALUE, WORDS, specs
+
+    by_name: dict[str, tuple[str, str]] = {}
+    positional_to = None
+    for field, spec in specs(options):
+        if spec.kind == WORDS:
+            positional_to = field
+        by_name.update((name, (field, spec.kind)) for name in spec.names)
+    given: dict[str, Any] = {}
     many: dict[str, list[str]] = {}
-    positional: list[str] = []
-    at = 1
-    while at < len(argv):
-        word = argv[at]
+    at = 0
+    while at < len(words):
+        word = words[at]
         at += 1
         if not word.startswith("-"):
             if positional_to is None:
                 return None
-            positional.append(word)
+            many.setdefault(positional_to, []).append(word)
             continue
         name, joined, inline = word.partition("=") if word.startswith("--") else (word, "", "")
-        if name not in options:
-            return None
-        keyword, kind = options[name]
-        if kind == FLAG:
-            if joined:
-                return None
-            given[keyword] = True
+        field, kind = by_name.get(name, ("", ""))
+        if kind == FLAG and not joined:
+            given[field] = True
             continue
-        if joined:
-            value = inline
-        elif at < len(argv):
-            value = argv[at]
+        if kind not in (VALUE, MANY, COUNT):
+            return None  # unknown, a flag given a value, or a kind this parse does not take
+        if not joined and at < len(words):
+            inline = words[at]
             at += 1
-        else:
+        elif not joined:
             return None
-        if not value or value.startswith("-"):
+        value = _value(inline, kind)
+        if value is None:
             return None
-        if kind == COUNT:
-            if not (value.isascii() and value.isdigit()) or int(value) < 1:
-                return None
-            given[keyword] = int(value)
-        elif kind == MANY:
-            given[keyword] = many.setdefault(keyword, [])
-            many[keyword].append(value)
+        if kind == MANY:
+            many.setdefault(field, []).append(inline)
         else:
-            given[keyword] = value
-    if positional_to is not None:
-        given[positional_to] = positional or None
-    return argv[0], given
+            given[field] = value
+    given.update((field, tuple(values)) for field, values in many.items())
+    return given
+
+
+def _value(text: str, kind: str) -> str | int | None:
+    """An option's value as its kind takes it; None where typer might read it otherwise."""
+    from wheeldoctor.cli.options import COUNT
+
+    if not text or text.startswith("-"):
+        return None
+    if kind != COUNT:
+        return text
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+        return None
+    return int(text)

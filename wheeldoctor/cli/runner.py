@@ -194,12 +194,12 @@ def cache_dir(disabled: bool) -> str | None:
     """Where cached digests and metadata live, unless ``--no-cache`` or the environment turned them off."""
     if disabled:
         return None
-    from wheeldoctor.engine import cache
+    from wheeldoctor.engine import store
 
-    directory = cache.directory()
+    directory = store.directory()
     if directory is None:
         return None
-    why = cache.distrust(directory)
+    why = store.distrust(directory)
     if why is not None:
         if directory not in _distrusted:  # said once
             from wheeldoctor.report import inert
@@ -218,7 +218,7 @@ def metadata_memos(cache_dir: str | None) -> MemoFor | None:
     """The metadata memo of each site directory, kept in ``cache_dir`` (none without a cache)."""
     if cache_dir is None:
         return None
-    from wheeldoctor.engine.metadata_memo import memos
+    from wheeldoctor.engine.distinfo_memo import memos
 
     return memos(cache_dir)
 
@@ -227,7 +227,7 @@ def scan_keeper(cache_dir: str | None) -> Keeper | None:
     """What keeps dpkg's scan of its file lists in ``cache_dir`` (none without a cache)."""
     if cache_dir is None:
         return None
-    from wheeldoctor.engine.result_memo import keeper
+    from wheeldoctor.engine.store import keeper
 
     return keeper(cache_dir)
 
@@ -249,7 +249,7 @@ def choose_format(chosen: str | None, json: bool, allowed: Sequence[str] = _FORM
 
 def target_of(
     python: str | None,
-    path: list[str] | None,
+    path: Sequence[str],
     dpkg_admindir: str | None = None,
     *,
     quiet: bool = False,
@@ -265,7 +265,7 @@ def target_of(
     from wheeldoctor.where.target import Target
 
     if python and not os.path.isdir(python):
-        return Target(python=python, paths=tuple(path or ()), dpkg_admindir=dpkg_admindir)  # as named
+        return Target(python=python, paths=tuple(path), dpkg_admindir=dpkg_admindir)  # as named
     from wheeldoctor.where import discover  # only to look for one
 
     if python:
@@ -286,7 +286,7 @@ def target_of(
             from wheeldoctor.report import inert
 
             sys.stderr.write(inert.text(f"environment: {python or sys.executable} ({choice.reason})") + "\n")
-    return Target(python=python, paths=tuple(path or ()), dpkg_admindir=dpkg_admindir, reason=reason)
+    return Target(python=python, paths=tuple(path), dpkg_admindir=dpkg_admindir, reason=reason)
 
 
 def exit_code(healthy: bool, exit_zero: bool = False) -> int:

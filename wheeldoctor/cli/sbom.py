@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 from wheeldoctor.cli.runner import fail
 
 if TYPE_CHECKING:
-    from wheeldoctor.commands.results import CheckResult
     from wheeldoctor.model.snapshot import Snapshot
+    from wheeldoctor.results.check import CheckResult
 
 
 def require_sbom() -> None:

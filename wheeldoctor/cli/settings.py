@@ -10,6 +10,8 @@ from wheeldoctor.judge.selection import CodeSelection, parse_prefixes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from wheeldoctor.formats.config import Defaults
 
 
@@ -23,7 +25,7 @@ class Settings:
 
 
 def settings_of(
-    config: str | None, *, select: list[str] | None, ignore: list[str] | None, jobs: int | None, strict: bool
+    config: str | None, *, select: Sequence[str], ignore: Sequence[str], jobs: int | None, strict: bool
 ) -> Settings:
     """Each of ``--select``, ``--ignore``, ``--jobs``, ``--strict`` as given, else the config's key.
 

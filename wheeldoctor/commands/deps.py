@@ -2,41 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # a renderer asks isinstance of DepsResult: that must not import the judges
+from wheeldoctor.results.deps import DepsResult
+
+if TYPE_CHECKING:
     from wheeldoctor.engine.deps_memo import DepsMemo
-    from wheeldoctor.judge.compat import CompatibilityFinding
-    from wheeldoctor.judge.deps import DependencyReport
-    from wheeldoctor.judge.duplicates import Duplicate
     from wheeldoctor.judge.requirements import Requirements
     from wheeldoctor.judge.selection import CodeSelection
     from wheeldoctor.model.environment import Environment
-    from wheeldoctor.repair.requirements import DepsRepairs
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DepsResult:
-    """The outcome of ``wheeldoctor deps``: what the metadata alone says about an environment.
-
-    It lives here, not in results.py, so that ``deps`` never imports the file verifier.
-    """
-
-    environment: Environment
-    dependencies: DependencyReport
-    duplicates: tuple[Duplicate, ...]
-    compatibility: tuple[CompatibilityFinding, ...]
-    """Requires-Python, WHEEL tags, and metadata that does not parse."""
-    repairs: DepsRepairs
-    """The commands that repair what was found, made once: every renderer shows these."""
-    notes: tuple[str, ...] = ()
-    """Checks that could not run, and why (never a failure by themselves)."""
-
-    @property
-    def healthy(self) -> bool:
-        """No conflict, no stale dist-info, no compatibility finding (shadowing alone passes)."""
-        return not (self.dependencies.conflicts or self.compatibility or any(d.failing for d in self.duplicates))
 
 
 def run_deps(env: Environment, requirements: Requirements | None = None, memo: DepsMemo | None = None) -> DepsResult:

@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from wheeldoctor.commands.deps import DepsResult
 from wheeldoctor.judge.files import DistributionReport, Status
 from wheeldoctor.judge.policy import Acceptances, Policy, PolicyOutcome, accept
 from wheeldoctor.model.findings import Finding, Kind
+from wheeldoctor.results.deps import DepsResult
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from wheeldoctor.commands.check import run_check
+from wheeldoctor.commands.check import CheckRequest, run_check
 from wheeldoctor.commands.deps import run_deps, select_deps
-from wheeldoctor.commands.deps_policy import accept_deps, with_deps
-from wheeldoctor.commands.results import DoctorResult
-from wheeldoctor.engine.states import ProgressSink
+from wheeldoctor.commands.deps_policy import accept_deps, deps_reports, with_deps
+from wheeldoctor.engine.schedule import ProgressSink
+from wheeldoctor.judge.files import DistributionReport
 from wheeldoctor.judge.locked import LockVerdict
 from wheeldoctor.judge.policy import Policy
 from wheeldoctor.model.environment import Environment
+from wheeldoctor.results.check import DoctorResult
 
 
 def run_doctor(
@@ -32,9 +33,7 @@ def run_doctor(
     from wheeldoctor.judge.requirements import Requirements
 
     requirements = Requirements.of(env)
-    check = run_check(
-        env,
-        None,
+    request = CheckRequest(
         jobs=jobs,
         progress=progress,
         strict=strict,
@@ -45,6 +44,7 @@ def run_doctor(
         lock=lock,
         requirements=requirements,
     )
+    check = run_check(env, request)
     deps = run_deps(env, requirements)
     if policy is not None and not policy.empty:
         # Accept rules and baselines judge every kind of finding, dependencies included.
@@ -57,3 +57,8 @@ def run_doctor(
     reported = {(r.name, f.code) for r in check.distributions for f in r.findings}
     compatibility = tuple(f for f in deps.compatibility if (f.dist, f.code) not in reported)
     return DoctorResult(check, replace(deps, compatibility=compatibility))
+
+
+def baseline_reports(result: DoctorResult) -> tuple[DistributionReport, ...]:
+    """What a baseline written now pins: the check's findings, then every failing dependency element."""
+    return (*result.check.baseline_reports, *deps_reports(result.deps))

@@ -14,22 +14,18 @@ import subprocess
 import sys
 from collections import deque
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
-from enum import Enum
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-from wheeldoctor.commands.check import run_check
-from wheeldoctor.commands.results import CheckResult
+from wheeldoctor.commands.check import CheckRequest, run_check
 from wheeldoctor.formats.requirement import parse_requirement
 from wheeldoctor.judge.deps import check_dependencies
-from wheeldoctor.judge.duplicates import Duplicate, find_duplicates
+from wheeldoctor.judge.duplicates import find_duplicates
 from wheeldoctor.judge.policy import Policy
 from wheeldoctor.judge.requirements import Requirements
 from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.errors import InputError
 from wheeldoctor.repair.outcome import (
     Outcome,
-    Problem,
     compare,
     dependency_problems,
     duplicate_problems,
@@ -38,14 +34,10 @@ from wheeldoctor.repair.outcome import (
     pair_problems,
     startup_problems,
 )
-from wheeldoctor.repair.plan import FixStep, RepairPlan, plan_repairs
+from wheeldoctor.repair.plan import FixStep, plan_repairs
+from wheeldoctor.results.check import CheckResult
+from wheeldoctor.results.fix import Against, FixPlan, FixResult, StepResult, StepStatus
 from wheeldoctor.where.target import Target, load_target
-
-if TYPE_CHECKING:
-    from wheeldoctor.commands.lock_check import LockedEnvironment
-
-Against = Callable[[Environment], "LockedEnvironment"]
-"""An environment judged against a lock (``fix --lock``): the locked wheels' claims and the lock's findings."""
 
 #: Lines of an installer's output kept to explain its failure.
 _TAIL = 40
@@ -68,76 +60,6 @@ _NETWORK_SIGNS = (
     "tcp connect error",
     "Failed to fetch",
 )
-
-
-class StepStatus(str, Enum):
-    """What became of a step; the JSON ``status`` field."""
-
-    OK = "ok"
-    FAILED = "failed"
-    NOT_RUN = "not-run"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StepResult:
-    """One step after the run."""
-
-    step: FixStep
-    status: StepStatus
-    returncode: int | None = None
-    error: str | None = None
-    """One line: why it failed (the index could not be reached, the installer was not found, ...)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FixPlan:
-    """What was found, and the plan for it: everything ``fix --dry-run`` shows."""
-
-    check: CheckResult
-    duplicates: tuple[Duplicate, ...]
-    plan: RepairPlan
-    before: tuple[Problem, ...]
-    target: Target
-    """Where the environment was read from: it is read again there after the steps."""
-    policy: Policy | None = None
-    """The accept rules the check ran under: what they accept is not repaired, and not verified again."""
-    cache_dir: str | None = None
-    against: Against | None = None
-    """With ``--lock``: the environment judged against the lock, for the plan and for verifying again."""
-    requirements: Requirements | None = None
-    """The environment's requirement model, as the plan read it: what it broke before the steps."""
-
-    @property
-    def environment(self) -> Environment:
-        """The environment the plan is for."""
-        return self.check.environment
-
-
-@dataclass(frozen=True, slots=True)
-class FixResult:
-    """A plan, what ran of it, and the verdict of verifying again."""
-
-    planned: FixPlan
-    results: tuple[StepResult, ...] = ()
-    outcome: Outcome | None = None
-    """None when nothing ran (a dry run, or nothing to run)."""
-
-    @property
-    def ran(self) -> bool:
-        """Whether any step was started."""
-        return any(r.status is not StepStatus.NOT_RUN for r in self.results)
-
-    @property
-    def failed(self) -> StepResult | None:
-        """The step that failed, if one did."""
-        return next((r for r in self.results if r.status is StepStatus.FAILED), None)
-
-    @property
-    def healthy(self) -> bool:
-        """Every step succeeded and everything found is healthy now (or nothing was found)."""
-        if self.outcome is None:
-            return not self.planned.before and not self.planned.plan.needed
-        return self.failed is None and self.outcome.healthy
 
 
 class StepSink(Protocol):
@@ -214,18 +136,16 @@ def _check(
 ) -> CheckResult:
     """``check``, or with a lock ``check --lock``: the locked wheels' claims in place, the lock's findings added."""
     if against is None:
-        return run_check(env, names, cache_dir=cache_dir, processes=True, policy=policy, requirements=requirements)
+        request = CheckRequest(
+            names=names, cache_dir=cache_dir, processes=True, policy=policy, requirements=requirements
+        )
+        return run_check(env, request)
     locked = against(env)
     # The lock's claims are in the environment; forked workers would read the installed RECORD files.
-    return run_check(
-        locked.environment,
-        names,
-        cache_dir=cache_dir,
-        processes=False,
-        policy=policy,
-        lock=locked.verdict,
-        requirements=requirements,
+    request = CheckRequest(
+        names=names, cache_dir=cache_dir, processes=False, policy=policy, lock=locked.verdict, requirements=requirements
     )
+    return run_check(locked.environment, request)
 
 
 def own_distributions_at_risk(planned: FixPlan) -> list[str]:

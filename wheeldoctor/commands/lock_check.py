@@ -13,31 +13,19 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from wheeldoctor.judge.locked import Installed, LockVerdict, lock_claims, membership, missing_finding
 from wheeldoctor.repair.steps import locked_pin
+from wheeldoctor.results.lock import LockedEnvironment
 from wheeldoctor.where.filesystem import ReadError, read_regular
 
 if TYPE_CHECKING:
     from wheeldoctor.engine.remote import Fetcher, Progress
-    from wheeldoctor.formats.lock import Lock
-    from wheeldoctor.formats.lock_fetched import FetchedRecord, FetchSummary
     from wheeldoctor.model.environment import Environment, InstalledDistribution
 
 _DIRECT_URL_LIMIT = 64 << 10
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LockedEnvironment:
-    """The environment with the lock's claims in place, what the lock found, and how RECORDs were had."""
-
-    environment: Environment
-    verdict: LockVerdict
-    lock: Lock
-    fetched: tuple[FetchedRecord, ...]
-    summary: FetchSummary
 
 
 def against_lock(

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
 
-from wheeldoctor.commands.results import CheckResult
 from wheeldoctor.formats.headers import header_fields
 from wheeldoctor.model.environment import InstalledDistribution
+from wheeldoctor.results.check import CheckResult
+from wheeldoctor.results.sbom import Licenses, UnownedDigest
 from wheeldoctor.where.environment import METADATA_LIMIT
 from wheeldoctor.where.filesystem import read_regular
 
@@ -21,22 +21,6 @@ UNOWNED_LIMIT = 1000
 UNOWNED_BYTES = 64 << 20
 #: A License field longer than this, or of several lines, is a license's text, not its name.
 _NAME_LIMIT = 100
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Licenses:
-    """What METADATA says of a distribution's license: an SPDX expression, or names."""
-
-    expression: str | None
-    names: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class UnownedDigest:
-    """A file nobody recorded, below its site directory, with its SHA-256 (hex; None when not read)."""
-
-    path: str
-    sha256: str | None
 
 
 def licenses_of(dist: InstalledDistribution) -> Licenses:

@@ -3,21 +3,21 @@
 The verification is ``check --all``'s own (:func:`wheeldoctor.commands.check.run_check`,
 the one seam this module uses), so the same cache serves both: files are not hashed
 again. What a snapshot adds is one digest over each RECORD's rows, kept by RECORD's
-fingerprint (:mod:`wheeldoctor.engine.record_digests`); RECORD is parsed here only on a miss
+fingerprint (:func:`wheeldoctor.engine.distinfo_memo.record_digests`); RECORD is parsed here only on a miss
 and for a distribution whose files differ from it (their rows on disk are summed up too).
 """
 
 from __future__ import annotations
 
+import os
 import socket
 from typing import TYPE_CHECKING
 
-from wheeldoctor.commands.check import run_check
-from wheeldoctor.engine.record_digests import RecordDigests
+from wheeldoctor.commands.check import CheckRequest, run_check
+from wheeldoctor.engine.distinfo_memo import DistInfoMemo, record_digests
 from wheeldoctor.judge.files import DistributionReport
 from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.findings import Finding, Kind
-from wheeldoctor.model.fingerprint import settled_record_identity
 from wheeldoctor.model.snapshot import (
     FILES_LIMIT,
     TAGS_SHOWN,
@@ -34,8 +34,8 @@ from wheeldoctor.model.snapshot import (
 from wheeldoctor.where.environment import with_record
 
 if TYPE_CHECKING:
-    from wheeldoctor.commands.results import CheckResult
-    from wheeldoctor.engine.states import ProgressSink
+    from wheeldoctor.engine.schedule import ProgressSink
+    from wheeldoctor.results.check import CheckResult
 
 #: Findings about one file's bytes: the file's row on disk differs from its RECORD row.
 FILE_KINDS = frozenset({Kind.MODIFIED, Kind.MISSING, Kind.UNREADABLE, Kind.REPLACED})
@@ -57,7 +57,7 @@ def run_snapshot(
     ``env`` should be loaded with its tags (``load_target(..., with_tags=True)``); ``host``
     defaults to this machine's name. The check's result comes back too, for an SBOM.
     """
-    result = run_check(env, None, jobs=jobs, progress=progress, cache_dir=cache_dir, processes=True)
+    result = run_check(env, CheckRequest(jobs=jobs, progress=progress, cache_dir=cache_dir, processes=True))
     return result, snapshot_of(result, host=host, cache_dir=cache_dir)
 
 
@@ -66,7 +66,7 @@ def snapshot_of(result: CheckResult, *, host: str | None = None, cache_dir: str 
     env = result.environment
     markers = dict(env.markers)
     tags = list(env.tags) if env.tags is not None else None
-    memos: dict[str, RecordDigests] = {}
+    memos: dict[str, DistInfoMemo[str]] = {}
     dists = []
     for report in result.distributions:
         if report.dist is None:
@@ -74,7 +74,7 @@ def snapshot_of(result: CheckResult, *, host: str | None = None, cache_dir: str 
         location = report.dist.location
         memo = memos.get(location)
         if memo is None:
-            memo = memos[location] = RecordDigests(cache_dir, location)
+            memo = memos[location] = record_digests(cache_dir, location)
         dists.append(distribution_state(report, report.dist, memo))
     for memo in memos.values():
         memo.save()
@@ -111,19 +111,19 @@ def snapshot_of(result: CheckResult, *, host: str | None = None, cache_dir: str 
 
 
 def distribution_state(
-    report: DistributionReport, dist: InstalledDistribution, memo: RecordDigests
+    report: DistributionReport, dist: InstalledDistribution, memo: DistInfoMemo[str]
 ) -> DistributionState:
     """One distribution's digests: RECORD's from the memo where it holds; its rows are read only
     on a miss, or where files differ (their rows on disk are summed up with what was found)."""
     drifted = [f for f in report.findings if f.path is not None and f.kind in FILE_KINDS]
-    identity = settled_record_identity(dist.path)
-    record = memo.get(dist.path, identity) if not drifted else None
+    fingerprints = memo.fingerprints(dist.path)
+    record = memo.get(os.path.basename(dist.path), fingerprints) if not drifted else None
     disk = record
     if record is None:
         rows = _rows(dist)
         if rows is not None:
             record = rows_digest(rows)
-            memo.keep(dist.path, identity, record)
+            memo.keep(dist.path, fingerprints, record)
             found = {f.path: _evidence(f) for f in drifted if f.path is not None}
             disk = rows_digest(found_rows(rows, found)) if found else record
     files = sorted(

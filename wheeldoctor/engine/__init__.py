@@ -1,1 +1,1 @@
-"""How file states are obtained: hashing, the cache and memos, threads and forked workers."""
+"""How file states are obtained: one pipeline (plan, obtain, judge and remember), its executors, its memos."""

@@ -31,16 +31,20 @@ from __future__ import annotations
 
 import marshal
 import os
-import stat
-import sys
 import zlib
 from stat import S_ISREG  # os imports stat: free
 
-from wheeldoctor.model.fingerprint import SETTLE_COARSE_NS as SETTLE_COARSE_NS  # noqa: PLC0414  (the cache's vocabulary, re-exported)
+from wheeldoctor.engine.store import TAG as TAG  # noqa: PLC0414  (the cache's vocabulary, re-exported)
+from wheeldoctor.engine.store import code as code  # noqa: PLC0414  (the cache's vocabulary, re-exported)
+from wheeldoctor.engine.store import entry_path as entry_path  # noqa: PLC0414  (the cache's vocabulary, re-exported)
+from wheeldoctor.engine.store import header
+from wheeldoctor.engine.store import read as read  # noqa: PLC0414  (remote.py's)
+from wheeldoctor.engine.store import usable as usable  # noqa: PLC0414  (the cache's vocabulary, re-exported)
+from wheeldoctor.engine.store import write as write  # noqa: PLC0414  (the cache's vocabulary, re-exported)
 from wheeldoctor.model.fingerprint import SETTLE_NS as SETTLE_NS  # noqa: PLC0414  (the cache's vocabulary, re-exported)
 from wheeldoctor.model.fingerprint import Identity as Identity  # noqa: PLC0414  (the cache's vocabulary, re-exported)
 from wheeldoctor.model.fingerprint import identity as identity  # noqa: PLC0414  (the cache's vocabulary, re-exported)
-from wheeldoctor.model.fingerprint import record_identity as record_identity  # noqa: PLC0414  (the cache's vocabulary, re-exported)
+from wheeldoctor.model.fingerprint import record_identity
 from wheeldoctor.model.fingerprint import settled as settled  # noqa: PLC0414  (the cache's vocabulary, re-exported)
 from wheeldoctor.model.fingerprint import settled_record_identity as settled_record_identity  # noqa: PLC0414  (the cache's vocabulary, re-exported)
 
@@ -50,101 +54,12 @@ if TYPE_CHECKING:
 
 #: Bump when the layout of an entry changes; old entries are then misses and rewritten.
 FORMAT = 3
-#: Entries are marshal data, whose format is only promised within one Python version.
-TAG = (sys.implementation.cache_tag or f"{sys.implementation.name}-{sys.version_info[:2]}").encode()
-#: The stages whose code decides what an entry or a memo holds: reading, parsing, obtaining and judging.
-_STAGES = ("model", "formats", "where", "engine", "judge")
-#: This run's code (``code``), its entries' header (``header``), and the digest of the sources
-#: still to keep beside their stats with the first file this run writes (``unkept``).
-_run: dict[str, bytes | tuple[str, bytes]] = {}
-
-
-def code() -> bytes:
-    """What the code of :data:`_STAGES` is: a digest of each source file's name and bytes.
-
-    An entry's verdict ("intact", and the files it vouches for) holds under the rules of
-    the code that judged it: a rule added later (a link out of the environment, say) must
-    see every distribution again, and the version string is not bumped with every change.
-    Two installs of the same code (the command line's own venv, and a project's whose gate
-    reads the same cache) are one code. The digest is kept in the cache directory under the
-    sources' stats (each file's name, size and mtime, and where the package is), so a run
-    reads one small file, not every source; other stats (an upgrade, an edit, another
-    install) read the sources again. Code run from an archive gives a constant.
-    """
-    found = _run.get("code")
-    if not isinstance(found, bytes):
-        found = _run["code"] = _compute_code()
-    return found
-
-
-def _compute_code() -> bytes:
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    sources: list[tuple[str, str, int, int]] = []
-    for stage in _STAGES:
-        try:
-            with os.scandir(os.path.join(package, stage)) as found:
-                for entry in found:
-                    if entry.name.endswith(".py"):
-                        st = entry.stat()
-                        sources.append((f"{stage}/{entry.name}", entry.path, st.st_size, st.st_mtime_ns))
-        except OSError:
-            continue
-    sources.sort()
-    listing = "\n".join([os.path.realpath(package), *(f"{name} {size} {mtime}" for name, _, size, mtime in sources)])
-    cache_dir = directory()
-    memo = _checksum(listing.encode("utf-8", "surrogateescape")).decode() + ".code"
-    kept = None if cache_dir is None else os.path.join(cache_dir, memo)
-    if kept is not None:
-        digest = read(kept)
-        if digest is not None and len(digest) == 16 and not digest.strip(b"0123456789abcdef"):
-            return digest
-    crc, adler = 0, 1  # running: the checksums of every source's name, length and bytes, one after another
-    for name, path, size, _ in sources:
-        body = _source(path, size)
-        head = b"%s %d\n" % (name.encode("utf-8", "surrogateescape"), len(body))
-        crc, adler = zlib.crc32(body, zlib.crc32(head, crc)), zlib.adler32(body, zlib.adler32(head, adler))
-    digest = b"%08x%08x" % (crc, adler)
-    if kept is not None:
-        _run["unkept"] = (kept, digest)
-    return digest
-
-
-def _source(path: str, size: int) -> bytes:
-    """A source file's bytes, read to its end (empty where it cannot be read)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return b""
-    try:
-        chunks = [os.read(fd, size + 1)]  # one read, unless it grew since its stat
-        while len(chunks[-1]) > size and (chunk := os.read(fd, 1 << 16)):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    except OSError:
-        return b""
-    finally:
-        os.close(fd)
-
-
-def _checksum(data: bytes) -> bytes:
-    return b"%08x%08x" % (zlib.crc32(data), zlib.adler32(data))
-
-
-def _header() -> bytes:
-    found = _run.get("header")
-    if not isinstance(found, bytes):
-        found = _run["header"] = b"wheeldoctor-cache %d %s %s\n" % (FORMAT, TAG, code())
-    return found
-
 
 _CHECKSUM_BYTES = 4
 _LENGTH_BYTES = 4
-_READ_LIMIT = 256 << 20
-_OPEN_READ = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 #: O_PATH where there is one: a directory that may be searched but not listed still opens.
 _OPEN_DIRECTORY = getattr(os, "O_PATH", os.O_RDONLY) | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 _STAT_DIR_FD = os.stat in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
-_OPEN_WRITE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
 
 Digests = tuple[tuple[str, bytes], ...]
 FileRecord = tuple[str, Identity, Digests]
@@ -198,73 +113,6 @@ class Entry:
 
     def _fields(self) -> tuple[object, ...]:
         return (self.dist_path, self.record, self.verdict_root, self.files, self.judged)
-
-
-def directory() -> str | None:
-    """The cache directory for this process, or None when caching is turned off.
-
-    ``WHEELDOCTOR_NO_CACHE`` (any value but empty or ``0``) turns it off; otherwise
-    ``WHEELDOCTOR_CACHE_DIR``, else ``$XDG_CACHE_HOME/wheeldoctor``, else
-    ``~/.cache/wheeldoctor``. Nothing is created here.
-    """
-    environ = os.environ
-    if environ.get("WHEELDOCTOR_NO_CACHE", "") not in ("", "0"):
-        return None
-    explicit = environ.get("WHEELDOCTOR_CACHE_DIR")
-    if explicit:
-        return os.path.abspath(explicit)
-    xdg = environ.get("XDG_CACHE_HOME", "")
-    # The XDG spec says a relative path there is invalid and must be ignored.
-    base = xdg if os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache")
-    if not os.path.isabs(base):  # no HOME and no passwd entry: nowhere safe to write
-        return None
-    return os.path.join(base, "wheeldoctor")
-
-
-def entry_path(cache_dir: str, dist_path: str, suffix: str = ".entry") -> str:
-    """Where the entry of ``dist_path`` lives; the path itself is kept inside and checked."""
-    raw = os.fsencode(dist_path)
-    return os.path.join(cache_dir, f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}{suffix}")
-
-
-def usable(cache_dir: str) -> bool:
-    """Whether ``cache_dir`` exists and is yours alone (:func:`distrust` finds nothing wrong)."""
-    try:
-        os.stat(cache_dir)
-    except (OSError, ValueError):
-        return False
-    return distrust(cache_dir) is None
-
-
-def distrust(cache_dir: str) -> str | None:
-    """Why nothing in ``cache_dir`` may be believed, or None when it is yours alone (or not made yet).
-
-    An entry claims digests for files: whoever can write one can make an altered file pass.
-    So the directory must be owned by the current user and writable by nobody else, its
-    group included (ssh's StrictModes rule); each entry is judged as it is read (:func:`read`).
-    """
-    try:
-        st = os.stat(cache_dir)
-    except (FileNotFoundError, NotADirectoryError):
-        return None  # made 0700 on the first write (or never: then nothing is read either)
-    except (OSError, ValueError) as e:
-        return f"it cannot be examined ({getattr(e, 'strerror', None) or e})"
-    if not stat.S_ISDIR(st.st_mode):
-        return "it is not a directory"
-    geteuid = getattr(os, "geteuid", None)
-    if geteuid is None:  # Windows: no owners to compare
-        return None
-    if st.st_uid != geteuid():
-        return f"it is owned by uid {st.st_uid}, not by you"
-    if st.st_mode & 0o022:
-        return f"its group or others can write it (mode {stat.S_IMODE(st.st_mode):04o})"
-    return None
-
-
-def _yours(st: os.stat_result) -> bool:
-    """An entry written by this user and writable by no one else (:func:`write` makes them 0600)."""
-    geteuid = getattr(os, "geteuid", None)
-    return geteuid is None or (st.st_uid == geteuid() and not st.st_mode & 0o022)
 
 
 def load(cache_dir: str, dist_path: str, record: Identity) -> Entry | None:
@@ -325,28 +173,22 @@ def verdict_holds(cache_dir: str, dist_path: str, root: str) -> bool:
     if record is None:
         return False
     verdict = load_verdict(cache_dir, dist_path, record, root)
-    # One thread: spread over threads, the stats of torch's 11,847 files took 2x as long on
-    # 16 cores (each stat takes the GIL back after its system call, and the threads queue).
+    # One thread: stats spread over threads queue for the GIL (each takes it back after its system call).
     return verdict is not None and all_unchanged(verdict[0], verdict[1], follow=True)
 
 
-def all_unchanged(
-    paths: Sequence[str], fingerprints: Sequence[Identity], *, follow: bool, by_name: bool = True
-) -> bool:
+def all_unchanged(paths: Sequence[str], fingerprints: Sequence[Identity], *, follow: bool) -> bool:
     """Whether every file still has its fingerprint (False for a malformed one).
 
     ``follow``: what ``os.stat(path)`` sees (the gate's rule); else what ``os.lstat`` sees,
     and only a regular file matches, as the check proves a file (a symlink is left to its
     exact path). Each file is stat'ed by its name in its directory, opened once per run of
     files in one directory (RECORD lists a directory's files together): the kernel then
-    walks one name, not the whole path, which took a fifth off each stat on a 16-core
-    host's overlay filesystem. ``by_name=False`` stats each by its path: for paths that are
-    mostly one to a directory (a memo's directories), where an open and a close of each
-    directory cost more than they save.
+    walks one name, not the whole path (see docs/performance.md).
     """
     stat = os.stat
     regular = S_ISREG
-    if not (_STAT_DIR_FD and by_name):  # Windows, or asked: whole paths
+    if not _STAT_DIR_FD:  # Windows: whole paths
         try:
             for path, fingerprint in zip(paths, fingerprints, strict=True):
                 st = stat(path, follow_symlinks=follow)
@@ -383,41 +225,6 @@ def store(cache_dir: str, entry: Entry) -> bool:
     return write(cache_dir, entry_path(cache_dir, entry.dist_path), encode(entry))
 
 
-def write(cache_dir: str, final: str, data: bytes) -> bool:
-    """Write ``data`` as ``final``, a file of ``cache_dir``, atomically; False if it could not be.
-
-    The first write of a run also keeps the digest of the code's sources (see :func:`code`).
-    """
-    unkept = _run.get("unkept")
-    if isinstance(unkept, tuple) and os.path.dirname(unkept[0]) == cache_dir:
-        del _run["unkept"]
-        _write(cache_dir, *unkept)
-    return _write(cache_dir, final, data)
-
-
-def _write(cache_dir: str, final: str, data: bytes) -> bool:
-    try:
-        os.makedirs(cache_dir, mode=0o700, exist_ok=True)
-        if not usable(cache_dir):
-            return False
-        temporary = f"{final}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-        fd = os.open(temporary, _OPEN_WRITE, 0o600)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-        try:
-            os.replace(temporary, final)
-        except BaseException:
-            os.unlink(temporary)  # our own temporary file, never anything else
-            raise
-    except (OSError, ValueError):
-        return False
-    return True
-
-
 def encode(entry: Entry) -> bytes:
     """The bytes of an entry file: header, checksum, then two marshal payloads.
 
@@ -437,7 +244,7 @@ def encode(entry: Entry) -> bytes:
         )
     )
     payload = len(head).to_bytes(_LENGTH_BYTES, "big") + head + marshal.dumps(tuple([record[2] for record in files]))
-    return _header() + zlib.crc32(payload).to_bytes(_CHECKSUM_BYTES, "big") + payload
+    return header("cache", FORMAT) + zlib.crc32(payload).to_bytes(_CHECKSUM_BYTES, "big") + payload
 
 
 def decode(data: bytes) -> Entry | None:
@@ -466,12 +273,12 @@ Head = tuple[str, Identity, "str | None", tuple[str, ...], tuple[Identity, ...],
 
 def _parts(data: bytes) -> tuple[memoryview, memoryview] | None:
     """The two payloads of an entry file, once its header and checksum are ours."""
-    header = _header()
-    start = len(header) + _CHECKSUM_BYTES
-    if not data.startswith(header) or len(data) < start + _LENGTH_BYTES:
+    head = header("cache", FORMAT)
+    start = len(head) + _CHECKSUM_BYTES
+    if not data.startswith(head) or len(data) < start + _LENGTH_BYTES:
         return None
     payload = memoryview(data)[start:]
-    if zlib.crc32(payload) != int.from_bytes(data[len(header) : start], "big"):
+    if zlib.crc32(payload) != int.from_bytes(data[len(head) : start], "big"):
         return None
     length = int.from_bytes(payload[:_LENGTH_BYTES], "big")
     if length > len(payload) - _LENGTH_BYTES:
@@ -561,26 +368,3 @@ def _are_digests(value: object) -> bool:
         if type(pair) is not tuple or len(pair) != 2 or type(pair[0]) is not str or type(pair[1]) is not bytes:
             return False
     return True
-
-
-def read(path: str) -> bytes | None:
-    """The bytes of a regular file of the cache (no symlink followed) that is yours alone, or None."""
-    try:
-        fd = os.open(path, _OPEN_READ)
-    except (OSError, ValueError):
-        return None
-    try:
-        st = os.fstat(fd)
-        size = st.st_size
-        if st.st_mode & 0o170000 != 0o100000 or size > _READ_LIMIT or not _yours(st):  # regular, ours only
-            return None
-        chunks: list[bytes] = []
-        while True:
-            chunk = os.read(fd, size + 1)
-            if not chunk:
-                return b"".join(chunks)
-            chunks.append(chunk)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)

@@ -8,16 +8,15 @@ on. The judgement is kept beside a digest of its inputs, and a run whose inputs 
 same takes it instead, without importing packaging's parsers.
 
 The inputs, digested as marshal writes them (version 2, which writes equal values as equal
-bytes whatever their sharing): the code (:data:`~wheeldoctor.engine.sealed.CODE`, in the
+bytes whatever their sharing): the code (:func:`~wheeldoctor.engine.store.code`, in the
 header) and packaging's version; the target's interpreter, search path, prefixes, marker
 environment and supported tags as the probe gave them; and every distribution as read, in
 order: where it is, its name and version, whether it is active, its installer, its WHEEL
 tags, its METADATA's parts and the problems its read found. What ``deps`` works out from
 the environment besides (duplicates, repairs) is not kept: it is cheap, and made again.
 
-The rule is the other memos': used only where :func:`~wheeldoctor.engine.cache.usable`
-says so; an entry that is corrupt, foreign or not of the expected shape is a miss.
-Stdlib only, like the cache.
+It is a :class:`~wheeldoctor.engine.store.Memo` whose input is that digest (it reads no
+path of its own): used while the digest is the same, else judged again and rewritten.
 """
 
 from __future__ import annotations
@@ -27,16 +26,14 @@ import marshal
 import os
 import sys
 
-from wheeldoctor.engine import cache, sealed
+from wheeldoctor.engine import store
 from wheeldoctor.judge.compat import CompatibilityFinding, CompatibilityReport
 from wheeldoctor.judge.deps import ConflictKind, DependencyConflict, DependencyReport
 from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.findings import Code
 
-_SUFFIX = ".deps"
 #: Bump when what is kept means something else with the same code (it never has).
 _VERSION = 1
-_HEADER = b"wheeldoctor-deps %d %s %s\n" % (_VERSION, sealed.CODE, cache.TAG)
 
 Judgement = tuple[DependencyReport, CompatibilityReport]
 """What is kept: the requirements' judgement and the compatibility judgement."""
@@ -49,42 +46,32 @@ class DepsMemo:
         """``target``: what names the environment before it is read (``--python``, ``--path``); one entry each."""
         self._cache_dir = cache_dir
         self._target = target
-        self._path = cache.entry_path(cache_dir, target, _SUFFIX)
         self._digested: tuple[Environment, str | None] | None = None
 
     def present(self) -> bool:
         """Whether an entry is there to be tried (a cheap guess, before the environment is read)."""
-        return os.path.isfile(self._path)
+        return os.path.isfile(store.entry_path(self._cache_dir, self._target, ".deps"))
 
     def get(self, env: Environment) -> Judgement | None:
         """The judgement kept for exactly this environment as read, else None."""
-        if not cache.usable(self._cache_dir):
-            return None
-        value = sealed.unseal(_HEADER, cache.read(self._path))
-        if type(value) is not tuple or len(value) != 3:
-            return None
-        target, digest, kept = value
-        if target != self._target or digest is None or digest != self._digest(env):
-            return None
-        return _judgement(kept)
+        memo = self._memo(env)
+        return None if memo is None else _judgement(memo.get())
 
     def keep(self, env: Environment, judgement: Judgement) -> bool:
         """Write ``judgement``, made of ``env``; False if it could not be written or ``env`` cannot be digested."""
-        digest = self._digest(env)
-        if digest is None:
-            return False
-        data = (self._target, digest, _plain(judgement))
-        return cache.write(self._cache_dir, self._path, sealed.seal(_HEADER, data))
+        memo = self._memo(env)
+        return memo is not None and memo.keep(None, _plain(judgement))
 
-    def _digest(self, env: Environment) -> str | None:
-        """The digest of ``env``'s :func:`inputs` (None where marshal refuses one of them), made once."""
+    def _memo(self, env: Environment) -> store.Memo | None:
+        """The memo of ``env``'s :func:`inputs`, by their digest (None where marshal refuses one of them)."""
         if self._digested is None or self._digested[0] is not env:
             try:
                 digest: str | None = hashlib.sha256(marshal.dumps(inputs(env), 2)).hexdigest()  # type: ignore[arg-type]
             except ValueError:  # a str subclass or another type marshal does not write: never kept
                 digest = None
             self._digested = (env, digest)
-        return self._digested[1]
+        digest = self._digested[1]
+        return None if digest is None else store.Memo(self._cache_dir, self._target, "deps", _VERSION, digest)
 
 
 def memo_for(cache_dir: str | None, python: str | None, paths: tuple[str, ...]) -> DepsMemo | None:

@@ -1,7 +1,16 @@
-"""One file's digests: opened safely, read once through a reused buffer, never trusted if it changed.
+"""One file looked at: proved to hold its row's bytes, else digested exactly; never trusted if it changed.
 
-The primitive every hashing path shares: threads (:mod:`wheeldoctor.engine.hashing`), forked
-workers (:mod:`wheeldoctor.engine.hash_workers`, :mod:`wheeldoctor.engine.proof_workers`).
+The two primitives every executor's tasks share (:mod:`.tasks`). :func:`prove_file` checks
+only that a file is a regular file of its recorded size whose digest is its row's, as
+cheaply as that can be checked: a directory is listed once (its entries' file types and
+inodes come from ``readdir``, so a file is never stat'ed before it is opened, and a device
+or FIFO is never opened), then the file is opened, fstat'ed, read and closed; a file the
+cache vouches for is proved by one ``lstat`` (:func:`unchanged`). A file that fails any
+step is left to :func:`examine`, the exact path, which says what is wrong with it: ``stat``
+first, ``O_NONBLOCK`` and an ``fstat`` that must match, every algorithm and size any
+claimant recorded, the evidence of a longer file, and a second ``fstat``: a file whose
+fingerprint changed while it was read is reported, not trusted. Both read through one
+reused buffer, and stop once a file passes its recorded size.
 """
 
 from __future__ import annotations
@@ -13,11 +22,13 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 
 from wheeldoctor.model.files import FileState, FileStatus, Fingerprint, HashRequest, Known
+from wheeldoctor.model.record import bytes_match
 from wheeldoctor.where.filesystem import ReadError, open_regular
 
 BUFFER_SIZE = 1 << 20
 #: Files up to this size are read with one call instead of into the shared buffer.
 _SMALL = 1 << 16
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 #: A file longer than every size recorded for it is read as evidence (its own digest, whether
 #: it begins with recorded bytes) only up to this much past the largest: beyond, the sizes
 #: alone are the evidence, and a 20 GiB sparse file where RECORD says 10 bytes costs nothing.
@@ -159,3 +170,81 @@ def _feed_with_prefixes(
         for cut, hashers in zip(cuts, heads, strict=True)
     )
     return total, digests, prefixes
+
+
+Seen = tuple[int, int, int, int, int]
+"""(mtime_ns, ctime_ns, inode, device, links): what the stat of a proof saw of a file."""
+
+
+def prove_file(
+    path: str, size: int, algorithm: str, digest: bytes, view: memoryview, listings: dict[str, dict[str, int]]
+) -> Seen | None:
+    """What a file proved to hold exactly its row's bytes was seen at; None where it could not be proved.
+
+    ``listings`` keeps each directory's regular files between calls: a file the listing does
+    not show as regular (gone, a FIFO, a device, a symlink) is never opened.
+    """
+    directory, _, name = path.rpartition(os.sep)
+    regular = listings.get(directory)
+    if regular is None:
+        regular = listings[directory] = _regular_files(directory)
+    inode = regular.get(name)
+    if inode is None:
+        return None
+    constructor = _CONSTRUCTORS.get(algorithm)
+    if constructor is None:
+        return None
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError:
+        return None
+    try:
+        before = os.fstat(fd)
+        if before.st_ino != inode or before.st_size != size or not stat.S_ISREG(before.st_mode):
+            return None
+        if size < _SMALL:
+            # One byte more than expected both fetches the file and proves where it ends.
+            data = os.read(fd, size + 1)
+            if len(data) != size:
+                return None
+            hasher = constructor(data)
+        else:
+            hasher = constructor()
+            if _feed(fd, view, [hasher], size) != size:
+                return None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    # No second fstat to see whether the file changed while it was read: the digest of the
+    # bytes read is RECORD's and they end at the recorded size, so they were the right ones
+    # (a torn read would not hash to it). A change during or after the read moves ctime past
+    # the fingerprint taken before it, so the cache never vouches for the new bytes with it.
+    if not bytes_match(digest, size, size, hasher.digest()):  # the size was enforced by the read
+        return None
+    return before.st_mtime_ns, before.st_ctime_ns, before.st_ino, before.st_dev, before.st_nlink
+
+
+def _regular_files(directory: str) -> dict[str, int]:
+    """Name -> inode of the regular files (not symlinks) in ``directory``; empty if unlistable."""
+    found: dict[str, int] = {}
+    try:
+        with os.scandir(directory or os.sep) as entries:
+            for entry in entries:
+                # d_type from readdir; is_file stats only where the filesystem gives none.
+                if entry.is_file(follow_symlinks=False):
+                    found[entry.name] = entry.inode()
+    except OSError:
+        return {}
+    return found
+
+
+def unchanged(path: str, vouched: tuple[int, int, int, int, int]) -> Seen | None:
+    """What ``path`` was seen at, if it is a regular file still at fingerprint ``vouched``; else None."""
+    try:
+        st = os.lstat(path)  # lstat: a symlink is left to the exact path
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode) or (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev) != vouched:
+        return None
+    return st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, st.st_nlink

@@ -37,9 +37,8 @@ def fork(body: Callable[[], object], keep: Iterable[int] = ()) -> int | None:
     memory): nothing was started then, and the caller does the work itself (a failure is noted).
 
     The parent's objects are frozen for the child's garbage collector: a child that collects
-    walks every object it shares with the parent and so copies the parent's heap page by page
-    (a worker parsed a large RECORD 1.5x slower than its parent did). The parent takes its own
-    back at once; a caller that froze objects itself keeps them so.
+    walks every object it shares with the parent and so copies the parent's heap page by page.
+    The parent takes its own back at once; a caller that froze objects itself keeps them so.
     """
     if not can_fork():
         return None

@@ -7,7 +7,7 @@ one project require which (all the judge asks of the requirements). What the sca
 by fingerprint taken before it is read (:mod:`wheeldoctor.where.native`): each RECORD, each
 shared object, the interpreter, ld.so.cache, every directory searched (a library added to
 one moves its mtime and ctime) and every file found there. A later run stats those paths
-(see :mod:`wheeldoctor.engine.result_memo`) and, where every one is unchanged, takes the
+(see :mod:`wheeldoctor.engine.store`) and, where every one is unchanged, takes the
 audit: findings, where each library comes from, and counts.
 
 Not kept where a RECORD was read before the scan could take its fingerprint (only the
@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from wheeldoctor.engine.result_memo import keeper
+from wheeldoctor.engine.store import keeper
 from wheeldoctor.judge.native_audit import NativeAudit, NativeFinding, Source
 from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.findings import Code, Finding, Kind

@@ -1,109 +1,113 @@
-"""Claims -> file states: each claimed path looked at once, by threads or forked workers.
-
-Single-owner files with a hash and size are proved intact in forked workers where that is
-safe (commands only); everything else, and whatever a worker could not prove, is hashed
-with every algorithm and at every size that any claimant recorded.
-"""
+"""File states by path, as a verification found them: made on first use, from proofs and the cache."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Iterable, Iterator, Mapping
 
-from wheeldoctor.engine import hashing
-from wheeldoctor.engine.fork import can_fork
-from wheeldoctor.engine.hashing import default_jobs, hash_files
-from wheeldoctor.judge.claims import Claim, matches, plan
-from wheeldoctor.model.files import FileState, FileStatus, Fingerprint, Known, Progress
-from wheeldoctor.model.record import fast_tuple
-
-if TYPE_CHECKING:
-    from wheeldoctor.engine.proof_workers import Candidate
+from wheeldoctor.engine import cache
+from wheeldoctor.engine.wire import KeptFile, Proof
+from wheeldoctor.model.files import FileState, FileStatus, Fingerprint
+from wheeldoctor.model.record import RecordRow, fast_tuple
 
 
-class ProgressSink(Protocol):
-    """Receives the size of the work once, then advances from worker threads."""
+class FileStates(Mapping[str, FileState]):
+    """File states by path: those ``given`` (judged on the exact path), over those proved or the cache settled.
 
-    def begin(self, files: int, total_bytes: int) -> None:
-        """The work ahead: this many files, about this many bytes."""
-
-    def advance(self, files: int, done_bytes: int) -> None:
-        """Some files are done."""
-
-
-def hash_claims(
-    owners: Mapping[str, Sequence[Claim]],
-    jobs: int | None = None,
-    progress: ProgressSink | None = None,
-    known: Known | None = None,
-    processes: bool = False,
-) -> dict[str, FileState]:
-    """Look at every path of ``owners`` (each with all its claimants) once; return its state by path."""
-    candidates: list[Candidate] = []
-    claims: list[Claim] = []
-    if processes and (jobs or default_jobs()) > 1:
-        candidates, claims = _provable(owners, known)
-    else:
-        claims = [claim for claimants in owners.values() for claim in claimants]
-    requests = list(plan(claims).values())
-    advance: Progress | None = None
-    if progress is not None:
-        progress.begin(
-            len(candidates) + len(requests),
-            sum(c[1] for c in candidates) + sum(r.size_hint for r in requests),
-        )
-        advance = progress.advance
-    states: dict[str, FileState] = {}
-    if candidates:
-        states = _prove(candidates, jobs, advance)
-        if len(states) < len(candidates):
-            unproven = [claim for path, *_ in candidates if path not in states for claim in owners[path]]
-            requests.extend(plan(unproven).values())
-    hashed = hash_files(requests, jobs=jobs, progress=advance, known=known, processes=processes)
-    states.update((request.path, state) for request, state in zip(requests, hashed, strict=True))
-    return states
-
-
-def _provable(owners: Mapping[str, Sequence[Claim]], known: Known | None = None) -> tuple[list[Candidate], list[Claim]]:
-    """Split off the paths worth proving in workers (one claimant, with a hash and a size); the rest's claims.
-
-    Where ``known`` holds RECORD's digest at some fingerprint, the candidate carries that
-    fingerprint: a file that still has it needs no reading. Where it holds another digest,
-    the path is left to the exact path, which decides from it as it would without workers.
+    A proven file's state is exactly what :func:`wheeldoctor.engine.digests.examine` would
+    have made of it; a settled distribution's are the cache's. Made on first use: most
+    callers look at a few paths (the shared ones, which are ``given``), and tens of
+    thousands of named tuples would cost more than the proofs did.
     """
-    provable: list[Candidate] = []
-    rest: list[Claim] = []
-    for claims in owners.values():
-        if len(claims) == 1:
-            path, row = claims[0].path, claims[0].row
-            if row.digest is not None and row.size is not None and row.algorithm:
-                prior = known(path) if known is not None else None
-                if prior is None:
-                    provable.append((path, row.size, row.algorithm, row.digest, None))
-                    continue
-                fingerprint = prior.fingerprint
-                if fingerprint is not None and matches(row, prior):
-                    provable.append((path, row.size, row.algorithm, row.digest, fingerprint))
-                    continue
-        rest.extend(claims)
-    if len(provable) < hashing.PROCESS_MIN_FILES or not can_fork():
-        return [], [claim for claims in owners.values() for claim in claims]
-    return provable, rest
+
+    def __init__(self, given: dict[str, FileState], cache_dir: str | None = None) -> None:
+        self._given = given
+        self._proven: list[tuple[list[str], list[RecordRow], list[Proof]]] = []
+        self._index: dict[str, tuple[int, int]] | None = None
+        self._cache_dir = cache_dir
+        self._settled: list[tuple[str, cache.Identity]] = []
+        self._recalled: dict[str, FileState] | None = None
+
+    def add(self, paths: list[str], rows: list[RecordRow], proofs: list[Proof]) -> None:
+        """The proofs of one distribution, whose paths and rows are ``paths`` and ``rows``."""
+        self._proven.append((paths, rows, proofs))
+        self._index = None
+
+    def settle(self, dist_path: str, record: cache.Identity) -> None:
+        """A distribution whose cache verdict held: its states are the cache's, read on first use."""
+        self._settled.append((dist_path, record))
+        self._recalled = None
+
+    def _located(self) -> dict[str, tuple[int, int]]:
+        if self._index is None:
+            self._index = {
+                paths[proof.row]: (source, position)
+                for source, (paths, _, proofs) in enumerate(self._proven)
+                for position, proof in enumerate(proofs)
+            }
+        return self._index
+
+    def _from_cache(self) -> dict[str, FileState]:
+        if self._recalled is None:
+            entries = []
+            if self._cache_dir is not None:
+                for dist_path, record in self._settled:
+                    entry = cache.load(self._cache_dir, dist_path, record)
+                    if entry is not None:
+                        entries.append(entry)
+            self._recalled = cached_states(entries)
+        return self._recalled
+
+    def __getitem__(self, path: str) -> FileState:
+        state = self._given.get(path)
+        if state is not None:
+            return state
+        located = self._located().get(path)
+        if located is None:
+            return self._from_cache()[path]
+        source, position = located
+        _, rows, proofs = self._proven[source]
+        proof = proofs[position]
+        row = rows[proof.row]
+        assert row.size is not None
+        fingerprint = Fingerprint(row.size, proof.mtime_ns, proof.ctime_ns, proof.inode, proof.device)
+        digests = ((row.algorithm or "", row.digest or b""),)
+        return FileState(FileStatus.HASHED, row.size, digests, "", proof.links, fingerprint, proof.vouched)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._given
+        located = self._located()
+        yield from (path for path in located if path not in self._given)
+        yield from (path for path in self._from_cache() if path not in self._given and path not in located)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._given or path in self._located() or path in self._from_cache()
 
 
-def _prove(candidates: Sequence[Candidate], jobs: int | None, progress: Progress | None) -> dict[str, FileState]:
-    """The states of the candidates that forked workers proved intact; the rest are left out.
+def cached_states(entries: Iterable[cache.Entry], only: Mapping[str, object] | None = None) -> dict[str, FileState]:
+    """What the cache knows, as file states; used only while each fingerprint still holds.
 
-    A proven file's state is exactly what :func:`hash_file` would have returned for it.
+    ``only``: the paths wanted, where they are a few of the entries' files.
     """
-    from wheeldoctor.engine.proof_workers import prove_in_processes
-
     states: dict[str, FileState] = {}
     hashed = FileStatus.HASHED
     make = fast_tuple
-    for index, mtime, ctime, inode, device, links in prove_in_processes(candidates, jobs or default_jobs(), progress):
-        path, size, algorithm, digest, vouched = candidates[index]
-        fingerprint = make(Fingerprint, (size, mtime, ctime, inode, device))
-        cached = fingerprint == vouched  # proven by the cache's fingerprint, not by reading
-        states[path] = make(FileState, (hashed, size, ((algorithm, digest),), "", links, fingerprint, cached, ()))
+    for entry in entries:
+        if not all(map(cache.is_file_record, entry.files)):
+            continue  # a malformed entry: none of it is used
+        for path, identity, digests in entry.files:
+            if path not in states and (only is None or path in only):
+                states[path] = make(
+                    FileState, (hashed, identity[0], digests, "", 1, make(Fingerprint, identity), True, ())
+                )
     return states
+
+
+def kept_state(kept: KeptFile) -> FileState:
+    """The state a verdict with findings kept of a file that did not match (its fingerprints held)."""
+    fingerprint = Fingerprint(*kept.fingerprint)
+    return FileState(
+        FileStatus(kept.status), fingerprint.size, kept.digests, "", kept.links, fingerprint, True, kept.prefixes
+    )

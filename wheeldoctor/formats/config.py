@@ -182,30 +182,8 @@ def _rules(path: str, prefix: str, table: Mapping[str, Any]) -> Iterable[AcceptR
     entries = table.get("accept", [])
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         raise ConfigError(f"{path}: {where('accept')} must be an array of tables ([[{where('accept')}]])")
-    codes = {c.value for c in Code}
     for index, entry in enumerate(entries):
-        name = where(f"accept[{index}]")
-        for key in entry:
-            if key not in _RULE_KEYS:
-                raise ConfigError(f"{path}: unknown key {name}.{key!r} (allowed: {', '.join(_RULE_KEYS)})")
-        for key in ("distribution", "reason"):
-            if key not in entry:
-                raise ConfigError(f"{path}: {name} lacks the required key {key!r}")
-        for key in ("distribution", "path", "code", "found", "reason"):
-            if key in entry and (not isinstance(entry[key], str) or not entry[key].strip()):
-                raise ConfigError(f"{path}: {name}.{key} must be a non-empty string")
-        if "path" not in entry and "code" not in entry:
-            raise ConfigError(f"{path}: {name} must name a 'path', a 'code' or both")
-        if "code" in entry and entry["code"] not in codes:
-            raise ConfigError(f"{path}: {name}.code {entry['code']!r} is not a wheeldoctor code (WD001, WD002, ...)")
-        if "found" in entry and not valid_digest(entry["found"]):
-            raise ConfigError(
-                f"{path}: {name}.found must be a digest as the JSON 'found' spells it "
-                f"({'/'.join(ACCEPTED_ALGORITHMS)}=, then unpadded urlsafe base64 of the digest's exact length)"
-            )
-        until = entry.get("until")
-        if until is not None and (not isinstance(until, datetime.date) or isinstance(until, datetime.datetime)):
-            raise ConfigError(f"{path}: {name}.until must be a TOML date (until = 2026-12-31)")
+        until = _checked_rule(path, where(f"accept[{index}]"), entry)
         yield AcceptRule(
             distribution=canonicalize_name(entry["distribution"]),
             reason=entry["reason"],
@@ -216,6 +194,32 @@ def _rules(path: str, prefix: str, table: Mapping[str, Any]) -> Iterable[AcceptR
             found=entry.get("found"),
             until=until,
         )
+
+
+def _checked_rule(path: str, name: str, entry: Mapping[str, Any]) -> datetime.date | None:
+    """``entry``'s ``until``, once every key of the rule ``name`` is known and well formed; else ConfigError."""
+    for key in entry:
+        if key not in _RULE_KEYS:
+            raise ConfigError(f"{path}: unknown key {name}.{key!r} (allowed: {', '.join(_RULE_KEYS)})")
+    for key in ("distribution", "reason"):
+        if key not in entry:
+            raise ConfigError(f"{path}: {name} lacks the required key {key!r}")
+    for key in ("distribution", "path", "code", "found", "reason"):
+        if key in entry and (not isinstance(entry[key], str) or not entry[key].strip()):
+            raise ConfigError(f"{path}: {name}.{key} must be a non-empty string")
+    if "path" not in entry and "code" not in entry:
+        raise ConfigError(f"{path}: {name} must name a 'path', a 'code' or both")
+    if "code" in entry and entry["code"] not in {c.value for c in Code}:
+        raise ConfigError(f"{path}: {name}.code {entry['code']!r} is not a wheeldoctor code (WD001, WD002, ...)")
+    if "found" in entry and not valid_digest(entry["found"]):
+        raise ConfigError(
+            f"{path}: {name}.found must be a digest as the JSON 'found' spells it "
+            f"({'/'.join(ACCEPTED_ALGORITHMS)}=, then unpadded urlsafe base64 of the digest's exact length)"
+        )
+    until = entry.get("until")
+    if until is not None and (not isinstance(until, datetime.date) or isinstance(until, datetime.datetime)):
+        raise ConfigError(f"{path}: {name}.until must be a TOML date (until = 2026-12-31)")
+    return until
 
 
 def valid_digest(text: str) -> bool:

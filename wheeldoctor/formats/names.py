@@ -5,16 +5,12 @@ a valid project name (it then starts with a letter or digit: never ``-r/file``, 
 or ``evil @ file:///dir``) and a PEP 440 version.
 
 The answer depends on the words alone, so the words found fit are remembered for the
-process, and one verifying worker forked from it may find them fit on its behalf
-(:func:`vouch`; the spread hands every distribution's words to the same worker): a check
-whose broken distributions were verified in workers then builds their repair steps
-without importing packaging's name and version modules (tens of milliseconds on a big
-host), and only one worker imports them. Nothing is kept between runs.
+process. Nothing is kept between runs.
 """
 
 from __future__ import annotations
 
-#: (name, version) pairs found fit in this process or by one of its forked workers.
+#: (name, version) pairs found fit in this process.
 _FIT: set[tuple[str, str | None]] = set()
 #: A hostile environment of a million names cannot grow the set past this.
 _FIT_MOST = 1 << 16
@@ -38,11 +34,6 @@ def unsafe_words(name: str, version: str | None = None) -> str | None:
             Version(version)
         except InvalidVersion:
             return f"its version {version!r} is not a PEP 440 version, so no command is built from it"
-    vouch(name, version)
-    return None
-
-
-def vouch(name: str, version: str | None) -> None:
-    """``name`` and ``version`` were found fit by :func:`unsafe_words`, here or in a forked worker."""
     if len(_FIT) < _FIT_MOST:
         _FIT.add((name, version))
+    return None

@@ -53,16 +53,7 @@ def select_uv_lock(
     roots = [p for p in packages if p.name in member_names or p.source_kind in ("editable", "virtual")]
     if not roots:  # a lock of plain requirements: every package is installed
         roots = packages
-    declared = {g for r in roots for g in r.groups}
-    unknown = sorted({canonicalize_name(g) for g in target.groups or ()} - declared)
-    if unknown:
-        raise LockError(f"dev-dependencies: no workspace member declares the group(s) {', '.join(unknown)}")
-    if target.groups is not None:
-        groups = {canonicalize_name(g) for g in target.groups}
-    elif default_groups is not None:
-        groups = {canonicalize_name(g) for g in default_groups} & declared
-    else:
-        groups = declared
+    groups = _chosen_groups(target, default_groups, {g for r in roots for g in r.groups})
     extras = [canonicalize_name(e) for e in target.extras]
     undeclared = sorted(set(extras) - {e for r in roots for e in r.extras})
     if undeclared:
@@ -98,6 +89,20 @@ def select_uv_lock(
             )
         )
     return tuple(selected), frozenset(p.name for p in packages)
+
+
+def _chosen_groups(
+    target: LockTarget, default_groups: tuple[str, ...] | None, declared: set[NormalizedName]
+) -> set[NormalizedName]:
+    """The dependency groups installed: ``target.groups``, else ``default_groups`` that are ``declared``, else all."""
+    unknown = sorted({canonicalize_name(g) for g in target.groups or ()} - declared)
+    if unknown:
+        raise LockError(f"dev-dependencies: no workspace member declares the group(s) {', '.join(unknown)}")
+    if target.groups is not None:
+        return {canonicalize_name(g) for g in target.groups}
+    if default_groups is not None:
+        return {canonicalize_name(g) for g in default_groups} & declared
+    return declared
 
 
 def uv_default_groups(pyproject: Mapping[str, Any] | None) -> tuple[str, ...] | None:

@@ -93,9 +93,9 @@ def _check(key: str, search_path: tuple[str, ...]) -> bool:
         return False
     location, dist_path = found
     root = root_for(location, prefix_forms(current_prefixes()))
-    from wheeldoctor.engine import cache
+    from wheeldoctor.engine import cache, store
 
-    cache_dir = cache.directory()
+    cache_dir = store.directory()
     if cache_dir is not None and cache.verdict_holds(cache_dir, dist_path, root):
         return True
     return _verify(key, location, dist_path, root, cache_dir)

@@ -51,11 +51,7 @@ def parse_registry(data: bytes) -> tuple[KnownHook, ...]:
 
 @functools.cache
 def shipped() -> tuple[KnownHook, ...]:
-    """The registry wheeldoctor ships (``model/known_hooks.toml``), read once.
-
-    :func:`wheeldoctor.engine.registry_memo.shipped_hooks` keeps its parsed form in the
-    cache directory, for commands that have one.
-    """
+    """The registry wheeldoctor ships (``model/known_hooks.toml``), read once a process, where a hook runs code."""
     return parse_registry(registry_text())
 
 

@@ -23,7 +23,7 @@ class Kind(str, Enum):
     REPLACED = "replaced"
     #: Code that runs at every interpreter start (judge/hooks.py).
     STARTUP_HOOK = "startup-hook"
-    #: A file in a site directory that no installer recorded (engine/unowned.py).
+    #: A file in a site directory that no installer recorded (where/unowned.py).
     UNOWNED = "unowned"
     #: A shipped ``.pyc`` the installer compiled again from its intact source (where/recompiled.py).
     RECOMPILED = "recompiled"

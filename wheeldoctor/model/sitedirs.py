@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
-TYPE_CHECKING = False  # typing itself costs the gate's warm path ~10 ms to import
+TYPE_CHECKING = False  # typing costs the gate's warm path to import
 if TYPE_CHECKING:
     from collections.abc import Iterable
 

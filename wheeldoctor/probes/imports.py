@@ -167,7 +167,7 @@ def probe_import(
         for pipe in (proc.stdout, proc.stderr):
             if pipe is not None:
                 pipe.close()
-    return _report(module, python, out, err, proc.returncode, timed_out, timeout, devices, libraries)
+    return _report(module, python, out, err, proc.returncode, timeout if timed_out else None, devices, libraries)
 
 
 def _kill_group(pgid: int) -> None:
@@ -213,11 +213,11 @@ def _report(
     out: bytes,
     err: bytes,
     returncode: int | None,
-    timed_out: bool,
-    timeout: float,
+    timed_out: float | None,
     devices: tuple[DevicePattern, ...],
     libraries: tuple[LibraryPattern, ...],
 ) -> ImportReport:
+    """The report of one probe from its output; ``timed_out`` is the timeout it outlived (None if it did not)."""
     ready = False
     active: list[str] = []
     started: set[str] = set()
@@ -234,9 +234,9 @@ def _report(
             with contextlib.suppress(ValueError):  # cut short by a kill: as if never written
                 return _from_result(json.loads(line[1:]), devices, libraries)
     where = f" while importing {' -> '.join(active)}" if active else ""
-    if timed_out:
-        error = f"timed out after {timeout:g} s{where}; its process group was killed"
-        return ImportReport(module=module, seconds=timeout, modules_loaded=len(started), error=error, timed_out=True)
+    if timed_out is not None:
+        error = f"timed out after {timed_out:g} s{where}; its process group was killed"
+        return ImportReport(module=module, seconds=timed_out, modules_loaded=len(started), error=error, timed_out=True)
     if not ready:
         last = err.decode("utf-8", "replace").strip().splitlines()
         detail = last[-1] if last else f"exit status {returncode}"

@@ -30,6 +30,7 @@ from wheeldoctor.formats.names import unsafe_words
 from wheeldoctor.judge.clash import ClashPair
 from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.managed import Tool
+from wheeldoctor.where.environment import with_record
 
 _BREAK = "--break-system-packages"
 
@@ -296,7 +297,8 @@ def refusal(dist: InstalledDistribution, env: Environment) -> str | None:
 
 def _compiled(dist: InstalledDistribution) -> bool:
     """Whether ``dist`` records an extension module (its build must match the interpreter)."""
-    rows = dist.record.rows if dist.record is not None else ()
+    record = with_record(dist).record  # a RECORD the verification read in its workers is read here
+    rows = record.rows if record is not None else ()
     return any(row.path.endswith((".so", ".pyd", ".dylib")) or ".so." in row.path for row in rows)
 
 

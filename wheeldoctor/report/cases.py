@@ -20,12 +20,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from wheeldoctor.commands.deps import DepsResult
-from wheeldoctor.commands.results import CheckResult, DoctorResult
 from wheeldoctor.judge.files import Status
 from wheeldoctor.judge.policy import SELECTED_OUT
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding
+from wheeldoctor.results.check import CheckResult, DoctorResult
+from wheeldoctor.results.deps import DepsResult
 
 if TYPE_CHECKING:  # preflight's wheel reading (zipfile) is imported only by the commands that read wheels
     from wheeldoctor.judge.preflight import PreflightResult

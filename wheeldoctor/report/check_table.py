@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from wheeldoctor.commands.results import CheckResult
 from wheeldoctor.judge.files import DistributionReport, Status
 from wheeldoctor.report import hooks_text, native_text
 from wheeldoctor.report.text import (
@@ -24,6 +23,7 @@ from wheeldoctor.report.text import (
     summary,
     tips,
 )
+from wheeldoctor.results.check import CheckResult
 
 if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
     from rich.console import Console

@@ -23,7 +23,7 @@ from wheeldoctor.model.snapshot import DistributionState, Snapshot
 if TYPE_CHECKING:
     from cyclonedx.model.component import Component
 
-    from wheeldoctor.commands.sbom import Licenses, UnownedDigest
+    from wheeldoctor.results.sbom import Licenses, UnownedDigest
 
 #: The namespace of the BOM's serial number: the same snapshot gives the same serial.
 _SERIAL_NAMESPACE = uuid.UUID("7f0c2f1e-5b7a-4c55-9d1e-3c2a1f6b9e10")

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from wheeldoctor.commands.deps import DepsResult
 from wheeldoctor.judge.compat import CompatibilityFinding
 from wheeldoctor.judge.deps import DependencyConflict
 from wheeldoctor.judge.duplicates import Duplicate
+from wheeldoctor.results.deps import DepsResult
 
 if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
     from rich.console import Console
@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table
 
 if TYPE_CHECKING:
     # Only doctor renders check results: deps must not import the file verifier.
-    from wheeldoctor.commands.results import DoctorResult
+    from wheeldoctor.results.check import DoctorResult
 
 
 def conflict_line(conflict: DependencyConflict) -> str:

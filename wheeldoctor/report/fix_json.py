@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from wheeldoctor.commands.fix import FixResult, StepStatus
 from wheeldoctor.repair.outcome import Problem
 from wheeldoctor.repair.plan import RepairPlan
 from wheeldoctor.report.json import environment_json, header
+from wheeldoctor.results.fix import FixResult, StepStatus
 
 
 def fix_document(result: FixResult, *, dry_run: bool) -> dict[str, Any]:

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TextIO
 
-from wheeldoctor.commands.fix import FixPlan, FixResult, StepResult, StepStatus
 from wheeldoctor.repair.outcome import Outcome, Problem
 from wheeldoctor.repair.plan import FixStep
 from wheeldoctor.report import inert
+from wheeldoctor.results.fix import FixPlan, FixResult, StepResult, StepStatus
 
 
 def render_plan(planned: FixPlan) -> Iterable[str]:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from wheeldoctor.commands.imports import ImportsResult
 from wheeldoctor.report import inert
 from wheeldoctor.report.github import workflow_command
 from wheeldoctor.report.imports_text import rows, verdict_line
+from wheeldoctor.results.imports import ImportsResult
 
 
 def render(result: ImportsResult) -> Iterator[str]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from wheeldoctor.commands.imports import ImportsResult, ImportVerdict
 from wheeldoctor.probes.imports import Origin, Started
 from wheeldoctor.report import inert
+from wheeldoctor.results.imports import ImportsResult, ImportVerdict
 
 if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
     from rich.console import Console

@@ -9,9 +9,6 @@ from wheeldoctor.report import inert
 from wheeldoctor.report.startup_json import startup_json, startup_sections
 
 if TYPE_CHECKING:  # types only: a document imports what its own command produced, no more
-    from wheeldoctor.commands.deps import DepsResult
-    from wheeldoctor.commands.imports import ImportsResult, ImportVerdict
-    from wheeldoctor.commands.results import CheckResult, DoctorResult
     from wheeldoctor.formats.baseline import BaselineEntry
     from wheeldoctor.formats.config import AcceptRule
     from wheeldoctor.formats.lock_fetched import FetchSummary
@@ -28,6 +25,9 @@ if TYPE_CHECKING:  # types only: a document imports what its own command produce
     from wheeldoctor.repair.repairs import PairRepair, Repairs
     from wheeldoctor.repair.requirements import DuplicateRepair
     from wheeldoctor.repair.steps import RepairStep
+    from wheeldoctor.results.check import CheckResult, DoctorResult
+    from wheeldoctor.results.deps import DepsResult
+    from wheeldoctor.results.imports import ImportsResult, ImportVerdict
 
 #: Bump the major part on any change that can break a reader; add fields freely.
 SCHEMA_VERSION = "1.2"

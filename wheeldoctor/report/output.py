@@ -14,8 +14,17 @@ def write_atomic(path: str, content: str) -> None:
     """Replace ``path`` with ``content`` in one step: a reader never sees half a report.
 
     The text is UTF-8; characters it cannot hold (undecodable file names) are written as
-    backslash escapes. Raises :class:`OutputError`.
+    backslash escapes. A path that exists and is not a regular file (``/dev/null``,
+    ``/dev/stdout``, a named pipe) is written to, never replaced: run as root, a rename would
+    put a regular file where the device was. Raises :class:`OutputError`.
     """
+    if _special(path):
+        try:
+            with open(path, "w", encoding="utf-8", errors="backslashreplace") as stream:
+                stream.write(content)
+        except OSError as e:
+            raise OutputError(f"cannot write {path}: {e.strerror or e}") from None
+        return
     directory = os.path.dirname(os.path.abspath(path))
     try:
         import tempfile  # it imports random, which seeds itself: only when a file is written
@@ -36,6 +45,16 @@ def write_atomic(path: str, content: str) -> None:
         with suppress(OSError):
             os.unlink(temporary)
         raise OutputError(f"cannot write {path}: {e.strerror or e}") from None
+
+
+def _special(path: str) -> bool:
+    """Whether ``path`` (followed through links) exists and is not a regular file."""
+    import stat
+
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:  # absent (or unreadable): the atomic path says what is wrong
+        return False
 
 
 def append(path: str, content: str) -> None:

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from typing_extensions import TypeIs
+# deps's result is asked for first: check's classes are then made only for the commands that return them.
+from wheeldoctor.results.deps import DepsResult
 
-    from wheeldoctor.commands.deps import DepsResult
+if TYPE_CHECKING:
     from wheeldoctor.report.cases import Cases, Result
 
 
@@ -24,13 +23,6 @@ class Format(str, Enum):
     SARIF = "sarif"
 
 
-def _is_deps(result: Result) -> TypeIs[DepsResult]:
-    """Whether ``result`` is ``deps``'s, without importing that command for any other's: no
-    result of a class exists before its module is imported."""
-    deps = sys.modules.get("wheeldoctor.commands.deps")
-    return deps is not None and isinstance(result, deps.DepsResult)
-
-
 def plain_lines(result: Result, show_accepted: bool = False, header: bool = True) -> Iterable[str]:
     """The plain text report of any command's result (what a pipe gets); accepted findings listed on request.
 
@@ -39,11 +31,11 @@ def plain_lines(result: Result, show_accepted: bool = False, header: bool = True
     from wheeldoctor.report import inert
 
     # Untrusted text is made inert here, on its way out: a name or path cannot add a line.
-    if _is_deps(result):  # the deps report alone needs no file verifier's text
+    if isinstance(result, DepsResult):  # the deps report alone needs no file verifier's text
         from wheeldoctor.report import deps_text
 
         return inert.lines(deps_text.render_plain(result, header=header))
-    from wheeldoctor.commands.results import CheckResult, DoctorResult
+    from wheeldoctor.results.check import CheckResult, DoctorResult
 
     if isinstance(result, DoctorResult):
         from wheeldoctor.report import deps_text
@@ -75,9 +67,9 @@ def json_document(result: Result) -> dict[str, Any]:
     """The versioned JSON document of any command's result."""
     from wheeldoctor.report import json as json_report
 
-    if _is_deps(result):  # checked first: the file verifier's results are not imported for it
+    if isinstance(result, DepsResult):
         return json_report.deps_document(result)
-    from wheeldoctor.commands.results import CheckResult, DoctorResult
+    from wheeldoctor.results.check import CheckResult, DoctorResult
 
     if isinstance(result, DoctorResult):
         return json_report.doctor_document(result)

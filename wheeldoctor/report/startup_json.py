@@ -6,11 +6,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # types only: a deps document must not import the start-up audit
-    from wheeldoctor.commands.results import CheckResult
     from wheeldoctor.judge.hooks import StartupHook
     from wheeldoctor.model.findings import Finding
     from wheeldoctor.model.ownership import UnownedScan
     from wheeldoctor.model.startup import Startup
+    from wheeldoctor.results.check import CheckResult
 
     FindingJson = Callable[[Finding], dict[str, Any]]
 

@@ -10,7 +10,6 @@ import shlex
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from wheeldoctor.commands.results import CheckResult
 from wheeldoctor.judge.clash import ClashPair, Relation
 from wheeldoctor.judge.files import DistributionReport, Status
 from wheeldoctor.judge.policy import SELECTED_OUT
@@ -19,6 +18,7 @@ from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.repair.steps import Choice, RepairStep
 from wheeldoctor.report import hooks_text, native_text
+from wheeldoctor.results.check import CheckResult
 
 if TYPE_CHECKING:
     from wheeldoctor.judge.preflight import PreflightResult

@@ -253,7 +253,7 @@ def load_environment(
     ``records=False`` reads metadata only; ``defer_records`` leaves RECORDs for the
     verification to read (see :func:`load_distribution`). With ``memos``, what each
     dist-info gave is kept, and taken again while its files are unchanged
-    (:mod:`wheeldoctor.engine.metadata_memo`).
+    (:mod:`wheeldoctor.engine.distinfo_memo`).
     """
     locations = site_locations(paths)  # as given, each real directory once
     all_prefixes = tuple(prefix_forms(prefixes))

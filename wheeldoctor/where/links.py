@@ -37,10 +37,10 @@ def through_links(
     resolved (a loop or a dangling link as far as ``realpath`` gets).
 
     ``directories=False``: the caller knows no directory on the way is a link (a kept
-    memo, :mod:`wheeldoctor.engine.link_memo`), so only ``unproven`` is looked at.
+    memo), so only ``unproven`` is looked at.
     ``read`` notes, before each directory is ``lstat``-ed, the fingerprint of the
     directory holding it: while those are unchanged, so is the kind of every entry
-    they list (see :mod:`wheeldoctor.engine.result_memo`).
+    they list (see :class:`wheeldoctor.engine.store.Memo`).
     """
     prefix = base.rstrip(os.sep) + os.sep
     linked: dict[str, bool] = {prefix[:-1]: False}

@@ -1,4 +1,4 @@
-"""What one run of a command found: the single value every renderer takes."""
+"""What ``check`` and ``doctor`` found: the single value every renderer of theirs takes."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # a renderer asks isinstance of these classes: that must not import the verifier
-    from wheeldoctor.commands.deps import DepsResult
     from wheeldoctor.formats.lock_fetched import FetchSummary
     from wheeldoctor.judge.clash import Clash, ClashPair
     from wheeldoctor.judge.files import DistributionReport
@@ -16,9 +15,8 @@ if TYPE_CHECKING:  # a renderer asks isinstance of these classes: that must not 
     from wheeldoctor.model.environment import Environment
     from wheeldoctor.model.findings import Finding
     from wheeldoctor.model.ownership import UnownedScan
-
-if TYPE_CHECKING:
     from wheeldoctor.repair.repairs import Repairs
+    from wheeldoctor.results.deps import DepsResult
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -138,10 +136,3 @@ class DoctorResult:
     def healthy(self) -> bool:
         """Healthy only when every part is."""
         return self.check.healthy and self.deps.healthy
-
-    @property
-    def baseline_reports(self) -> tuple[DistributionReport, ...]:
-        """What a baseline written now pins: the check's findings, then every failing dependency element."""
-        from wheeldoctor.commands.deps_policy import deps_reports
-
-        return (*self.check.baseline_reports, *deps_reports(self.deps))

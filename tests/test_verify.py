@@ -1,19 +1,20 @@
-"""Proving files intact in forked workers: the same verification as the exact path, hostile files included."""
+"""The one verification pipeline: forked workers and threads find the same; the heaviest work first."""
 
 from __future__ import annotations
 
 import os
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from helpers import Venv, VenvFactory, WheelFactory, uv_install
 
-from wheeldoctor.engine import hashing
-from wheeldoctor.engine.spread import look_batches, repeated, rows_estimate
-from wheeldoctor.engine.verify import Verification, verify_environment
+from wheeldoctor.engine import tasks, verify
+from wheeldoctor.engine.executors import Workers
+from wheeldoctor.engine.schedule import Schedule, look_batches
+from wheeldoctor.engine.tasks import Context, rows_estimate
+from wheeldoctor.engine.verify import Verification, repeated, verify_environment
 from wheeldoctor.judge.claims import resolve
 from wheeldoctor.where.environment import load_environment
 
@@ -71,7 +72,7 @@ def test_proofs_give_the_verification_the_exact_path_gives(
     _damage(site, FILES, "proven/m{:02d}.py", tmp_path)
     exact = _verify(site, venv.prefix, processes=False)
 
-    monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)
+    monkeypatch.setattr(verify, "PROCESS_MIN_FILES", 1)
     proven = _verify(site, venv.prefix, processes=True, jobs=jobs)
     assert len(forks) == jobs  # the workers ran, one a job
     assert _comparable(proven) == _comparable(exact)
@@ -88,45 +89,6 @@ def test_proofs_give_the_verification_the_exact_path_gives(
     }
 
 
-def test_the_parent_takes_its_own_steps_while_the_workers_prove(
-    venv_factory: VenvFactory, wheel_factory: WheelFactory, monkeypatch: pytest.MonkeyPatch, forks: list[int]
-) -> None:
-    """``meanwhile`` (a check's later imports) is stepped through while the workers run, one step when no
-    frame waits, and changes nothing that the verification finds; steps left when they are done stay undone."""
-    from wheeldoctor.engine import spread_worker
-
-    venv = venv_factory()
-    uv_install(venv, "--no-deps", wheel_factory("proven", "1.0", {**FILES, **SHARED}))
-    uv_install(venv, "--no-deps", wheel_factory("rival", "1.0", {"proven/shared.txt": b"second\n"}))
-    site = venv.site_packages
-    (site / "proven/m01.py").write_bytes(b"X" * len(FILES["proven/m01.py"]))
-    exact = _verify(site, venv.prefix, processes=False)
-    real_prove = spread_worker._prove_piece
-
-    def slow_prove(*args: object) -> object:
-        time.sleep(0.05)  # workers still busy: the parent has time for its own steps
-        return real_prove(*args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(spread_worker, "_prove_piece", slow_prove)
-    monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)
-    taken: list[int] = []
-
-    def steps(count: int) -> Iterator[None]:
-        for step in range(count):
-            taken.append(step)
-            yield
-
-    env = load_environment("test", [str(site)], [str(venv.prefix)])
-    proven = verify_environment(env.active(), env.active(), jobs=2, processes=True, meanwhile=steps(3))
-    assert forks
-    assert taken == [0, 1, 2]
-    assert _comparable(proven) == _comparable(exact)
-    taken.clear()
-    monkeypatch.setattr(spread_worker, "_prove_piece", real_prove)
-    verify_environment(env.active(), env.active(), jobs=2, processes=True, meanwhile=steps(10**6))
-    assert 0 < len(taken) < 10**6  # stepped while the workers ran, the rest left when they were done
-
-
 @pytest.mark.parametrize("fault", ["look", "parse", "prove", "both"])
 def test_a_worker_that_dies_leaves_its_work_to_the_parent(
     venv_factory: VenvFactory,
@@ -136,8 +98,7 @@ def test_a_worker_that_dies_leaves_its_work_to_the_parent(
     fault: str,
 ) -> None:
     """Workers that die looking at a distribution, reading a RECORD or proving a piece: the parent does that work."""
-    from wheeldoctor.engine import spread_worker as spread
-
+    parent = os.getpid()
     venv = venv_factory()
     uv_install(venv, "--no-deps", wheel_factory("proven", "1.0", {**FILES, **SHARED}))
     uv_install(venv, "--no-deps", wheel_factory("rival", "1.0", {"proven/shared.txt": b"second\n"}))
@@ -146,28 +107,30 @@ def test_a_worker_that_dies_leaves_its_work_to_the_parent(
     (site / "proven/m03.py").unlink()
     exact = _verify(site, venv.prefix, processes=False)
 
-    real_look, real_parse = spread._look, spread._parse
+    real_look, real_parse, real_prove = Context.look, Context.parse, Context.prove
 
-    def dying_look(indices: list[int], dists: list[object], *args: object) -> object:
-        if any(getattr(dists[i], "name", "") == "proven" for i in indices):
+    def dying_look(self: Context, indices: list[int]) -> object:
+        if os.getpid() != parent and any(self.dists[i].name == "proven" for i in indices):
             os._exit(3)
-        return real_look(indices, dists, *args)  # type: ignore[arg-type]
+        return real_look(self, indices)
 
-    def dying_parse(index: int, dist: object, *args: object) -> object:
-        if getattr(dist, "name", "") == "proven":
+    def dying_parse(self: Context, index: int, **kwargs: bool) -> object:
+        if os.getpid() != parent and self.dists[index].name == "proven":
             os._exit(3)  # the worker dies, as a crash or the OOM killer would end it
-        return real_parse(index, dist, *args)  # type: ignore[arg-type]
+        return real_parse(self, index, **kwargs)
 
-    def dying_prove(*args: object) -> object:
-        os._exit(3)
+    def dying_prove(self: Context, *args: object) -> object:
+        if os.getpid() != parent:
+            os._exit(3)
+        return real_prove(self, *args)  # type: ignore[arg-type]
 
     if fault == "look":
-        monkeypatch.setattr(spread, "_look", dying_look)
+        monkeypatch.setattr(Context, "look", dying_look)
     if fault in ("parse", "both"):
-        monkeypatch.setattr(spread, "_parse", dying_parse)
+        monkeypatch.setattr(Context, "parse", dying_parse)
     if fault in ("prove", "both"):
-        monkeypatch.setattr(spread, "_prove_piece", dying_prove)
-    monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)
+        monkeypatch.setattr(Context, "prove", dying_prove)
+    monkeypatch.setattr(verify, "PROCESS_MIN_FILES", 1)
     proven = _verify(site, venv.prefix, processes=True)
     assert forks  # the workers ran (and died)
     assert _comparable(proven) == _comparable(exact)
@@ -184,7 +147,7 @@ def test_owners_hold_the_shared_paths_with_every_claimant(
     venv = venv_factory()
     uv_install(venv, "--no-deps", wheel_factory("proven", "1.0", {**FILES, **SHARED}))
     uv_install(venv, "--no-deps", wheel_factory("rival", "1.0", {"proven/shared.txt": b"second\n"}))
-    monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)
+    monkeypatch.setattr(verify, "PROCESS_MIN_FILES", 1)
     env = load_environment("test", [str(venv.site_packages)], [str(venv.prefix)])
     recorded = {claim.path for dist in env.active() for claim in resolve(dist)[0]}
     for processes in (False, True):
@@ -207,7 +170,7 @@ def test_progress_ends_where_it_said_it_would(
     """The work announced once the RECORDs are read is the work the pieces (and the cache's lstats) report."""
     venv = venv_factory()
     uv_install(venv, "--no-deps", wheel_factory("proven", "1.0", FILES))
-    monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)
+    monkeypatch.setattr(verify, "PROCESS_MIN_FILES", 1)
     time.sleep(0.1)  # past the settle window: files (and RECORDs) changed just now are never cached
     env = load_environment("test", [str(venv.site_packages)], [str(venv.prefix)])
     cache_dir = str(tmp_path / "cache")
@@ -245,35 +208,35 @@ def test_the_heaviest_work_is_handed_out_first(
 
     One worker, so the order it is handed its tasks in is the order it logs them in.
     """
-    from wheeldoctor.engine import spread_worker
-    from wheeldoctor.engine.spread import spread
-
     venv = venv_factory()
     uv_install(venv, "--no-deps", wheel_factory("huge", "1.0", {"huge/blob.bin": os.urandom(3 << 20)}))
     uv_install(venv, "--no-deps", wheel_factory("many", "1.0", {f"many/m{i:03d}.py": b"x = 1\n" for i in range(300)}))
     uv_install(venv, "--no-deps", wheel_factory("tiny", "1.0", {"tiny/__init__.py": b""}))
     log = tmp_path / "log"
     site = str(venv.site_packages) + os.sep
-    real_parse, real_prove = spread_worker._parse, spread_worker._prove_piece
+    real_parse, real_prove = Context.parse, Context.prove
 
-    def parse(index: int, dist: object, *args: object) -> object:
+    def parse(self: Context, index: int, **kwargs: bool) -> object:
         with open(log, "a") as out:
-            out.write(f"parse {getattr(dist, 'name', '')}\n")
-        return real_parse(index, dist, *args)  # type: ignore[arg-type]
+            out.write(f"parse {self.dists[index].name}\n")
+        return real_parse(self, index, **kwargs)
 
-    def prove(index: int, first: int, paths: list[str], *args: object) -> object:
+    def prove(self: Context, task: tasks.Prove, scratch: tasks.Scratch) -> object:
         with open(log, "a") as out:
-            out.write(f"prove {paths[0].removeprefix(site)}\n")
-        return real_prove(index, first, paths, *args)  # type: ignore[arg-type]
+            out.write(f"prove {task.paths[0].removeprefix(site)}\n")
+        return real_prove(self, task, scratch)
 
-    monkeypatch.setattr(spread_worker, "_parse", parse)
-    monkeypatch.setattr(spread_worker, "_prove_piece", prove)
+    monkeypatch.setattr(Context, "parse", parse)
+    monkeypatch.setattr(Context, "prove", prove)
     dists = load_environment("test", [str(venv.site_packages)], [str(venv.prefix)], defer_records=True).active()
     assert sorted(d.name for d in dists) == ["huge", "many", "tiny"]
-    found = spread(dists, [True] * len(dists), 1, None, time.time_ns(), [rows_estimate(d) for d in dists])
-    for parsed in found:  # every row with a digest proved
-        assert parsed is not None and parsed.rows is not None
-        assert len(parsed.proofs) == sum(row[2] is not None for row in parsed.rows) > 0
+    context = Context(dists=dists, checked=[True] * 3, cache_dir=None, usable=False, started=time.time_ns(), links=True)
+    schedule = Schedule(context.checked, look_batches([rows_estimate(d) for d in dists], range(3), 1), {})
+    Workers(1).run(schedule, context.run)
+    assert not schedule.adopt()  # nothing left undone
+    for learnt in schedule.learnt:  # every row with a digest proved
+        assert learnt is not None and learnt.rows is not None
+        assert len(learnt.proofs) == sum(row.digest is not None for row in learnt.rows) > 0
     order = log.read_text().splitlines()
     assert order[:2] == ["parse huge", "prove huge/blob.bin"]
     first_of_many = next(i for i, task in enumerate(order) if task.startswith("prove many"))
@@ -283,7 +246,7 @@ def test_the_heaviest_work_is_handed_out_first(
 def test_the_heaviest_distribution_is_looked_at_first_and_alone() -> None:
     # Rows of a GPU stack in miniature: torch's 12,000 among many small ones.
     estimates = [12, 40, 11846, 3, 0, 700, 5043, 25, 9, 180, 64, 2, 1290, 33, 7, 0, 410, 18]
-    batches = look_batches(estimates, 2)
+    batches = look_batches(estimates, range(len(estimates)), 2)
     assert batches[-1] == [2]  # pop() takes it first
     assert batches[-2] == [6]
     assert sorted(i for batch in batches for i in batch) == list(range(len(estimates)))
@@ -292,8 +255,9 @@ def test_the_heaviest_distribution_is_looked_at_first_and_alone() -> None:
     # Popped in order, the batches come heaviest first.
     weights = [sum(estimates[i] for i in batch) for batch in reversed(batches)]
     assert weights[:3] == sorted(weights, reverse=True)[:3]
-    assert look_batches([], 4) == []
-    assert look_batches([0, 0, 0], 16) == [[2], [1], [0]]  # nothing to weigh: one each
+    assert look_batches([], [], 4) == []
+    assert look_batches([0, 0, 0], range(3), 16) == [[2], [1], [0]]  # nothing to weigh: one each
+    assert look_batches(estimates, [0, 1, 3], 2) == [[3], [0], [1]]  # only those asked for
 
 
 def test_the_paths_several_rows_claim_are_found_across_and_within_records() -> None:
@@ -321,7 +285,7 @@ def test_a_directory_moved_out_behind_a_link_is_wd008_while_the_cache_vouches_fo
     directory link): only the directory's own lstat tells that the path leaves the environment."""
     venv, files = _subpackage(venv_factory, wheel_factory)
     site = venv.site_packages
-    monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)
+    monkeypatch.setattr(verify, "PROCESS_MIN_FILES", 1)
     store = tmp_path / "cache"
     store.mkdir(mode=0o700)
     env = load_environment("test", [str(site)], [str(venv.prefix)])
@@ -357,7 +321,7 @@ def test_without_a_cache_the_workers_look_for_directory_links_and_the_parent_doe
     moved = tmp_path / "moved"
     os.rename(site / "proven/sub", moved)
     (site / "proven/sub").symlink_to(moved)
-    monkeypatch.setattr(hashing, "PROCESS_MIN_FILES", 1)
+    monkeypatch.setattr(verify, "PROCESS_MIN_FILES", 1)
     climbed: list[str] = []  # the parent's own: a forked worker appends to its copy
     real_below = links._below_link
 

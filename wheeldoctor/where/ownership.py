@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Iterable
 
-from wheeldoctor.engine.fork import can_fork
-from wheeldoctor.engine.workers import deal, run_workers
 from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.managed import Tool
 from wheeldoctor.model.ownership import Owner
@@ -30,16 +27,10 @@ _INSTALLED_FILES_LIMIT = 64 << 20
 class Owners:
     """Every recorded path of an environment, with who recorded it; built once per run.
 
-    With ``readers`` above one (and where forking is safe), the records are read in that
-    many forked processes: the map needs every RECORD of the environment before the walk
-    for unowned files can start (tens of thousands of rows on a big environment).
-    What a reader fails to deliver is read here. ``read`` is told of a record that could
-    not be read for a passing reason (see :meth:`Read.doubt`).
+    ``read`` is told of a record that could not be read for a passing reason (see :meth:`Read.doubt`).
     """
 
-    def __init__(
-        self, env: Environment, system: SystemOwners | None = None, readers: int = 1, read: Read | None = None
-    ) -> None:
+    def __init__(self, env: Environment, system: SystemOwners | None = None, read: Read | None = None) -> None:
         self._system = system
         self.locations = {os.path.realpath(p): p for p in env.paths}
         """Each site directory's real path, to the spelling RECORD paths were joined to."""
@@ -49,7 +40,7 @@ class Owners:
         probably installed (from ``top_level.txt``, else the name), to the distribution's name."""
         # Active distributions first: where two record a path, the one Python uses owns it.
         ranked = sorted(env.distributions, key=lambda d: not d.active)
-        listed = _listed_paths_of(ranked, readers, read)
+        listed = [listed_paths(dist, read) for dist in ranked]
         # Added last to first, each overwriting: a path stays with the first that lists it
         # (one dictionary update per distribution, not one call per path).
         for dist, paths in zip(reversed(ranked), reversed(listed), strict=True):
@@ -88,46 +79,6 @@ class Owners:
         ``read`` (a memo's, in the process that asks) notes what was read to answer.
         """
         return None if self._system is None else self._system.owner(path, read)
-
-
-def _listed_paths_of(dists: list[InstalledDistribution], readers: int, read: Read | None) -> list[list[str]]:
-    """:func:`listed_paths` of each of ``dists``, read in ``readers`` forked processes where forking is safe."""
-    found: list[list[str] | None] = [None] * len(dists)
-    if readers > 1 and len(dists) > 1 and can_fork():
-
-        def read_share(share: list[int], send: Callable[[list[Any]], None]) -> None:
-            sent = []
-            for index in share:
-                reading = Read()
-                paths = listed_paths(dists[index], reading)
-                sent.append([index, _joined(paths) if reading.complete else None])  # None: read it again here
-            send(sent)
-
-        shares = deal([(_record_size(dist), index) for index, dist in enumerate(dists)], readers)
-        for frame in run_workers(shares, read_share):
-            for index, paths in frame:
-                if paths is not None:
-                    found[index] = paths if isinstance(paths, list) else paths.split("\0")
-    # Nothing forked, a reader that failed, or a record it could not read: read here.
-    return [listed_paths(dist, read) if paths is None else paths for dist, paths in zip(dists, found, strict=True)]
-
-
-def _joined(paths: list[str]) -> str | list[str]:
-    """``paths`` as one string, NUL between them, unless one holds a NUL: one string crosses
-    a pipe at the speed of a copy, where a list of 17k costs marshal a string each way."""
-    if len(paths) < 2:
-        return paths
-    joined = "\0".join(paths)
-    return joined if joined.count("\0") == len(paths) - 1 else paths
-
-
-def _record_size(dist: InstalledDistribution) -> int:
-    """The bytes of a distribution's record, to deal the reading out evenly."""
-    listing = "installed-files.txt" if dist.legacy else "RECORD"
-    try:
-        return os.stat(os.path.join(dist.path, listing)).st_size
-    except (OSError, ValueError):
-        return 0
 
 
 def listed_paths(dist: InstalledDistribution, read: Read | None = None) -> list[str]:

@@ -1,0 +1,83 @@
+"""``wheels``: its options, and its body (typer parses its command line)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from wheeldoctor.cli.lock import lock_options
+from wheeldoctor.cli.options import (
+    EXTRA,
+    FIND_LINKS,
+    GROUP,
+    JSON,
+    LOCK,
+    NO_CACHE,
+    OUTPUT,
+    PATH,
+    PYTHON,
+    REPORT_FORMAT,
+    VERIFY_WHEELS,
+    given,
+    many,
+    value,
+    words,
+)
+from wheeldoctor.cli.runner import EXIT_HEALTHY, EXIT_PROBLEMS, REPORT_FORMATS, choose_format, deliver, fail
+from wheeldoctor.where.target import Target, load_target
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WheelsOptions:
+    """``wheels``'s options, as given on the command line."""
+
+    files: tuple[str, ...] = given(words("WHEEL...", "Wheel files to check before install."))
+    python: str | None = given(PYTHON)
+    path: tuple[str, ...] = given(PATH)
+    json: bool = given(JSON)
+    format: str | None = given(REPORT_FORMAT)
+    output: str | None = given(OUTPUT)
+    lock: str | None = given(LOCK)
+    python_version: str | None = given(
+        value("--python-version", metavar="X.Y", help="Select the lock for this CPython version.")
+    )
+    platform: tuple[str, ...] = given(
+        many("--platform", metavar="TAG", help="Select the lock for this platform tag (repeatable).")
+    )
+    find_links: tuple[str, ...] = given(FIND_LINKS)
+    verify_wheels: bool = given(VERIFY_WHEELS)
+    no_cache: bool = given(NO_CACHE)
+    extra: tuple[str, ...] = given(EXTRA)
+    group: tuple[str, ...] = given(GROUP)
+
+
+def wheels(options: WheelsOptions) -> int:
+    """Wheel files (or a lock's wheels, by their RECORDs) against each other and an environment; the exit code."""
+    chosen = choose_format(options.format, options.json, allowed=REPORT_FORMATS)
+    given = lock_options(
+        options.lock, options.find_links, options.verify_wheels, options.extra, options.group, options.no_cache
+    )
+    if given is not None:
+        if options.files:
+            fail("give wheel files or --lock, not both")
+        from wheeldoctor.cli.lock import wheels_lock
+
+        return wheels_lock(
+            given, options.python, options.path, chosen, options.output, options.python_version, options.platform
+        )
+    if options.python_version or options.platform:
+        fail("--python-version and --platform select a lock: give --lock FILE")
+    if not options.files:
+        fail("name the wheel files to check, or give --lock FILE")
+    from wheeldoctor.formats.wheelfile import WheelError, read_wheel
+    from wheeldoctor.judge.preflight import preflight
+
+    try:
+        read = [read_wheel(f) for f in options.files]
+    except WheelError as e:
+        fail(str(e))
+    located = options.python or options.path
+    env = load_target(Target(python=options.python, paths=options.path)) if located else None
+    result = preflight(read, env, os.path.lexists)
+    deliver(result, chosen, options.output)
+    return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
