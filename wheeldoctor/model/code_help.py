@@ -214,6 +214,36 @@ CODE_HELP: dict[Code, CodeHelp] = {
         "source, which is intact: its bytes are exactly what compiling that source here gives. As the installer "
         "made it; not a failure.",
     ),
+    Code.LIBRARY_UNRESOLVED: CodeHelp(
+        "a needed library is found nowhere",
+        "A shared object that Python loads on import (an extension module, or a library one needs) names a "
+        "library in DT_NEEDED that the dynamic loader finds nowhere: not on its RPATH or RUNPATH, not in the "
+        "system's ld.so.cache or default directories, and no library of the environment has that SONAME. "
+        "Importing it fails. When the environment holds the library under another major, the finding names it.",
+    ),
+    Code.PLUGIN_UNRESOLVED: CodeHelp(
+        "a plugin's library is found nowhere",
+        "A shared object that nothing in the environment needs or imports (a plugin that a library opens by "
+        "name at run time, if ever) names a library that is found nowhere: it cannot load here. Reported, not "
+        "a failure.",
+    ),
+    Code.CUDA_MAJORS_MIXED: CodeHelp(
+        "two majors of one CUDA library",
+        "Two major versions of one CUDA library (libcudart.so.12 and libcudart.so.13, say) are in the "
+        "environment or needed from the system by it. The rule is per library, not per toolkit: CUDA 13 "
+        "keeps the .so.12 names of cuSPARSE and cuSOLVER, and that is one major each.",
+    ),
+    Code.CUDA_BUILDS_MIXED: CodeHelp(
+        "one project's builds for two CUDA variants",
+        "Distributions of one project built for different CUDA variants (-cu12 and -cu13, or the unsuffixed "
+        "or -base one beside a -cuNN one) are installed together, and neither requires the other (an overlay "
+        "such as nvidia-cutlass-dsl-libs-cu13 over -libs-base requires its base, and is intended).",
+    ),
+    Code.SHARED_OBJECT_UNREADABLE: CodeHelp(
+        "shared object cannot be read",
+        "An ELF shared object whose dynamic section cannot be read within wheeldoctor's bounds (truncated, "
+        "corrupt, or over a limit): what it needs is unknown. Fails only with --strict.",
+    ),
 }
 
 

@@ -29,6 +29,10 @@ class Kind(str, Enum):
     RECOMPILED = "recompiled"
     #: Installed, but the lock does not hold it (judge/locked.py).
     UNLOCKED = "unlocked"
+    #: A shared object the dynamic loader cannot load: a library it needs is found nowhere (judge/native.py).
+    UNLOADABLE = "unloadable"
+    #: Native libraries or builds for two CUDA majors in one environment (judge/native.py).
+    MIXED = "mixed"
 
 
 class Code(str, Enum):
@@ -85,6 +89,12 @@ class Code(str, Enum):
     NOT_LOCKED = "WD083"
     RECORD_REWRITTEN = "WD084"
     LOCK_HASH_MISMATCH = "WD085"
+    # Native libraries as the dynamic loader sees them (judge/native.py).
+    LIBRARY_UNRESOLVED = "WD090"
+    PLUGIN_UNRESOLVED = "WD091"
+    CUDA_MAJORS_MIXED = "WD092"
+    CUDA_BUILDS_MIXED = "WD093"
+    SHARED_OBJECT_UNREADABLE = "WD094"
 
 
 #: Codes of findings about metadata alone (requirements, duplicates, fit with the interpreter):

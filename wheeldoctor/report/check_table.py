@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from wheeldoctor.judge.files import DistributionReport, Status
-from wheeldoctor.report import hooks_text
+from wheeldoctor.report import hooks_text, native_text
 from wheeldoctor.report.text import (
     accepted_note,
     finding_lines,
@@ -130,6 +130,9 @@ def render_rich(
         console.print(f"[{'bold red' if ': WD07' in line else 'dim'}]{escape(line)}[/]", overflow="fold")
     for line in hooks_text.unowned_lines(result.unowned, show=result.show_unowned):
         console.print(f"[{'bold red' if ': WD07' in line else 'dim'}]{escape(line)}[/]", overflow="fold")
+    failing = {f"{native_text.subject(f)}: {f.finding.code.value}:" for f in result.failing_native}
+    for line in native_text.native_lines(result.native, show_accepted=show_accepted):
+        console.print(f"[{'bold red' if line.startswith(tuple(failing)) else 'dim'}]{escape(line)}[/]", overflow="fold")
     style = "green" if result.healthy else "bold red"
     console.print(f"[{style}]{escape(summary(result))}[/]")
     for line in policy_lines(result):

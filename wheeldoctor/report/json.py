@@ -161,8 +161,18 @@ def check_document(result: CheckResult, command: str = "check") -> dict[str, Any
         "clash_pairs": [pair_json(p, result.repairs.pair(p)) for p in result.pairs],
         "policy": policy_json(result.policy),
         **startup_sections(result, finding_json),
+        **native_section(result),
         **fetched_json(result.fetched),
     }
+
+
+def native_section(result: CheckResult) -> dict[str, Any]:
+    """``{"native": ...}`` when the check audited the shared objects (``check --all``, ``doctor``)."""
+    if result.native is None:
+        return {}
+    from wheeldoctor.report.native_json import native_json
+
+    return {"native": native_json(result.native, finding_json)}
 
 
 def policy_json(policy: PolicyOutcome | None) -> dict[str, Any] | None:

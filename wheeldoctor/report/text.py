@@ -17,7 +17,7 @@ from wheeldoctor.model.code_paths import runs_as_code
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.repair.steps import Choice, RepairStep
-from wheeldoctor.report import hooks_text
+from wheeldoctor.report import hooks_text, native_text
 from wheeldoctor.results.check import CheckResult
 
 if TYPE_CHECKING:
@@ -231,6 +231,7 @@ def summary(result: CheckResult) -> str:
     others = [
         (len(result.failing_hooks), "start-up hook(s)"),
         (len(result.failing_unowned), "unowned module(s)"),
+        (len(result.failing_native), "native library finding(s)"),
         (len(result.unrelated), "unrelated pair(s)"),
     ]
     total = len(every) - accepted - replaced + sum(n for n, _ in others)
@@ -297,6 +298,7 @@ def render_plain(result: CheckResult, show_accepted: bool = False, header: bool 
         yield pair_line(pair, overlaid)
     yield from hooks_text.hook_lines(result.hooks)
     yield from hooks_text.unowned_lines(result.unowned, show=result.show_unowned)
+    yield from native_text.native_lines(result.native, show_accepted=show_accepted)
     yield summary(result)
     yield from policy_lines(result)
     yield from tips(result)
