@@ -6,7 +6,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from wheeldoctor.cli.runner import EXIT_HEALTHY, EXIT_PROBLEMS, cache_dir, deliver, fail
+from wheeldoctor.cli.runner import EXIT_HEALTHY, EXIT_PROBLEMS, cache_dir, deliver, fail, optional_target
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -79,16 +79,18 @@ def wheels_lock(
     from wheeldoctor.commands.lock import lock_target, run_wheels_lock
     from wheeldoctor.report.fetch import fetch_lines
     from wheeldoctor.report.progress import count_progress
-    from wheeldoctor.where.target import Target, load_target
+    from wheeldoctor.where.target import load_target
 
     if (python or path) and (python_version or platform):
         fail("give --python/--path or --python-version/--platform, not both")
-    env = load_target(Target(python=python, paths=tuple(path or ())), with_tags=True) if (python or path) else None
+    # An explicit version and platform select the lock alone; else for the environment every command finds.
+    located = None if python_version or platform else optional_target(python, tuple(path or ()))
+    env = load_target(located, with_tags=True) if located is not None else None
     target = lock_target(
         env, python_version=python_version, platforms=platform or (), extras=options.extras, groups=options.groups
     )
     done = run_wheels_lock(options.file, target, fetcher_for(options), env, count_progress("RECORDs", chosen != "text"))
-    deliver(done.result, chosen, output)
+    deliver(done.result, chosen, output, header=located is None or located.reason is None)
     sys.stderr.writelines(line + "\n" for line in fetch_lines(done.summary, done.fetched, done.unjudged))
     return EXIT_HEALTHY if done.result.healthy else EXIT_PROBLEMS
 

@@ -23,8 +23,16 @@ from wheeldoctor.cli.options import (
     value,
     words,
 )
-from wheeldoctor.cli.runner import EXIT_HEALTHY, EXIT_PROBLEMS, REPORT_FORMATS, choose_format, deliver, fail
-from wheeldoctor.where.target import Target, load_target
+from wheeldoctor.cli.runner import (
+    EXIT_HEALTHY,
+    EXIT_PROBLEMS,
+    REPORT_FORMATS,
+    choose_format,
+    deliver,
+    fail,
+    optional_target,
+)
+from wheeldoctor.where.target import load_target
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -76,8 +84,8 @@ def wheels(options: WheelsOptions) -> int:
         read = [read_wheel(f) for f in options.files]
     except WheelError as e:
         fail(str(e))
-    located = options.python or options.path
-    env = load_target(Target(python=options.python, paths=options.path)) if located else None
+    target = optional_target(options.python, options.path)
+    env = load_target(target) if target is not None else None
     result = preflight(read, env, os.path.lexists)
-    deliver(result, chosen, options.output)
+    deliver(result, chosen, options.output, header=target is None or target.reason is None)
     return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS

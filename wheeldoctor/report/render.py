@@ -45,7 +45,7 @@ def plain_lines(result: Result, show_accepted: bool = False, header: bool = True
 
     if isinstance(result, CheckResult):
         return inert.lines(text.render_plain(result, show_accepted=show_accepted, header=header))
-    return inert.lines(text.render_preflight(result))
+    return inert.lines(text.render_preflight(result, header=header))
 
 
 #: Lines ``-q`` leaves out of the plain report: context and advice, not what fails.

@@ -332,9 +332,9 @@ def finding_lines(result: CheckResult, show_accepted: bool) -> Iterable[tuple[Di
                 yield report, finding_line(subject(report), finding) + accepted_note(finding)
 
 
-def render_preflight(result: PreflightResult) -> Iterable[str]:
-    """Plain lines for ``wheels``: broken wheels, clashes between them, overwrites."""
-    if result.environment is not None:
+def render_preflight(result: PreflightResult, header: bool = True) -> Iterable[str]:
+    """Plain lines for ``wheels``: broken wheels, clashes between them, overwrites (``header``: the environment)."""
+    if header and result.environment is not None:
         yield f"environment: {result.environment.label}"
     for wheel in result.wheels:
         for finding in wheel.findings:
