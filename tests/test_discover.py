@@ -192,6 +192,8 @@ def test_every_command_finds_the_activated_venv_the_same_way(
             assert done.returncode == 0 and done.stdout.startswith("1 distribution(s)"), done.stdout
         else:
             assert done.returncode == 1 and "demo" in done.stdout + done.stderr, (command, done.stdout)
+    alone = _run(tool.python, elsewhere, ["wheels", str(over), "--no-environment"], VIRTUAL_ENV=str(venv.prefix))
+    assert (alone.returncode, alone.stderr) == (0, ""), alone.stderr  # against each other only: none looked for
 
 
 def test_a_pre_commit_hook_checks_the_project_not_its_own_venv(

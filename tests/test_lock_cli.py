@@ -150,6 +150,23 @@ def test_check_lock_names_another_version_and_an_unlocked_distribution(index: Ra
     assert repairs["six"]["argv"][-1] == "six==1.17.0"  # the lock's version, not the installed 1.16.0
 
 
+def test_a_distribution_the_lock_lacks_is_not_called_broken(index: RangeIndex, tmp_path: Path) -> None:
+    """WD083 fails the run, in its own words: its files are intact, so it is never counted as broken."""
+    lock = _pylock(index, tmp_path, "alpha", "six==1.17.0")
+    venv = _synced(index, tmp_path, lock)
+    _uv("pip", "install", "-q", "--python", venv.python, "--index-url", index.simple, "tomli")
+    done = run_cli("check", "--all", "--python", venv.python, "--lock", lock)
+    assert done.returncode == 1
+    summary = next(line for line in done.stdout.splitlines() if " checked: " in line)
+    assert summary == "4 checked: 3 intact, 1 not as locked (files intact); 1 finding(s)"
+    doctor = run_cli("doctor", "--python", venv.python, "--lock", lock)
+    assert doctor.returncode == 1 and doctor.stdout.splitlines()[-1] == "doctor: problems in lock membership"
+    (venv.site_packages / "beta" / "__init__.py").write_text("B = 3\n")
+    both = run_cli("doctor", "--python", venv.python, "--lock", lock)
+    assert "4 checked: 2 intact, 1 broken, 1 not as locked (files intact); 2 finding(s)" in both.stdout
+    assert both.stdout.splitlines()[-1] == "doctor: problems in files, lock membership"
+
+
 def test_check_lock_reads_no_fifo_at_direct_url_json(index: RangeIndex, tmp_path: Path) -> None:
     lock = _pylock(index, tmp_path, "alpha")
     venv = _synced(index, tmp_path, lock)

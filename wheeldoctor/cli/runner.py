@@ -346,9 +346,11 @@ def deliver(
     show_accepted: bool = False,
     quiet: bool = False,
     header: bool = True,
+    verbose: bool = False,
 ) -> None:
     """The report in ``chosen`` format to stdout; with ``output``, to that file and the text report to stdout.
 
+    ``verbose`` (``-v``): the text report lists every finding a clash block counts.
     ``output`` ``-`` is stdout, as for snapshot and diff. ``quiet`` (``-q``) changes the text
     report only: what fails and the summary, nothing when healthy.
     ``header=False``: the text report on stdout leaves out its ``environment:`` line, which discovery
@@ -362,7 +364,7 @@ def deliver(
     fmt = Format(chosen)
     if output is not None:
         try:
-            write_atomic(output, render(result, fmt, show_accepted=show_accepted))
+            write_atomic(output, render(result, fmt, show_accepted=show_accepted, verbose=verbose))
         except OutputError as e:
             fail(str(e))
     if fmt is Format.GITHUB and os.environ.get("GITHUB_STEP_SUMMARY"):
@@ -385,7 +387,7 @@ def deliver(
         if rich is not None and console is not None:
             rich(console)
         else:
-            sys.stdout.write(render(result, Format.TEXT, show_accepted=show_accepted, header=header))
+            sys.stdout.write(render(result, Format.TEXT, show_accepted=show_accepted, header=header, verbose=verbose))
 
 
 def refuse_report_with_baseline(write_baseline: str | None, chosen: str, output: str | None) -> None:

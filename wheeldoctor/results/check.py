@@ -56,17 +56,20 @@ class CheckResult:
 
     @property
     def failing_parts(self) -> tuple[str, ...]:
-        """What fails the run, by category, in report order: ``files``, ``clashes``, ``start-up hooks``,
-        ``unowned modules`` (empty when healthy); a verdict names these, never a category that passed."""
-        from wheeldoctor.judge.files import FAILING_STATUSES, Status
+        """What fails the run, by category, in report order: ``files``, ``lock membership`` (only not the
+        lock's: files intact), ``clashes``, ``start-up hooks``, ``unowned modules`` (empty when healthy);
+        a verdict names these, never a category that passed."""
+        from wheeldoctor.judge.files import FAILING_STATUSES, Status, off_the_lock
 
         failing = set(FAILING_STATUSES)
         if self.strict:
             failing.add(Status.UNVERIFIABLE)
         if self.strict_overlays:
             failing.add(Status.OVERLAID)
+        failed = [d for d in self.distributions if d.status in failing]
         parts = (
-            ("files", any(d.status in failing for d in self.distributions)),
+            ("files", any(not off_the_lock(d) for d in failed)),
+            ("lock membership", any(off_the_lock(d) for d in failed)),
             ("clashes", bool(self.unrelated)),
             ("start-up hooks", bool(self.failing_hooks)),
             ("unowned modules", bool(self.failing_unowned)),
