@@ -402,7 +402,9 @@ def test_no_digest_is_split_across_lines(envs: Envs, columns: int, which: str) -
     document = run_cli("check", "--all", "--python", venv.python, "--json").stdout
     digests = set(re.findall(r"sha256=([A-Za-z0-9_-]{43})", document))
     assert digests
-    shown = on_terminal("check", "--all", "--python", venv.python, columns=columns)
+    # A clash pair's findings are a block of paths; -v lists each, with its digests.
+    verbose = ["-v"] if which == "pair" else []
+    shown = on_terminal("check", "--all", "--python", venv.python, *verbose, columns=columns)
     # Every finding's expected and found (the hook's found twice: its line and its accept rule).
     assert _digests_whole(shown, digests) >= {"wide": 6, "hook": 2, "pair": 2}[which]
     assert "distributio\n" not in shown

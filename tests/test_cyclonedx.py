@@ -110,6 +110,7 @@ def test_without_the_extra_it_is_one_line_and_exit_2(venv: Venv, tmp_path: Path)
         assert done.stdout == ""
         assert done.stderr.splitlines() == [
             "error: --format cyclonedx needs the cyclonedx-python-lib package",
-            "Tip: pip install 'wheeldoctor[sbom]'",
+            "Tip: install wheeldoctor's sbom extra: from a clone, pip install '.[sbom]' "
+            "(a tool install: uv tool install --force '.[sbom]')",
         ]
     assert sys.modules.get("cyclonedx") is not None  # this process still has the real one

@@ -164,7 +164,7 @@ def test_wheels_with_and_without_an_environment(sick: Sick) -> None:
     beside = document("wheels", *every, "--python", sick.python)
     assert beside["overwrites"] and {p["relation"] for p in beside["clash_pairs"]} == {"overlay", "unrelated"}
     validate(beside)
-    alone = document("wheels", *every)
+    alone = document("wheels", *every, "--no-environment")
     assert alone["environment"] is None
     validate(alone)
 

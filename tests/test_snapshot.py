@@ -211,9 +211,10 @@ def test_unreadable_snapshots_are_one_line_each(fleet: Fleet, tmp_path: Path) ->
     assert lines[3] == f"error: {deep}: nested deeper than 16 levels: not a snapshot"
 
 
-def test_diff_needs_two_snapshots_and_a_known_format(fleet: Fleet) -> None:
-    rc, _, err = diff(fleet.snaps / "a.json")
-    assert rc == 2 and "two snapshots or more" in err
+def test_diff_of_one_snapshot_says_so_and_a_known_format(fleet: Fleet) -> None:
+    # A fleet of one node (the README's `snapshot ... && diff snap-*.json` on one machine): nothing differs.
+    rc, out, _ = diff(fleet.snaps / "a.json")
+    assert (rc, out) == (0, f"1 snapshot, {fleet.snaps / 'a.json'} (node-a): nothing to compare it with\n")
     rc, _, err = diff(fleet.snaps / "a.json", fleet.snaps / "b.json", "--format", "sarif")
     assert rc == 2 and "unknown format 'sarif'" in err
 

@@ -169,7 +169,14 @@ def check(options: CheckOptions) -> int:
         )
 
     deliver(
-        result, chosen, options.output, rich, show_accepted=options.show_accepted, quiet=options.quiet, header=header
+        result,
+        chosen,
+        options.output,
+        rich,
+        show_accepted=options.show_accepted,
+        quiet=options.quiet,
+        header=header,
+        verbose=options.verbose,
     )
     if locked is not None:
         from wheeldoctor.cli.lock import tell_fetch

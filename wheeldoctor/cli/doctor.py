@@ -142,7 +142,14 @@ def doctor(options: DoctorOptions) -> int:
         header=header,
     )
     deliver(
-        result, chosen, options.output, rich, show_accepted=options.show_accepted, quiet=options.quiet, header=header
+        result,
+        chosen,
+        options.output,
+        rich,
+        show_accepted=options.show_accepted,
+        quiet=options.quiet,
+        header=header,
+        verbose=options.verbose,
     )
     tell_fetch(locked)
     return exit_code(result.healthy, options.exit_zero)

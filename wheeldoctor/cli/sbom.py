@@ -20,7 +20,8 @@ def require_sbom() -> None:
     except ImportError:
         fail(
             "--format cyclonedx needs the cyclonedx-python-lib package",
-            "pip install 'wheeldoctor[sbom]'",
+            "install wheeldoctor's sbom extra: from a clone, pip install '.[sbom]' "
+            "(a tool install: uv tool install --force '.[sbom]')",
         )
 
 

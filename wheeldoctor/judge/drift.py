@@ -82,7 +82,7 @@ class Drift:
 
 
 def compare(labels: Sequence[str], snapshots: Sequence[Snapshot]) -> Drift:
-    """What differs between ``snapshots`` (named by ``labels``, one each, at least two)."""
+    """What differs between ``snapshots`` (named by ``labels``, one each; one alone differs from nothing)."""
     found: list[Difference] = []
     every = [True] * len(snapshots)
 

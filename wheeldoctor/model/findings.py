@@ -115,6 +115,10 @@ METADATA_CODES = frozenset(
     )
 )
 
+#: Codes that say a distribution is not the lock's (another version, or not locked at all): said of
+#: its name, not of its bytes, which may all be intact. They fail the run, under their own word.
+LOCK_MEMBERSHIP_CODES = frozenset({Code.LOCKED_OTHER_VERSION, Code.NOT_LOCKED})
+
 #: Kinds that mean the bytes on disk are wrong or cannot be trusted.
 BREAKING_KINDS = frozenset({Kind.MODIFIED, Kind.MISSING, Kind.UNREADABLE, Kind.OUTSIDE, Kind.MALFORMED, Kind.UNLOCKED})
 

@@ -78,6 +78,9 @@ def lines(drift: Drift) -> Iterator[str]:
         for i in deviants(difference):
             yield f"{node(drift, i)}: {describe(difference, difference.values[i], reference)}"
     count = len(drift.labels)
+    if count == 1:  # a fleet of one node (one snapshot gathered): nothing differs, and it is said
+        yield f"1 snapshot, {node(drift, 0)}: nothing to compare it with"
+        return
     if drift.agree:
         yield f"all {count} snapshots agree"
         return

@@ -60,18 +60,20 @@ class CheckResult:
 
     @property
     def failing_parts(self) -> tuple[str, ...]:
-        """What fails the run, by category, in report order: ``files``, ``clashes``, ``start-up hooks``,
-        ``unowned modules``, ``native libraries`` (empty when healthy); a verdict names these, never a
-        category that passed."""
-        from wheeldoctor.judge.files import FAILING_STATUSES, Status
+        """What fails the run, by category, in report order: ``files``, ``lock membership`` (only not the
+        lock's: files intact), ``clashes``, ``start-up hooks``, ``unowned modules``, ``native libraries``
+        (empty when healthy); a verdict names these, never a category that passed."""
+        from wheeldoctor.judge.files import FAILING_STATUSES, Status, off_the_lock
 
         failing = set(FAILING_STATUSES)
         if self.strict:
             failing.add(Status.UNVERIFIABLE)
         if self.strict_overlays:
             failing.add(Status.OVERLAID)
+        failed = [d for d in self.distributions if d.status in failing]
         parts = (
-            ("files", any(d.status in failing for d in self.distributions)),
+            ("files", any(not off_the_lock(d) for d in failed)),
+            ("lock membership", any(off_the_lock(d) for d in failed)),
             ("clashes", bool(self.unrelated)),
             ("start-up hooks", bool(self.failing_hooks)),
             ("unowned modules", bool(self.failing_unowned)),
@@ -92,14 +94,14 @@ class CheckResult:
         return (*self.distributions, *startup_reports(self.hooks, self.unowned), *native_reports(self.native))
 
     @property
-    def failing_hooks(self) -> tuple[StartupHook, ...]:
-        """The hooks whose WD070/WD071 no rule accepted."""
-        return self.hooks.failing if self.hooks is not None else ()
-
-    @property
     def failing_native(self) -> tuple[NativeFinding, ...]:
         """The native findings that fail the run (see :attr:`NativeAudit.failing`)."""
         return self.native.failing if self.native is not None else ()
+
+    @property
+    def failing_hooks(self) -> tuple[StartupHook, ...]:
+        """The hooks whose WD070/WD071 no rule accepted."""
+        return self.hooks.failing if self.hooks is not None else ()
 
     @property
     def failing_unowned(self) -> tuple[Finding, ...]:
