@@ -113,3 +113,12 @@ def test_without_the_extra_it_is_one_line_and_exit_2(venv: Venv, tmp_path: Path)
             "Tip: pip install 'wheeldoctor[sbom]'",
         ]
     assert sys.modules.get("cyclonedx") is not None  # this process still has the real one
+
+
+def test_a_bom_written_with_o_prints_the_text_report_as_every_format_does(venv: Venv, tmp_path: Path) -> None:
+    for command in (["check", "--all"], ["doctor"]):
+        written = tmp_path / f"{command[0]}.json"
+        done = run_cli(*command, "--python", venv.python, "--format", "cyclonedx", "-o", written)
+        assert done.returncode == 1, done.stderr
+        assert "alpha 1.0: WD001: alpha/core.py" in done.stdout
+        assert JsonStrictValidator(SchemaVersion.V1_6).validate_str(written.read_text()) is None

@@ -13,6 +13,8 @@ import json
 import os
 import shutil
 import socket
+import subprocess
+import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -285,3 +287,26 @@ def test_a_real_environment_snapshots_small_deterministic_and_copies_agree(tmp_p
     assert len(json.loads(first)["distributions"]) >= len(PACKAGES)
     rc, out, err = diff(tmp_path / "first.json", copied)
     assert (rc, out) == (0, "all 2 snapshots agree\n"), err
+
+
+def test_with_q_the_merged_streams_are_the_snapshot_alone(fleet: Fleet, tmp_path: Path) -> None:
+    """``kubectl logs`` and ``srun`` without ``--error`` merge stderr into the file: ``-q`` keeps it a snapshot."""
+    env = {**os.environ, "VIRTUAL_ENV": str(fleet.a.prefix)}  # found as uv finds it: a line on stderr says so
+
+    def merged(*more: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            [sys.executable, "-m", "wheeldoctor", "snapshot", "--host", "node-a", *more],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+            check=False,
+        )
+
+    loud = merged()
+    assert loud.returncode == 0 and loud.stdout.startswith(b"environment: ")
+    quiet = merged("-q")
+    assert quiet.returncode == 0, quiet.stdout[-2000:]
+    assert quiet.stdout == (fleet.snaps / "a.json").read_bytes()

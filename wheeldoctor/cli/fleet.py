@@ -6,7 +6,7 @@ import re
 import sys
 from dataclasses import dataclass
 
-from wheeldoctor.cli.options import JOBS, NO_CACHE, PATH, PYTHON, given, value, words
+from wheeldoctor.cli.options import JOBS, NO_CACHE, PATH, PYTHON, flag, given, value, words
 from wheeldoctor.cli.runner import (
     EXIT_ERROR,
     EXIT_HEALTHY,
@@ -15,6 +15,7 @@ from wheeldoctor.cli.runner import (
     fail,
     metadata_memos,
     no_cyclic_gc,
+    silence_notes,
     target_of,
 )
 from wheeldoctor.where.target import load_target, start_probe
@@ -42,6 +43,7 @@ class SnapshotOptions:
     )
     jobs: int | None = given(JOBS)
     no_cache: bool = given(NO_CACHE)
+    quiet: bool = given(flag("--quiet", "-q", help="Nothing on stderr unless it fails: no environment line, no notes."))
 
 
 def snapshot(options: SnapshotOptions) -> int:
@@ -52,7 +54,9 @@ def snapshot(options: SnapshotOptions) -> int:
         from wheeldoctor.cli.sbom import require_sbom
 
         require_sbom()
-    target = target_of(options.python, options.path)
+    if options.quiet:
+        silence_notes()
+    target = target_of(options.python, options.path, quiet=options.quiet)
     start_probe(target, with_tags=True)
     from wheeldoctor.commands.snapshot import run_snapshot
     from wheeldoctor.formats.snapshot import encode

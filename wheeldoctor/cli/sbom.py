@@ -43,15 +43,19 @@ def sbom_text(result: CheckResult, taken: Snapshot | None = None, cache_dir: str
     )
 
 
-def deliver_sbom(result: CheckResult, output: str | None, cache_dir: str | None) -> None:
-    """Write the BOM of ``result`` to ``output`` atomically, or to stdout (no ``output``, or ``-``)."""
+def deliver_sbom(result: CheckResult, output: str | None, cache_dir: str | None) -> bool:
+    """Write the BOM of ``result`` to ``output`` atomically, or to stdout (no ``output``, or ``-``).
+
+    True where it went to a file: the command then prints its text report, as for every format.
+    """
     text = sbom_text(result, cache_dir=cache_dir)
     if output is None or output == "-":
         sys.stdout.write(text)
-        return
+        return False
     from wheeldoctor.report.output import OutputError, write_atomic
 
     try:
         write_atomic(output, text)
     except OutputError as e:
         fail(str(e))
+    return True
