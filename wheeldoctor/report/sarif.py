@@ -31,30 +31,30 @@ FINGERPRINT = "wheeldoctorFinding/v1"
 #: What items without a WD code are, by their kind.
 _OTHER_RULES = {
     "not-installed": CodeHelp(
-        "distribution not installed",
-        "A distribution named on the command line is not installed.",
+        short="distribution not installed",
+        full="A distribution named on the command line is not installed.",
         todo="Check the name, or install it.",
         severity=3.0,
         tags=("dependencies",),
     ),
     "clash": CodeHelp(
-        "wheels ship one path with different bytes",
-        "Two wheels install the same path with different bytes: whichever is installed last wins, file by file.",
+        short="wheels ship one path with different bytes",
+        full="Two wheels install the same path with different bytes: whichever is installed last wins, file by file.",
         todo="Install only one of the two, or install them one after the other in the order the tip gives.",
         severity=6.0,
         tags=("security", "integrity"),
     ),
     "unrelated-pair": CodeHelp(
-        "unrelated distributions write the same paths",
-        "Two installed distributions, neither requiring the other, write the same paths: uninstalling either "
+        short="unrelated distributions write the same paths",
+        full="Two installed distributions, neither requiring the other, write the same paths: uninstalling either "
         "deletes the other's files.",
         todo="Keep one: the tip gives the commands for either choice.",
         severity=5.0,
         tags=("security", "integrity"),
     ),
     "overwrite": CodeHelp(
-        "wheel would replace another distribution's file",
-        "Installing the wheel would overwrite a file that another installed distribution records.",
+        short="wheel would replace another distribution's file",
+        full="Installing the wheel would overwrite a file that another installed distribution records.",
         todo="Do not install both; if one is meant to lie on top of the other, make it require the other.",
         severity=6.0,
         tags=("security", "integrity"),
@@ -103,7 +103,7 @@ def _rule(rule_id: str) -> dict[str, Any]:
         name = Code(rule_id).name.title().replace("_", "")
     except ValueError:
         fallback = rule_id.replace("-", " ")
-        meaning = _OTHER_RULES.get(rule_id, CodeHelp(fallback, fallback))
+        meaning = _OTHER_RULES.get(rule_id, CodeHelp(short=fallback, full=fallback))
         name = rule_id.title().replace("-", "")
     todo = f" What to do: {meaning.todo}" if meaning.todo else ""
     rule: dict[str, Any] = {
