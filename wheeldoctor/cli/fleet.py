@@ -6,15 +6,16 @@ import re
 import sys
 from dataclasses import dataclass
 
-from wheeldoctor.cli.options import JOBS, NO_CACHE, PATH, PYTHON, flag, given, value, words
+from wheeldoctor.cli.options import EXIT_ZERO, JOBS, NO_CACHE, PATH, PYTHON, flag, given, many, value, words
 from wheeldoctor.cli.runner import (
     EXIT_ERROR,
     EXIT_HEALTHY,
-    EXIT_PROBLEMS,
     cache_dir,
+    exit_code,
     fail,
     metadata_memos,
     no_cyclic_gc,
+    note,
     silence_notes,
     target_of,
 )
@@ -90,6 +91,21 @@ class DiffOptions:
     """``diff``'s options, as given on the command line."""
 
     files: tuple[str, ...] = given(words("SNAPSHOT...", "Snapshots to compare (two or more).", required=True))
+    reference: str | None = given(
+        value(
+            "--reference",
+            metavar="SNAPSHOT",
+            help="Compare every snapshot with this one (a golden node), not by majority.",
+        )
+    )
+    ignore: tuple[str, ...] = given(
+        many(
+            "--ignore",
+            metavar="KIND[:GLOB]",
+            help="Leave out differences of KIND (file, distribution, hook, ...) whose name or path matches GLOB.",
+        )
+    )
+    exit_zero: bool = given(EXIT_ZERO)
     format: str = given(
         value("--format", metavar="FORMAT", help="text (default), json or github (annotations)."), default="text"
     )
@@ -100,16 +116,25 @@ def diff(options: DiffOptions) -> int:
     """Compare snapshots of several nodes: what differs, and the odd ones out by majority; the exit code."""
     if options.format not in _DIFF_FORMATS:
         fail(f"unknown format {options.format!r}: choose one of {', '.join(_DIFF_FORMATS)}")
-    if len(options.files) < 2:
-        fail("give two snapshots or more to compare")
+    from wheeldoctor.judge.drift import ignore_rule
+
+    try:
+        rules = [ignore_rule(rule) for given in options.ignore for rule in given.split(",") if rule.strip()]
+    except ValueError as e:
+        fail(str(e))
     from wheeldoctor.commands.diff import run_diff
 
-    drift, errors = run_diff(options.files)
-    if drift is None:
-        from wheeldoctor.report import inert
+    compared = run_diff(options.files, reference=options.reference, ignore=rules)
+    from wheeldoctor.report import inert
 
-        sys.stderr.writelines(f"error: {inert.text(line)}\n" for line in errors)
+    for path in compared.repeated:
+        note(f"{path} is a file given before: counted once")
+    if compared.errors:
+        sys.stderr.writelines(f"error: {inert.text(line)}\n" for line in compared.errors)
         return EXIT_ERROR
+    drift = compared.drift
+    if drift is None:
+        fail("give two snapshots or more to compare" + (", or one and --reference" if not options.reference else ""))
     if options.format == "json":
         from wheeldoctor.report import drift_json as chosen
     elif options.format == "github":
@@ -117,7 +142,7 @@ def diff(options: DiffOptions) -> int:
     else:
         from wheeldoctor.report import drift_text as chosen  # type: ignore[no-redef]
     _write(options.output, chosen.render(drift))
-    return EXIT_HEALTHY if drift.agree else EXIT_PROBLEMS
+    return exit_code(drift.agree, options.exit_zero)
 
 
 def _write(output: str | None, text: str) -> None:
