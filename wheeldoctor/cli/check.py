@@ -160,7 +160,7 @@ def check(options: CheckOptions) -> int:
     if chosen == "cyclonedx":
         from wheeldoctor.cli import sbom
 
-        if not sbom.deliver_sbom(result, output, cached):
+        if not sbom.deliver_sbom(result, output, cached, locked.lock if locked else None):
             return exit_code(result.healthy, options.exit_zero)
         chosen, output = "text", None  # the BOM is in its file: the text report on stdout, as for every format
 

@@ -135,7 +135,7 @@ def doctor(options: DoctorOptions) -> int:
         return pin_baseline(options.write_baseline, baseline_reports(result))
     output = options.output
     if chosen == "cyclonedx":
-        if not sbom.deliver_sbom(result.check, output, cached):
+        if not sbom.deliver_sbom(result.check, output, cached, locked.lock if locked else None):
             return exit_code(result.healthy, options.exit_zero)
         chosen, output = "text", None  # the BOM is in its file: the text report on stdout, as for every format
     header = target.reason is None  # discovery has said on stderr which environment, and why
