@@ -153,6 +153,24 @@ def test_junit_has_a_case_per_distribution_and_a_failure_per_broken_one(envs: En
     assert "WD001: alpha/core.py" in failure.text and "WD003: alpha/extra.py" in failure.text
 
 
+def test_junit_reads_the_same_in_junitparser(envs: Envs, tmp_path: Path) -> None:
+    """junitparser (what many CI report tools build on) reads the suites, cases and failures we meant."""
+    junitparser = pytest.importorskip("junitparser")
+    out = tmp_path / "report.xml"
+    assert wd("doctor", "--python", envs.damaged.python, "--format", "junit", "-o", out).returncode == 1
+    xml = junitparser.JUnitXml.fromfile(str(out))
+    suites = {suite.name: suite for suite in xml}
+    assert list(suites) == ["wheeldoctor check", "wheeldoctor deps"]
+    check = suites["wheeldoctor check"]
+    assert (check.tests, check.failures, check.errors) == (3, 2, 0)
+    failed = {case.classname: case for case in check if not case.is_passed}
+    assert sorted(failed) == ["alpha", "beta"]
+    (failure,) = failed["alpha"].result
+    assert isinstance(failure, junitparser.Failure)
+    assert "WD001: alpha/core.py" in (failure.text or "")
+    assert all(case.is_passed for case in suites["wheeldoctor deps"])
+
+
 def test_junit_doctor_has_a_suite_per_check_and_healthy_passing_cases(envs: Envs, tmp_path: Path) -> None:
     out = tmp_path / "report.xml"
     assert wd("doctor", "--python", envs.healthy.python, "--format", "junit", "-o", out).returncode == 0
