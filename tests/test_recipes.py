@@ -113,3 +113,24 @@ def test_the_slurm_task_writes_one_file_per_node_and_nothing_on_stdout_or_stderr
     assert [p.name for p in files] == ["snap-gpu-a.json", "snap-gpu-b.json"]
     compared = run_cli("diff", *files)
     assert (compared.returncode, compared.stdout) == (0, "all 2 snapshots agree\n"), compared.stderr
+
+
+def test_the_slurm_script_runs_under_slurm_where_a_cluster_answers(venv: Venv, tmp_path: Path) -> None:
+    """Where this machine is a Slurm cluster (``sinfo`` answers), the whole script runs by ``sbatch``."""
+    if shutil.which("sbatch") is None or subprocess.run(["sinfo", "-h"], capture_output=True, check=False).returncode:
+        pytest.skip("no Slurm cluster answers here")
+    env = node_env(venv, tmp_path)
+    script = FLEET / "slurm-snapshots.sh"
+
+    def batch(out: str, **more: str) -> tuple[int, str]:
+        log = tmp_path / f"{out}.err"
+        command = ["sbatch", "--wait", "--nodes=1", "-o", tmp_path / f"{out}.out", "-e", log, script, tmp_path / out]
+        done = subprocess.run(command, env={**env, **more}, capture_output=True, timeout=600, check=False)
+        return done.returncode, log.read_text()
+
+    rc, err = batch("first")
+    (taken,) = (tmp_path / "first").iterdir()  # one node: one snapshot, named after it, and nothing to compare
+    assert (rc, err) == (0, "1 snapshot(s): nothing to compare them with (REFERENCE=golden.json compares with one)\n")
+    rc, err = batch("second", REFERENCE=str(taken))
+    assert (rc, err) == (0, "")
+    assert (tmp_path / "second.out").read_text() == "all 2 snapshots agree\n"

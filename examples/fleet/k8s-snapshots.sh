@@ -2,6 +2,7 @@
 # One wheeldoctor snapshot per node (k8s-daemonset.yaml), collected and compared.
 #
 #   examples/fleet/k8s-snapshots.sh [OUT_DIR [DEADLINE]]     (defaults: snapshots, 10m)
+#   REFERENCE=golden.json examples/fleet/k8s-snapshots.sh    every node against a reference snapshot
 #
 # It ends by itself: when every node's pod is ready, or at DEADLINE, whichever comes first.
 # Every node whose snapshot arrived is kept as OUT_DIR/snap-NODE.json; every pod without one
@@ -40,7 +41,15 @@ done <<< "$pods"
 kubectl delete daemonset/wheeldoctor-snapshot --wait=false
 
 status=0
-wheeldoctor diff "$out"/snap-*.json || status=$?
+snaps=("$out"/snap-*.json)
+[ -e "${snaps[0]}" ] || snaps=()
+if [ -n "${REFERENCE:-}" ]; then
+  wheeldoctor diff --reference "$REFERENCE" "${snaps[@]}" || status=$?
+elif [ "${#snaps[@]}" -ge 2 ]; then
+  wheeldoctor diff "${snaps[@]}" || status=$?
+else
+  echo "${#snaps[@]} snapshot(s): nothing to compare them with (REFERENCE=golden.json compares with one)" >&2
+fi
 if [ "$status" -eq 0 ] && [ "$lost" -gt 0 ]; then
   status=1
 fi

@@ -6,6 +6,7 @@
 #
 #   sbatch --nodes=16 examples/fleet/slurm-snapshots.sh [OUT_DIR]     (a job of its own)
 #   srun --jobid=JOBID --overlap ... as below                          (the nodes of a running job)
+#   REFERENCE=golden.json sbatch ...     compare every node with a reference snapshot, not by majority
 #
 # One step, one task per node. --overlap lets the step share its nodes with steps already
 # running there (inside a training job's allocation, or with --jobid); the snapshot reads
@@ -31,7 +32,15 @@ for node in $(scontrol show hostnames "${SLURM_JOB_NODELIST:-}"); do
 done
 
 status=0
-wheeldoctor diff "$out"/snap-*.json || status=$?
+snaps=("$out"/snap-*.json)
+[ -e "${snaps[0]}" ] || snaps=()
+if [ -n "${REFERENCE:-}" ]; then
+  wheeldoctor diff --reference "$REFERENCE" "${snaps[@]}" || status=$?
+elif [ "${#snaps[@]}" -ge 2 ]; then
+  wheeldoctor diff "${snaps[@]}" || status=$?
+else
+  echo "${#snaps[@]} snapshot(s): nothing to compare them with (REFERENCE=golden.json compares with one)" >&2
+fi
 if [ "$status" -eq 0 ] && [ "$lost" -gt 0 ]; then
   status=1
 fi
