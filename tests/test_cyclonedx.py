@@ -31,7 +31,8 @@ def venv(tmp_path_factory: pytest.TempPathFactory, uv_bin: Path) -> Venv:
 
     alpha, classic and plain: wheel files given to pip (direct_url.json: an archive, with its
     sha256); beta and delta: found by pip in a directory of wheels, as from an index (no
-    direct_url.json); gamma: a local project directory uv builds (direct_url.json: a directory).
+    direct_url.json); gamma: a local project directory uv builds (direct_url.json: a directory);
+    epsilon: a git repository pip clones (direct_url.json: VCS, the commit).
     delta is required only under markers that do not hold here (an extra, Python 2).
     """
     root = tmp_path_factory.mktemp("sbom")
@@ -92,6 +93,21 @@ def venv(tmp_path_factory: pytest.TempPathFactory, uv_bin: Path) -> Venv:
     )
     (project / "backend.py").write_text(backend, encoding="utf-8")
     uv_install(venv, "--no-deps", "--offline", project, uv_bin=uv_bin)
+    # epsilon: from a git repository, as pip installs from VCS (direct_url.json: vcs_info, the commit).
+    epsilon = build_wheel(root / "epsilon-wheel", "epsilon", "0.1", {"epsilon.py": b""})
+    repo = root / "epsilon"
+    repo.mkdir()
+    (repo / "pyproject.toml").write_text(
+        '[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n', encoding="utf-8"
+    )
+    (repo / "backend.py").write_text(backend.replace(str(gamma), str(epsilon)), encoding="utf-8")
+    for args in (
+        ["init", "-q"],
+        ["add", "."],
+        ["-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-qm", "e"],
+    ):
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+    pip_install(venv, "--no-index", "--no-deps", f"git+{repo.as_uri()}")
     (venv.site_packages / "alpha" / "core.py").write_bytes(ALTERED)
     (venv.site_packages / "stray.py").write_bytes(STRAY)
     return venv
@@ -118,12 +134,16 @@ def test_check_all_gives_a_valid_bom_identity_hash_licenses_and_graph(venv: Venv
     assert snapshot.returncode == 0, snapshot.stderr
     taken = json.loads((tmp_path / "s.json").read_text())["distributions"]
     libraries = {c["name"]: c for c in document["components"] if c["type"] == "library"}
-    assert set(libraries) == set(taken) >= {"alpha", "beta", "classic", "delta", "gamma", "plain"}
+    assert set(libraries) == set(taken) >= {"alpha", "beta", "classic", "delta", "epsilon", "gamma", "plain"}
     # An identity on an index only where it came from one; a local source is named as such.
     assert libraries["beta"]["purl"] == "pkg:pypi/beta@2.0"
     assert "purl" not in libraries["alpha"] and "purl" not in libraries["gamma"]
     (gamma_source,) = libraries["gamma"]["externalReferences"]
     assert gamma_source["type"] == "distribution" and gamma_source["url"].startswith("file://")
+    assert "purl" not in libraries["epsilon"]
+    (epsilon_source,) = libraries["epsilon"]["externalReferences"]
+    commit = props(libraries["epsilon"])["cdx:python:package:source:vcs:commit_id"]
+    assert len(commit) == 40 and epsilon_source["type"] == "vcs" and epsilon_source["url"].endswith(f"#{commit}")
     # The published file's sha256, where direct_url.json gives it; RECORD's digest and the verdict as properties.
     wheel = Path(venv.prefix).parent / "wheels" / "alpha-1.0-py3-none-any.whl"  # the file pip was given
     published = hashlib.sha256(wheel.read_bytes()).hexdigest()
@@ -178,7 +198,10 @@ def test_as_good_as_cyclonedx_py_where_both_say_something(venv: Venv) -> None:
     for name, their in theirs.items():
         our = ours[name]
         assert our["version"] == their["version"]
-        assert our.get("purl") == their.get("purl"), name  # no purl for local files in either
+        if "vcs_url=" in their.get("purl", ""):  # a VCS checkout has no index identity: its source names it
+            assert "purl" not in our and props(our)["cdx:python:package:source:vcs:commit_id"] in their["purl"]
+        else:
+            assert our.get("purl") == their.get("purl"), name  # no purl for local files in either
         for reference in their.get("externalReferences", []):
             if reference["type"] in ("distribution", "vcs"):  # the source: the same URL, the same digests
                 mine = next(r for r in our["externalReferences"] if r["type"] == reference["type"])
