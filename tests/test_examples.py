@@ -103,7 +103,7 @@ def test_the_examples_are_found() -> None:
     """The extraction sees the examples it is meant to hold to their word (a regression guard)."""
     texts = {e.text for e in EVERY}
     assert "wheeldoctor snapshot -o snap-$(hostname).json && wheeldoctor diff snap-*.json" in texts
-    assert "srun --ntasks-per-node=1 wheeldoctor snapshot -o snap-%N.json" in texts
+    assert 'wheeldoctor snapshot --format cyclonedx -o "bom-$(hostname).json"' in texts
     assert sum(e.page == "README.md" for e in EVERY) >= 10
     assert not [e for e in EVERY if "wheeldoctor[" in e.text]  # not on PyPI: extras from a clone
 

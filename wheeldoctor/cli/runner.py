@@ -134,6 +134,25 @@ def write_document(text: str) -> None:
     buffer.flush()
 
 
+class _Notes:
+    """Whether ``-q`` was given: notes about how the run went (a cache not used, a worker redone) are not said."""
+
+    silenced = False
+
+
+def silence_notes() -> None:
+    """``-q``: from now on, :func:`note` says nothing (errors and warnings still go to stderr)."""
+    _Notes.silenced = True
+
+
+def note(line: str) -> None:
+    """A ``note:`` line on stderr (made inert), unless ``-q`` silenced notes."""
+    if not _Notes.silenced:
+        from wheeldoctor.report import inert
+
+        sys.stderr.write(f"note: {inert.text(line)}\n")
+
+
 def note_failed_workers() -> None:
     """One ``note:`` line on stderr per kind of worker failure (the report is unchanged: its work was
     redone here); ``WHEELDOCTOR_DEBUG=1`` has the children print their tracebacks."""
@@ -143,12 +162,10 @@ def note_failed_workers() -> None:
         return
     from collections import Counter
 
-    from wheeldoctor.report import inert
-
     for line, count in Counter(failures).items():
         times = f" ({count} times)" if count > 1 else ""
         tip = "" if os.environ.get("WHEELDOCTOR_DEBUG") == "1" else "; WHEELDOCTOR_DEBUG=1 shows why"
-        sys.stderr.write(f"note: {inert.text(line)}{times}{tip}\n")
+        note(f"{line}{times}{tip}")
     failures.clear()
 
 
@@ -202,10 +219,8 @@ def cache_dir(disabled: bool) -> str | None:
     why = store.distrust(directory)
     if why is not None:
         if directory not in _distrusted:  # said once
-            from wheeldoctor.report import inert
-
             _distrusted.add(directory)
-            sys.stderr.write(f"note: not using the cache {inert.text(directory)}: {why}; no cache this run\n")
+            note(f"not using the cache {directory}: {why}; no cache this run")
         return None
     return directory
 

@@ -7,7 +7,15 @@ from typing import Any
 
 from packaging.utils import NormalizedName
 
-from wheeldoctor.formats.lock_model import LockedPackage, LockedWheel, LockError, LockTarget, check_url, locked_wheel
+from wheeldoctor.formats.lock_model import (
+    LockedPackage,
+    LockedWheel,
+    LockError,
+    LockTarget,
+    check_url,
+    index_url,
+    locked_wheel,
+)
 
 
 def select_pylock(
@@ -52,7 +60,14 @@ def select_pylock(
             kind = "wheel"
         version = str(package.version) if package.version is not None else None
         packages.append(
-            LockedPackage(name=package.name, version=version, wheels=wheels, selected=selected, source=kind)
+            LockedPackage(
+                name=package.name,
+                version=version,
+                wheels=wheels,
+                selected=selected,
+                source=kind,
+                index=index_url(package.index),
+            )
         )
     return tuple(packages), frozenset(p.name for p in lock.packages)
 

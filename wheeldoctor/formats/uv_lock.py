@@ -10,7 +10,15 @@ from typing import Any
 
 from packaging.utils import NormalizedName, canonicalize_name
 
-from wheeldoctor.formats.lock_model import LockedPackage, LockedWheel, LockError, LockTarget, best_wheel, locked_wheel
+from wheeldoctor.formats.lock_model import (
+    LockedPackage,
+    LockedWheel,
+    LockError,
+    LockTarget,
+    best_wheel,
+    index_url,
+    locked_wheel,
+)
 
 #: The uv.lock ``version`` this reader knows (uv's documented lockfile shape).
 UV_LOCK_VERSION = 1
@@ -85,7 +93,12 @@ def select_uv_lock(
         kind = "wheel" if wheel is not None else ("sdist" if package.has_sdist else package.source_kind)
         selected.append(
             LockedPackage(
-                name=package.name, version=package.version, wheels=package.wheels, selected=wheel, source=kind
+                name=package.name,
+                version=package.version,
+                wheels=package.wheels,
+                selected=wheel,
+                source=kind,
+                index=index_url(package.source.get("registry")),
             )
         )
     return tuple(selected), frozenset(p.name for p in packages)

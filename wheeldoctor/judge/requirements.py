@@ -7,7 +7,7 @@ name. Pure; packaging parses every name, version, requirement and marker.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -155,6 +155,22 @@ class RequirementGraph:
         if done is None:
             done = self._closures[name] = self._walk(name)
         return done
+
+    def direct(self, name: str, extras: Iterable[str] = ()) -> dict[str, frozenset[str]]:
+        """What ``name`` requires itself, by canonical name, with the extras it asks of each.
+
+        Its base requirements, and those of its ``extras`` (as another distribution's ``name[x]``
+        asks for them), whose markers hold for the target.
+        """
+        from packaging.utils import canonicalize_name
+
+        found: dict[str, set[str]] = {}
+        for extra in ("", *extras):
+            for req in self._requirements_of(name):
+                if self._holds(req, extra):
+                    asked = found.setdefault(canonicalize_name(req.name), set())
+                    asked.update(canonicalize_name(e) for e in req.extras)
+        return {wanted: frozenset(asked) for wanted, asked in found.items()}
 
     def _walk(self, name: str) -> frozenset[str]:
         from packaging.utils import canonicalize_name
