@@ -16,6 +16,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "wheeldoctor"
 
 #: The stages, bottom up: a module may import its own stage and the ones below it.
 #: The data's path reads where -> formats -> engine -> judge -> repair -> commands -> report -> cli;
+#: fetch (locked wheels from an index or a file) sits beside repair: it keeps RECORDs in engine's cache.
 #: judge ranks low because it is pure (model and formats only), so where and engine may use its verdicts.
 #: The gate sits beside the commands: it reads the environment and, rarely, the verifier.
 RANKS = {
@@ -25,6 +26,7 @@ RANKS = {
     "where": 3,
     "engine": 4,
     "probes": 4,
+    "fetch": 5,
     "repair": 5,
     "gate": 6,
     "commands": 6,
@@ -154,6 +156,7 @@ def test_the_stages_are_the_data_path() -> None:
         "model",
         "gate",
         "probes",
+        "fetch",
     }
     assert not list(PACKAGE.rglob("ahead.py")), "no child is started ahead of the command"
 

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from wheeldoctor.commands.lock_check import LockedEnvironment
-    from wheeldoctor.engine.remote import Fetcher
+    from wheeldoctor.fetch.remote import Fetcher
     from wheeldoctor.model.environment import Environment
 
 
@@ -56,7 +56,7 @@ def fetcher_for(options: LockOptions) -> Fetcher:
     """The RECORD fetcher for a run: its cache, local wheel directories and verification mode."""
     import os
 
-    from wheeldoctor.engine.remote import Fetcher
+    from wheeldoctor.fetch.remote import Fetcher
 
     for directory in options.find_links:
         if not os.path.isdir(directory):

@@ -1,7 +1,7 @@
 """``wheels --lock``: preflight what a lock would install, from the locked wheels' RECORDs alone.
 
 Select the lock for the target (an inspected interpreter, or an explicit version and
-platform), fetch each selected wheel's RECORD (:mod:`wheeldoctor.engine.remote`), and
+platform), fetch each selected wheel's RECORD (:mod:`wheeldoctor.fetch.remote`), and
 judge them with the ``wheels`` clash code as if the wheels were at hand.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from wheeldoctor.engine.remote import Fetcher, Progress
+    from wheeldoctor.fetch.remote import Fetcher, Progress
     from wheeldoctor.formats.lock import Lock, LockTarget
     from wheeldoctor.formats.lock_fetched import FetchedRecord, FetchSummary
     from wheeldoctor.judge.preflight import PreflightResult

@@ -21,7 +21,7 @@ from wheeldoctor.repair.steps import locked_pin
 from wheeldoctor.where.filesystem import ReadError, read_regular
 
 if TYPE_CHECKING:
-    from wheeldoctor.engine.remote import Fetcher, Progress
+    from wheeldoctor.fetch.remote import Fetcher, Progress
     from wheeldoctor.formats.lock import Lock
     from wheeldoctor.formats.lock_fetched import FetchedRecord, FetchSummary
     from wheeldoctor.model.environment import Environment, InstalledDistribution

@@ -2,7 +2,7 @@
 
 Pure judgement on data: a selected :class:`~wheeldoctor.formats.lock.Lock`, the
 installed distributions' identities, and the RECORDs fetched for the locked wheels
-(:mod:`wheeldoctor.engine.remote`). Two jobs:
+(:mod:`wheeldoctor.fetch.remote`). Two jobs:
 
 - :func:`membership`: locked but missing, another version, installed from a wheel the
   lock does not list, installed but not locked;

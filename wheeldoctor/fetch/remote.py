@@ -32,13 +32,13 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from wheeldoctor.engine.ranged import RangedFile, RangeError
+from wheeldoctor.fetch.ranged import RangedFile, RangeError
 from wheeldoctor.formats.lock_fetched import FetchedRecord
 from wheeldoctor.model.errors import InputError
 from wheeldoctor.model.findings import Code, Finding, Kind
 
 if TYPE_CHECKING:
-    from wheeldoctor.engine.http import Client
+    from wheeldoctor.fetch.http import Client
     from wheeldoctor.formats.lock import LockedWheel
 
 #: Threads fetching at once (and connections per host).
@@ -81,7 +81,7 @@ class Fetcher:
     def client(self) -> Client:
         """The HTTP client, made (and urllib3 imported) on the first network fetch."""
         if self._client is None:
-            from wheeldoctor.engine.http import Client
+            from wheeldoctor.fetch.http import Client
 
             self._client = Client(max_connections=self.jobs)
         return self._client
@@ -192,7 +192,7 @@ class Fetcher:
     # Over the network --------------------------------------------------------------------
 
     def _from_network(self, wheel: LockedWheel) -> FetchedRecord:
-        from wheeldoctor.engine.http import HttpError
+        from wheeldoctor.fetch.http import HttpError
 
         assert wheel.url is not None
         try:
@@ -210,7 +210,7 @@ class Fetcher:
         return replace(result, fetched=len(response.body), requests=1, note=note)
 
     def _by_range(self, wheel: LockedWheel) -> FetchedRecord:
-        from wheeldoctor.engine.http import HttpError, redact
+        from wheeldoctor.fetch.http import HttpError, redact
 
         assert wheel.url is not None
         url = wheel.url
