@@ -17,6 +17,8 @@ import urllib.request
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from wheeldoctor.model.credentials import redact
+
 if TYPE_CHECKING:
     import urllib3
 
@@ -35,18 +37,6 @@ class HttpError(ValueError):
     def __init__(self, message: str, *, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
-
-
-def redact(url: str) -> str:
-    """``url`` with any user:password replaced by ``***``; safe to print."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-    except ValueError:
-        return "<unparsable URL>"
-    if parts.username is None and parts.password is None and "@" not in parts.netloc:
-        return url
-    host = parts.netloc.rpartition("@")[2]
-    return urllib.parse.urlunsplit(parts._replace(netloc=f"***@{host}"))
 
 
 def host_of(url: str) -> str:

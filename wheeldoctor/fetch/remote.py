@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from wheeldoctor.fetch.ranged import RangedFile, RangeError
 from wheeldoctor.formats.lock_fetched import FetchedRecord
+from wheeldoctor.model.credentials import redact
 from wheeldoctor.model.errors import InputError
 from wheeldoctor.model.findings import Code, Finding, Kind
 
@@ -210,7 +211,7 @@ class Fetcher:
         return replace(result, fetched=len(response.body), requests=1, note=note)
 
     def _by_range(self, wheel: LockedWheel) -> FetchedRecord:
-        from wheeldoctor.fetch.http import HttpError, redact
+        from wheeldoctor.fetch.http import HttpError
 
         assert wheel.url is not None
         url = wheel.url
