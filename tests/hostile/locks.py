@@ -28,7 +28,8 @@ def write_pylock(lock: Path, *entries: Entry) -> Path:
     text = 'lock-version = "1.0"\ncreated-by = "hostile"\n'
     for entry in entries:
         name, version, _, _ = parse_wheel_filename(entry.wheel.name)
-        data = entry.wheel.read_bytes() if entry.wheel.exists() else b""
+        needs_bytes = entry.size is True or entry.sha256 is None  # never read a FIFO or a sparse 50 GiB
+        data = entry.wheel.read_bytes() if needs_bytes and entry.wheel.is_file() else b""
         fields = {"name": entry.wheel.name}
         if entry.url is not None:
             fields["url"] = entry.url

@@ -56,8 +56,11 @@ def lock_target(
 
 
 def fetch_selected(lock: Lock, fetcher: Fetcher, progress: Progress | None = None) -> list[FetchedRecord]:
-    """The RECORD of every wheel the lock selects, in the lock's order."""
-    return fetcher.fetch_all([p.selected for p in lock.packages if p.selected is not None], progress)
+    """The RECORD of every wheel the lock selects, in the lock's order; a local one only from the lock's folder."""
+    import os
+
+    wheels = [p.selected for p in lock.packages if p.selected is not None]
+    return fetcher.fetch_all(wheels, progress, lock_dir=os.path.dirname(os.path.abspath(lock.path)))
 
 
 def run_wheels_lock(
