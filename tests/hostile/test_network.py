@@ -40,15 +40,30 @@ def built(wheel_factory: WheelFactory) -> Path:
     return wheel_factory("lied", "1.0", {"lied/__init__.py": b"x = 1\n" * 1000})
 
 
-def test_an_endless_body_for_a_wheel_without_size_stops_at_the_cap_and_says_it(
+def test_endless_bodies_for_wheels_without_size_stop_at_the_runs_cap(
+    wheel_factory: WheelFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Range ignored, no Content-Length, no end, eight wheels at once: cut at the run's cap (shrunk here), on disk."""
+    monkeypatch.setattr(remote, "UNASKED_LIMIT", 8 << 20)
+    wheels = [wheel_factory(f"e{i}", "1.0", {f"e{i}/__init__.py": b""}) for i in range(8)]
+    with range_index(wheels[0].parent) as index:
+        index.lie = endless
+        with pytest.raises(FetchError) as caught:
+            Fetcher(cache_dir=None).fetch_all([_locked(w, index.file_url(w.name), size=False) for w in wheels])
+    assert "the index ignores Range, and more than 8 MiB of whole wheels came this run" in str(caught.value)
+    assert caught.value.tip == "--verify-wheels downloads whole wheels on purpose (up to the sizes the lock gives)"
+
+
+def test_an_endless_body_asked_for_without_a_size_stops_at_the_wheels_cap(
     built: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Range ignored, no Content-Length, no end: the body is cut at the cap (shrunk here) and never held in memory."""
     monkeypatch.setattr(remote, "UNSIZED_LIMIT", 8 << 20)
     with range_index(built.parent) as index:
         index.lie = endless
         with pytest.raises(FetchError) as caught:
-            Fetcher(cache_dir=None).fetch_all([_locked(built, index.file_url(built.name), size=False)])
+            Fetcher(cache_dir=None, verify_wheels=True).fetch_all(
+                [_locked(built, index.file_url(built.name), size=False)]
+            )
     assert str(caught.value) == f"{index.file_url(built.name)}: more than {8 << 20} bytes"
 
 

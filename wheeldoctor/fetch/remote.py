@@ -16,10 +16,11 @@ For each :class:`~wheeldoctor.formats.lock.LockedWheel`, in this order:
 
 Every read is bounded: a whole download goes to an unnamed temporary file (never to
 memory), at most the lock's size (:data:`DOWNLOAD_LIMIT`), or :data:`UNSIZED_LIMIT` when
-the lock gives none; reads by range at most :data:`RANGED_LIMIT` per wheel; the central
-directory, RECORD and METADATA at most :data:`CENTRAL_LIMIT` and :data:`MEMBER_LIMIT`; the
-RECORDs and METADATA kept for one run at most :data:`KEPT_LIMIT`; each wheel's time by its
-:class:`~wheeldoctor.fetch.http.Deadline`.
+the lock gives none, and, where a server ignores Range and ``verify_wheels`` did not ask
+for whole wheels, :data:`UNASKED_LIMIT` over the run; reads by range at most
+:data:`RANGED_LIMIT` per wheel; the central directory, RECORD and METADATA at most
+:data:`CENTRAL_LIMIT` and :data:`MEMBER_LIMIT`; the RECORDs and METADATA kept for one run
+at most :data:`KEPT_LIMIT`; each wheel's time by its :class:`~wheeldoctor.fetch.http.Deadline`.
 
 Wheels are fetched by a bounded thread pool. A wheel that is broken (hash or size not the
 lock's, no or several RECORDs, not a zip) gives findings; a wheel that cannot be fetched
@@ -33,6 +34,7 @@ import hashlib
 import json
 import os
 import stat
+import threading
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Sequence
@@ -65,6 +67,8 @@ RANGED_LIMIT = TAIL_BYTES + CENTRAL_LIMIT + 2 * MEMBER_LIMIT + (1 << 20)
 DOWNLOAD_LIMIT = 8 << 30
 #: Largest wheel downloaded (or hashed) whole where the lock gives no size (a pip report, say).
 UNSIZED_LIMIT = 2 << 30
+#: Bytes of whole wheels one run takes from servers that ignore Range when --verify-wheels did not ask for them.
+UNASKED_LIMIT = 1 << 30
 #: RECORD and METADATA bytes kept for one run, over every wheel.
 KEPT_LIMIT = 256 << 20
 _CACHE_FORMAT = 1
@@ -102,6 +106,8 @@ class Fetcher:
         self.jobs = jobs
         self.seconds = seconds
         self._client: Client | None = None
+        self._unasked = 0
+        self._unasked_lock = threading.Lock()
 
     def client(self) -> Client:
         """The HTTP client, made (and urllib3 imported) on the first network fetch."""
@@ -144,12 +150,12 @@ class Fetcher:
                             kept += _kept(future.result())
                             if kept > KEPT_LIMIT:
                                 self._abort(remaining)
-                                raise FetchError(f"the lock's RECORDs and METADATA pass {KEPT_LIMIT >> 20} MiB")
+                                raise FetchError(f"the lock's RECORDs and METADATA pass {_mib(KEPT_LIMIT)}")
                             done += 1
                             if progress is not None:
                                 progress(done, len(wheels), wheels[index])
             if kept > KEPT_LIMIT:
-                raise FetchError(f"the lock's RECORDs and METADATA pass {KEPT_LIMIT >> 20} MiB")
+                raise FetchError(f"the lock's RECORDs and METADATA pass {_mib(KEPT_LIMIT)}")
         finally:
             if self._client is not None:
                 self._client.close()
@@ -287,15 +293,23 @@ class Fetcher:
         url = wheel.url
         client = self.client()
         with _Spool() as spool:  # written to only by a server that ignores Range
-            first = client.get(
-                url, deadline=deadline, byte_range=TAIL_BYTES, sink=spool.write, limit=_whole_limit(wheel)
-            )
+
+            def unasked(chunk: bytes) -> None:
+                with self._unasked_lock:
+                    self._unasked += len(chunk)
+                    over = self._unasked > UNASKED_LIMIT
+                if over:
+                    raise FetchError(
+                        f"{redact(url)}: the index ignores Range, and more than {_mib(UNASKED_LIMIT)} "
+                        "of whole wheels came this run",
+                        tip="--verify-wheels downloads whole wheels on purpose (up to the sizes the lock gives)",
+                    )
+                spool.write(chunk)
+
+            limit = min(_whole_limit(wheel), UNASKED_LIMIT)
+            first = client.get(url, deadline=deadline, byte_range=TAIL_BYTES, sink=unasked, limit=limit)
             if first.status != 206:
-                note = (
-                    f"{redact(url)}: the server ignored Range; the whole wheel ({first.received} bytes) was downloaded"
-                )
-                if wheel.size is None:
-                    note += f" (at most {UNSIZED_LIMIT >> 30} GiB: the lock gives no size)"
+                note = f"{redact(url)}: the server ignored Range; the whole wheel ({first.received} bytes) came"
                 result = _read_whole(wheel, spool.source(), spool.sha256(), "download")
                 return replace(result, fetched=first.received, requests=1, note=_joined(note, _moved(url, first.moved)))
         size = first.total if first.total is not None else len(first.body)
@@ -349,6 +363,10 @@ class _Spool:
             return FileSource(-1, 0)  # nothing came: nothing is read
         self._file.flush()
         return FileSource(self._file.fileno(), self._size)
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):g} MiB"
 
 
 def _whole_limit(wheel: LockedWheel) -> int:
@@ -474,7 +492,7 @@ def _read_members(wheel: LockedWheel, file: FileSource | RangedSource, *, source
                     code=Code.RECORD_UNDECODABLE,
                     kind=Kind.MALFORMED,
                     path=entry.name,
-                    message=f"is too large to read from the wheel (more than {MEMBER_LIMIT >> 20} MiB)",
+                    message=f"is too large to read from the wheel (more than {_mib(MEMBER_LIMIT)})",
                 )
                 return _broken(wheel, source, finding)
         wanted = (records[0], *metadata[-1:])
