@@ -157,3 +157,47 @@ def test_the_gate_answers_on_a_sparse_file(planted: Planted) -> None:
     )
     assert time.monotonic() - started < 30
     assert done.stdout.strip() == "False", done.stderr
+
+
+def _requires(planted: Planted, name: str, lines: list[str], extras: int = 0) -> None:
+    """Give ``name``'s METADATA these Requires-Dist lines (and Provides-Extra x0..), RECORD kept consistent."""
+    head = planted.venv.dist_info(name) / "METADATA"
+    kept = [
+        line for line in head.read_text().splitlines() if not line.startswith(("Requires-Dist:", "Provides-Extra:"))
+    ]
+    added = [f"Provides-Extra: x{i}" for i in range(extras)] + [f"Requires-Dist: {line}" for line in lines]
+    planted.rewrite(name, "METADATA", ("\n".join(kept[:3] + added + kept[3:]) + "\n").encode())
+
+
+def _deps_bounded(result: Measured) -> None:
+    _bounded(result)
+    assert result.returncode == 1, result.stderr
+
+
+def test_deps_is_linear_in_requirements_times_extras_asked_for(planted: Planted) -> None:
+    """2,000 extras asked for, of a distribution with 2,000 requirements, each for one of them (was 44 s, 567 MB)."""
+    _requires(planted, "alpha", [f"beta[x{i}]" for i in range(2000)])
+    _requires(planted, "beta", [f"c{i}; extra == 'x{i}'" for i in range(2000)], extras=2000)
+    result = measured("deps", "--path", planted.site, "--no-cache")
+    _deps_bounded(result)
+    assert "2000 dependency conflict(s) (0 of them pip check's too)" in result.stdout
+
+
+def test_deps_on_a_hundred_thousand_requires_dist_lines(planted: Planted) -> None:
+    """100,000 lines, 200 of a thousand extras asked for: each extra finds its own lines."""
+    _requires(planted, "alpha", [f"beta[x{i}]" for i in range(200)])
+    _requires(planted, "beta", [f"c{i}; extra == 'x{i % 1000}'" for i in range(100_000)], extras=1000)
+    result = measured("deps", "--path", planted.site, "--no-cache")
+    _deps_bounded(result)
+    assert "20000 dependency conflict(s)" in result.stdout
+
+
+def test_deps_stops_where_every_extra_adds_every_requirement(planted: Planted) -> None:
+    """``extra != ""`` holds for any extra: 2,000 x 2,000 conflicts would be 4 million. Cut, and said (WD033)."""
+    _requires(planted, "alpha", [f"beta[x{i}]" for i in range(2000)])
+    _requires(planted, "beta", [f"c{i}; extra != ''" for i in range(2000)], extras=2000)
+    result = measured("deps", "--path", planted.site, "--no-cache")
+    _deps_bounded(result)
+    assert (
+        "WD033: not judged: its extras' markers ask for more than 100000 requirement and extra pairs" in result.stdout
+    )

@@ -125,8 +125,8 @@ CODE_HELP: dict[Code, CodeHelp] = {
         "The distribution's Requires-Python is not a valid version specifier.",
     ),
     Code.REQUIREMENT_INVALID: CodeHelp(
-        "requirement does not parse",
-        "A Requires-Dist line or its marker is not a valid requirement.",
+        "requirement cannot be judged",
+        "A Requires-Dist line or its marker does not parse or cannot be evaluated, or its extras ask too much.",
     ),
     Code.VERSION_INVALID: CodeHelp(
         "version does not parse",
