@@ -192,9 +192,9 @@ def endless(handler: BaseHTTPRequestHandler, data: bytes) -> bool:
     """200, no length, Range ignored: the wheel, then zeros for ever."""
     handler.close_connection = True
     _head(handler, 200, {"Connection": "close"})
-    handler.wfile.write(data)
     block = b"\0" * (1 << 20)
-    return _until_closed(lambda: handler.wfile.write(block))
+    pieces = iter([data])
+    return _until_closed(lambda: handler.wfile.write(next(pieces, block)))
 
 
 def drip(every: float, *, headers: bool = False) -> Lie:

@@ -201,3 +201,34 @@ def test_deps_stops_where_every_extra_adds_every_requirement(planted: Planted) -
     assert (
         "WD033: not judged: its extras' markers ask for more than 100000 requirement and extra pairs" in result.stdout
     )
+
+
+def _open_quote_then_a_lines(planted: Planted) -> None:
+    """An unterminated quote, then 50 MB of ``a`` lines: each a malformed row once the quote's row is cut."""
+    record = planted.record("alpha")
+    record.write_bytes(b'"' + b"a\n" * 25_000_000 + record.read_bytes())
+
+
+def test_an_unterminated_quote_then_fifty_megabytes_of_rows_checked_by_name(planted: Planted) -> None:
+    """Was 26 s of CPU: every one of 25 million malformed rows was parsed. Reading stops after 100,000."""
+    _open_quote_then_a_lines(planted)
+    result = measured("check", "alpha", "--path", planted.site)
+    _bounded(result)
+    assert result.returncode == 1
+    assert "the rest of RECORD is not read" in result.stdout
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="engine/ownership.record_paths lists every row's first column (25 million strings, 3 GB): "
+    "it is to call formats.record.first_columns, which stops where the parse stops (issue #49, engine's part)",
+)
+def test_an_unterminated_quote_then_fifty_megabytes_of_rows_checked_with_all(planted: Planted) -> None:
+    """``check --all``, as run by default (its cache, its ownership audit): within 10 s and 400 MB (#49)."""
+    _open_quote_then_a_lines(planted)
+    result = measured("check", "--all", "--path", planted.site)
+    print(f"{result.cpu_s:.1f} s CPU, {result.peak_mb:.0f} MB peak, {result.wall_s:.1f} s wall")
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr, result.stderr
+    assert result.returncode == 1
+    assert result.cpu_s < CPU_LIMIT_S and result.wall_s < 10, result
+    assert result.peak_mb < 400, f"{result.peak_mb:.0f} MB at peak"

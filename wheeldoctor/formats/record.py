@@ -25,6 +25,10 @@ from wheeldoctor.model.record_fields import (
 
 #: Malformed rows listed one by one per RECORD; past these, one finding counts the rest.
 MAX_MALFORMED = 100
+#: Malformed rows read per RECORD; past these, the rest of it is not read (a RECORD of 64 MiB of ``a``
+#: lines is 33 million rows). A real RECORD has none; every valid row is 50 bytes or more, so the rows
+#: a RECORD can hold stay few enough to read in a second or two.
+MAX_MALFORMED_READ = 100_000
 
 
 #: One line with its ending, as io.StringIO(newline="") splits: at \n, \r\n or \r.
@@ -120,10 +124,36 @@ def csv_rows(lines: Iterable[str], quoted: bool = True) -> Iterator[tuple[int, l
         yield base + reader.line_num, fields, None
 
 
+def first_columns(text: str) -> list[str]:
+    """Every path RECORD's rows name (their first column), malformed rows' too, read as :func:`parse_record` reads.
+
+    For a RECORD that the verification parses elsewhere: about five times cheaper. Bounded
+    as the parse is: past :data:`MAX_MALFORMED_READ` malformed rows the rest is not read.
+    """
+    columns: list[str] = []
+    malformed = 0
+    lines = (m.group() for m in _LINE.finditer(text))
+    if '"' in text:
+        rows: Iterable[list[str] | None] = (fields for _, fields, _ in csv_rows(lines))
+    else:  # no quote: a row is its line, cut at each comma
+        rows = (line.rstrip("\r\n").split(",") for line in lines)
+    for fields in rows:
+        if fields is None or len(fields) != 3:
+            if fields in ([""], []):
+                continue  # an empty line
+            malformed += 1
+            if malformed >= MAX_MALFORMED_READ:
+                break
+        if fields and fields[0]:
+            columns.append(fields[0])
+    return columns
+
+
 def parse_record(lines: Iterable[str], quoted: bool = True) -> Record:
     """Parse RECORD lines into rows; each bad row becomes a finding naming its line.
 
-    Past :data:`MAX_MALFORMED` malformed rows, one more finding counts the rest.
+    Past :data:`MAX_MALFORMED` malformed rows, one more finding counts the rest; past
+    :data:`MAX_MALFORMED_READ`, the rest of the file is not read, and that finding says so.
     ``quoted`` False promises that no line holds a quote (see :func:`csv_rows`).
     """
     rows: list[RecordRow] = []
@@ -136,6 +166,8 @@ def parse_record(lines: Iterable[str], quoted: bool = True) -> Record:
     malformed = 0
     last = 0
     for line, fields, why in csv_rows(lines, quoted):
+        if malformed >= MAX_MALFORMED_READ:
+            break
         last = line
         if fields is None:
             malformed += 1
@@ -179,13 +211,10 @@ def parse_record(lines: Iterable[str], quoted: bool = True) -> Record:
         seen.add(row.path)
         rows.append(row)
     if malformed > MAX_MALFORMED:
-        problems.append(
-            _malformed(
-                None,
-                last,
-                f"and {malformed - MAX_MALFORMED} more malformed row(s) past the first {MAX_MALFORMED}, not listed",
-            )
-        )
+        why = f"and {malformed - MAX_MALFORMED} more malformed row(s) past the first {MAX_MALFORMED}, not listed"
+        if malformed >= MAX_MALFORMED_READ:
+            why += "; the rest of RECORD is not read"
+        problems.append(_malformed(None, last, why))
     return Record(tuple(rows), tuple(problems), frozenset(seen).union(unrowed))
 
 
