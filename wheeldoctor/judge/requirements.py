@@ -113,8 +113,10 @@ class Requirements:
         if found is None:
             try:
                 found = bool(req.marker.evaluate({**self.markers, "extra": extra}))
-            except ValueError as e:  # UndefinedComparison, UndefinedEnvironmentName, InvalidVersion
+            except ValueError as e:  # UndefinedComparison, InvalidVersion
                 found = str(e)
+            except KeyError as e:  # UndefinedEnvironmentName: ``"x" in extras`` names a lock's variable
+                found = f"no {e.args[0] if e.args else e} in METADATA's markers"
             self._evaluated[key] = found
         return found
 

@@ -1,0 +1,65 @@
+"""Bad input is one clear line (or a finding), never ``internal error`` (issue #49).
+
+Each case is one a fuzzer of the lock readers and of the dist-info readers found ending in
+a traceback: a structure nested past the parser's recursion, a field of another type, a
+URL ``urlsplit`` refuses, a marker naming a variable that only locks define.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import Planted, no_traceback
+from helpers import run_cli
+
+TARGET = ("--python-version", "3.11", "--platform", "manylinux_2_28_x86_64")
+SHA = "a" * 64
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "said"),
+    [
+        ("pylock.toml", 'lock-version = "1.0"\nx = ' + "[" * 100_000 + "]" * 100_000 + "\n", "nested too deeply"),
+        ("uv.lock", "version = 1\nx = " + "{a = " * 50_000 + "1" + "}" * 50_000 + "\n", "nested too deeply"),
+        ("report.json", '{"version": "1", "install": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
+        ("uv.lock", "version = 1\nmanifest = { members = true }\npackage = []\n", "manifest.members: not an array"),
+        (
+            "report.json",
+            '{"version": "1", "install": [{"metadata": {"name": "x"}, "download_info": '
+            '{"url": "https://[::1/x-1.0-py3-none-any.whl", "archive_info": {}}}]}',
+            "not a URL",
+        ),
+        (
+            "pylock.toml",
+            'lock-version = "1.0"\ncreated-by = "x"\nenvironments = ["extra == \'a\'"]\npackages = []\n',
+            "a marker cannot be evaluated for this target",
+        ),
+        (
+            "uv.lock",
+            'version = 1\nrequires-python = ">=3.10"\n[[package]]\nname = "p"\nversion = "1"\n'
+            'source = { virtual = "." }\ndependencies = [{ name = "q", marker = "\'x\' in extras" }]\n',
+            "marker: cannot be evaluated",
+        ),
+    ],
+    ids=["pylock-deep", "uv-lock-deep", "report-deep", "uv-members", "report-url", "pylock-env-extra", "uv-extras"],
+)
+def test_a_bad_lock_is_one_line(tmp_path: Path, name: str, text: str, said: str) -> None:
+    lock = tmp_path / name
+    lock.write_text(text)
+    done = run_cli("wheels", "--lock", lock, *TARGET)
+    no_traceback(done)
+    assert done.returncode == 2, done.stdout + done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("error: ") and said in line, line
+
+
+def test_a_requirement_naming_a_lock_only_variable_is_a_finding(planted: Planted) -> None:
+    """``"x" in extras`` is a lock's marker (PEP 751); in METADATA packaging 26 cannot evaluate it (a KeyError)."""
+    lines = (planted.venv.dist_info("alpha") / "METADATA").read_text().splitlines()
+    lines.insert(3, 'Requires-Dist: beta; "x" in extras')
+    planted.rewrite("alpha", "METADATA", ("\n".join(lines) + "\n").encode())
+    done = run_cli("deps", "--path", planted.site)
+    no_traceback(done)
+    assert done.returncode == 1
+    assert "alpha 1.0: WD033: marker cannot be evaluated (no extras in METADATA's markers)" in done.stdout
