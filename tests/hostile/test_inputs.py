@@ -63,3 +63,23 @@ def test_a_requirement_naming_a_lock_only_variable_is_a_finding(planted: Planted
     no_traceback(done)
     assert done.returncode == 1
     assert "alpha 1.0: WD033: marker cannot be evaluated (no extras in METADATA's markers)" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "header",
+    ["Version: " + "0" * 5000, "Requires-Dist: beta>=" + "9" * 5000, "Requires-Python: >=" + "9" * 5000],
+    ids=["version", "requires-dist", "requires-python"],
+)
+def test_a_number_past_ints_4300_digits_is_a_finding(planted: Planted, header: str) -> None:
+    """packaging parses such a number with ``int()``, which refuses it with a plain ValueError."""
+    lines = [line for line in (planted.venv.dist_info("alpha") / "METADATA").read_text().splitlines()]
+    if header.startswith("Version:"):
+        lines = [header if line.startswith("Version:") else line for line in lines]
+    else:
+        lines.insert(3, header)
+    planted.rewrite("alpha", "METADATA", ("\n".join(lines) + "\n").encode())
+    for command in ("deps", "doctor"):
+        done = run_cli(command, "--path", planted.site)
+        no_traceback(done)
+        assert done.returncode == 1, done.stderr
+        assert any(code in done.stdout for code in ("WD032", "WD033", "WD034")), done.stdout[-500:]

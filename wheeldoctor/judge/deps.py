@@ -157,7 +157,11 @@ def check_dependencies(requirements: Requirements) -> DependencyReport:
             wanted_extras[key].add(by)
 
     def record(owner: Requiring, req: Requirement, extra_key: tuple[NormalizedName, NormalizedName] | None) -> None:
-        verdict = judge.conflict(req)
+        try:
+            verdict = judge.conflict(req)
+        except ValueError:  # a version of more than int()'s 4,300 digits: compared, packaging refuses it
+            judge.problems.append(requirement_finding(owner.dist, str(req), "its version specifier cannot be compared"))
+            return
         if verdict is None:
             return
         kind, version, name = verdict

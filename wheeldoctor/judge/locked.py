@@ -52,7 +52,7 @@ class Membership:
 
 def membership(lock: Lock, installed: Sequence[Installed]) -> Membership:
     """Judge what is installed against what the lock selects for this interpreter."""
-    from packaging.version import InvalidVersion, Version
+    from packaging.version import Version
 
     by_name = {d.name: d for d in installed}
     locked = {p.name: p for p in lock.packages}
@@ -68,7 +68,7 @@ def membership(lock: Lock, installed: Sequence[Installed]) -> Membership:
         if package.version is not None:
             try:
                 same = Version(package.version) == Version(dist.version)
-            except InvalidVersion:
+            except ValueError:  # InvalidVersion, or digits past int()'s limit
                 same = package.version == dist.version
             if not same:
                 here.append(

@@ -153,12 +153,12 @@ class Requirements:
 def _requiring(dist: InstalledDistribution) -> Requiring:
     """``dist``'s version and Requires-Dist, parsed; what does not parse, as findings."""
     from packaging.requirements import InvalidRequirement
-    from packaging.version import InvalidVersion, Version
+    from packaging.version import Version
 
     assert dist.metadata is not None
     try:
         version: Version | None = Version(dist.version)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number past int()'s 4,300 digits
         version = None  # compat reports it
     requirements: list[Requirement] = []
     unparsed: list[CompatibilityFinding] = []
