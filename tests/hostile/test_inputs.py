@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import Planted, no_traceback
-from helpers import run_cli
+from helpers import WheelFactory, run_cli
 
 TARGET = ("--python-version", "3.11", "--platform", "manylinux_2_28_x86_64")
 SHA = "a" * 64
@@ -83,3 +83,40 @@ def test_a_number_past_ints_4300_digits_is_a_finding(planted: Planted, header: s
         no_traceback(done)
         assert done.returncode == 1, done.stderr
         assert any(code in done.stdout for code in ("WD032", "WD033", "WD034")), done.stdout[-500:]
+
+
+def _damaged(wheel: Path, how: str) -> Path:
+    """``wheel`` with its RECORD marked encrypted (local and central flags), or a member's deflate data spoilt."""
+    import struct
+    import zipfile
+
+    data = bytearray(wheel.read_bytes())
+    with zipfile.ZipFile(wheel) as archive:
+        infos = {i.filename: i for i in archive.infolist()}
+    if how == "encrypted":
+        name = next(n for n in infos if n.endswith(".dist-info/RECORD"))
+        flags = [infos[name].header_offset + 6]  # the local header's flag field
+        at = data.find(b"PK\x01\x02")
+        while at >= 0:  # the central directory entry's flag field
+            length = int.from_bytes(data[at + 28 : at + 30], "little")
+            if data[at + 46 : at + 46 + length] == name.encode():
+                flags.append(at + 8)
+            at = data.find(b"PK\x01\x02", at + 4)
+        for start in flags:
+            struct.pack_into("<H", data, start, struct.unpack_from("<H", data, start)[0] | 1)
+    else:
+        info = infos["pkg/__init__.py"]
+        start = info.header_offset + 30 + len(info.filename) + len(info.extra)
+        data[start : start + 8] = b"\xff" * 8
+    wheel.write_bytes(bytes(data))
+    return wheel
+
+
+@pytest.mark.parametrize("how", ["encrypted", "bad-deflate"])
+def test_a_damaged_wheel_file_is_a_finding(wheel_factory: WheelFactory, how: str) -> None:
+    """zipfile raises RuntimeError for an encrypted member and zlib.error for bad deflate data."""
+    built = wheel_factory("pkg", "1.0", {"pkg/__init__.py": b"x = 1\n" * 200})
+    done = run_cli("wheels", _damaged(built, how))
+    no_traceback(done)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "WD023" in done.stdout
