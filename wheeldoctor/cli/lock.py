@@ -11,7 +11,7 @@ from wheeldoctor.cli.runner import EXIT_HEALTHY, EXIT_PROBLEMS, cache_dir, deliv
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from wheeldoctor.engine.remote import Fetcher
+    from wheeldoctor.fetch.remote import Fetcher
     from wheeldoctor.model.environment import Environment
     from wheeldoctor.results.lock import LockedEnvironment
     from wheeldoctor.where.target import Target
@@ -57,7 +57,7 @@ def fetcher_for(options: LockOptions) -> Fetcher:
     """The RECORD fetcher for a run: its cache, local wheel directories and verification mode."""
     import os
 
-    from wheeldoctor.engine.remote import Fetcher
+    from wheeldoctor.fetch.remote import Fetcher
 
     for directory in options.find_links:
         if not os.path.isdir(directory):

@@ -48,6 +48,8 @@ def select_pylock(
         )
     except PylockSelectError as e:
         raise LockError(f"packages: {e}") from e
+    except (ValueError, KeyError) as e:  # a marker that cannot be evaluated (``extra`` in ``environments``, say)
+        raise LockError(f"packages: a marker cannot be evaluated for this target ({e})") from e
     packages = []
     for index, (package, source) in enumerate(chosen):
         wheels = tuple(

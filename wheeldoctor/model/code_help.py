@@ -214,8 +214,8 @@ CODE_HELP: dict[Code, CodeHelp] = {
         tags=("metadata",),
     ),
     Code.REQUIREMENT_INVALID: CodeHelp(
-        short="requirement does not parse",
-        full="A Requires-Dist line or its marker is not a valid requirement.",
+        short="requirement cannot be judged",
+        full="A Requires-Dist line or its marker does not parse or cannot be evaluated, or its extras ask too much.",
         todo="As WD032. The rest of the distribution is still judged.",
         severity=2.0,
         tags=("metadata",),
