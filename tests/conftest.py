@@ -69,6 +69,22 @@ def wheeldoctor_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path
         yield cache
 
 
+@pytest.fixture(scope="session", autouse=True)
+def bytecode(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Byte-code of the Python processes the tests start: written once per session, in a folder of its own.
+
+    The suite starts ``python -m wheeldoctor``, pip and target interpreters many times. With
+    ``PYTHONDONTWRITEBYTECODE`` set (some machines set it), each would compile every module it
+    imports from source again; under ``PYTHONPYCACHEPREFIX`` the first writes the byte-code and
+    the rest read it, and none is written into the tree or into an environment a test inspects.
+    """
+    prefix = tmp_path_factory.mktemp("pycache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PYTHONPYCACHEPREFIX", str(prefix))
+        mp.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+        yield prefix
+
+
 @pytest.fixture
 def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh cache directory of this test's own (not created yet), for this process and the runs it starts."""
