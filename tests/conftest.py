@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import compileall
 import os
 import sys
 from collections.abc import Iterator
@@ -9,6 +10,8 @@ from functools import partial
 from pathlib import Path
 
 import pytest
+
+import wheeldoctor
 
 _TESTS_DIR = str(Path(__file__).resolve().parent)
 if _TESTS_DIR not in sys.path:  # make `import helpers` work under any --import-mode
@@ -70,19 +73,15 @@ def wheeldoctor_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path
 
 
 @pytest.fixture(scope="session", autouse=True)
-def bytecode(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """Byte-code of the Python processes the tests start: written once per session, in a folder of its own.
+def bytecode() -> None:
+    """wheeldoctor's modules compiled once per session, beside their sources as any import writes them.
 
-    The suite starts ``python -m wheeldoctor``, pip and target interpreters many times. With
-    ``PYTHONDONTWRITEBYTECODE`` set (some machines set it), each would compile every module it
-    imports from source again; under ``PYTHONPYCACHEPREFIX`` the first writes the byte-code and
-    the rest read it, and none is written into the tree or into an environment a test inspects.
+    The suite starts ``python -m wheeldoctor`` many times. Where ``PYTHONDONTWRITEBYTECODE`` is
+    set (some machines set it), each of those would compile every module it imports from source
+    again; existing byte-code is still read. The installers and the environments the tests
+    inspect are left as they are (their byte-code is part of what is tested).
     """
-    prefix = tmp_path_factory.mktemp("pycache")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PYTHONPYCACHEPREFIX", str(prefix))
-        mp.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
-        yield prefix
+    compileall.compile_dir(Path(wheeldoctor.__file__).parent, quiet=1)
 
 
 @pytest.fixture
