@@ -44,6 +44,14 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto`` (pyproject's addopts): none for ``-m unit``, else pytest-xdist's own count.
+
+    The unit tests start no process; workers would only collect the suite again.
+    """
+    return 0 if config.getoption("markexpr") == "unit" else None
+
+
 @pytest.fixture(scope="session")
 def uv_bin() -> Path:
     """Path of the ``uv`` binary (from the ``uv`` PyPI package, else ``$PATH``)."""
