@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 from helpers import Venv, build_wheel, make_venv, pip_install, read_record, record_hash, run_cli
 
@@ -88,6 +87,8 @@ def wd(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.Compl
 
 
 def validate_sarif(document: dict[str, Any]) -> None:
+    import jsonschema  # its import is slow (format checkers' grammars): paid by the tests that use it
+
     jsonschema.Draft4Validator(SCHEMA).validate(document)
 
 
