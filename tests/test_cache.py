@@ -930,9 +930,9 @@ def test_nothing_is_written_outside_the_cache_dir(shared: Venv, tmp_path: Path) 
     written = sorted(str(p.relative_to(home)) for p in home.rglob("*"))
     assert written[:2] == [".cache", ".cache/wheeldoctor"]
     # The verification's entries, the metadata memo of the site directory, the audit memo, the link
-    # check's memo and the code's digest (``store.code``), nothing else.
+    # check's memo, the native libraries' memo and the code's digest (``store.code``), nothing else.
     assert all(w.startswith(".cache/wheeldoctor/") for w in written[2:]), written
-    kinds = {"entry", "metadata", "audit", "links", "code"}
+    kinds = {"entry", "metadata", "audit", "links", "native", "code"}
     assert {w.rpartition(".")[2] for w in written[2:]} == kinds, written
 
 
