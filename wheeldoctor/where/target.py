@@ -83,9 +83,7 @@ def load_target(
     from wheeldoctor.where.managers import attach_managers
 
     try:
-        return attach_managers(
-            env, dpkg_admindir=target.dpkg_admindir, stdlib=stdlib[0], venv=stdlib[1], keeper=keeper
-        )
+        return attach_managers(env, dpkg_admindir=target.dpkg_admindir, stdlib=stdlib[0], venv=stdlib[1], keeper=keeper)
     except DpkgError as e:
         raise TargetError(str(e)) from e
 
