@@ -135,7 +135,7 @@ def test_extras_are_followed_beyond_pip(scenario: Scenario) -> None:
 def test_conflict_json_contract(scenario: Scenario) -> None:
     doc = scenario.document
     assert doc["command"] == "deps"
-    assert doc["schema_version"] == "1.2"
+    assert doc["schema_version"] == "1.3"
     incompatible = next(c for c in doc["dependency_conflicts"] if c["name"] == "lib-b")
     assert incompatible == {
         "code": "WD041",

@@ -19,7 +19,7 @@ from wheeldoctor.model.environment import Environment
 from wheeldoctor.repair.repairs import repairs_of
 from wheeldoctor.results.check import CheckResult
 from wheeldoctor.where.hooks import audit_hooks
-from wheeldoctor.where.recompiled import explain_recompiled
+from wheeldoctor.where.rewrites import explain_rewrites
 
 if TYPE_CHECKING:
     from wheeldoctor.engine.schedule import ProgressSink
@@ -126,9 +126,9 @@ def _judged(
     jobs: int | None,
     cache_dir: str | None,
 ) -> tuple[list[DistributionReport], list[Acceptances]]:
-    """The verified reports, recompiled files explained, the lock's findings added, overlays resolved,
+    """The verified reports, installers' known rewrites explained, the lock's findings added, overlays resolved,
     the policy applied (before and after the overlays are resolved); and the policy's passes."""
-    judged = explain_recompiled(verified)
+    judged = explain_rewrites(verified)
     if lock is not None:
         judged = [replace(r, findings=(*r.findings, *lock.findings.get(r.name, ()))) for r in judged]
     helpers = _overlays_to_verify(env, judged, graph, jobs=jobs, cache_dir=cache_dir)

@@ -15,7 +15,7 @@ from wheeldoctor.judge.claims import Claim, matches, recorded_bytes
 from wheeldoctor.model.code_paths import runs_as_code
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.files import FileState, FileStatus
-from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding, Kind
+from wheeldoctor.model.findings import AS_INSTALLED_KINDS, BREAKING_KINDS, Code, Finding, Kind
 from wheeldoctor.model.record import bytes_match
 from wheeldoctor.model.record_fields import encode_digest
 
@@ -60,8 +60,8 @@ def status_of(findings: Iterable[Finding]) -> Status:
     findings is ``accepted``, not ``intact``; one whose only other findings are an
     overlay's bytes (``replaced``) is ``overlaid``.
     """
-    # A .pyc the installer recompiled from its intact source is as the installer made it: not a problem.
-    seen = [f for f in findings if f.kind is not Kind.RECOMPILED]
+    # A .pyc the installer recompiled, a shebang it flagged: as the installer made them, not a problem.
+    seen = [f for f in findings if f.kind not in AS_INSTALLED_KINDS]
     kinds = {f.kind for f in seen if f.accepted is None}
     if kinds & BREAKING_KINDS:
         return Status.BROKEN

@@ -214,6 +214,12 @@ CODE_HELP: dict[Code, CodeHelp] = {
         "source, which is intact: its bytes are exactly what compiling that source here gives. As the installer "
         "made it; not a failure.",
     ),
+    Code.REWRITTEN: CodeHelp(
+        "a file its installer rewrote in a known way",
+        "An installer rewrote this recorded file after writing it, in a way wheeldoctor knows exactly (pipx adds "
+        "-E to the python shebang of each app it exposes): the file is RECORD's bytes with that one change, in an "
+        "environment that installer made. As the installer made it; not a failure, and a reinstall would undo it.",
+    ),
 }
 
 

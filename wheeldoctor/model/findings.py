@@ -25,8 +25,10 @@ class Kind(str, Enum):
     STARTUP_HOOK = "startup-hook"
     #: A file in a site directory that no installer recorded (where/unowned.py).
     UNOWNED = "unowned"
-    #: A shipped ``.pyc`` the installer compiled again from its intact source (where/recompiled.py).
+    #: A shipped ``.pyc`` the installer compiled again from its intact source (where/rewrites.py).
     RECOMPILED = "recompiled"
+    #: A recorded file an installer rewrote in a known way, such as pipx's shebang flag (where/rewrites.py).
+    REWRITTEN = "rewritten"
     #: Installed, but the lock does not hold it (judge/locked.py).
     UNLOCKED = "unlocked"
 
@@ -74,6 +76,8 @@ class Code(str, Enum):
     REPLACED = "WD060"
     #: A shipped .pyc whose bytes are the installer's recompilation of its intact recorded source.
     RECOMPILED = "WD061"
+    #: A recorded file a known installer step rewrote (pipx's ``-E`` on a script's shebang).
+    REWRITTEN = "WD062"
     # Start-up hooks and files nobody recorded (hooks.py, unowned.py).
     STARTUP_HOOK_OWNED = "WD070"
     STARTUP_HOOK_UNOWNED = "WD071"
@@ -104,6 +108,9 @@ METADATA_CODES = frozenset(
         Code.SHADOWED,
     )
 )
+
+#: The installers' own known rewrites: as the installer made them, so never a problem.
+AS_INSTALLED_KINDS = frozenset({Kind.RECOMPILED, Kind.REWRITTEN})
 
 #: Kinds that mean the bytes on disk are wrong or cannot be trusted.
 BREAKING_KINDS = frozenset({Kind.MODIFIED, Kind.MISSING, Kind.UNREADABLE, Kind.OUTSIDE, Kind.MALFORMED, Kind.UNLOCKED})

@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # types only: a document imports what its own command produce
     from wheeldoctor.results.imports import ImportsResult, ImportVerdict
 
 #: Bump the major part on any change that can break a reader; add fields freely.
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"
 
 
 def fetched_json(summary: FetchSummary | None) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from wheeldoctor.judge.files import DistributionReport, Status
 from wheeldoctor.judge.policy import SELECTED_OUT
 from wheeldoctor.model.code_paths import runs_as_code
 from wheeldoctor.model.environment import InstalledDistribution
-from wheeldoctor.model.findings import Code, Finding, Kind
+from wheeldoctor.model.findings import AS_INSTALLED_KINDS, Code, Finding, Kind
 from wheeldoctor.repair.steps import Choice, RepairStep
 from wheeldoctor.report import hooks_text
 from wheeldoctor.results.check import CheckResult
@@ -205,6 +205,10 @@ def subject_of(dist: InstalledDistribution) -> str:
     return f"{dist.name} {dist.version}"
 
 
+#: Findings counted in the summary, not listed: an overlay's bytes, the installers' known rewrites.
+_NOT_SHOWN = frozenset({Kind.REPLACED, *AS_INSTALLED_KINDS})
+
+
 def summary(result: CheckResult) -> str:
     """``N checked: a intact, b broken, …`` with only the non-zero counts."""
     counts: dict[Status, int] = {}
@@ -214,13 +218,15 @@ def summary(result: CheckResult) -> str:
     every = [f for r in result.distributions for f in r.findings]
     accepted = sum(1 for f in every if f.accepted is not None)
     left_out = sum(1 for f in every if f.accepted is not None and f.accepted.by == SELECTED_OUT)
-    replaced = sum(1 for f in every if f.kind in (Kind.REPLACED, Kind.RECOMPILED) and f.accepted is None)
+    replaced = sum(1 for f in every if f.kind in _NOT_SHOWN and f.accepted is None)
     recompiled = sum(1 for f in every if f.kind is Kind.RECOMPILED and f.accepted is None)
+    rewritten = sum(1 for f in every if f.kind is Kind.REWRITTEN and f.accepted is None)
     extra = "".join(
         f", {n} {what}"
         for n, what in (
-            (replaced - recompiled, "replaced by an overlay"),
+            (replaced - recompiled - rewritten, "replaced by an overlay"),
             (recompiled, "recompiled by the installer"),
+            (rewritten, "rewritten by the installer"),
             (accepted - left_out, "accepted"),
             (left_out, "not selected (--select/--ignore)"),
         )
@@ -245,7 +251,7 @@ def summary(result: CheckResult) -> str:
 
 def shown(finding: Finding, show_accepted: bool) -> bool:
     """Whether a finding gets its own line: not an overlay's bytes (one line per pair says it), not accepted."""
-    return finding.kind not in (Kind.REPLACED, Kind.RECOMPILED) and (finding.accepted is None or show_accepted)
+    return finding.kind not in _NOT_SHOWN and (finding.accepted is None or show_accepted)
 
 
 def accepted_note(finding: Finding) -> str:
