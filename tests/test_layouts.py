@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import build_wheel, cli_json, find_uv, run_checked, run_cli
+from helpers import Venv, build_wheel, cli_json, find_uv, make_venv, pip_install, run_checked, run_cli, uv_install
 from packaging.utils import canonicalize_name
 
 SYSTEM_PYTHON = Path("/usr/bin/python3")
@@ -130,3 +130,144 @@ def test_a_pipx_app_is_intact_its_shebang_flag_named_and_nothing_more_passes(tmp
     script.write_bytes(script.read_bytes() + b"import os\n")
     code, app = _cowapp(python)
     assert (code, app["status"], [f["code"] for f in app["findings"]]) == (1, "broken", ["WD002"])
+
+
+# -- stale dist-infos: whose files are on disk decides; check, deps, doctor and fix agree -------------
+
+
+def offline(wheels: Path) -> dict[str, str]:
+    """pip and uv, as fix runs them, find wheels in ``wheels`` only; the machine's pip config is ignored."""
+    return {
+        "PIP_CONFIG_FILE": os.devnull,
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": str(wheels),
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        "UV_NO_CONFIG": "1",
+        "UV_OFFLINE": "1",
+        "UV_FIND_LINKS": str(wheels),
+        "UV_PYTHON_DOWNLOADS": "never",
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+
+
+def _sixish(wheels: Path, version: str) -> Path:
+    """A one-module project like six: each version ships other bytes for the same path."""
+    return build_wheel(wheels, "sixish", version, {"sixish.py": f"__version__ = {version!r}\n".encode()})
+
+
+def _install(installer: str, venv: Venv, *args: str | Path) -> None:
+    if installer == "pip":
+        pip_install(venv, "--no-index", "--no-deps", *args)
+    else:
+        uv_install(venv, "--no-deps", "--offline", *args)
+
+
+def _interrupted_upgrade(tmp_path: Path, installer: str) -> tuple[Venv, Path]:
+    """sixish 1.16 upgraded to 1.17, then the old dist-info put back: a real 1.16 RECORD beside 1.17's files."""
+    wheels = tmp_path / "wheels"
+    old, new = _sixish(wheels, "1.16"), _sixish(wheels, "1.17")
+    venv = make_venv(tmp_path / "venv")
+    _install(installer, venv, old)
+    shutil.copytree(venv.dist_info("sixish"), tmp_path / "kept")
+    _install(installer, venv, new)
+    shutil.copytree(tmp_path / "kept", venv.site_packages / "sixish-1.16.dist-info")
+    return venv, wheels
+
+
+def _imported(venv: Venv) -> str:
+    code = "import importlib.metadata as m, sixish; print(sixish.__version__, m.version('sixish'))"
+    return run_checked([venv.python, "-c", code]).stdout.strip()
+
+
+@pytest.mark.parametrize("installer", ["pip", "uv"])
+def test_an_interrupted_upgrade_keeps_the_version_whose_files_are_there(installer: str, tmp_path: Path) -> None:
+    venv, wheels = _interrupted_upgrade(tmp_path, installer)
+    code, document = cli_json("check", "--all", "--python", venv.python)
+    [sixish] = [d for d in document["distributions"] if d["name"] == "sixish"]
+    stale = [f for f in sixish["findings"] if f["code"] == "WD052"]
+    assert (code, sixish["status"], [f["path"] for f in stale]) == (1, "broken", ["sixish-1.16.dist-info"])
+    assert (stale[0]["expected"], stale[0]["found"]) == ("sixish 1.17", "sixish 1.16")
+    # Whichever dist-info Python reads first, the files are 1.17's, and nobody calls them altered.
+    for finding in sixish["findings"]:
+        assert "no installed distribution ships these bytes" not in finding["message"]
+        if finding["path"] == "sixish.py":
+            assert finding["message"].startswith("holds sixish 1.17's bytes")
+    # One repair, the same in check's tip, deps', doctor's and fix's plan: keep 1.17.
+    tips = {
+        command: [
+            line for line in run_cli(command, *args, "--python", venv.python).stdout.splitlines() if "Tip:" in line
+        ]
+        for command, args in (("check", ("--all",)), ("deps", ()), ("doctor", ()))
+    }
+    commands = {line.rpartition("lists): ")[2] for lines in tips.values() for line in lines if "sixish" in line}
+    assert len(commands) == 1 and commands.pop().endswith("sixish==1.17"), tips
+    code, plan = cli_json("fix", "--all", "--dry-run", "--python", venv.python)
+    assert plan["plan"]["steps"][-1]["version"] == "1.17"
+    done = run_cli("fix", "--all", "--yes", "--python", venv.python, env=offline(wheels))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _imported(venv) == "1.17 1.17"
+    assert [p.name for p in venv.site_packages.glob("sixish-*.dist-info")] == ["sixish-1.17.dist-info"]
+    assert cli_json("check", "--all", "--python", venv.python)[0] == 0
+
+
+def test_an_ignore_installed_downgrade_is_reported_by_check_all(tmp_path: Path) -> None:
+    """``pip install --ignore-installed X==old`` over X new: the files are old's, new's dist-info stays behind."""
+    wheels = tmp_path / "wheels"
+    new, old = _sixish(wheels, "3.20"), _sixish(wheels, "3.6")
+    venv = make_venv(tmp_path / "venv")
+    pip_install(venv, "--no-index", "--no-deps", new)
+    pip_install(venv, "--no-index", "--no-deps", "--ignore-installed", old)
+    code, document = cli_json("check", "--all", "--python", venv.python)
+    [sixish] = [d for d in document["distributions"] if d["name"] == "sixish"]
+    [stale] = [f for f in sixish["findings"] if f["code"] == "WD052"]
+    assert (code, stale["path"], stale["expected"]) == (1, "sixish-3.20.dist-info", "sixish 3.6")
+    done = run_cli("fix", "--all", "--yes", "--python", venv.python, env=offline(wheels))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _imported(venv) == "3.6 3.6"
+    assert cli_json("check", "--all", "--python", venv.python)[0] == 0
+
+
+def test_a_copied_dist_info_is_named_and_fix_changes_nothing(tmp_path: Path) -> None:
+    """A dist-info copied under another version: its RECORD lists the original's files, so no installer removes it."""
+    wheels = tmp_path / "wheels"
+    venv = make_venv(tmp_path / "venv")
+    pip_install(venv, "--no-index", "--no-deps", _sixish(wheels, "1.17"))
+    copy = venv.site_packages / "sixish-1.16.dist-info"
+    shutil.copytree(venv.dist_info("sixish"), copy)
+    (copy / "METADATA").write_text((copy / "METADATA").read_text().replace("Version: 1.17", "Version: 1.16"))
+    code, document = cli_json("check", "--all", "--python", venv.python)
+    [sixish] = [d for d in document["distributions"] if d["name"] == "sixish"]
+    [stale] = [f for f in sixish["findings"] if f["code"] == "WD052"]
+    assert (code, stale["path"]) == (1, "sixish-1.16.dist-info")
+    assert stale["message"] == (
+        "is left behind by every uninstall: a copy of another dist-info: its RECORD lists that one's files, not its own"
+    )
+    before = sorted(p.name for p in venv.site_packages.iterdir())
+    done = run_cli("fix", "--all", "--yes", "--python", venv.python, env=offline(wheels))
+    assert done.returncode == 1
+    assert "left alone: sixish: stale dist-info: sixish-1.16.dist-info: a copy of another dist-info" in done.stdout
+    assert "so every uninstall leaves it behind; remove that directory by hand" in done.stdout
+    assert sorted(p.name for p in venv.site_packages.iterdir()) == before
+    assert _imported(venv).startswith("1.17 ")
+
+
+def test_a_dist_info_whose_record_lists_none_of_its_files_is_refused(tmp_path: Path) -> None:
+    """What a cut-short uninstall leaves: RECORD, no files of its own listed. pip would say "No files were found
+    to uninstall" and exit 0; fix says so first, and runs nothing."""
+    wheels = tmp_path / "wheels"
+    venv = make_venv(tmp_path / "venv")
+    pip_install(venv, "--no-index", "--no-deps", _sixish(wheels, "1.17"))
+    husk = venv.site_packages / "sixish-1.16.dist-info"
+    husk.mkdir()
+    (husk / "METADATA").write_text("Metadata-Version: 2.1\nName: sixish\nVersion: 1.16\n")
+    (husk / "INSTALLER").write_text("pip\n")
+    (husk / "RECORD").write_text("sixish_old.py,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,0\n")
+    code, document = cli_json("check", "--all", "--python", venv.python)
+    [sixish] = [d for d in document["distributions"] if d["name"] == "sixish"]
+    [stale] = [f for f in sixish["findings"] if f["code"] == "WD052"]
+    assert (code, stale["message"]) == (1, "is left behind by every uninstall: its RECORD lists none of its own files")
+    before = sorted(p.name for p in venv.site_packages.iterdir())
+    done = run_cli("fix", "--all", "--yes", "--python", venv.python, env=offline(wheels))
+    assert done.returncode == 1
+    assert "its RECORD lists none of its own files, so every uninstall leaves it behind" in done.stdout
+    assert sorted(p.name for p in venv.site_packages.iterdir()) == before

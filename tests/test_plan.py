@@ -168,8 +168,9 @@ def test_against_a_lock_the_reinstall_pins_the_locks_version(tmp_path: Path) -> 
         "--",
         "yaml-demo==6.1",
     )
-    assert (step.kind, step.tool, step.version) == (StepKind.REINSTALL, "pip", "6.1")
-    assert step.fixes.startswith("installs the lock's version 6.1 (installed: 6.0)")
+    assert (step.kind, step.tool, step.version, step.change) == (StepKind.REINSTALL, "pip", "6.1", "upgrade")
+    # A version change is never silent: the step says which way.
+    assert step.fixes.startswith("upgrade: installs the lock's version 6.1 (installed: 6.0)")
     assert plan.expected == (Expected("yaml-demo", "6.1"),)
     assert report.dist is not None
     assert repair_step(report.dist, env).argv == step.argv  # the tip: the same words

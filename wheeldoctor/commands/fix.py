@@ -107,7 +107,8 @@ def plan_fix(
     check = _check(env, names, cache_dir, policy, against, requirements)
     env = check.environment
     wanted = None if names is None else {canonicalize_name(n) for n in names}
-    duplicates = tuple(d for d in find_duplicates(env) if wanted is None or d.name in wanted)
+    files = {verdict.name: verdict for verdict in check.stale}  # whose files stale dist-infos hold
+    duplicates = tuple(d for d in find_duplicates(env, files) if wanted is None or d.name in wanted)
     plan = plan_repairs(env, check.distributions, check.pairs, duplicates, keep, repairs=check.repairs)
     before = file_problems(check.distributions) | pair_problems(check.pairs)
     before |= duplicate_problems(d for d in duplicates if d.failing)

@@ -152,6 +152,12 @@ CODE_HELP: dict[Code, CodeHelp] = {
         "dist-info shadowed on sys.path",
         "A dist-info of the same project in an earlier directory on sys.path hides this one; it is never imported.",
     ),
+    Code.STALE_DIST_INFO: CodeHelp(
+        "a stale dist-info: the files on disk are another's",
+        "Beside this distribution's dist-info lies another of the same project, and the files on disk are not "
+        "what its RECORD lists: they are the other one's (or it is a copy whose RECORD lists the other's "
+        "files). The repair removes every dist-info and installs once the version whose files are there.",
+    ),
     Code.STARTUP_HOOK_OWNED: CodeHelp(
         "a distribution ships code that runs at every interpreter start",
         "An installed distribution (or system package) owns a .pth file with an import line, or a "

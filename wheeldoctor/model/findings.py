@@ -31,6 +31,8 @@ class Kind(str, Enum):
     REWRITTEN = "rewritten"
     #: Installed, but the lock does not hold it (judge/locked.py).
     UNLOCKED = "unlocked"
+    #: A dist-info beside another of the same project, whose RECORD the files on disk do not match (judge/stale.py).
+    STALE = "stale"
 
 
 class Code(str, Enum):
@@ -72,6 +74,8 @@ class Code(str, Enum):
     # Several dist-infos of one project (duplicates.py).
     DUPLICATE_DIST_INFO = "WD050"
     SHADOWED = "WD051"
+    #: A dist-info whose files on disk are another dist-info's of the same project, in the same directory.
+    STALE_DIST_INFO = "WD052"
     # Paths an overlay (a distribution that requires this one) holds with its own bytes.
     REPLACED = "WD060"
     #: A shipped .pyc whose bytes are the installer's recompilation of its intact recorded source.
@@ -113,7 +117,9 @@ METADATA_CODES = frozenset(
 AS_INSTALLED_KINDS = frozenset({Kind.RECOMPILED, Kind.REWRITTEN})
 
 #: Kinds that mean the bytes on disk are wrong or cannot be trusted.
-BREAKING_KINDS = frozenset({Kind.MODIFIED, Kind.MISSING, Kind.UNREADABLE, Kind.OUTSIDE, Kind.MALFORMED, Kind.UNLOCKED})
+BREAKING_KINDS = frozenset(
+    {Kind.MODIFIED, Kind.MISSING, Kind.UNREADABLE, Kind.OUTSIDE, Kind.MALFORMED, Kind.UNLOCKED, Kind.STALE}
+)
 
 
 @dataclass(frozen=True, slots=True)

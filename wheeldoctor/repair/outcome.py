@@ -78,7 +78,7 @@ def duplicate_problems(duplicates: Iterable[Duplicate]) -> set[Problem]:
     return {
         Problem(d.name, f"stale:{stale.path}", f"{d.name}: {d.code.value}: stale dist-info {stale.path}")
         for d in duplicates
-        for stale in d.stale
+        for stale in ([x for x in d.here if x is not d.keep] if d.files is not None else d.stale)
     }
 
 

@@ -55,6 +55,7 @@ def plan_json(plan: RepairPlan) -> dict[str, Any]:
                 "argv": list(s.argv),
                 "command": s.command,
                 "fixes": s.fixes,
+                "change": s.change,
             }
             for n, s in enumerate(plan.steps, 1)
         ],

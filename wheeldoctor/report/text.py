@@ -7,7 +7,7 @@ A finding reads ``subject: code: path what is wrong (expected …, found …)``,
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from wheeldoctor.judge.clash import ClashPair, Relation
@@ -78,6 +78,10 @@ def tips(result: CheckResult) -> list[str]:
             continue
         if repair.explained:
             continue
+        if repair.stale is not None:  # stale dist-infos beside it: their clean-up, not a reinstall
+            done = repair.stale
+            lines.extend(cleanup_tips(report.name, done.keep.location, done.keep.version, done.commands, done.refused))
+            continue
         if repair.unlocked:  # a reinstall keeps it unlocked: remove it (repair.step), or accept it
             lines.append(
                 f"Tip: {report.name} is not in the lock: uninstall it, or accept WD083 for it by a rule "
@@ -94,6 +98,18 @@ def tips(result: CheckResult) -> list[str]:
     return lines
 
 
+def cleanup_tips(name: str, location: str, keep: str | None, commands: Sequence[str], refused: str | None) -> list[str]:
+    """The clean-up of one project's stale dist-infos, as ``check``, ``deps`` and ``doctor`` all print it."""
+    if refused is not None:
+        return [f"Tip: {name}: no command: {refused}"]
+    if not commands:
+        return []
+    return [
+        f"Tip: {name}: remove every dist-info in {location}, then install {keep} once, the version whose files "
+        f"are there (each uninstall removes only what its RECORD lists): {' && '.join(commands)}"
+    ]
+
+
 def repair_tip(report: DistributionReport, result: CheckResult) -> str | None:
     """The command that repairs one broken distribution (as its ``Tip:`` says); None when there is none,
     or when its breakage is another's bytes (the pair's own tip says what to do). A distribution the
@@ -103,6 +119,8 @@ def repair_tip(report: DistributionReport, result: CheckResult) -> str | None:
     repair = result.repairs.distributions.get(report.name)
     if repair is None or repair.explained:
         return None
+    if repair.stale is not None:
+        return " && ".join(repair.stale.commands) or f"no command: {repair.stale.refused}"
     if repair.unlocked:  # a reinstall keeps it unlocked: remove it (repair.step), or accept it
         return f"not in the lock: uninstall it ({shlex.join(repair.step.argv)}), or accept WD083 for it by a rule"
     return step_text(repair.step)
