@@ -271,3 +271,59 @@ def test_a_dist_info_whose_record_lists_none_of_its_files_is_refused(tmp_path: P
     assert done.returncode == 1
     assert "its RECORD lists none of its own files, so every uninstall leaves it behind" in done.stdout
     assert sorted(p.name for p in venv.site_packages.iterdir()) == before
+
+
+def test_a_step_pip_exits_0_on_without_doing_it_stops_the_plan_and_its_install_still_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Real pip says "Skipping sixish as it is not installed" and exits 0: the step failed; its group's install runs."""
+    from io import StringIO
+
+    from wheeldoctor.commands.fix import run_steps
+    from wheeldoctor.repair.plan import FixStep
+    from wheeldoctor.repair.steps import StepKind
+    from wheeldoctor.report.fix_text import StreamSink
+    from wheeldoctor.results.fix import StepStatus
+
+    wheels = tmp_path / "wheels"
+    _sixish(wheels, "1.17")
+    venv = make_venv(tmp_path / "venv")  # sixish is not installed: the uninstall has nothing to do
+    for key, value in offline(wheels).items():
+        monkeypatch.setenv(key, value)
+    pip = ("pip", "--python", str(venv.python))
+
+    def step(kind: StepKind, name: str, words: tuple[str, ...], group: str) -> FixStep:
+        argv = (*pip, *words)
+        return FixStep(
+            kind=kind, tool="pip", name=name, version="1.17", argv=argv, fixes="", location=str(venv.site_packages),
+            group=group,
+        )  # fmt: skip
+
+    steps = (
+        step(StepKind.UNINSTALL, "sixish", ("uninstall", "-y", "--", "sixish"), "stale:sixish"),
+        step(StepKind.UNINSTALL, "sixish", ("uninstall", "-y", "--", "sixish"), "stale:sixish"),
+        step(
+            StepKind.INSTALL,
+            "sixish",
+            ("install", "--force-reinstall", "--no-deps", "--", "sixish==1.17"),
+            "stale:sixish",
+        ),
+        step(StepKind.REINSTALL, "other", ("install", "--force-reinstall", "--no-deps", "--", "other==1.0"), ""),
+    )
+    output = StringIO()
+    results = run_steps(steps, StreamSink(output))
+    statuses = [r.status for r in results]
+    assert statuses == [StepStatus.FAILED, StepStatus.NOT_RUN, StepStatus.OK, StepStatus.NOT_RUN], output.getvalue()
+    assert (results[0].returncode, results[0].error) == (
+        0,
+        f"pip exited 0, but nothing was uninstalled: 0 dist-info(s) of sixish in {venv.site_packages}, as before "
+        "(pip said: WARNING: Skipping sixish as it is not installed.)",
+    )
+    assert results[2].note == "rolled forward after step 1 failed"
+    said = [line.partition("/")[::2] for line in output.getvalue().splitlines() if line.startswith("step ")]
+    ends = [(step, rest.partition(": ")[2]) for step, rest in said if rest.partition(": ")[2].startswith("exit")]
+    assert ends == [
+        ("step 1", "exit 0, but it did not do its job"),
+        ("step 3", "exit 0 (rolled forward after step 1 failed)"),
+    ]
+    assert _imported(venv) == "1.17 1.17"
