@@ -195,20 +195,20 @@ class _Planner:
             if done.change
             else ""
         )
-        removed = iter(here)
+        versions = ", ".join(d.version for d in here)
         for kind, command in done.steps:
-            if kind is StepKind.UNINSTALL:
-                gone = next(removed)
-                version, fixes = gone.version, f"removes {gone.path} (one of {count}) and the files its RECORD lists"
+            if kind is StepKind.UNINSTALL:  # which one pip takes first is its own order: the count is what holds
+                fixes = (
+                    f"removes one of the {count} dist-infos of {keep.name} ({versions}) and the files its RECORD lists"
+                )
             else:
-                version = keep.version
                 fixes = f"installs {keep.name} {keep.version} once: one dist-info, every file, as on disk{shifted}"
             self.steps.append(
                 FixStep(
                     kind=kind,
                     tool=command.tool,
                     name=keep.name,
-                    version=version,
+                    version=keep.version,
                     argv=command.argv,
                     fixes=fixes,
                     location=keep.location,
