@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import compileall
 import os
 import sys
 from collections.abc import Iterator
@@ -9,6 +10,8 @@ from functools import partial
 from pathlib import Path
 
 import pytest
+
+import wheeldoctor
 
 _TESTS_DIR = str(Path(__file__).resolve().parent)
 if _TESTS_DIR not in sys.path:  # make `import helpers` work under any --import-mode
@@ -41,6 +44,14 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto`` (pyproject's addopts): none for ``-m unit``, else pytest-xdist's own count.
+
+    The unit tests start no process; workers would only collect the suite again.
+    """
+    return 0 if config.getoption("markexpr") == "unit" else None
+
+
 @pytest.fixture(scope="session")
 def uv_bin() -> Path:
     """Path of the ``uv`` binary (from the ``uv`` PyPI package, else ``$PATH``)."""
@@ -67,6 +78,18 @@ def wheeldoctor_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path
         mp.setenv("WHEELDOCTOR_CACHE_DIR", str(cache))
         mp.delenv("WHEELDOCTOR_NO_CACHE", raising=False)
         yield cache
+
+
+@pytest.fixture(scope="session", autouse=True)
+def bytecode() -> None:
+    """wheeldoctor's modules compiled once per session, beside their sources as any import writes them.
+
+    The suite starts ``python -m wheeldoctor`` many times. Where ``PYTHONDONTWRITEBYTECODE`` is
+    set (some machines set it), each of those would compile every module it imports from source
+    again; existing byte-code is still read. The installers and the environments the tests
+    inspect are left as they are (their byte-code is part of what is tested).
+    """
+    compileall.compile_dir(Path(wheeldoctor.__file__).parent, quiet=1)
 
 
 @pytest.fixture

@@ -43,6 +43,7 @@ __all__ = [
     "VenvFactory",
     "WheelFactory",
     "build_wheel",
+    "copy_venv",
     "data_dirname",
     "dist_info_dirname",
     "escape_name",
@@ -459,6 +460,25 @@ def make_venv(
     bin_dir = path / ("Scripts" if sys.platform == "win32" else "bin")
     exe = "python.exe" if sys.platform == "win32" else "python"
     return _query_venv(path, bin_dir / exe)
+
+
+def copy_venv(template: Venv, to: Path) -> Venv:
+    """A copy of ``template`` at ``to``, for a test that changes what it holds.
+
+    The same files with their modes and mtimes (so installed ``.pyc`` files stay current),
+    symbolic links kept as links (``bin/python`` still names the base interpreter), hence
+    the same RECORDs and relative layout; ctimes and inodes are new, as after an install.
+    Building an environment once per session and copying it per test is much cheaper than
+    installing it per test. Console scripts keep the template's shebang: run the copy's
+    ``python``, not its scripts.
+    """
+    shutil.copytree(template.prefix, to, symlinks=True)
+    return Venv(
+        prefix=to,
+        python=to / template.python.relative_to(template.prefix),
+        site_packages=to / template.site_packages.relative_to(template.prefix),
+        bin=to / template.bin.relative_to(template.prefix),
+    )
 
 
 # --------------------------------------------------------------------------

@@ -6,6 +6,10 @@ resolve and lock against it; ``/files/FILE`` serves the wheel, honouring one
 HTTP proxy would, from its own directory. The server can be told to ignore ``Range``
 (answer 200 with the whole file), to answer 404 for some files, or to fail the next
 requests with 503. Each request is logged as :class:`Served` with the bytes sent.
+
+A server that lies is a :data:`Lie` set as ``index.lie``: it answers a wheel's request
+itself (an endless body, a drip, a forged header, a redirect). The lies used by the hostile
+tests are here, each a small function of the handler and the file's bytes.
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ import hashlib
 import html
 import re
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -46,6 +51,7 @@ class RangeIndex:
     ignore_range: bool = False
     missing: set[str] = field(default_factory=set)
     fail_next: int = 0
+    lie: Lie | None = None
     log: list[Served] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -130,6 +136,10 @@ def _handler(index: RangeIndex) -> type[BaseHTTPRequestHandler]:
                 if name in index.missing or "/" in name or not target.is_file():
                     self._send(404, b"not found")
                     return
+                if index.lie is not None and index.lie(self, target.read_bytes()):
+                    with index.lock:
+                        index.log.append(Served(self.path, self.headers.get("Range"), 0, 0))
+                    return
                 self._file(target.read_bytes())
             else:
                 self._send(404, b"not found")
@@ -155,6 +165,83 @@ def _handler(index: RangeIndex) -> type[BaseHTTPRequestHandler]:
             self._send(206, data[start:end], {"Content-Range": f"bytes {start}-{end - 1}/{size}"})
 
     return Handler
+
+
+Lie = Callable[[BaseHTTPRequestHandler, bytes], bool]
+"""Answers a wheel's request itself (True), or leaves it to the honest server (False)."""
+
+
+def _head(handler: BaseHTTPRequestHandler, status: int, headers: dict[str, str]) -> None:
+    handler.send_response(status)
+    for key, value in headers.items():
+        handler.send_header(key, value)
+    handler.end_headers()
+
+
+def _until_closed(write: Callable[[], None]) -> bool:
+    """Write until the client goes away (it is expected to)."""
+    try:
+        while True:
+            write()
+    except OSError:
+        pass
+    return True
+
+
+def endless(handler: BaseHTTPRequestHandler, data: bytes) -> bool:
+    """200, no length, Range ignored: the wheel, then zeros for ever."""
+    handler.close_connection = True
+    _head(handler, 200, {"Connection": "close"})
+    block = b"\0" * (1 << 20)
+    pieces = iter([data])
+    return _until_closed(lambda: handler.wfile.write(next(pieces, block)))
+
+
+def drip(every: float, *, headers: bool = False) -> Lie:
+    """One byte every ``every`` seconds: of the status line and headers (``headers``), else of a whole-file body."""
+
+    def lie(handler: BaseHTTPRequestHandler, data: bytes) -> bool:
+        handler.close_connection = True
+        if headers:
+            text = b"HTTP/1.1 200 OK\r\n" + b"X-Slow: " + b"a" * 10_000 + b"\r\n\r\n"
+        else:
+            _head(handler, 200, {"Content-Length": str(len(data)), "Connection": "close"})
+            text = data
+        position = iter(range(len(text)))
+
+        def one() -> None:
+            i = next(position, None)
+            if i is None:
+                raise OSError("all sent")
+            handler.wfile.write(text[i : i + 1])
+            handler.wfile.flush()
+            time.sleep(every)
+
+        return _until_closed(one)
+
+    return lie
+
+
+def answer(status: int, headers: dict[str, str], body: bytes = b"") -> Lie:
+    """The same forged answer to every wheel request (a Content-Range that lies, a Retry-After of days, ...)."""
+
+    def lie(handler: BaseHTTPRequestHandler, data: bytes) -> bool:
+        _head(handler, status, {**headers, "Content-Length": headers.get("Content-Length", str(len(body)))})
+        handler.wfile.write(body)
+        return True
+
+    return lie
+
+
+def redirect(to: Callable[[str], str]) -> Lie:
+    """A 302 to ``to(file name)`` (another host, another scheme)."""
+
+    def lie(handler: BaseHTTPRequestHandler, data: bytes) -> bool:
+        name = handler.path.rpartition("/")[2]
+        _head(handler, 302, {"Location": to(name), "Content-Length": "0"})
+        return True
+
+    return lie
 
 
 @contextmanager

@@ -10,7 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import Venv, VenvFactory, WheelFactory, cli_json, pip_install, uv_install
+from helpers import (
+    Venv,
+    build_wheel,
+    cli_json,
+    copy_venv,
+    make_venv,
+    pip_install,
+    uv_install,
+)
 
 from wheeldoctor.engine import audit, cache, store, verify
 from wheeldoctor.engine.audit import audit_data
@@ -25,17 +33,26 @@ def _settle() -> None:
     time.sleep(2 * cache.SETTLE_NS / 1e9)
 
 
-@pytest.fixture
-def installed(venv_factory: VenvFactory, wheel_factory: WheelFactory) -> Venv:
-    """A venv with a package by pip and one by uv, a start-up hook, and files nobody recorded."""
-    venv = venv_factory()
+@pytest.fixture(scope="session")
+def installed_template(tmp_path_factory: pytest.TempPathFactory, uv_bin: Path, uv_cache: Path) -> Venv:
+    """A venv with a package by pip and one by uv, a start-up hook, and files nobody recorded: built once."""
+    root = tmp_path_factory.mktemp("audit-memo")
+    venv = make_venv(root / "venv", uv_bin=uv_bin, cache_dir=uv_cache)
     files = {"alpha/__init__.py": b"", "alpha/sub/deep/core.py": b"x = 1\n", "alpha/data/table.csv": b"a,b\n"}
-    pip_install(venv, "--no-deps", wheel_factory("alpha", "1.0", files))
-    uv_install(venv, "--no-deps", wheel_factory("beta", "2.0", {"beta.py": b"", "beta_hook.pth": b"import beta\n"}))
+    pip_install(venv, "--no-deps", build_wheel(root / "wheels", "alpha", "1.0", files))
+    beta = build_wheel(root / "wheels", "beta", "2.0", {"beta.py": b"", "beta_hook.pth": b"import beta\n"})
+    uv_install(venv, "--no-deps", beta, uv_bin=uv_bin, cache_dir=uv_cache)
     site = venv.site_packages
     for planted in ("sneaky.py", "notes.txt", "evilpkg/__init__.py", "alpha/sub/deep/extra.py"):
         (site / planted).parent.mkdir(parents=True, exist_ok=True)
         (site / planted).write_text("")
+    return venv
+
+
+@pytest.fixture
+def installed(installed_template: Venv, tmp_path: Path) -> Venv:
+    """This test's own copy of the template, settled."""
+    venv = copy_venv(installed_template, tmp_path / "venv")
     _settle()
     return venv
 

@@ -1,12 +1,13 @@
-"""The README's GitHub Actions job, run as written: its ``run:`` steps, in order, in a shell.
+"""The README's GitHub Actions job, run as written: its ``run:`` steps and the action it uses, in order.
 
-The project is a fresh directory whose ``requirements.txt`` names a wheel built here;
-after the install step one installed file is damaged. The job's second checkout (an
-action, ``OWNER/wheeldoctor`` into ``.wheeldoctor``) is done as the README tells the reader
-to: with this checkout in place of ``OWNER/wheeldoctor``, copied to the path the job names.
-Its install step then runs exactly as written (``uv tool install ./.wheeldoctor``), into a
-tool directory of the test's own; wheeldoctor's build backend and dependencies come from
-the index, hence ``network``. The check step must write a valid SARIF file and exit 1.
+The project is a fresh directory whose ``requirements.txt`` names a wheel built here; after
+the install step one installed file is damaged. The job's ``uses: OWNER/wheeldoctor@REF``
+step is this repository's action (``action.yml``), with this checkout in place of
+``OWNER/wheeldoctor`` as the README tells the reader to substitute: its steps are run as the
+runner runs them (:class:`test_action.Runner`), with the ``with:`` inputs the job gives.
+Installing wheeldoctor builds it from this checkout (its build backend and dependencies come
+from the index, hence ``network``). The job must annotate the run, write a valid SARIF file
+and fail.
 """
 
 from __future__ import annotations
@@ -14,13 +15,15 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 from helpers import build_wheel, find_uv
+from test_action import Runner
 from test_formats import validate_sarif
 
 import wheeldoctor
@@ -36,80 +39,30 @@ def job() -> str:
     return found.group(1)
 
 
-def checkout(destination: Path) -> None:
-    """This checkout's files at ``destination``, as ``actions/checkout`` leaves a repository."""
-    shutil.copytree(
-        REPO,
-        destination,
-        ignore=shutil.ignore_patterns(
-            ".git", "__pycache__", ".venv", ".work", "dist", "build", "*.egg-info", ".*_cache"
-        ),
-    )
-
-
-def steps(text: str) -> list[dict[str, str]]:
-    """Each step's keys (``name``, ``run``, ``uses``, ``if``, ``with.*``) from the job's YAML.
-
-    A small reader for this one block, not YAML in general: ``- key: value`` starts a step,
-    ``run: |`` takes the indented lines below it.
-    """
-    found: list[dict[str, str]] = []
-    lines = text.splitlines()
-    index = 0
-    block = None
-    while index < len(lines):
-        line = lines[index]
-        index += 1
-        step = re.match(r"^(\s*)- (\w[\w-]*): ?(.*)$", line)
-        if step and (block is None or len(step.group(1)) <= block):
-            block = len(step.group(1))
-            found.append({})
-            line = " " * (block + 2) + f"{step.group(2)}: {step.group(3)}"
-        if block is None or not found:
-            continue
-        field = re.match(r"^\s*([\w-]+|if): ?(.*)$", line)
-        if field is None:
-            continue
-        key, value = field.groups()
-        if value == "|":
-            body = []
-            indent = len(line) - len(line.lstrip()) + 2
-            while index < len(lines) and (not lines[index].strip() or lines[index].startswith(" " * indent)):
-                body.append(lines[index][indent:])
-                index += 1
-            value = "\n".join(body).strip() + "\n"
-        if key in found[-1]:
-            key = f"with.{key}"
-        found[-1][key] = value
+def steps() -> list[dict[str, Any]]:
+    """The job's steps, as YAML reads them."""
+    jobs = yaml.safe_load(job())["jobs"]
+    (only,) = jobs.values()
+    found: list[dict[str, Any]] = only["steps"]
     return found
 
 
 def test_the_job_reads_as_intended() -> None:
-    parsed = steps(job())
+    parsed = steps()
     assert [s.get("name", s.get("uses")) for s in parsed] == [
         "actions/checkout@v4",
         "astral-sh/setup-uv@v6",
         "Install the project",
-        "Get wheeldoctor",
-        "Install wheeldoctor beside it",
         "Check the environment",
-        "Upload SARIF",
     ]
-    get, install, check, upload = parsed[3], parsed[4], parsed[5], parsed[6]
-    # The reader substitutes OWNER (the README says so); the install is that checkout's path.
-    assert (
-        get["uses"].startswith("actions/checkout@") and get["repository"].split("#")[0].strip() == "OWNER/wheeldoctor"
-    )
-    assert install["run"].strip() == f"uv tool install ./{get['path']}"
-    assert "--python .venv/bin/python" in check["run"] and "--format sarif -o wheeldoctor.sarif" in check["run"]
-    assert upload["uses"].startswith("github/codeql-action/upload-sarif@")
-    assert upload["if"] == "${{ !cancelled() }}"  # it runs after the check step fails
-    assert "sarif_file: wheeldoctor.sarif" in job()
+    check = parsed[3]
+    assert check["uses"] == "OWNER/wheeldoctor@REF"  # the reader substitutes both (the README says so)
+    assert check["with"] == {"python": ".venv", "sarif": "wheeldoctor.sarif", "upload-sarif": True}
     assert "security-events: write" in job()
 
 
 @pytest.mark.network
-def test_the_readme_ci_job_fails_on_a_damaged_venv_and_writes_sarif(tmp_path: Path) -> None:
+def test_the_readme_ci_job_fails_on_a_damaged_venv_annotates_and_writes_sarif(tmp_path: Path) -> None:
     uv = find_uv()
     project = tmp_path / "project"
     wheel = build_wheel(tmp_path / "wheels", "alpha", "1.0", {"alpha/__init__.py": b"A = 1\n", "alpha/core.py": b"X\n"})
@@ -118,21 +71,29 @@ def test_the_readme_ci_job_fails_on_a_damaged_venv_and_writes_sarif(tmp_path: Pa
     env = {
         **os.environ,
         "PATH": f"{uv.parent}{os.pathsep}{os.environ['PATH']}",
-        "UV_TOOL_DIR": str(tmp_path / "tools"),
-        "UV_TOOL_BIN_DIR": str(tmp_path / "tool-bin"),
         "UV_NO_CONFIG": "1",
         "UV_PYTHON_DOWNLOADS": "never",
         "UV_PYTHON": sys.executable,  # not a pyenv shim from PATH
+        "RUNNER_TEMP": str(tmp_path / "runner-temp"),
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
     }
     env.pop("VIRTUAL_ENV", None)
-    outcomes = {}
-    for step in steps(job()):
-        if step.get("uses", "").startswith("actions/checkout@") and "path" in step:
-            checkout(project / step["path"])  # what the action does, with this checkout for OWNER's
+    (tmp_path / "runner-temp").mkdir()
+    runner = Runner(workspace=project, temp=tmp_path / "runner-temp", env=env)
+    verdict = None
+    for step in steps():
+        if step.get("uses", "").startswith("OWNER/wheeldoctor@"):
+            given = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in step["with"].items()}
+            done = runner.run({**given, "tool-python": sys.executable})
+            assert done["Install wheeldoctor beside the environment"].returncode == 0
+            check = done["Check the environment"]
+            assert "alpha 1.0: WD001: alpha/core.py" in check.stdout  # the annotations in the log
+            assert done["Upload SARIF"].stdout == "wheeldoctor.sarif"
+            verdict = done["Verdict"].returncode
             continue
         if "run" not in step:
-            continue  # the project's checkout, setup-uv and the upload are actions, not commands
-        done = subprocess.run(
+            continue  # the project's checkout and setup-uv are actions of others
+        done_run = subprocess.run(
             ["bash", "-e", "-c", step["run"]],
             cwd=project,
             env=env,
@@ -141,15 +102,11 @@ def test_the_readme_ci_job_fails_on_a_damaged_venv_and_writes_sarif(tmp_path: Pa
             timeout=600,
             check=False,
         )
-        outcomes[step["name"]] = done
+        assert done_run.returncode == 0, done_run.stderr
         if step["name"] == "Install the project":
-            assert done.returncode == 0, done.stderr
             site = next((project / ".venv" / "lib").glob("python3*/site-packages"))
             (site / "alpha" / "core.py").write_bytes(b"Y\n")  # the damaged file
-    assert outcomes["Install wheeldoctor beside it"].returncode == 0, outcomes["Install wheeldoctor beside it"].stderr
-    check = outcomes["Check the environment"]
-    assert check.returncode == 1, check.stderr
-    assert "alpha 1.0: WD001: alpha/core.py" in check.stdout  # the log stays readable
+    assert verdict == 1  # the job fails
     document = json.loads((project / "wheeldoctor.sarif").read_text(encoding="utf-8"))
     validate_sarif(document)
     assert document["runs"][0]["tool"]["driver"]["version"] == wheeldoctor.__version__

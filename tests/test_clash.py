@@ -85,7 +85,8 @@ def test_pip_sequential_last_one_wins(venv_factory: Any, wheels: Wheels, order: 
     assert pair["shared"] == len(DIFFERING) + len(IDENTICAL)
     assert pair["differing"] == len(DIFFERING)
     assert pair["on_disk"][winner] == len(DIFFERING)
-    assert pair["broken"] == [BASE if winner == OVERLAY else OVERLAY]
+    # Overlay on top: the base is overlaid, as meant, never called broken; base on top: the overlay is.
+    assert pair["broken"] == ([] if winner == OVERLAY else [OVERLAY])
     assert pair["relation"] == "overlay"
     # The overlay requires the base, so it is the one to reinstall last whatever is on disk.
     assert pair["winner"] == OVERLAY
@@ -119,15 +120,56 @@ def test_mixed_state_by_copying_bytes(venv_factory: Any, wheels: Wheels) -> None
 
 
 def test_plain_text_says_whose_bytes(venv_factory: Any, wheels: Wheels) -> None:
+    """Piped: the pair's findings are one block, the tip first, a count and a few examples;
+    ``--verbose`` lists every one; the machine formats list every one as they are."""
     venv = venv_factory()
     _install_pip(venv, wheels.overlay, wheels.base)
     done = run_cli("check", OVERLAY, "--python", venv.python)
     assert done.returncode == 1
     lines = done.stdout.splitlines()
-    assert f"{OVERLAY} {VERSION}: WD001: demo_dsl/lib/lib01.so holds {BASE}'s bytes" in "\n".join(lines)
-    assert any(line.startswith(f"clash: {BASE} {VERSION} and {OVERLAY} {VERSION} share") for line in lines)
-    tip = next(line for line in lines if line.startswith("Tip: only one of"))
-    assert f"reinstall {OVERLAY} last (it requires {BASE})" in tip
+    start = next(
+        i for i, line in enumerate(lines) if line.startswith(f"clash: {BASE} {VERSION} and {OVERLAY} {VERSION}")
+    )
+    tip = lines[start + 1]
+    assert tip.startswith("Tip: only one of") and f"reinstall {OVERLAY} last (it requires {BASE})" in tip
+    side = next(i for i, line in enumerate(lines) if line.startswith(f"{OVERLAY} {VERSION}: "))
+    assert start < side
+    assert lines[side] == (
+        f"{OVERLAY} {VERSION}: WD001: {len(DIFFERING)} file(s) hold {BASE}'s bytes, e.g. in demo_dsl/lib/:"
+    )
+    assert lines[side + 1 : side + 5] == [
+        *(f"  {path.removeprefix('demo_dsl/lib/')}" for path in DIFFERING[:3]),
+        f"  and {len(DIFFERING) - 3} more (--verbose lists every one)",
+    ]
+    assert not [line for line in lines if ": WD00" in line and "demo_dsl/lib/" in line and "holds" in line]
+    assert len(lines) < 12, done.stdout
+
+    verbose = run_cli("check", OVERLAY, "--python", venv.python, "--verbose").stdout.splitlines()
+    for path in DIFFERING:
+        (line,) = [line for line in verbose if f" {path} holds {BASE}'s bytes" in line]
+        assert line.startswith("  WD001: "), line
+    _, document = _check_json(venv, OVERLAY)
+    assert len(document["distributions"][0]["findings"]) == len(DIFFERING)
+    github = run_cli("check", OVERLAY, "--python", venv.python, "--format", "github").stdout
+    assert sum(line.startswith("::error") and "holds" in line for line in github.splitlines()) == len(DIFFERING)
+
+
+def test_the_block_at_a_terminal_80_columns_wide(venv_factory: Any, wheels: Wheels) -> None:
+    """At a terminal (rich, 80 columns): the block, tip first; every line but the whole-line commands fits."""
+    from test_conventions import on_terminal
+
+    venv = venv_factory()
+    _install_pip(venv, wheels.overlay, wheels.base)
+    shown = on_terminal("check", "--all", "--python", venv.python, columns=80).splitlines()
+    clash = next(i for i, line in enumerate(shown) if line.startswith("clash: "))
+    tip = next(i for i, line in enumerate(shown) if line.startswith("Tip: only one of"))
+    more = shown.index(f"  and {len(DIFFERING) - 3} more (--verbose lists every one)")
+    assert clash < tip < more
+    assert all(len(line) <= 80 for line in shown if not line.startswith("Tip: ")), shown
+    assert len(shown) < 25, "\n".join(shown)
+    every = on_terminal("check", "--all", "--python", venv.python, "-v", columns=80)
+    assert all(path in every for path in DIFFERING)
+    assert "more (--verbose lists every one)" not in every
 
 
 def test_settled_pair_gets_a_note_not_a_repair(venv_factory: Any, wheels: Wheels) -> None:
@@ -147,8 +189,14 @@ def test_settled_pair_gets_a_note_not_a_repair(venv_factory: Any, wheels: Wheels
     assert any(
         line.startswith(f"Note: {OVERLAY} lies on top of {BASE}") and f"all {shared} shared" in line for line in lines
     )
-    assert run_cli("check", OVERLAY, "--python", venv.python).returncode == 0
-    assert run_cli("check", BASE, "--python", venv.python).returncode == 0
+    # Named alone, either side: the same overlay line, and no word calls the base broken.
+    for name in (OVERLAY, BASE):
+        named = run_cli("check", name, "--python", venv.python)
+        assert named.returncode == 0, named.stdout
+        assert "broken" not in named.stdout and "clash:" not in named.stdout, named.stdout
+        assert f"overlay: {OVERLAY} {VERSION} lies on top of {BASE} {VERSION}: " in named.stdout
+    _, document = _check_json(venv, OVERLAY)
+    assert document["clash_pairs"][0]["broken"] == []
     assert run_cli("check", "--all", "--strict", "--python", venv.python).returncode == 1
 
 

@@ -357,9 +357,9 @@ STATUSES = {"intact", "broken", "unverifiable", "not-installed", "overlaid", "ac
 
 
 def _check_schema(document: dict[str, Any]) -> None:
-    # check --all adds the start-up hooks and the unowned files; a named check does not.
-    assert set(document) in (TOP, TOP | {"startup_hooks", "unowned"})
-    assert document["schema_version"] == "1.3"
+    # check --all adds the start-up hooks, the unowned files and the native libraries; a named check does not.
+    assert set(document) in (TOP, TOP | {"startup_hooks", "unowned", "native"})
+    assert document["schema_version"] == "1.2"
     assert document["command"] == "check"
     assert set(document["tool"]) == {"name", "version"}
     assert document["tool"]["name"] == "wheeldoctor"

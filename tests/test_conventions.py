@@ -20,6 +20,11 @@ from typing import Any
 import pytest
 from helpers import Venv, build_wheel, make_venv, pip_install, run_cli
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
 from wheeldoctor.judge.selection import CodeSelection, SelectionError, parse_prefixes
 
 
@@ -402,7 +407,9 @@ def test_no_digest_is_split_across_lines(envs: Envs, columns: int, which: str) -
     document = run_cli("check", "--all", "--python", venv.python, "--json").stdout
     digests = set(re.findall(r"sha256=([A-Za-z0-9_-]{43})", document))
     assert digests
-    shown = on_terminal("check", "--all", "--python", venv.python, columns=columns)
+    # A clash pair's findings are a block of paths; -v lists each, with its digests.
+    verbose = ["-v"] if which == "pair" else []
+    shown = on_terminal("check", "--all", "--python", venv.python, *verbose, columns=columns)
     # Every finding's expected and found (the hook's found twice: its line and its accept rule).
     assert _digests_whole(shown, digests) >= {"wide": 6, "hook": 2, "pair": 2}[which]
     assert "distributio\n" not in shown
@@ -468,6 +475,20 @@ def test_a_hook_annotation_names_its_file_once_and_carries_the_accept_rule(envs:
     assert '%0A[[tool.wheeldoctor.accept]]%0Adistribution = "(unowned)"%0Apath = "evil.pth"' in error
     results = _sarif("check", "--all", "--python", envs.hook.python)["runs"][0]["results"]
     assert "[[tool.wheeldoctor.accept]]" in results[0]["properties"]["repair"]
+
+
+def test_the_step_summary_shows_an_accept_rule_that_can_be_copied(envs: Envs, tmp_path: Path) -> None:
+    """A rule of several lines is no table cell: the cell names it, and a TOML block holds it as written."""
+    summary = tmp_path / "summary.md"
+    run_cli(
+        "check", "--all", "--python", envs.hook.python, "--format", "github", env={"GITHUB_STEP_SUMMARY": str(summary)}
+    )
+    text = summary.read_text()
+    assert "\\n" not in text  # no literal backslash-n where a line break is meant
+    assert "add to pyproject.toml: rule 1 below |" in text
+    block = text.split("```toml\n", 1)[1].split("\n```", 1)[0]
+    (accepted,) = tomllib.loads(block)["tool"]["wheeldoctor"]["accept"]
+    assert (accepted["path"], accepted["code"], accepted["found"].startswith("sha256=")) == ("evil.pth", "WD071", True)
 
 
 def test_the_step_summary_has_a_repair_column(envs: Envs, tmp_path: Path) -> None:

@@ -135,7 +135,7 @@ def test_extras_are_followed_beyond_pip(scenario: Scenario) -> None:
 def test_conflict_json_contract(scenario: Scenario) -> None:
     doc = scenario.document
     assert doc["command"] == "deps"
-    assert doc["schema_version"] == "1.3"
+    assert doc["schema_version"] == "1.2"
     incompatible = next(c for c in doc["dependency_conflicts"] if c["name"] == "lib-b")
     assert incompatible == {
         "code": "WD041",
@@ -298,6 +298,39 @@ def test_a_bare_site_directory_gets_tips_aimed_at_it(tmp_path: Path) -> None:
     assert tip in done.stdout.splitlines(), done.stdout
     rc, document = cli_json("deps", "--path", site)
     assert (rc, document["dependency_repair"]) == (1, tip.rpartition(": ")[2])
+
+
+_MARKERS = [
+    'extra == "x"',
+    'extra == "X_Y"',
+    "extra != 'x'",
+    'extra == "x" or extra == "y"',
+    'extra == "x" and python_version >= "3"',
+    'python_version < "3" or extra == "y"',
+    'extra != ""',
+    '"y" == extra',
+    'extra in "x y"',
+    'extra > "w"',
+    'platform_release == "extra" and extra == "z"',
+    'sys_platform == "linux"',
+    'extra == "wheeldoctor-any-other-extra"',
+]
+
+
+@pytest.mark.unit
+def test_the_extra_index_never_misses_a_requirement_an_extra_adds() -> None:
+    """Differential: for every marker shape and extra, what an extra adds (by packaging's own evaluation) is found."""
+    from packaging.requirements import Requirement
+
+    model = Requirements({}, {"python_version": "3.11", "sys_platform": "linux", "platform_release": "6"})
+    reqs = tuple(Requirement(f"dep{i}; {m}") for i, m in enumerate(_MARKERS))
+    for extra in ("x", "y", "z", "x-y", "w", "zz", "wheeldoctor-any-other-extra"):
+        adds = [r for r in reqs if model.marker(r, "") is False and model.marker(r, extra) is True]
+        found = model.needing(reqs, extra)
+        assert set(map(str, adds)) <= set(map(str, found)), extra
+        assert [str(r) for r in found] == [str(r) for r in reqs if r in found]  # in their order
+    # An extra no marker names gets only what holds for any extra, or uses ``extra`` another way: not the rest.
+    assert [r.name for r in model.needing(reqs, "q")] == ["dep6", "dep9", "dep12"]
 
 
 #: An egg-info as setuptools writes it: requirements in requires.txt, none in PKG-INFO.

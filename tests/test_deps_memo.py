@@ -13,13 +13,15 @@ import shutil
 import subprocess
 import sys
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import pytest
 from helpers import (
     Venv,
-    VenvFactory,
     WheelFactory,
+    build_wheel,
+    copy_venv,
     find_interpreter,
     find_uv,
     make_venv,
@@ -41,25 +43,33 @@ FORMATS = ("text", "json", "github", "junit", "sarif")
 PARSERS = {"packaging.requirements", "packaging.markers", "packaging.specifiers"}
 
 
-@pytest.fixture
-def conflicted(venv_factory: VenvFactory, wheel_factory: WheelFactory) -> Venv:
+@pytest.fixture(scope="session")
+def conflicted_template(tmp_path_factory: pytest.TempPathFactory, uv_bin: Path, uv_cache: Path) -> Venv:
     """Missing and incompatible requirements, one through an extra, an unmet Requires-Python, a bad line."""
-    venv = venv_factory()
+    root = tmp_path_factory.mktemp("deps-memo")
+    venv = make_venv(root / "venv", uv_bin=uv_bin, cache_dir=uv_cache)
+    wheel = partial(build_wheel, root / "wheels")
     pip_install(
         venv,
         "--no-index",
         "--no-deps",
         "--ignore-requires-python",
-        wheel_factory("lib", "1.0", {"lib/__init__.py": b""}),
-        wheel_factory("helper", "1.0", {"helper/__init__.py": b""}, extras={"fast": ["speedy>=3"]}),
-        wheel_factory("future", "1.0", {"future/__init__.py": b""}, requires_python=">=3.99"),
+        wheel("lib", "1.0", {"lib/__init__.py": b""}),
+        wheel("helper", "1.0", {"helper/__init__.py": b""}, extras={"fast": ["speedy>=3"]}),
+        wheel("future", "1.0", {"future/__init__.py": b""}, requires_python=">=3.99"),
     )
     # pip cannot evaluate the last marker while installing; uv takes it.
     app = ["lib>=2", "gone>=1", "helper[fast]", 'lib; os_name ~= "x"']
-    uv_install(venv, "--no-deps", wheel_factory("app", "1.0", {"app/__init__.py": b""}, requires=app))
+    uv_install(venv, "--no-deps", wheel("app", "1.0", {"app/__init__.py": b""}, requires=app), uv_bin=uv_bin)
     metadata = venv.dist_info("lib") / "METADATA"
     metadata.write_text(metadata.read_text() + "Requires-Dist: this is [not valid\n")
     return venv
+
+
+@pytest.fixture
+def conflicted(conflicted_template: Venv, tmp_path: Path) -> Venv:
+    """This test's own copy of the conflicted venv (built once)."""
+    return copy_venv(conflicted_template, tmp_path / "venv")
 
 
 def deps(venv: Venv, *args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:

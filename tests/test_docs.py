@@ -30,6 +30,17 @@ def test_the_codes_page_names_no_code_the_package_lacks() -> None:
     assert not documented_codes() - {code.value for code in Code}
 
 
+def test_what_to_do_is_the_same_in_the_codes_page_and_in_the_package() -> None:
+    """SARIF's rules carry ``CODE_HELP``'s ``todo``: it says what docs/codes.md's last column says (links as words)."""
+    from wheeldoctor.model.code_help import CODE_HELP
+
+    text = (DOCS / "codes.md").read_text(encoding="utf-8")
+    told = {}
+    for code, todo in re.findall(r"^\| (WD\d{3}) \|.*\| (.*) \|$", text, re.MULTILINE):
+        told.setdefault(code, re.sub(r"\[([^\]]+)\]\([^)]+\)", r"\1", todo))
+    assert {code.value: meaning.todo for code, meaning in CODE_HELP.items()} == told
+
+
 def pages() -> list[Path]:
     return [README, *sorted(DOCS.glob("*.md"))]
 

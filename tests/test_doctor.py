@@ -66,7 +66,7 @@ def envs(tmp_path_factory: pytest.TempPathFactory, uv_bin: Path) -> Envs:
 def test_healthy_env_exits_0_with_every_section(envs: Envs) -> None:
     rc, doc = document("doctor", "--python", envs.healthy.python)
     assert rc == 0
-    assert (doc["command"], doc["healthy"], doc["schema_version"]) == ("doctor", True, "1.3")
+    assert (doc["command"], doc["healthy"], doc["schema_version"]) == ("doctor", True, "1.2")
     assert doc["verdicts"] == {"check": True, "dependencies": True, "duplicates": True, "compatibility": True}
     assert (doc["dependency_conflicts"], doc["duplicates"], doc["compatibility"]) == ([], [], [])
     assert {d["name"] for d in doc["distributions"]} == {"top", "base"}

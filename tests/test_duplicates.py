@@ -11,11 +11,11 @@ from __future__ import annotations
 import shlex
 import shutil
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
-from helpers import Venv, build_wheel, cli_json, make_venv, pip_install, run_checked, run_cli, uv_install
+from helpers import Venv, build_wheel, cli_json, copy_venv, make_venv, pip_install, run_checked, run_cli, uv_install
 from pip_check import ours, pip_check
 
 from wheeldoctor.judge.duplicates import DuplicateKind, find_duplicates
@@ -54,15 +54,16 @@ class Stale:
     wheels: Path
 
 
-@pytest.fixture(params=["pip", "uv"])
-def stale(request: pytest.FixtureRequest, tmp_path: Path, uv_bin: Path) -> Stale:
-    """An upgrade from 1.0 to 2.0 that left 1.0's dist-info behind, by pip or by uv."""
+@pytest.fixture(scope="session", params=["pip", "uv"])
+def stale_template(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, uv_bin: Path) -> Stale:
+    """An upgrade from 1.0 to 2.0 that left 1.0's dist-info behind, by pip or by uv: built once each."""
     installer = str(request.param)
-    venv = make_venv(tmp_path / "venv", uv_bin=uv_bin)
-    wheels = tmp_path / "wheels"
+    root = tmp_path_factory.mktemp(f"stale-{installer}")
+    venv = make_venv(root / "venv", uv_bin=uv_bin)
+    wheels = root / "wheels"
     built = foo_wheels(wheels)
     install(installer, venv, built["1.0"], uv_bin)
-    kept = tmp_path / "kept"
+    kept = root / "kept"
     shutil.copytree(venv.dist_info("foo"), kept)
     install(installer, venv, built["2.0"], uv_bin)
     shutil.copytree(kept, venv.site_packages / "foo-1.0.dist-info")
@@ -70,6 +71,12 @@ def stale(request: pytest.FixtureRequest, tmp_path: Path, uv_bin: Path) -> Stale
         installer, venv, build_wheel(wheels, "needs-foo", "1.0", {"needs_foo.py": b""}, requires=["foo>=2"]), uv_bin
     )
     return Stale(installer, venv, wheels)
+
+
+@pytest.fixture
+def stale(stale_template: Stale, tmp_path: Path) -> Stale:
+    """This test's own copy of the stale venv."""
+    return replace(stale_template, venv=copy_venv(stale_template.venv, tmp_path / "venv"))
 
 
 def test_stale_dist_info_is_found_while_pip_check_says_nothing(stale: Stale) -> None:
@@ -137,7 +144,7 @@ def test_printed_remedy_leaves_one_intact_install(stale: Stale, uv_bin: Path) ->
     assert check.returncode == 0, check.stdout
 
 
-@pytest.mark.parametrize("stale", ["pip"], indirect=True)
+@pytest.mark.parametrize("stale_template", ["pip"], indirect=True)
 @pytest.mark.skipif(
     sys.version_info < (3, 11),
     reason="pip's pkg_resources backend (Python < 3.11) may find the stale dist-info first and remove it",

@@ -109,32 +109,48 @@ class Sick:
     wheels: Path
 
 
-@pytest.fixture
-def sick(tmp_path: Path) -> Sick:
-    """Built with the venv's own pip; then copied, and the copy damaged."""
-    wheels = tmp_path / "wheels"
+@dataclass(frozen=True)
+class Original:
+    """The pip venv before the damage, and the wheels it was built from."""
+
+    root: Path
+    site: Path
+    wheels: Path
+
+
+@pytest.fixture(scope="session")
+def sick_original(tmp_path_factory: pytest.TempPathFactory) -> Original:
+    """Built once with the venv's own pip (an interrupted upgrade included); never changed."""
+    root = tmp_path_factory.mktemp("sick")
+    wheels = root / "wheels"
     alpha = build_wheel(wheels, "alpha", "1.0", pkg("alpha", data_txt=b"data\n", more_py=b"M = 2\n"))
     beta = build_wheel(wheels, "beta", "1.0", pkg("beta"))
     foo = {
         v: build_wheel(wheels, "foo", v, pkg("foo", **({"old_py": b"OLD = 1\n"} if v == "1.0" else {})))
         for v in ("1.0", "2.0")
     }
-    original = tmp_path / "original"
+    original = root / "original"
     run_checked([sys.executable, "-m", "venv", original])
     pip = [original / "bin" / "python", "-m", "pip", "install", "-q", "--no-index", "--no-deps"]
     run_checked([*pip, alpha, beta, foo["1.0"]])
     site = Path(next(original.glob("lib/python3*/site-packages")))
-    kept = tmp_path / "kept"
+    kept = root / "kept"
     shutil.copytree(next(site.glob("foo-1.0.dist-info")), kept)
     run_checked([*pip, "--upgrade", foo["2.0"]])
     shutil.copytree(kept, site / "foo-1.0.dist-info")  # an upgrade interrupted: the old record is back
+    return Original(original, site, wheels)
+
+
+@pytest.fixture
+def sick(sick_original: Original, tmp_path: Path) -> Sick:
+    """A copy of the original for this test alone, damaged."""
     copy = tmp_path / "env"
-    shutil.copytree(original, copy, symlinks=True)
-    site = copy / site.relative_to(original)
+    shutil.copytree(sick_original.root, copy, symlinks=True)
+    site = copy / sick_original.site.relative_to(sick_original.root)
     (site / "alpha" / "__init__.py").write_bytes(b"V = 2\n")  # modified
     (site / "alpha" / "data.txt").unlink()  # missing
     (site / "alpha" / "more.py").write_bytes(b"")  # emptied
-    return Sick(copy / "bin" / "python", site, copy, wheels)
+    return Sick(copy / "bin" / "python", site, copy, sick_original.wheels)
 
 
 def test_dry_run_lists_the_commands_and_changes_no_byte(sick: Sick) -> None:

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 from helpers import Venv, build_wheel, make_venv, pip_install, read_record, record_hash, run_cli
 
@@ -88,6 +87,8 @@ def wd(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.Compl
 
 
 def validate_sarif(document: dict[str, Any]) -> None:
+    import jsonschema  # its import is slow (format checkers' grammars): paid by the tests that use it
+
     jsonschema.Draft4Validator(SCHEMA).validate(document)
 
 
@@ -153,6 +154,24 @@ def test_junit_has_a_case_per_distribution_and_a_failure_per_broken_one(envs: En
     assert "WD001: alpha/core.py" in failure.text and "WD003: alpha/extra.py" in failure.text
 
 
+def test_junit_reads_the_same_in_junitparser(envs: Envs, tmp_path: Path) -> None:
+    """junitparser (what many CI report tools build on) reads the suites, cases and failures we meant."""
+    junitparser = pytest.importorskip("junitparser")
+    out = tmp_path / "report.xml"
+    assert wd("doctor", "--python", envs.damaged.python, "--format", "junit", "-o", out).returncode == 1
+    xml = junitparser.JUnitXml.fromfile(str(out))
+    suites = {suite.name: suite for suite in xml}
+    assert list(suites) == ["wheeldoctor check", "wheeldoctor deps"]
+    check = suites["wheeldoctor check"]
+    assert (check.tests, check.failures, check.errors) == (3, 2, 0)
+    failed = {case.classname: case for case in check if not case.is_passed}
+    assert sorted(failed) == ["alpha", "beta"]
+    (failure,) = failed["alpha"].result
+    assert isinstance(failure, junitparser.Failure)
+    assert "WD001: alpha/core.py" in (failure.text or "")
+    assert all(case.is_passed for case in suites["wheeldoctor deps"])
+
+
 def test_junit_doctor_has_a_suite_per_check_and_healthy_passing_cases(envs: Envs, tmp_path: Path) -> None:
     out = tmp_path / "report.xml"
     assert wd("doctor", "--python", envs.healthy.python, "--format", "junit", "-o", out).returncode == 0
@@ -190,7 +209,11 @@ def test_sarif_validates_with_a_result_per_finding(envs: Envs, tmp_path: Path) -
     rules = run["tool"]["driver"]["rules"]
     assert [r["id"] for r in rules] == ["WD001", "WD003"]
     assert rules[0]["shortDescription"]["text"] == CODE_HELP[Code.HASH_MISMATCH].short
-    assert all("#what-a-finding-says" in r["helpUri"] for r in rules)
+    # Each rule says what to do itself: no link to a page that may not exist, a rank GitHub can sort by.
+    assert not any("helpUri" in r for r in rules) and "informationUri" not in run["tool"]["driver"]
+    assert rules[0]["help"]["text"].endswith(f"What to do: {CODE_HELP[Code.HASH_MISMATCH].todo}")
+    assert [r["properties"]["security-severity"] for r in rules] == ["8.0", "5.0"]
+    assert all(r["properties"]["tags"][0] == "security" for r in rules)
     assert run["tool"]["driver"]["version"] == wheeldoctor.__version__
     # Fingerprints are stable: a second run gives the same ones.
     again = tmp_path / "again.sarif"
@@ -491,9 +514,10 @@ def test_junit_attributes_show_bidi_and_controls_escaped() -> None:
     assert not any(c in v for v in attributes for c in "\x1b\u202e\u2066\u2067\n")
 
 
-def test_every_code_has_a_description() -> None:
+def test_every_code_has_a_description_what_to_do_and_a_rank() -> None:
     assert set(CODE_HELP) == set(Code)
-    assert all(h.short and h.full.endswith(".") for h in CODE_HELP.values())
+    assert all(h.short and h.full.endswith(".") and h.todo.endswith((".", ")")) for h in CODE_HELP.values())
+    assert all(0 < h.severity <= 10 and h.tags for h in CODE_HELP.values())
     assert Kind.MODIFIED.value == "modified"
 
 

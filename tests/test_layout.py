@@ -16,6 +16,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "wheeldoctor"
 
 #: The stages, bottom up: a module may import its own stage and the ones below it.
 #: The data's path reads where -> formats -> engine -> judge -> repair -> commands -> results -> report -> cli;
+#: fetch (locked wheels from an index or a file) sits beside repair: it keeps RECORDs in engine's cache.
 #: judge ranks low because it is pure (model and formats only), so where and engine may use its verdicts.
 #: results/ ranks below the commands that make its values, so report/ renders them importing no command.
 #: The gate sits beside the commands: it reads the environment and, rarely, the verifier.
@@ -26,6 +27,7 @@ RANKS = {
     "where": 3,
     "engine": 4,
     "probes": 4,
+    "fetch": 5,
     "repair": 5,
     "results": 6,
     "gate": 7,
@@ -156,6 +158,7 @@ def test_the_stages_are_the_data_path() -> None:
         "model",
         "gate",
         "probes",
+        "fetch",
     }
     assert not list(PACKAGE.rglob("ahead.py")), "no child is started ahead of the command"
 

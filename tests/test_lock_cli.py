@@ -150,6 +150,23 @@ def test_check_lock_names_another_version_and_an_unlocked_distribution(index: Ra
     assert repairs["six"]["argv"][-1] == "six==1.17.0"  # the lock's version, not the installed 1.16.0
 
 
+def test_a_distribution_the_lock_lacks_is_not_called_broken(index: RangeIndex, tmp_path: Path) -> None:
+    """WD083 fails the run, in its own words: its files are intact, so it is never counted as broken."""
+    lock = _pylock(index, tmp_path, "alpha", "six==1.17.0")
+    venv = _synced(index, tmp_path, lock)
+    _uv("pip", "install", "-q", "--python", venv.python, "--index-url", index.simple, "tomli")
+    done = run_cli("check", "--all", "--python", venv.python, "--lock", lock)
+    assert done.returncode == 1
+    summary = next(line for line in done.stdout.splitlines() if " checked: " in line)
+    assert summary == "4 checked: 3 intact, 1 not as locked (files intact); 1 finding(s)"
+    doctor = run_cli("doctor", "--python", venv.python, "--lock", lock)
+    assert doctor.returncode == 1 and doctor.stdout.splitlines()[-1] == "doctor: problems in lock membership"
+    (venv.site_packages / "beta" / "__init__.py").write_text("B = 3\n")
+    both = run_cli("doctor", "--python", venv.python, "--lock", lock)
+    assert "4 checked: 2 intact, 1 broken, 1 not as locked (files intact); 2 finding(s)" in both.stdout
+    assert both.stdout.splitlines()[-1] == "doctor: problems in files, lock membership"
+
+
 def test_check_lock_reads_no_fifo_at_direct_url_json(index: RangeIndex, tmp_path: Path) -> None:
     lock = _pylock(index, tmp_path, "alpha")
     venv = _synced(index, tmp_path, lock)
@@ -217,6 +234,13 @@ def test_wheels_lock_reads_find_links_and_verifies_downloads(tmp_path: Path) -> 
         assert "1 local" in local.stderr
 
 
+def after_discovery(stderr: str) -> list[str]:
+    """stderr's lines after the ``environment:`` line that discovery writes first (no --python given)."""
+    first, *rest = stderr.splitlines()
+    assert first.startswith("environment: "), first
+    return rest
+
+
 @pytest.mark.parametrize(
     ("name", "text", "line"),
     [
@@ -230,8 +254,8 @@ def test_a_bad_lock_is_one_line_and_exit_2(tmp_path: Path, name: str, text: str,
     lock.write_text(text)
     done = run_cli("wheels", "--lock", lock)
     assert done.returncode == 2
-    assert len(done.stderr.strip().splitlines()) == 1
-    assert done.stderr.startswith(line)
+    (error,) = after_discovery(done.stderr)  # the lock is selected for the environment found first
+    assert error.startswith(line)
     assert "Traceback" not in done.stderr
 
 
@@ -259,7 +283,7 @@ def test_an_unreachable_index_is_one_line_naming_the_host(tmp_path: Path) -> Non
         lock = _pylock(index, tmp_path, "one")
     done = run_cli("wheels", "--lock", lock, "--no-cache", env={"NO_PROXY": "*"})
     assert done.returncode == 2
-    assert done.stderr.strip().splitlines() == [f"error: cannot reach 127.0.0.1:{index.port}: connection failed"]
+    assert after_discovery(done.stderr) == [f"error: cannot reach 127.0.0.1:{index.port}: connection failed"]
 
 
 @pytest.mark.network
@@ -369,7 +393,9 @@ def test_extras_and_groups_select_more_of_a_uv_lock(index: RangeIndex, tmp_path:
     assert wheels("--group", "dev") == 3
     unknown = run_cli("wheels", "--lock", lock, "--group", "none-such")
     assert unknown.returncode == 2
-    assert unknown.stderr == "error: dev-dependencies: no workspace member declares the group(s) none-such\n"
+    assert after_discovery(unknown.stderr) == [
+        "error: dev-dependencies: no workspace member declares the group(s) none-such"
+    ]
     refused = run_cli("wheels", "A.whl", "--extra", "fast")
     assert refused.returncode == 2 and "need --lock FILE" in refused.stderr
 

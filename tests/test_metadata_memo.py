@@ -7,10 +7,11 @@ import os
 import time
 import zlib
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 
 import pytest
-from helpers import Venv, VenvFactory, WheelFactory, cli_json, pip_install, uv_install
+from helpers import Venv, build_wheel, cli_json, copy_venv, make_venv, pip_install, uv_install
 
 from wheeldoctor.engine import cache, store
 from wheeldoctor.engine.distinfo_memo import memos
@@ -25,17 +26,28 @@ def _settle() -> None:
     time.sleep(2 * cache.SETTLE_NS / 1e9)
 
 
-@pytest.fixture
-def installed(venv_factory: VenvFactory, wheel_factory: WheelFactory) -> Venv:
-    """A venv with one distribution by pip and two by uv, requirements, extras and a tag of each."""
-    venv = venv_factory()
-    pip_install(venv, "--no-deps", wheel_factory("alpha", "1.0", {"alpha/__init__.py": b""}, requires=["beta>=2"]))
+@pytest.fixture(scope="session")
+def installed_template(tmp_path_factory: pytest.TempPathFactory, uv_bin: Path, uv_cache: Path) -> Venv:
+    """A venv with one distribution by pip and two by uv, requirements, extras and a tag of each: built once."""
+    root = tmp_path_factory.mktemp("metadata-memo")
+    venv = make_venv(root / "venv", uv_bin=uv_bin, cache_dir=uv_cache)
+    wheel = partial(build_wheel, root / "wheels")
+    pip_install(venv, "--no-deps", wheel("alpha", "1.0", {"alpha/__init__.py": b""}, requires=["beta>=2"]))
     uv_install(
         venv,
         "--no-deps",
-        wheel_factory("beta", "2.1", {"beta/__init__.py": b""}, requires_python=">=3.8", extras={"fast": ["gamma"]}),
-        wheel_factory("gamma", "0.3", {"gamma.py": b""}, tag="py3-none-any"),
+        wheel("beta", "2.1", {"beta/__init__.py": b""}, requires_python=">=3.8", extras={"fast": ["gamma"]}),
+        wheel("gamma", "0.3", {"gamma.py": b""}, tag="py3-none-any"),
+        uv_bin=uv_bin,
+        cache_dir=uv_cache,
     )
+    return venv
+
+
+@pytest.fixture
+def installed(installed_template: Venv, tmp_path: Path) -> Venv:
+    """This test's own copy of the template, settled."""
+    venv = copy_venv(installed_template, tmp_path / "venv")
     _settle()
     return venv
 

@@ -97,7 +97,7 @@ def test_appended_ca_is_evidence_and_a_pinned_accept_passes(env: Path, tmp_path:
     finding = _finding(document, "pip", BUNDLE)
     assert (finding["code"], finding["evidence"], finding["appended_bytes"]) == ("WD002", "appended", len(CA))
     assert finding["found"] == _digest(original + CA)
-    assert document["schema_version"] == "1.3"
+    assert document["schema_version"] == "1.2"
     text = run_cli("check", "pip", "--python", _python(env), cwd=elsewhere).stdout
     assert f"with {len(CA)} byte(s) appended" in text
     assert "reinstalling drops them" in text

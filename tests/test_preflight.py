@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import build_wheel, cli_json, pip_install, record_hash
+from helpers import build_wheel, cli_json, pip_install, record_hash, run_cli
 from variants import BASE, DIFFERING, FILES, IDENTICAL, OVERLAY, Wheels
 
 from wheeldoctor.formats.wheelfile import install_target, read_wheel, unsafe_path, wheel_from_record
@@ -26,6 +26,40 @@ def test_finds_exactly_the_differing_shared_paths(wheels: Wheels) -> None:
         assert clash["claimants"] == [BASE, OVERLAY]
         assert clash["on_disk"] is None
     assert all(w["findings"] == [] for w in document["wheels"])
+
+
+def test_the_text_groups_the_paths_of_one_pair(venv_factory: Any, wheels: Wheels) -> None:
+    """One block per pair of wheels (and per wheel and owners replaced): a count, a few paths, the tip;
+    ``--verbose`` lists every path, and JSON every clash."""
+    venv = venv_factory()
+    pip_install(venv, "--no-index", "--no-deps", wheels.base)
+    done = run_cli("wheels", wheels.base, wheels.overlay, "--python", venv.python)
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    head = lines.index(
+        f"clash: {BASE}, {OVERLAY} ship {len(DIFFERING)} path(s) with different bytes, e.g. in demo_dsl/lib/:"
+    )
+    assert lines[head + 1 : head + 6] == [
+        *(f"  {path.removeprefix('demo_dsl/lib/')}" for path in DIFFERING[:3]),
+        f"  and {len(DIFFERING) - 3} more (--verbose lists every one)",
+        f"Tip: {OVERLAY} requires {BASE} and lies on top of it ({len(DIFFERING)} differing path(s)): "
+        f"install {OVERLAY} last",
+    ]
+    replaced = len(DIFFERING)  # the shared paths with identical bytes replace nothing
+    assert any(
+        line.startswith(
+            f"overwrite: installing {OVERLAY} would replace {replaced} file(s) recorded by {BASE}, e.g. in "
+        )
+        for line in lines
+    )
+    assert not [line for line in lines if line.startswith("clash: demo_dsl/")]
+    assert len(lines) < 16, done.stdout
+    every = run_cli("wheels", wheels.base, wheels.overlay, "--python", venv.python, "-v").stdout.splitlines()
+    for path in DIFFERING:
+        assert f"clash: {path} is shipped by {BASE}, {OVERLAY} with different bytes" in every
+        assert (
+            sum(line.startswith("overwrite: ") and line.endswith(f"{path} (recorded by {BASE})") for line in every) == 1
+        )
 
 
 def test_identical_only_wheels_pass(tmp_path: Path) -> None:

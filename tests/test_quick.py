@@ -10,14 +10,23 @@ from __future__ import annotations
 import hashlib
 import os
 import random
-import shutil
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import Venv, build_wheel, make_venv, os_threads, pip_install, read_record, settled_threads, uv_install
+from helpers import (
+    Venv,
+    build_wheel,
+    copy_venv,
+    make_venv,
+    os_threads,
+    pip_install,
+    read_record,
+    settled_threads,
+    uv_install,
+)
 
 from wheeldoctor.engine import cache
 from wheeldoctor.engine.verify import verify
@@ -143,24 +152,13 @@ def templates(tmp_path_factory: pytest.TempPathFactory, uv_bin: Path) -> dict[st
     return made
 
 
-def _copy(template: Venv, to: Path) -> Venv:
-    """A copy of ``template`` at ``to``: the same files, RECORDs and relative layout."""
-    shutil.copytree(template.prefix, to, symlinks=True)
-    return Venv(
-        prefix=to,
-        python=to / template.python.relative_to(template.prefix),
-        site_packages=to / template.site_packages.relative_to(template.prefix),
-        bin=to / template.bin.relative_to(template.prefix),
-    )
-
-
 @pytest.mark.parametrize(
     ("case", "installer"),
     [(case, "uv") for case in CASES] + [(case, "pip") for case in ("intact", "flipped byte", "crlf record")],
 )
 def test_quick_agrees_with_the_verifier(case: str, installer: str, templates: dict[str, Venv], tmp_path: Path) -> None:
     damage, decides, intact = CASES[case]
-    venv = _copy(templates["big" if case == "big file intact" else installer], tmp_path / "venv")
+    venv = copy_venv(templates["big" if case == "big file intact" else installer], tmp_path / "venv")
     damage(venv, tmp_path)
     assert _verifier_says(venv) is intact
     assert _quick_says(venv) is (intact if decides else None)
@@ -176,7 +174,7 @@ def test_big_file_reader_thread_leaves_nothing_behind(templates: dict[str, Venv]
 @pytest.fixture
 def installed(templates: dict[str, Venv], tmp_path: Path) -> Venv:
     """An intact copy of qdemo installed by uv, this test's own."""
-    return _copy(templates["uv"], tmp_path / "venv")
+    return copy_venv(templates["uv"], tmp_path / "venv")
 
 
 def test_random_record_damage_never_disagrees(installed: Venv) -> None:
@@ -331,7 +329,7 @@ def test_the_biggest_file_started_early_agrees_with_the_verifier(
 ) -> None:
     """The biggest file is examined while RECORD is parsed: the same answers, and no thread left behind."""
     monkeypatch.setattr(quick, "_cpus", lambda: 4)
-    venv = _copy(templates["big"], tmp_path / "venv")
+    venv = copy_venv(templates["big"], tmp_path / "venv")
     big = venv.site_packages / "qdemo/big.bin"
     cache_dir = None
     if damage == "flipped byte in the biggest":
@@ -383,7 +381,7 @@ def test_every_big_file_starts_early_while_cores_allow(
     """Each big file the cache does not know starts before RECORD is parsed (one core is kept for the
     parse): the same answers as the verifier, and no thread left behind."""
     monkeypatch.setattr(quick, "_cpus", lambda: cpus)
-    venv = _copy(templates["bigs"], tmp_path / "venv")
+    venv = copy_venv(templates["bigs"], tmp_path / "venv")
     second = venv.site_packages / "qdemo/big2.bin"
     cache_dir = None
     if damage == "second cached":
@@ -434,7 +432,7 @@ def test_entry_encoded_while_the_last_big_file_hashes_is_written_only_if_it_hold
     """The entry is encoded ahead while big.bin still hashes, assuming it matches as it is; those bytes are
     written only if it did, else the entry is encoded again from what was found."""
     monkeypatch.setattr(quick, "_cpus", lambda: 4)
-    venv = _copy(templates["big"], tmp_path / "venv")
+    venv = copy_venv(templates["big"], tmp_path / "venv")
     cache_dir = str(tmp_path / "cache")
     _settle_now()
     real = quick._examine

@@ -11,10 +11,10 @@ import pytest
 from helpers import WheelFactory, build_wheel
 from range_server import range_index
 
-from wheeldoctor.engine.http import redact
-from wheeldoctor.engine.remote import Fetcher, FetchError
+from wheeldoctor.fetch.remote import Fetcher, FetchError
 from wheeldoctor.formats.lock_model import LockedWheel, locked_wheel
 from wheeldoctor.formats.record import decode_record
+from wheeldoctor.model.credentials import redact
 from wheeldoctor.model.findings import Code
 
 BIG = 24 << 20

@@ -13,12 +13,24 @@ import json
 import os
 import shutil
 import socket
+import subprocess
+import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from helpers import Venv, _query_venv, build_wheel, make_venv, pip_install, read_record, record_hash, run_cli
+from helpers import (
+    Venv,
+    _query_venv,
+    build_wheel,
+    make_venv,
+    pip_install,
+    read_record,
+    record_hash,
+    run_cli,
+    uv_install,
+)
 
 from wheeldoctor.model.snapshot import rows_digest
 
@@ -87,7 +99,7 @@ def diff(*args: str | Path) -> tuple[int, str, str]:
     return done.returncode, done.stdout, done.stderr
 
 
-def diff_json(*files: Path) -> tuple[int, dict]:
+def diff_json(*files: str | Path) -> tuple[int, dict]:
     rc, out, err = diff(*files, "--format", "json")
     assert rc in (0, 1), err
     return rc, json.loads(out)
@@ -97,10 +109,14 @@ def test_a_drifted_node_is_named_with_the_file_and_the_extra_distribution(fleet:
     a, b = fleet.snaps / "a.json", fleet.snaps / "b.json"
     rc, out, err = diff(a, b)
     assert rc == 1, err
-    assert f"{b} (node-b): alpha: file alpha/core.py: bytes differ: {record_hash(PATCHED)}" in out
-    assert f"({a} (node-a): {record_hash(ALPHA['alpha/core.py'])})" in out
-    assert f"{b} (node-b): extra distribution extra 0.1" in out
-    assert f"{b} (node-b): start-up hook extra_hook.pth only here" in out
+    lines = out.splitlines()
+    assert lines[0] == f"{b} (node-b):"  # grouped by node: each of its differences below it
+    recorded = record_hash(ALPHA["alpha/core.py"])
+    core = f"  alpha: file alpha/core.py changed: {record_hash(PATCHED)} ({a} (node-a): {recorded})"
+    assert core in lines
+    assert "  extra distribution extra 0.1 (" in out
+    assert "  start-up hook extra_hook.pth only here: pth of extra, sha256=" in out
+    assert lines[-1] == "4 difference(s) between 2 snapshots"
     rc, doc = diff_json(a, b)
     kinds = {(d["kind"], d["subject"], d["path"]) for d in doc["differences"]}
     assert kinds == {
@@ -115,9 +131,17 @@ def test_a_drifted_node_is_named_with_the_file_and_the_extra_distribution(fleet:
     assert grown["values"][str(b)] == record_hash(b"VALUE = 2\n" + GROWN)  # both digests, where the size differs too
 
 
-def test_the_same_snapshot_agrees_with_itself(fleet: Fleet) -> None:
-    a = fleet.snaps / "a.json"
-    assert diff(a, a) == (0, "all 2 snapshots agree\n", "")
+def test_a_file_given_twice_is_counted_once(fleet: Fleet, tmp_path: Path) -> None:
+    a, b, c = (fleet.snaps / f"{n}.json" for n in "abc")
+    rc, out, err = diff(a, a)
+    assert (rc, err) == (0, f"note: {a} is a file given before: counted once\n")
+    assert out.endswith(": nothing to compare it with\n")  # one snapshot left: a fleet of one node
+    (tmp_path / "again.json").symlink_to(b)
+    # b given three times would be the majority against a and c; counted once, it is the odd one.
+    rc, doc = diff_json(a, b, tmp_path / "again.json", b, c)
+    assert rc == 1
+    assert [s["file"] for s in doc["snapshots"]] == [str(a), str(b), str(c)]
+    assert doc["odd"] == [str(b)]
 
 
 def test_copies_of_one_environment_agree(fleet: Fleet) -> None:
@@ -211,9 +235,10 @@ def test_unreadable_snapshots_are_one_line_each(fleet: Fleet, tmp_path: Path) ->
     assert lines[3] == f"error: {deep}: nested deeper than 16 levels: not a snapshot"
 
 
-def test_diff_needs_two_snapshots_and_a_known_format(fleet: Fleet) -> None:
-    rc, _, err = diff(fleet.snaps / "a.json")
-    assert rc == 2 and "two snapshots or more" in err
+def test_diff_of_one_snapshot_says_so_and_a_known_format(fleet: Fleet) -> None:
+    # A fleet of one node (the README's `snapshot ... && diff snap-*.json` on one machine): nothing differs.
+    rc, out, _ = diff(fleet.snaps / "a.json")
+    assert (rc, out) == (0, f"1 snapshot, {fleet.snaps / 'a.json'} (node-a): nothing to compare it with\n")
     rc, _, err = diff(fleet.snaps / "a.json", fleet.snaps / "b.json", "--format", "sarif")
     assert rc == 2 and "unknown format 'sarif'" in err
 
@@ -223,9 +248,11 @@ def test_github_annotations_name_the_odd_node(fleet: Fleet) -> None:
     rc, out, _ = diff(a, b, c, "--format", "github")
     assert rc == 1
     errors = [line for line in out.splitlines() if line.startswith("::error ")]
-    assert errors and all("node-b" in line for line in errors)
-    told = f"bytes differ: {record_hash(PATCHED)} (the others: {record_hash(ALPHA['alpha/core.py'])})"
-    assert any(line.endswith(f"alpha: file alpha/core.py: {told}") for line in errors)
+    assert len(errors) == 1 and "node-b" in errors[0]  # one annotation per node, its differences on its lines
+    told = (
+        f"alpha: file alpha/core.py changed: {record_hash(PATCHED)} (the others: {record_hash(ALPHA['alpha/core.py'])})"
+    )
+    assert f"%0A{told}%0A" in errors[0] or errors[0].endswith(f"::{told}") or f"::{told}%0A" in errors[0]
 
 
 def test_a_snapshot_reports_its_sha256_when_asked_twice_in_a_row(fleet: Fleet) -> None:
@@ -285,3 +312,66 @@ def test_a_real_environment_snapshots_small_deterministic_and_copies_agree(tmp_p
     assert len(json.loads(first)["distributions"]) >= len(PACKAGES)
     rc, out, err = diff(tmp_path / "first.json", copied)
     assert (rc, out) == (0, "all 2 snapshots agree\n"), err
+
+
+def test_with_q_the_merged_streams_are_the_snapshot_alone(fleet: Fleet, tmp_path: Path) -> None:
+    """``kubectl logs`` and ``srun`` without ``--error`` merge stderr into the file: ``-q`` keeps it a snapshot."""
+    env = {**os.environ, "VIRTUAL_ENV": str(fleet.a.prefix)}  # found as uv finds it: a line on stderr says so
+
+    def merged(*more: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            [sys.executable, "-m", "wheeldoctor", "snapshot", "--host", "node-a", *more],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+            check=False,
+        )
+
+    loud = merged()
+    assert loud.returncode == 0 and loud.stdout.startswith(b"environment: ")
+    quiet = merged("-q")
+    assert quiet.returncode == 0, quiet.stdout[-2000:]
+    assert quiet.stdout == (fleet.snaps / "a.json").read_bytes()
+
+
+def test_a_node_whose_installer_differs_reads_as_that(fleet: Fleet, tmp_path: Path, uv_bin: Path) -> None:
+    """The same wheel reinstalled by uv: INSTALLER (and so RECORD) differ, and diff says uv, not another wheel."""
+    e = _copy(fleet.a, tmp_path / "e")
+    wheel = build_wheel(tmp_path / "wheels", "alpha", "1.0", ALPHA, console_scripts={"alpha": "alpha.core:answer"})
+    uv_install(e, "--reinstall", "--no-deps", "--offline", wheel, uv_bin=uv_bin)
+    snapshot(e, tmp_path / "e.json", "node-e")
+    a, c = fleet.snaps / "a.json", fleet.snaps / "c.json"
+    rc, doc = diff_json(a, c, tmp_path / "e.json")
+    assert rc == 1
+    assert [(d["kind"], d["subject"], d["values"]) for d in doc["differences"]] == [
+        ("installer", "alpha", {str(a): "pip", str(c): "pip", str(tmp_path / "e.json"): "uv"})
+    ]
+    _, out, _ = diff(a, c, tmp_path / "e.json")
+    assert "  alpha: installed by uv (the others: pip); its RECORD differs with it" in out.splitlines()
+
+
+def test_a_reference_snapshot_exit_zero_and_ignore_rules(fleet: Fleet) -> None:
+    a, b, c = (fleet.snaps / f"{n}.json" for n in "abc")
+    rc, doc = diff_json(b, c, "--reference", a)
+    assert rc == 1 and doc["reference"] == str(a) and doc["odd"] == [str(b)]
+    rc, out, _ = diff(b, c, "--reference", a, "--exit-zero")
+    assert rc == 0 and out.splitlines()[-1].endswith(f"unlike the reference {a} (node-a): {b} (node-b)")
+    rc, out, err = diff(a, b, "--ignore", "file,distribution:extra", "--ignore", "hook:*.pth")
+    assert (rc, out, err) == (0, "all 2 snapshots agree (4 ignored)\n", "")
+    rc, _, err = diff(a, b, "--ignore", "nonsense")
+    assert rc == 2 and err.startswith("error: --ignore 'nonsense': give KIND or KIND:GLOB")
+
+
+def test_snapshots_and_diffs_follow_their_schemas(fleet: Fleet) -> None:
+    import jsonschema
+
+    schemas = Path(__file__).resolve().parent.parent / "docs" / "schema"
+    snapshot_schema = json.loads((schemas / "snapshot.schema.json").read_text(encoding="utf-8"))
+    diff_schema = json.loads((schemas / "diff.schema.json").read_text(encoding="utf-8"))
+    for name in "abcd":
+        jsonschema.validate(json.loads((fleet.snaps / f"{name}.json").read_text()), snapshot_schema)
+    _, doc = diff_json(*(fleet.snaps / f"{n}.json" for n in "abcd"))
+    jsonschema.validate(doc, diff_schema)

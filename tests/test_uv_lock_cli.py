@@ -30,7 +30,10 @@ def _project(tmp_path: Path, pyproject: str) -> Path:
 
 
 def _check(project: Path, *options: str) -> tuple[int, str, str]:
-    done = run_cli("check", "--all", "--lock", project / "uv.lock", "--python", project / ".venv/bin/python", *options)
+    """``check --all --lock``, the flat indexes outside the project given as ``--find-links`` (yours to read)."""
+    yours = [f"--find-links={d}" for d in (project.parent / n for n in ("a", "b", "wheels")) if d.is_dir()]
+    lock = project / "uv.lock"
+    done = run_cli("check", "--all", "--lock", lock, "--python", project / ".venv/bin/python", *yours, *options)
     return done.returncode, done.stdout, done.stderr
 
 
@@ -59,6 +62,21 @@ def test_a_package_locked_from_two_indexes_by_marker_is_matched_by_its_source(tm
     code, out, err = _check(project)
     assert code == 0, out + err
     assert "1 checked: 1 intact; 0 finding(s)" in out
+
+
+def test_a_flat_index_outside_the_projects_folder_is_read_only_when_given_as_find_links(tmp_path: Path) -> None:
+    """A lock may name any path: it is read only inside the lock's folder or a --find-links directory of yours."""
+    project = _groups_project(tmp_path)
+    _uv(project, "sync")
+    done = run_cli("check", "--all", "--lock", project / "uv.lock", "--python", project / ".venv/bin/python")
+    assert done.returncode == 2, done.stdout + done.stderr
+    wheel = tmp_path / "wheels" / "devpkg-1.0-py3-none-any.whl"
+    assert done.stderr.splitlines() == [
+        f"error: {wheel}: the lock names a file outside the lock's folder {project}: not read",
+        "Tip: pass --find-links DIR, DIR a directory of yours that holds devpkg-1.0-py3-none-any.whl",
+    ]
+    code, out, err = _check(project)
+    assert code == 0, out + err
 
 
 def test_uvs_pytorch_recipe_of_conflicting_extras_with_an_index_each(tmp_path: Path) -> None:
@@ -102,7 +120,8 @@ def test_only_the_default_groups_are_expected_as_uv_sync_installs_them(tmp_path:
     code, out, err = _check(project, "--group", "dev", "--group", "docs")
     assert code == 1
     assert "docpkg: WD080: is locked by" in out
-    code, document = cli_json("check", "--all", "--lock", project / "uv.lock", "--python", project / ".venv/bin/python")
+    lock, python, wheels = project / "uv.lock", project / ".venv/bin/python", tmp_path / "wheels"
+    code, document = cli_json("check", "--all", "--lock", lock, "--python", python, "--find-links", wheels)
     assert code == 0
     # A flat index's wheels have no hash in uv.lock: said as such, not blamed on range requests.
     assert document["fetched"]["range_only"] == 0 and document["fetched"]["no_hash"] == 1

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from helpers import Venv, VenvFactory, WheelFactory, pip_install, record_hash, uv_install
+from helpers import Venv, build_wheel, copy_venv, make_venv, pip_install, record_hash, uv_install
 
 ALPHA = {
     "alpha/__init__.py": b"def main() -> None:\n    print('alpha')\n",
@@ -71,13 +71,21 @@ class Planted:
         self.rewrite(name, "METADATA", ("\n".join(out) + "\n").encode("utf-8"))
 
 
+@pytest.fixture(scope="session")
+def planted_template(tmp_path_factory: pytest.TempPathFactory, uv_bin: Path, uv_cache: Path) -> Venv:
+    """alpha installed by uv, beta by pip: built once, never changed (each attack gets a copy)."""
+    root = tmp_path_factory.mktemp("planted")
+    venv = make_venv(root / "venv", uv_bin=uv_bin, cache_dir=uv_cache)
+    alpha = build_wheel(root / "wheels", "alpha", "1.0", ALPHA, console_scripts={"alpha": "alpha:main"})
+    uv_install(venv, "--no-deps", alpha, uv_bin=uv_bin, cache_dir=uv_cache)
+    pip_install(venv, "--no-index", "--no-deps", build_wheel(root / "wheels", "beta", "1.0", BETA))
+    return venv
+
+
 @pytest.fixture
-def planted(venv_factory: VenvFactory, wheel_factory: WheelFactory) -> Planted:
-    """A fresh venv per attack: alpha installed by uv, beta by pip."""
-    venv = venv_factory()
-    uv_install(venv, "--no-deps", wheel_factory("alpha", "1.0", ALPHA, console_scripts={"alpha": "alpha:main"}))
-    pip_install(venv, "--no-index", "--no-deps", wheel_factory("beta", "1.0", BETA))
-    return Planted(venv)
+def planted(planted_template: Venv, tmp_path: Path) -> Planted:
+    """A fresh venv per attack (a copy of the template): alpha installed by uv, beta by pip."""
+    return Planted(copy_venv(planted_template, tmp_path / "venv"))
 
 
 def no_traceback(done: subprocess.CompletedProcess[str] | subprocess.CompletedProcess[bytes]) -> None:

@@ -157,3 +157,84 @@ def test_the_gate_answers_on_a_sparse_file(planted: Planted) -> None:
     )
     assert time.monotonic() - started < 30
     assert done.stdout.strip() == "False", done.stderr
+
+
+def _requires(planted: Planted, name: str, lines: list[str], extras: int = 0) -> None:
+    """Give ``name``'s METADATA these Requires-Dist lines (and Provides-Extra x0..), RECORD kept consistent."""
+    head = planted.venv.dist_info(name) / "METADATA"
+    kept = [
+        line for line in head.read_text().splitlines() if not line.startswith(("Requires-Dist:", "Provides-Extra:"))
+    ]
+    added = [f"Provides-Extra: x{i}" for i in range(extras)] + [f"Requires-Dist: {line}" for line in lines]
+    planted.rewrite(name, "METADATA", ("\n".join(kept[:3] + added + kept[3:]) + "\n").encode())
+
+
+def _deps_bounded(result: Measured) -> None:
+    _bounded(result)
+    assert result.returncode == 1, result.stderr
+
+
+def test_deps_is_linear_in_requirements_times_extras_asked_for(planted: Planted) -> None:
+    """2,000 extras asked for, of a distribution with 2,000 requirements, each for one of them (was 44 s, 567 MB)."""
+    _requires(planted, "alpha", [f"beta[x{i}]" for i in range(2000)])
+    _requires(planted, "beta", [f"c{i}; extra == 'x{i}'" for i in range(2000)], extras=2000)
+    result = measured("deps", "--path", planted.site, "--no-cache")
+    _deps_bounded(result)
+    assert "2000 dependency conflict(s) (0 of them pip check's too)" in result.stdout
+
+
+def test_deps_on_a_hundred_thousand_requires_dist_lines(planted: Planted) -> None:
+    """100,000 lines, 200 of a thousand extras asked for: each extra finds its own lines."""
+    _requires(planted, "alpha", [f"beta[x{i}]" for i in range(200)])
+    _requires(planted, "beta", [f"c{i}; extra == 'x{i % 1000}'" for i in range(100_000)], extras=1000)
+    result = measured("deps", "--path", planted.site, "--no-cache")
+    _deps_bounded(result)
+    assert "20000 dependency conflict(s)" in result.stdout
+
+
+def test_deps_stops_where_every_extra_adds_every_requirement(planted: Planted) -> None:
+    """``extra != ""`` holds for any extra: 2,000 x 2,000 conflicts would be 4 million. Cut, and said (WD033)."""
+    _requires(planted, "alpha", [f"beta[x{i}]" for i in range(2000)])
+    _requires(planted, "beta", [f"c{i}; extra != ''" for i in range(2000)], extras=2000)
+    result = measured("deps", "--path", planted.site, "--no-cache")
+    _deps_bounded(result)
+    assert (
+        "WD033: not judged: its extras' markers ask for more than 100000 requirement and extra pairs" in result.stdout
+    )
+
+
+def _open_quote_then_a_lines(planted: Planted) -> None:
+    """An unterminated quote, then 50 MB of ``a`` lines: each a malformed row once the quote's row is cut."""
+    record = planted.record("alpha")
+    record.write_bytes(b'"' + b"a\n" * 25_000_000 + record.read_bytes())
+
+
+def test_an_unterminated_quote_then_fifty_megabytes_of_rows_checked_by_name(planted: Planted) -> None:
+    """Was 26 s of CPU: every one of 25 million malformed rows was parsed. Reading stops after 100,000."""
+    _open_quote_then_a_lines(planted)
+    result = measured("check", "alpha", "--path", planted.site)
+    _bounded(result)
+    assert result.returncode == 1
+    assert "the rest of RECORD is not read" in result.stdout
+
+
+def test_an_unterminated_quote_then_fifty_megabytes_of_rows_checked_with_all(planted: Planted) -> None:
+    """``check --all``, as run by default (its cache, its ownership audit): within 10 s and 400 MB (#49)."""
+    _open_quote_then_a_lines(planted)
+    result = measured("check", "--all", "--path", planted.site)
+    print(f"{result.cpu_s:.1f} s CPU, {result.peak_mb:.0f} MB peak, {result.wall_s:.1f} s wall")
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr, result.stderr
+    assert result.returncode == 1
+    assert result.cpu_s < CPU_LIMIT_S and result.wall_s < 10, result
+    assert result.peak_mb < 400, f"{result.peak_mb:.0f} MB at peak"
+
+
+def test_three_million_rows_without_a_hash(planted: Planted) -> None:
+    """Each row a WD015 finding of its own took a minute and 2.9 GB: a hundred are listed, the rest counted."""
+    record = planted.record("alpha")
+    record.write_bytes(b"".join(b"alpha/m%d.py,,\n" % i for i in range(3_000_000)) + record.read_bytes())
+    result = measured("check", "alpha", "--path", planted.site)
+    _bounded(result)
+    assert result.returncode == 1
+    assert "more row(s) like this, not listed" in result.stdout
+    assert len(result.stdout.splitlines()) < 1_000

@@ -44,6 +44,7 @@ from wheeldoctor.cli.runner import (
     pin_baseline,
     refuse_report_with_baseline,
     scan_keeper,
+    silence_notes,
     target_of,
 )
 
@@ -98,6 +99,8 @@ def check(options: CheckOptions) -> int:
     if options.lock is not None and not options.all:
         fail("--lock judges the whole environment: give --all")
     chosen = choose_format(options.format, options.json)
+    if options.quiet:
+        silence_notes()
     refuse_report_with_baseline(options.write_baseline, chosen, options.output)
     from wheeldoctor.cli.settings import settings_of
 
@@ -153,11 +156,13 @@ def check(options: CheckOptions) -> int:
     result = replace(result, show_unowned=options.show_unowned, fetched=locked.summary if locked else None)
     if options.write_baseline is not None:
         return pin_baseline(options.write_baseline, result.baseline_reports)
+    output = options.output
     if chosen == "cyclonedx":
         from wheeldoctor.cli import sbom
 
-        sbom.deliver_sbom(result, options.output, cached)
-        return exit_code(result.healthy, options.exit_zero)
+        if not sbom.deliver_sbom(result, output, cached, locked.lock if locked else None):
+            return exit_code(result.healthy, options.exit_zero)
+        chosen, output = "text", None  # the BOM is in its file: the text report on stdout, as for every format
 
     header = target.reason is None  # discovery has said on stderr which environment, and why
 
@@ -169,7 +174,14 @@ def check(options: CheckOptions) -> int:
         )
 
     deliver(
-        result, chosen, options.output, rich, show_accepted=options.show_accepted, quiet=options.quiet, header=header
+        result,
+        chosen,
+        output,
+        rich,
+        show_accepted=options.show_accepted,
+        quiet=options.quiet,
+        header=header,
+        verbose=options.verbose,
     )
     if locked is not None:
         from wheeldoctor.cli.lock import tell_fetch

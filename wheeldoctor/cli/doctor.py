@@ -44,6 +44,7 @@ from wheeldoctor.cli.runner import (
     pin_baseline,
     refuse_report_with_baseline,
     scan_keeper,
+    silence_notes,
     target_of,
 )
 from wheeldoctor.cli.settings import settings_of
@@ -84,6 +85,8 @@ class DoctorOptions:
 def doctor(options: DoctorOptions) -> int:
     """Files, clashes, start-up hooks, dependencies, duplicates, compatibility; one exit code."""
     chosen = choose_format(options.format, options.json)
+    if options.quiet:
+        silence_notes()
     refuse_report_with_baseline(options.write_baseline, chosen, options.output)
     settings = settings_of(
         options.config, select=options.select, ignore=options.ignore, jobs=options.jobs, strict=options.strict
@@ -130,9 +133,11 @@ def doctor(options: DoctorOptions) -> int:
     result = replace(result, check=replace(result.check, show_unowned=options.show_unowned, fetched=fetched))
     if options.write_baseline is not None:
         return pin_baseline(options.write_baseline, baseline_reports(result))
+    output = options.output
     if chosen == "cyclonedx":
-        sbom.deliver_sbom(result.check, options.output, cached)
-        return exit_code(result.healthy, options.exit_zero)
+        if not sbom.deliver_sbom(result.check, output, cached, locked.lock if locked else None):
+            return exit_code(result.healthy, options.exit_zero)
+        chosen, output = "text", None  # the BOM is in its file: the text report on stdout, as for every format
     header = target.reason is None  # discovery has said on stderr which environment, and why
     rich = partial(
         deps_text.render_doctor_rich,
@@ -142,7 +147,14 @@ def doctor(options: DoctorOptions) -> int:
         header=header,
     )
     deliver(
-        result, chosen, options.output, rich, show_accepted=options.show_accepted, quiet=options.quiet, header=header
+        result,
+        chosen,
+        output,
+        rich,
+        show_accepted=options.show_accepted,
+        quiet=options.quiet,
+        header=header,
+        verbose=options.verbose,
     )
     tell_fetch(locked)
     return exit_code(result.healthy, options.exit_zero)

@@ -6,15 +6,17 @@ import re
 import sys
 from dataclasses import dataclass
 
-from wheeldoctor.cli.options import JOBS, NO_CACHE, PATH, PYTHON, given, value, words
+from wheeldoctor.cli.options import EXIT_ZERO, JOBS, NO_CACHE, PATH, PYTHON, flag, given, many, value, words
 from wheeldoctor.cli.runner import (
     EXIT_ERROR,
     EXIT_HEALTHY,
-    EXIT_PROBLEMS,
     cache_dir,
+    exit_code,
     fail,
     metadata_memos,
     no_cyclic_gc,
+    note,
+    silence_notes,
     target_of,
 )
 from wheeldoctor.where.target import load_target, start_probe
@@ -42,6 +44,7 @@ class SnapshotOptions:
     )
     jobs: int | None = given(JOBS)
     no_cache: bool = given(NO_CACHE)
+    quiet: bool = given(flag("--quiet", "-q", help="Nothing on stderr unless it fails: no environment line, no notes."))
 
 
 def snapshot(options: SnapshotOptions) -> int:
@@ -52,7 +55,9 @@ def snapshot(options: SnapshotOptions) -> int:
         from wheeldoctor.cli.sbom import require_sbom
 
         require_sbom()
-    target = target_of(options.python, options.path)
+    if options.quiet:
+        silence_notes()
+    target = target_of(options.python, options.path, quiet=options.quiet)
     start_probe(target, with_tags=True)
     from wheeldoctor.commands.snapshot import run_snapshot
     from wheeldoctor.formats.snapshot import encode
@@ -85,7 +90,24 @@ def node_path(output: str, host: str) -> str:
 class DiffOptions:
     """``diff``'s options, as given on the command line."""
 
-    files: tuple[str, ...] = given(words("SNAPSHOT...", "Snapshots to compare (two or more).", required=True))
+    files: tuple[str, ...] = given(
+        words("SNAPSHOT...", "Snapshots to compare (one alone has nothing to differ from).", required=True)
+    )
+    reference: str | None = given(
+        value(
+            "--reference",
+            metavar="SNAPSHOT",
+            help="Compare every snapshot with this one (a golden node), not by majority.",
+        )
+    )
+    ignore: tuple[str, ...] = given(
+        many(
+            "--ignore",
+            metavar="KIND[:GLOB]",
+            help="Leave out differences of KIND (file, distribution, hook, ...) whose name or path matches GLOB.",
+        )
+    )
+    exit_zero: bool = given(EXIT_ZERO)
     format: str = given(
         value("--format", metavar="FORMAT", help="text (default), json or github (annotations)."), default="text"
     )
@@ -96,16 +118,25 @@ def diff(options: DiffOptions) -> int:
     """Compare snapshots of several nodes: what differs, and the odd ones out by majority; the exit code."""
     if options.format not in _DIFF_FORMATS:
         fail(f"unknown format {options.format!r}: choose one of {', '.join(_DIFF_FORMATS)}")
-    if len(options.files) < 2:
-        fail("give two snapshots or more to compare")
+    from wheeldoctor.judge.drift import ignore_rule
+
+    try:
+        rules = [ignore_rule(rule) for given in options.ignore for rule in given.split(",") if rule.strip()]
+    except ValueError as e:
+        fail(str(e))
     from wheeldoctor.commands.diff import run_diff
 
-    drift, errors = run_diff(options.files)
-    if drift is None:
-        from wheeldoctor.report import inert
+    compared = run_diff(options.files, reference=options.reference, ignore=rules)
+    from wheeldoctor.report import inert
 
-        sys.stderr.writelines(f"error: {inert.text(line)}\n" for line in errors)
+    for path in compared.repeated:
+        note(f"{path} is a file given before: counted once")
+    if compared.errors:
+        sys.stderr.writelines(f"error: {inert.text(line)}\n" for line in compared.errors)
         return EXIT_ERROR
+    drift = compared.drift
+    if drift is None:
+        fail("give a snapshot to compare")
     if options.format == "json":
         from wheeldoctor.report import drift_json as chosen
     elif options.format == "github":
@@ -113,7 +144,7 @@ def diff(options: DiffOptions) -> int:
     else:
         from wheeldoctor.report import drift_text as chosen  # type: ignore[no-redef]
     _write(options.output, chosen.render(drift))
-    return EXIT_HEALTHY if drift.agree else EXIT_PROBLEMS
+    return exit_code(drift.agree, options.exit_zero)
 
 
 def _write(output: str | None, text: str) -> None:

@@ -6,7 +6,7 @@ import sys
 from dataclasses import dataclass
 
 from wheeldoctor.cli.options import EXIT_ZERO, JSON, PYTHON, given, number, value, words
-from wheeldoctor.cli.runner import choose_format, exit_code, fail, terminal_console
+from wheeldoctor.cli.runner import choose_format, exit_code, fail, target_of, terminal_console
 
 _FORBID_HELP = "Effects that fail the run: gpu-init, threads, processes, devices, slow:SECONDS."
 
@@ -29,6 +29,7 @@ class ImportsOptions:
 def imports(options: ImportsOptions) -> int:
     """Import modules (this RUNS their code); GPU driver initialisation, threads, processes, time; the exit code."""
     chosen = choose_format(options.format, options.json, allowed=("text", "json", "github"))
+    target = target_of(options.python, ())  # the environment every command finds, never wheeldoctor's own
     from wheeldoctor.commands.imports import run_imports
     from wheeldoctor.probes.imports import ImportProbeError
     from wheeldoctor.report import imports_text
@@ -37,7 +38,7 @@ def imports(options: ImportsOptions) -> int:
 
     try:
         forbid = Forbid.parse(options.forbid)
-        result = run_imports(options.modules, options.python, forbid=forbid, timeout=options.timeout)
+        result = run_imports(options.modules, target.python, forbid=forbid, timeout=options.timeout)
     except (ImportProbeError, ValueError) as e:
         fail(str(e))
     if chosen == "json":

@@ -11,9 +11,10 @@ from wheeldoctor.cli.runner import EXIT_HEALTHY, EXIT_PROBLEMS, cache_dir, deliv
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from wheeldoctor.engine.remote import Fetcher
+    from wheeldoctor.fetch.remote import Fetcher
     from wheeldoctor.model.environment import Environment
     from wheeldoctor.results.lock import LockedEnvironment
+    from wheeldoctor.where.target import Target
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -56,7 +57,7 @@ def fetcher_for(options: LockOptions) -> Fetcher:
     """The RECORD fetcher for a run: its cache, local wheel directories and verification mode."""
     import os
 
-    from wheeldoctor.engine.remote import Fetcher
+    from wheeldoctor.fetch.remote import Fetcher
 
     for directory in options.find_links:
         if not os.path.isdir(directory):
@@ -68,27 +69,27 @@ def fetcher_for(options: LockOptions) -> Fetcher:
 
 def wheels_lock(
     options: LockOptions,
-    python: str | None,
-    path: Sequence[str] | None,
+    located: Target | None,
     chosen: str,
     output: str | None,
     python_version: str | None,
     platform: Sequence[str] | None,
+    *,
+    verbose: bool = False,
 ) -> int:
-    """``wheels --lock FILE``: the lock's wheels preflighted from their RECORDs."""
+    """``wheels --lock FILE``: the lock's wheels preflighted from their RECORDs, selected for ``located``'s
+    interpreter (and checked against its environment), else for ``python_version`` and ``platform``."""
     from wheeldoctor.commands.lock import lock_target, run_wheels_lock
     from wheeldoctor.report.fetch import fetch_lines
     from wheeldoctor.report.progress import count_progress
-    from wheeldoctor.where.target import Target, load_target
+    from wheeldoctor.where.target import load_target
 
-    if (python or path) and (python_version or platform):
-        fail("give --python/--path or --python-version/--platform, not both")
-    env = load_target(Target(python=python, paths=tuple(path or ())), with_tags=True) if (python or path) else None
+    env = load_target(located, with_tags=True) if located is not None else None
     target = lock_target(
         env, python_version=python_version, platforms=platform or (), extras=options.extras, groups=options.groups
     )
     done = run_wheels_lock(options.file, target, fetcher_for(options), env, count_progress("RECORDs", chosen != "text"))
-    deliver(done.result, chosen, output)
+    deliver(done.result, chosen, output, header=located is None or located.reason is None, verbose=verbose)
     sys.stderr.writelines(line + "\n" for line in fetch_lines(done.summary, done.fetched, done.unjudged))
     return EXIT_HEALTHY if done.result.healthy else EXIT_PROBLEMS
 

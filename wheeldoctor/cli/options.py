@@ -139,7 +139,9 @@ SELECT = many(
 IGNORE = many("--ignore", metavar="CODE", help="Codes with these prefixes do not count (repeatable, or CODE,CODE).")
 EXIT_ZERO = flag("--exit-zero", help="Exit 0 even when problems are found (2 still means it could not run).")
 QUIET = flag("--quiet", "-q", help="Only what fails and the summary: no environment line, notes, tips, progress.")
-VERBOSE = flag("--verbose", "-v", help="Full digests in the terminal table (JSON always has them).")
+VERBOSE = flag(
+    "--verbose", "-v", help="Every finding of a clash, and full digests in the terminal table (JSON always has them)."
+)
 LOCK = value("--lock", metavar="FILE", help="pylock.toml, pylock.NAME.toml, uv.lock (wheels: also pip --report JSON).")
 FIND_LINKS = many(
     "--find-links", metavar="DIR", help="Read locked wheels found in DIR (hash-checked) instead of fetching."

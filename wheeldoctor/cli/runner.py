@@ -134,6 +134,25 @@ def write_document(text: str) -> None:
     buffer.flush()
 
 
+class _Notes:
+    """Whether ``-q`` was given: notes about how the run went (a cache not used, a worker redone) are not said."""
+
+    silenced = False
+
+
+def silence_notes() -> None:
+    """``-q``: from now on, :func:`note` says nothing (errors and warnings still go to stderr)."""
+    _Notes.silenced = True
+
+
+def note(line: str) -> None:
+    """A ``note:`` line on stderr (made inert), unless ``-q`` silenced notes."""
+    if not _Notes.silenced:
+        from wheeldoctor.report import inert
+
+        sys.stderr.write(f"note: {inert.text(line)}\n")
+
+
 def note_failed_workers() -> None:
     """One ``note:`` line on stderr per kind of worker failure (the report is unchanged: its work was
     redone here); ``WHEELDOCTOR_DEBUG=1`` has the children print their tracebacks."""
@@ -143,12 +162,10 @@ def note_failed_workers() -> None:
         return
     from collections import Counter
 
-    from wheeldoctor.report import inert
-
     for line, count in Counter(failures).items():
         times = f" ({count} times)" if count > 1 else ""
         tip = "" if os.environ.get("WHEELDOCTOR_DEBUG") == "1" else "; WHEELDOCTOR_DEBUG=1 shows why"
-        sys.stderr.write(f"note: {inert.text(line)}{times}{tip}\n")
+        note(f"{line}{times}{tip}")
     failures.clear()
 
 
@@ -202,10 +219,8 @@ def cache_dir(disabled: bool) -> str | None:
     why = store.distrust(directory)
     if why is not None:
         if directory not in _distrusted:  # said once
-            from wheeldoctor.report import inert
-
             _distrusted.add(directory)
-            sys.stderr.write(f"note: not using the cache {inert.text(directory)}: {why}; no cache this run\n")
+            note(f"not using the cache {directory}: {why}; no cache this run")
         return None
     return directory
 
@@ -257,36 +272,73 @@ def target_of(
 ) -> Target:
     """The environment to inspect: as named, else found as uv finds it (``where/discover.py``).
 
-    The config's ``python`` key is ``--config FILE``'s when one is given, else the nearest config's.
-
-    The choice and why go to stderr first; wheeldoctor's own tool venv (uv tool, pipx, a
-    pre-commit hook's) is refused (exit 2). ``--python`` may name a venv or prefix directory.
+    Every command that looks at an environment takes it from here. The config's ``python`` key
+    is ``--config FILE``'s when one is given, else the nearest config's. The choice and why go
+    to stderr first; a tool's own venv (uv tool, pipx, a pre-commit hook's) is never taken, and
+    refused (exit 2) when it is all there is. ``--python`` may name a venv or prefix directory.
     """
+    named = _named(python, path, dpkg_admindir)
+    if named is not None:
+        return named
+    from wheeldoctor.where.discover import Refusal
+
+    try:
+        return _discovered(dpkg_admindir, quiet=quiet, config=config)
+    except Refusal as e:
+        fail(str(e))
+
+
+def optional_target(python: str | None, path: Sequence[str]) -> Target | None:
+    """As :func:`target_of`, for a command with work to do without an environment (``wheels``):
+    None, said on stderr, where discovery finds only wheeldoctor's own."""
+    named = _named(python, path, None)
+    if named is not None:
+        return named
+    from wheeldoctor.where.discover import Refusal
+
+    try:
+        return _discovered(None, quiet=False, config=None)
+    except Refusal:
+        from wheeldoctor.report import inert
+
+        sys.stderr.write(
+            inert.text(
+                f"environment: none (the only one found is wheeldoctor's own, {sys.prefix}): the wheels are "
+                "checked against each other alone; --python PATH names an environment"
+            )
+            + "\n"
+        )
+        return None
+
+
+def _named(python: str | None, path: Sequence[str], dpkg_admindir: str | None) -> Target | None:
+    """The environment ``--python`` or ``--path`` names (a venv directory: its interpreter); None when neither does."""
+    if not python and not path:
+        return None
     from wheeldoctor.where.target import Target
 
-    if python and not os.path.isdir(python):
-        return Target(python=python, paths=tuple(path), dpkg_admindir=dpkg_admindir)  # as named
-    from wheeldoctor.where import discover  # only to look for one
+    if python and os.path.isdir(python):
+        from wheeldoctor.where.discover import interpreter_in
 
-    if python:
-        found = discover.interpreter_in(python)
+        found = interpreter_in(python)
         if found is None:
             fail(f"--python {python}: a directory with no bin/python (or Scripts/python.exe) in it")
         python = found
-    reason = None
-    if not python and not path:
-        from wheeldoctor.cli.settings import config_python
+    return Target(python=python, paths=tuple(path), dpkg_admindir=dpkg_admindir)
 
-        try:
-            choice = discover.discover(os.environ, os.getcwd(), sys.prefix, config_python(config))
-        except discover.Refusal as e:
-            fail(str(e))
-        python, reason = choice.python, choice.reason
-        if not quiet:
-            from wheeldoctor.report import inert
 
-            sys.stderr.write(inert.text(f"environment: {python or sys.executable} ({choice.reason})") + "\n")
-    return Target(python=python, paths=tuple(path), dpkg_admindir=dpkg_admindir, reason=reason)
+def _discovered(dpkg_admindir: str | None, *, quiet: bool, config: str | None) -> Target:
+    """The environment discovery finds, said on stderr (unless ``quiet``); raises ``Refusal``."""
+    from wheeldoctor.cli.settings import config_python
+    from wheeldoctor.where import discover
+    from wheeldoctor.where.target import Target
+
+    choice = discover.discover(os.environ, os.getcwd(), sys.prefix, config_python(config))
+    if not quiet:
+        from wheeldoctor.report import inert
+
+        sys.stderr.write(inert.text(f"environment: {choice.python or sys.executable} ({choice.reason})") + "\n")
+    return Target(python=choice.python, dpkg_admindir=dpkg_admindir, reason=choice.reason)
 
 
 def exit_code(healthy: bool, exit_zero: bool = False) -> int:
@@ -309,9 +361,11 @@ def deliver(
     show_accepted: bool = False,
     quiet: bool = False,
     header: bool = True,
+    verbose: bool = False,
 ) -> None:
     """The report in ``chosen`` format to stdout; with ``output``, to that file and the text report to stdout.
 
+    ``verbose`` (``-v``): the text report lists every finding a clash block counts.
     ``output`` ``-`` is stdout, as for snapshot and diff. ``quiet`` (``-q``) changes the text
     report only: what fails and the summary, nothing when healthy.
     ``header=False``: the text report on stdout leaves out its ``environment:`` line, which discovery
@@ -325,7 +379,7 @@ def deliver(
     fmt = Format(chosen)
     if output is not None:
         try:
-            write_atomic(output, render(result, fmt, show_accepted=show_accepted))
+            write_atomic(output, render(result, fmt, show_accepted=show_accepted, verbose=verbose))
         except OutputError as e:
             fail(str(e))
     if fmt is Format.GITHUB and os.environ.get("GITHUB_STEP_SUMMARY"):
@@ -348,7 +402,7 @@ def deliver(
         if rich is not None and console is not None:
             rich(console)
         else:
-            sys.stdout.write(render(result, Format.TEXT, show_accepted=show_accepted, header=header))
+            sys.stdout.write(render(result, Format.TEXT, show_accepted=show_accepted, header=header, verbose=verbose))
 
 
 def refuse_report_with_baseline(write_baseline: str | None, chosen: str, output: str | None) -> None:

@@ -17,14 +17,24 @@ from wheeldoctor.cli.options import (
     PATH,
     PYTHON,
     REPORT_FORMAT,
+    VERBOSE,
     VERIFY_WHEELS,
+    flag,
     given,
     many,
     value,
     words,
 )
-from wheeldoctor.cli.runner import EXIT_HEALTHY, EXIT_PROBLEMS, REPORT_FORMATS, choose_format, deliver, fail
-from wheeldoctor.where.target import Target, load_target
+from wheeldoctor.cli.runner import (
+    EXIT_HEALTHY,
+    EXIT_PROBLEMS,
+    REPORT_FORMATS,
+    choose_format,
+    deliver,
+    fail,
+    optional_target,
+)
+from wheeldoctor.where.target import load_target
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -34,6 +44,9 @@ class WheelsOptions:
     files: tuple[str, ...] = given(words("WHEEL...", "Wheel files to check before install."))
     python: str | None = given(PYTHON)
     path: tuple[str, ...] = given(PATH)
+    no_environment: bool = given(
+        flag("--no-environment", help="Against each other only: find no environment (none is found otherwise).")
+    )
     json: bool = given(JSON)
     format: str | None = given(REPORT_FORMAT)
     output: str | None = given(OUTPUT)
@@ -49,11 +62,14 @@ class WheelsOptions:
     no_cache: bool = given(NO_CACHE)
     extra: tuple[str, ...] = given(EXTRA)
     group: tuple[str, ...] = given(GROUP)
+    verbose: bool = given(VERBOSE)
 
 
 def wheels(options: WheelsOptions) -> int:
     """Wheel files (or a lock's wheels, by their RECORDs) against each other and an environment; the exit code."""
     chosen = choose_format(options.format, options.json, allowed=REPORT_FORMATS)
+    if options.no_environment and (options.python or options.path):
+        fail("--no-environment looks at none: leave out --python and --path")
     given = lock_options(
         options.lock, options.find_links, options.verify_wheels, options.extra, options.group, options.no_cache
     )
@@ -62,8 +78,13 @@ def wheels(options: WheelsOptions) -> int:
             fail("give wheel files or --lock, not both")
         from wheeldoctor.cli.lock import wheels_lock
 
+        explicit = bool(options.python_version or options.platform)
+        if explicit and (options.python or options.path):
+            fail("give --python/--path or --python-version/--platform, not both")
+        # An explicit version and platform select the lock alone; else for the environment every command finds.
+        located = None if explicit or options.no_environment else optional_target(options.python, options.path)
         return wheels_lock(
-            given, options.python, options.path, chosen, options.output, options.python_version, options.platform
+            given, located, chosen, options.output, options.python_version, options.platform, verbose=options.verbose
         )
     if options.python_version or options.platform:
         fail("--python-version and --platform select a lock: give --lock FILE")
@@ -76,8 +97,8 @@ def wheels(options: WheelsOptions) -> int:
         read = [read_wheel(f) for f in options.files]
     except WheelError as e:
         fail(str(e))
-    located = options.python or options.path
-    env = load_target(Target(python=options.python, paths=options.path)) if located else None
+    target = None if options.no_environment else optional_target(options.python, options.path)
+    env = load_target(target) if target is not None else None
     result = preflight(read, env, os.path.lexists)
-    deliver(result, chosen, options.output)
+    deliver(result, chosen, options.output, header=target is None or target.reason is None, verbose=options.verbose)
     return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS

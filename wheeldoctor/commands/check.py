@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
+from wheeldoctor.commands.native import native_section
 from wheeldoctor.commands.stale import verdicts
 from wheeldoctor.engine.audit import from_data
 from wheeldoctor.engine.verify import verify_environment
@@ -92,12 +93,15 @@ def run_check(env: Environment, request: CheckRequest = CheckRequest()) -> Check
     if lock is not None:
         reports.extend(replace(not_installed(n), findings=(f,)) for n, f in lock.missing)
     reports.sort(key=lambda r: r.name)
-    hooks = unowned = None
+    hooks = unowned = native = None
     judged_too = list(reports)
     if verification.audit is not None:
         hooks, unowned, third = _startup(env, verification.audit, reports, policy)
         passes.append(third)
         judged_too += third.reports  # rules naming hooks are used, counted or stale like any other
+        native, fourth = native_section(env, graph, policy, strict=request.strict, cache_dir=cache_dir)
+        passes.append(fourth)
+        judged_too += fourth.reports
     return CheckResult(
         environment=env,
         distributions=tuple(reports),
@@ -110,6 +114,7 @@ def run_check(env: Environment, request: CheckRequest = CheckRequest()) -> Check
         policy=None if policy.empty else outcome(policy, judged_too, *passes),
         hooks=hooks,
         unowned=unowned,
+        native=native,
     )
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from wheeldoctor.formats.snapshot import MAX_BYTES, SnapshotError, decode
-from wheeldoctor.judge.drift import Drift, compare
+from wheeldoctor.judge.drift import Drift, IgnoreRule, compare
 from wheeldoctor.model.snapshot import Snapshot
 
 
@@ -43,15 +44,52 @@ def read_snapshot(path: str) -> Snapshot:
         raise SnapshotError(f"{path}: {e}") from None
 
 
-def run_diff(paths: Sequence[str]) -> tuple[Drift | None, list[str]]:
-    """Compare the snapshots in ``paths``: the drift, or None with one error line per unreadable file."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Compared:
+    """What ``diff`` did with its inputs: the drift (None where an input could not be read), and why."""
+
+    drift: Drift | None
+    errors: tuple[str, ...] = ()
+    """One line per input that could not be read."""
+    repeated: tuple[str, ...] = ()
+    """Inputs that name a file given before them: counted once."""
+
+
+def run_diff(paths: Sequence[str], *, reference: str | None = None, ignore: Sequence[IgnoreRule] = ()) -> Compared:
+    """Compare the snapshots in ``paths`` (and ``reference``, the one every other is compared with).
+
+    A file given twice (by the same or another name: the same device and inode) is read and
+    counted once, so it cannot vote twice; it is named in ``repeated``.
+    """
+    given = [reference, *paths] if reference is not None else list(paths)
+    seen: set[tuple[int, int]] = set()
+    kept: list[str] = []
+    repeated: list[str] = []
+    for path in given:
+        identity = _identity(path)
+        if identity is not None and identity in seen:
+            repeated.append(path)
+            continue
+        if identity is not None:
+            seen.add(identity)
+        kept.append(path)
     snapshots: list[Snapshot] = []
     errors: list[str] = []
-    for path in paths:
+    for path in kept:
         try:
             snapshots.append(read_snapshot(path))
         except SnapshotError as e:
             errors.append(str(e))
-    if errors:
-        return None, errors
-    return compare(paths, snapshots), []
+    if errors or not kept:
+        return Compared(drift=None, errors=tuple(errors), repeated=tuple(repeated))
+    drift = compare(kept, snapshots, reference=0 if reference is not None else None, ignore=ignore)
+    return Compared(drift=drift, repeated=tuple(repeated))
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    """A regular file's device and inode; None for anything else (a pipe is read once by nature)."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None  # reading it says why
+    return (found.st_dev, found.st_ino) if stat.S_ISREG(found.st_mode) else None

@@ -1,7 +1,7 @@
 """``wheels --lock``: preflight what a lock would install, from the locked wheels' RECORDs alone.
 
 Select the lock for the target (an inspected interpreter, or an explicit version and
-platform), fetch each selected wheel's RECORD (:mod:`wheeldoctor.engine.remote`), and
+platform), fetch each selected wheel's RECORD (:mod:`wheeldoctor.fetch.remote`), and
 judge them with the ``wheels`` clash code as if the wheels were at hand.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from wheeldoctor.engine.remote import Fetcher, Progress
+    from wheeldoctor.fetch.remote import Fetcher, Progress
     from wheeldoctor.formats.lock import Lock, LockTarget
     from wheeldoctor.formats.lock_fetched import FetchedRecord, FetchSummary
     from wheeldoctor.judge.preflight import PreflightResult
@@ -56,8 +56,11 @@ def lock_target(
 
 
 def fetch_selected(lock: Lock, fetcher: Fetcher, progress: Progress | None = None) -> list[FetchedRecord]:
-    """The RECORD of every wheel the lock selects, in the lock's order."""
-    return fetcher.fetch_all([p.selected for p in lock.packages if p.selected is not None], progress)
+    """The RECORD of every wheel the lock selects, in the lock's order; a local one only from the lock's folder."""
+    import os
+
+    wheels = [p.selected for p in lock.packages if p.selected is not None]
+    return fetcher.fetch_all(wheels, progress, lock_dir=os.path.dirname(os.path.abspath(lock.path)))
 
 
 def run_wheels_lock(

@@ -22,7 +22,7 @@ from wheeldoctor.results.lock import LockedEnvironment
 from wheeldoctor.where.filesystem import ReadError, read_regular
 
 if TYPE_CHECKING:
-    from wheeldoctor.engine.remote import Fetcher, Progress
+    from wheeldoctor.fetch.remote import Fetcher, Progress
     from wheeldoctor.model.environment import Environment, InstalledDistribution
 
 _DIRECT_URL_LIMIT = 64 << 10
@@ -38,7 +38,7 @@ def against_lock(
     groups: Sequence[str] | None = None,
 ) -> LockedEnvironment:
     """Read the lock for ``env``'s interpreter, fetch the RECORDs, and put the locked wheels' claims in place."""
-    from packaging.version import InvalidVersion, Version
+    from packaging.version import Version
 
     from wheeldoctor.commands.lock import fetch_selected, lock_target
     from wheeldoctor.formats.lock import read_lock
@@ -62,7 +62,7 @@ def against_lock(
             continue  # a broken locked wheel: no reference; the installed RECORD is verified as usual
         try:
             same = package.version is None or Version(package.version) == Version(dist.version)
-        except InvalidVersion:
+        except ValueError:  # InvalidVersion, or digits past int()'s limit
             same = package.version == dist.version
         if not same:
             continue  # another version: its RECORD is not this wheel's

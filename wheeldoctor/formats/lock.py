@@ -109,6 +109,8 @@ def parse_toml(path: str, data: bytes) -> dict[str, Any]:
         raise LockError(f"{path}: not UTF-8 (byte {e.start})") from e
     except tomllib.TOMLDecodeError as e:
         raise LockError(f"{path}: not valid TOML ({e})") from e
+    except RecursionError:
+        raise LockError(f"{path}: not valid TOML (nested too deeply)") from None
     return document
 
 
@@ -120,6 +122,8 @@ def parse_json(path: str, data: bytes) -> dict[str, Any]:
         document = json.loads(data)
     except ValueError as e:
         raise LockError(f"{path}: not valid JSON ({e})") from e
+    except RecursionError:
+        raise LockError(f"{path}: not valid JSON (nested too deeply)") from None
     if not isinstance(document, dict):
         raise LockError(f"{path}: not a JSON object")
     return document

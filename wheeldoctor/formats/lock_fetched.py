@@ -1,6 +1,6 @@
 """A locked wheel's RECORD as fetched, and the totals of a fetch: plain data the judge and the reports read.
 
-The fetching itself (local file, cache, HTTP ranges) is :mod:`wheeldoctor.engine.remote`.
+The fetching itself (local file, cache, HTTP ranges) is :mod:`wheeldoctor.fetch.remote`.
 """
 
 from __future__ import annotations

@@ -53,6 +53,8 @@ class LockedPackage:
     """None when the target gets it from an sdist, a directory or VCS: no wheel to judge."""
     source: str = "wheel"
     """``wheel``, or what the lock installs instead (``sdist``, ``directory``, ``vcs``, ``archive``, ``virtual``)."""
+    index: str | None = None
+    """The index (``https://…/simple``) the lock names for it, where it names one; for an SBOM's purl."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -132,3 +134,10 @@ def best_wheel(wheels: Sequence[LockedWheel], tags: Sequence[Tag]) -> LockedWhee
     scored = [(min((rank[t] for t in w.tags if t in rank), default=None), i, w) for i, w in enumerate(wheels)]
     fitting = [(score, i, w) for score, i, w in scored if score is not None]
     return min(fitting, key=lambda x: (x[0], x[1]))[2] if fitting else None
+
+
+def index_url(value: object) -> str | None:
+    """An index's URL as a lock names it: an http(s) URL, else None."""
+    if not isinstance(value, str):
+        return None
+    return value if value.startswith(("https://", "http://")) and value.isprintable() else None

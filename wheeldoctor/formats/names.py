@@ -21,7 +21,7 @@ def unsafe_words(name: str, version: str | None = None) -> str | None:
     if (name, version) in _FIT:
         return None
     from packaging.utils import InvalidName, canonicalize_name
-    from packaging.version import InvalidVersion, Version
+    from packaging.version import Version
 
     try:
         canonicalize_name(name, validate=True)
@@ -32,7 +32,7 @@ def unsafe_words(name: str, version: str | None = None) -> str | None:
     if version is not None:
         try:
             Version(version)
-        except InvalidVersion:
+        except ValueError:  # InvalidVersion, or digits past int()'s limit
             return f"its version {version!r} is not a PEP 440 version, so no command is built from it"
     if len(_FIT) < _FIT_MOST:
         _FIT.add((name, version))

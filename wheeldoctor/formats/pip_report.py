@@ -13,7 +13,7 @@ from typing import Any
 
 from packaging.utils import NormalizedName, canonicalize_name
 
-from wheeldoctor.formats.lock_model import LockedPackage, LockError, locked_wheel
+from wheeldoctor.formats.lock_model import LockedPackage, LockError, check_url, locked_wheel
 
 #: The report ``version`` this reader knows.
 REPORT_VERSION = "1"
@@ -42,6 +42,7 @@ def select_pip_report(
         name = canonicalize_name(metadata["name"])
         version = metadata.get("version") if isinstance(metadata.get("version"), str) else None
         url: str = info["url"]
+        check_url(url, f"{key}.download_info")  # before anything reads a file name out of it
         filename = urllib.parse.unquote(posixpath.basename(urllib.parse.urlsplit(url).path))
         archive = info.get("archive_info")
         if not isinstance(archive, dict) or not filename.endswith(".whl"):

@@ -7,7 +7,15 @@ from typing import Any
 
 from packaging.utils import NormalizedName
 
-from wheeldoctor.formats.lock_model import LockedPackage, LockedWheel, LockError, LockTarget, check_url, locked_wheel
+from wheeldoctor.formats.lock_model import (
+    LockedPackage,
+    LockedWheel,
+    LockError,
+    LockTarget,
+    check_url,
+    index_url,
+    locked_wheel,
+)
 
 
 def select_pylock(
@@ -40,6 +48,8 @@ def select_pylock(
         )
     except PylockSelectError as e:
         raise LockError(f"packages: {e}") from e
+    except (ValueError, KeyError) as e:  # a marker that cannot be evaluated (``extra`` in ``environments``, say)
+        raise LockError(f"packages: a marker cannot be evaluated for this target ({e})") from e
     packages = []
     for index, (package, source) in enumerate(chosen):
         wheels = tuple(
@@ -52,7 +62,14 @@ def select_pylock(
             kind = "wheel"
         version = str(package.version) if package.version is not None else None
         packages.append(
-            LockedPackage(name=package.name, version=version, wheels=wheels, selected=selected, source=kind)
+            LockedPackage(
+                name=package.name,
+                version=version,
+                wheels=wheels,
+                selected=selected,
+                source=kind,
+                index=index_url(package.index),
+            )
         )
     return tuple(packages), frozenset(p.name for p in lock.packages)
 

@@ -27,3 +27,5 @@ def parse_requirement(text: str) -> Requirement | InvalidRequirement:
         return Requirement(text)
     except InvalidRequirement as e:
         return e.with_traceback(None)  # kept: its frames need not be
+    except ValueError as e:  # a version of more than int()'s 4,300 digits
+        return InvalidRequirement(str(e).partition(";")[0])

@@ -10,7 +10,15 @@ from typing import Any
 
 from packaging.utils import NormalizedName, canonicalize_name
 
-from wheeldoctor.formats.lock_model import LockedPackage, LockedWheel, LockError, LockTarget, best_wheel, locked_wheel
+from wheeldoctor.formats.lock_model import (
+    LockedPackage,
+    LockedWheel,
+    LockError,
+    LockTarget,
+    best_wheel,
+    index_url,
+    locked_wheel,
+)
 
 #: The uv.lock ``version`` this reader knows (uv's documented lockfile shape).
 UV_LOCK_VERSION = 1
@@ -49,6 +57,8 @@ def select_uv_lock(
         by_name.setdefault(package.name, []).append(package)
     manifest = document.get("manifest", {})
     members = manifest.get("members", []) if isinstance(manifest, dict) else []
+    if not isinstance(members, list):
+        raise LockError("manifest.members: not an array of names")
     member_names = {canonicalize_name(m) for m in members if isinstance(m, str)}
     roots = [p for p in packages if p.name in member_names or p.source_kind in ("editable", "virtual")]
     if not roots:  # a lock of plain requirements: every package is installed
@@ -85,7 +95,12 @@ def select_uv_lock(
         kind = "wheel" if wheel is not None else ("sdist" if package.has_sdist else package.source_kind)
         selected.append(
             LockedPackage(
-                name=package.name, version=package.version, wheels=package.wheels, selected=wheel, source=kind
+                name=package.name,
+                version=package.version,
+                wheels=package.wheels,
+                selected=wheel,
+                source=kind,
+                index=index_url(package.source.get("registry")),
             )
         )
     return tuple(selected), frozenset(p.name for p in packages)
@@ -244,8 +259,8 @@ def _follow(
         if marker is not None:
             try:
                 holds = Marker(str(marker)).evaluate({**markers, "extra": ""})
-            except (InvalidMarker, ValueError) as e:
-                raise LockError(f"{key}[{i}].marker: {e}") from e
+            except (InvalidMarker, ValueError, KeyError) as e:  # KeyError: UndefinedEnvironmentName
+                raise LockError(f"{key}[{i}].marker: cannot be evaluated ({e})") from e
             if not holds:
                 continue
         package = _locked(dep, by_name, f"{key}[{i}]")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import posixpath
 import zipfile
+import zlib
 from dataclasses import dataclass
 
 from wheeldoctor.formats.headers import header_fields
@@ -19,6 +20,9 @@ from wheeldoctor.model.record_fields import encode_digest
 
 _CHUNK = 1 << 20
 _RECORD_LIMIT = 64 << 20
+#: What zipfile raises on a damaged archive or member: zlib's error on bad deflate data, RuntimeError on an
+#: encrypted member, ValueError on impossible offsets.
+_UNREADABLE = (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError, ValueError, zlib.error)
 #: Where a ``.data/<scheme>/`` member lands, as a placeholder the environment resolves.
 _SCHEMES = {"purelib": "", "platlib": "", "scripts": "<scripts>/", "headers": "<headers>/", "data": "<data>/"}
 
@@ -64,7 +68,7 @@ def read_wheel(path: str) -> WheelFile:
     try:
         with zipfile.ZipFile(path) as archive:
             return _read_archive(path, str(name), str(version), archive)
-    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as e:
+    except _UNREADABLE as e:
         finding = Finding(
             code=Code.WHEEL_UNREADABLE, kind=Kind.MALFORMED, path=None, message=f"cannot be read as a zip archive ({e})"
         )
@@ -212,7 +216,7 @@ def _check_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, row: RecordRo
         with archive.open(info) as member:
             while chunk := member.read(_CHUNK):
                 digest.update(chunk)
-    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as e:
+    except _UNREADABLE as e:
         return Finding(
             code=Code.WHEEL_UNREADABLE, kind=Kind.MALFORMED, path=row.path, message=f"cannot be extracted ({e})"
         )

@@ -84,7 +84,10 @@ class ClashPair:
 
     @property
     def broken(self) -> tuple[str, ...]:
-        """Names of the members that do not hold their own bytes in every differing path."""
+        """Names of the members the pair leaves broken: those that do not hold their own bytes in every
+        differing path, except the base a settled overlay lies on top of (it is overlaid, as meant)."""
+        if self.relation is Relation.OVERLAY and self.settled:
+            return ()
         return tuple(
             d.name for d, n in ((self.first, self.from_first), (self.second, self.from_second)) if n < self.differing
         )

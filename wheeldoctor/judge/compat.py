@@ -44,13 +44,13 @@ class CompatibilityReport:
 
 def target_python_version(markers: Iterable[tuple[str, str]]) -> str | None:
     """``X.Y.Z`` of the target, as pip checks Requires-Python (release only, no pre-release part)."""
-    from packaging.version import InvalidVersion, Version
+    from packaging.version import Version
 
     env = dict(markers)
     for key in ("python_full_version", "python_version"):
         try:
             return Version(env[key]).base_version
-        except (KeyError, InvalidVersion):
+        except (KeyError, ValueError):
             # A development build reports e.g. "3.14.0+", which PEP 440 rejects.
             continue
     return None
@@ -76,8 +76,8 @@ class _Supported:
 def _judge(
     dist: InstalledDistribution, python_version: str | None, supported: _Supported | None
 ) -> Iterable[CompatibilityFinding]:
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-    from packaging.version import InvalidVersion, Version
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
 
     if dist.metadata is None:
         # No Name or Version: importlib.metadata and pip skip it, so nothing can require it.
@@ -91,7 +91,7 @@ def _judge(
         return
     try:
         Version(dist.version)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number past int()'s 4,300 digits
         yield CompatibilityFinding(
             code=Code.VERSION_INVALID,
             dist=dist.name,
@@ -103,7 +103,9 @@ def _judge(
     if requires_python is not None:
         try:
             spec = SpecifierSet(requires_python)
-        except InvalidSpecifier:
+            # Checked here: a number past int()'s 4,300 digits fails only when a version is compared.
+            unmet = python_version is not None and not spec.contains(python_version, prereleases=True)
+        except ValueError:  # InvalidSpecifier, or such a number
             yield CompatibilityFinding(
                 code=Code.REQUIRES_PYTHON_INVALID,
                 dist=dist.name,
@@ -112,7 +114,7 @@ def _judge(
                 found=requires_python,
             )
         else:
-            if python_version is not None and not spec.contains(python_version, prereleases=True):
+            if unmet:
                 yield CompatibilityFinding(
                     code=Code.REQUIRES_PYTHON_UNMET,
                     dist=dist.name,

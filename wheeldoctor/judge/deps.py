@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from wheeldoctor.judge.requirements import Requirements, Requiring, requirement_finding
+from wheeldoctor.judge.requirements import EXTRA_PAIRS, Requirements, Requiring, requirement_finding
 from wheeldoctor.model.findings import Code
 
 if TYPE_CHECKING:
@@ -157,7 +157,11 @@ def check_dependencies(requirements: Requirements) -> DependencyReport:
             wanted_extras[key].add(by)
 
     def record(owner: Requiring, req: Requirement, extra_key: tuple[NormalizedName, NormalizedName] | None) -> None:
-        verdict = judge.conflict(req)
+        try:
+            verdict = judge.conflict(req)
+        except ValueError:  # a version of more than int()'s 4,300 digits: compared, packaging refuses it
+            judge.problems.append(requirement_finding(owner.dist, str(req), "its version specifier cannot be compared"))
+            return
         if verdict is None:
             return
         kind, version, name = verdict
@@ -170,13 +174,20 @@ def check_dependencies(requirements: Requirements) -> DependencyReport:
             if judge.applies(owner, req, ""):
                 record(owner, req, None)
                 ask_extras(req, owner.dist.name)
-    # Beyond pip: what the extras that were asked for pull in, transitively.
+    # Beyond pip: what the extras that were asked for pull in, transitively; at most EXTRA_PAIRS looked at.
+    pairs = 0
     while queue:
         name, extra = queue.pop()
         asked = requirements.get(name)
         if asked is None:
             continue  # its absence is already a conflict of whoever asked
-        for req in asked.requirements:
+        candidates = requirements.needing(asked.requirements, extra)
+        pairs += len(candidates)
+        if pairs > EXTRA_PAIRS:
+            why = f"not judged: its extras' markers ask for more than {EXTRA_PAIRS} requirement and extra pairs"
+            judge.problems.append(requirement_finding(asked.dist, f"{name}[{extra}]", why))
+            break
+        for req in candidates:
             if not judge.applies(asked, req, "") and judge.applies(asked, req, extra):
                 record(asked, req, (name, extra))
                 ask_extras(req, name)

@@ -15,7 +15,7 @@ from wheeldoctor.judge.claims import Claim, matches, recorded_bytes
 from wheeldoctor.model.code_paths import runs_as_code
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.files import FileState, FileStatus
-from wheeldoctor.model.findings import AS_INSTALLED_KINDS, BREAKING_KINDS, Code, Finding, Kind
+from wheeldoctor.model.findings import AS_INSTALLED_KINDS, BREAKING_KINDS, LOCK_MEMBERSHIP_CODES, Code, Finding, Kind
 from wheeldoctor.model.record import bytes_match
 from wheeldoctor.model.record_fields import encode_digest
 
@@ -70,6 +70,14 @@ def status_of(findings: Iterable[Finding]) -> Status:
     if kinds:
         return Status.UNVERIFIABLE
     return Status.ACCEPTED if seen else Status.INTACT
+
+
+def off_the_lock(report: DistributionReport) -> bool:
+    """Whether a broken distribution fails only for not being the lock's (WD081, WD083): its files passed.
+
+    It is still a failing status; the words say "not as locked", never "broken"."""
+    breaking = [f for f in report.findings if f.kind in BREAKING_KINDS and f.accepted is None]
+    return report.status is Status.BROKEN and bool(breaking) and all(f.code in LOCK_MEMBERSHIP_CODES for f in breaking)
 
 
 def judge(claim: Claim, state: FileState, others: Sequence[Claim] = ()) -> Finding | None:

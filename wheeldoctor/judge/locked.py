@@ -2,7 +2,7 @@
 
 Pure judgement on data: a selected :class:`~wheeldoctor.formats.lock.Lock`, the
 installed distributions' identities, and the RECORDs fetched for the locked wheels
-(:mod:`wheeldoctor.engine.remote`). Two jobs:
+(:mod:`wheeldoctor.fetch.remote`). Two jobs:
 
 - :func:`membership`: locked but missing, another version, installed from a wheel the
   lock does not list, installed but not locked;
@@ -52,7 +52,7 @@ class Membership:
 
 def membership(lock: Lock, installed: Sequence[Installed]) -> Membership:
     """Judge what is installed against what the lock selects for this interpreter."""
-    from packaging.version import InvalidVersion, Version
+    from packaging.version import Version
 
     by_name = {d.name: d for d in installed}
     locked = {p.name: p for p in lock.packages}
@@ -68,7 +68,7 @@ def membership(lock: Lock, installed: Sequence[Installed]) -> Membership:
         if package.version is not None:
             try:
                 same = Version(package.version) == Version(dist.version)
-            except InvalidVersion:
+            except ValueError:  # InvalidVersion, or digits past int()'s limit
                 same = package.version == dist.version
             if not same:
                 here.append(

@@ -7,8 +7,9 @@ name. Pure; packaging parses every name, version, requirement and marker.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from wheeldoctor.formats.requirement import parse_requirement
@@ -34,11 +35,46 @@ class Requiring:
     """A finding for each Requires-Dist line that does not parse."""
 
 
+#: Requirements looked at for the extras asked for (beyond pip's pass), per judge or graph. Real environments
+#: need a few hundred (markers name their extra, and the index finds it); a hostile METADATA cannot make the
+#: walk quadratic past this.
+EXTRA_PAIRS = 100_000
+#: ``extra == "x"`` or ``"x" != extra`` as packaging writes a marker (values quoted, extras normalized).
+_EXTRA_TEST = re.compile(r"""\bextra\s*(?:==|!=)\s*("[^"]*"|'[^']*')|("[^"]*"|'[^']*')\s*(?:==|!=)\s*extra\b""")
+_QUOTED = re.compile(r""""[^"]*"|'[^']*'""")
+_EXTRA_WORD = re.compile(r"\bextra\b")
+#: An extra no marker names (one that does is judged by hand): what "any other extra" evaluates to.
+_OTHER_EXTRA = "wheeldoctor-any-other-extra"
+
+
+@dataclass(slots=True)
+class _ExtraIndex:
+    """Of one tuple of requirements, those an extra may add: by the extra their marker names, or for any extra."""
+
+    requirements: tuple[Requirement, ...]
+    """Kept: the index is found by this tuple's ``id``."""
+    named: dict[str, list[int]] = field(default_factory=dict)
+    anywhere: list[int] = field(default_factory=list)
+
+
+def _extras_named(text: str) -> frozenset[str] | None:
+    """The extras a marker compares ``extra`` with by ``==``/``!=``; None when it uses ``extra`` any other way."""
+    from packaging.utils import canonicalize_name
+
+    named = {canonicalize_name((found[1] or found[2])[1:-1]) for found in _EXTRA_TEST.finditer(text)}
+    if _EXTRA_WORD.search(_QUOTED.sub(" ", _EXTRA_TEST.sub(" ", text))):
+        return None
+    return frozenset(named)
+
+
 class Requirements:
     """One environment's requirement model: deps, :class:`RequirementGraph`, preflight and fix share it.
 
     Each active distribution's Requires-Dist is parsed when first asked for, and each
-    marker is evaluated for the target (``markers``) once per extra, whoever asks.
+    marker is evaluated for the target (``markers``) once per extra, whoever asks. Which
+    requirements an extra can add is found through an index of the extras each marker
+    names (:meth:`needing`), so that asking for many extras of a distribution with many
+    requirements costs their sum, not their product.
     """
 
     def __init__(self, dists: Mapping[str, InstalledDistribution], markers: Mapping[str, str]) -> None:
@@ -47,6 +83,7 @@ class Requirements:
         self.markers = dict(markers)
         self._parsed: dict[str, Requiring] = {}
         self._evaluated: dict[tuple[int, str], bool | str] = {}
+        self._indexes: dict[int, _ExtraIndex] = {}
 
     @classmethod
     def of(cls, env: Environment) -> Requirements:
@@ -76,21 +113,52 @@ class Requirements:
         if found is None:
             try:
                 found = bool(req.marker.evaluate({**self.markers, "extra": extra}))
-            except ValueError as e:  # UndefinedComparison, UndefinedEnvironmentName, InvalidVersion
+            except ValueError as e:  # UndefinedComparison, InvalidVersion
                 found = str(e)
+            except KeyError as e:  # UndefinedEnvironmentName: ``"x" in extras`` names a lock's variable
+                found = f"no {e.args[0] if e.args else e} in METADATA's markers"
             self._evaluated[key] = found
         return found
+
+    def needing(self, requirements: tuple[Requirement, ...], extra: str) -> list[Requirement]:
+        """Of ``requirements``, those whose marker may hold with ``extra`` though it does not without one.
+
+        A superset of what asking for ``extra`` adds (the caller evaluates each); in their order.
+        Markers that name ``extra`` only in ``extra == "x"`` or ``!=`` tests are indexed by
+        the names; one that holds for an extra it does not name, or uses ``extra`` another
+        way, is a candidate for every extra.
+        """
+        index = self._indexes.get(id(requirements))
+        if index is None:
+            index = self._indexes[id(requirements)] = self._index(requirements)
+        positions = index.named.get(extra, [])
+        if index.anywhere:
+            positions = sorted({*positions, *index.anywhere})
+        return [requirements[i] for i in positions]
+
+    def _index(self, requirements: tuple[Requirement, ...]) -> _ExtraIndex:
+        index = _ExtraIndex(requirements)
+        for i, req in enumerate(requirements):
+            if req.marker is None or self.marker(req, "") is not False:
+                continue  # a base requirement, or a marker that cannot be evaluated (never holds after)
+            named = _extras_named(str(req.marker))
+            if named is None or _OTHER_EXTRA in named or self.marker(req, _OTHER_EXTRA) is not False:
+                index.anywhere.append(i)
+            else:
+                for extra in named:
+                    index.named.setdefault(extra, []).append(i)
+        return index
 
 
 def _requiring(dist: InstalledDistribution) -> Requiring:
     """``dist``'s version and Requires-Dist, parsed; what does not parse, as findings."""
     from packaging.requirements import InvalidRequirement
-    from packaging.version import InvalidVersion, Version
+    from packaging.version import Version
 
     assert dist.metadata is not None
     try:
         version: Version | None = Version(dist.version)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number past int()'s 4,300 digits
         version = None  # compat reports it
     requirements: list[Requirement] = []
     unparsed: list[CompatibilityFinding] = []
@@ -125,7 +193,8 @@ class RequirementGraph:
     marker holds for the target (``extra == ""``), and ``b[x]`` brings in ``b``'s
     ``extra == "x"`` requirements too, transitively. Names only: whether versions fit
     is ``deps``'s question. A requirement or marker that cannot be judged is left out
-    (``deps`` reports it). Closures are computed on first use, per name.
+    (``deps`` reports it), as is what lies past :data:`EXTRA_PAIRS` requirements looked at
+    for extras. Closures are computed on first use, per name.
     """
 
     def __init__(self, requirements: Requirements, added: Mapping[str, Sequence[str]] | None = None) -> None:
@@ -134,6 +203,7 @@ class RequirementGraph:
         self._added = added or {}
         self._parsed: dict[str, tuple[Requirement, ...]] = {}
         self._closures: dict[str, frozenset[str]] = {}
+        self._pairs = 0
 
     @classmethod
     def of(cls, env: Environment) -> RequirementGraph:
@@ -156,6 +226,22 @@ class RequirementGraph:
             done = self._closures[name] = self._walk(name)
         return done
 
+    def direct(self, name: str, extras: Iterable[str] = ()) -> dict[str, frozenset[str]]:
+        """What ``name`` requires itself, by canonical name, with the extras it asks of each.
+
+        Its base requirements, and those of its ``extras`` (as another distribution's ``name[x]``
+        asks for them), whose markers hold for the target.
+        """
+        from packaging.utils import canonicalize_name
+
+        found: dict[str, set[str]] = {}
+        for extra in ("", *extras):
+            for req in self._requirements_of(name):
+                if self._holds(req, extra):
+                    asked = found.setdefault(canonicalize_name(req.name), set())
+                    asked.update(canonicalize_name(e) for e in req.extras)
+        return {wanted: frozenset(asked) for wanted, asked in found.items()}
+
     def _walk(self, name: str) -> frozenset[str]:
         from packaging.utils import canonicalize_name
 
@@ -164,7 +250,13 @@ class RequirementGraph:
         names: set[str] = set()
         while queue:
             node, extra = queue.pop()
-            for req in self._requirements_of(node):
+            found = self._requirements_of(node)
+            if extra:
+                found = tuple(self._requirements.needing(found, extra))
+                self._pairs += len(found)
+                if self._pairs > EXTRA_PAIRS:
+                    break  # what is left is not judged here (deps says so)
+            for req in found:
                 if not self._holds(req, extra):
                     continue
                 wanted = canonicalize_name(req.name)

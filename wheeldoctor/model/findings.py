@@ -33,6 +33,10 @@ class Kind(str, Enum):
     UNLOCKED = "unlocked"
     #: A dist-info beside another of the same project, whose RECORD the files on disk do not match (judge/stale.py).
     STALE = "stale"
+    #: A shared object the dynamic loader cannot load: a library it needs is found nowhere (judge/native.py).
+    UNLOADABLE = "unloadable"
+    #: Native libraries or builds for two CUDA majors in one environment (judge/native.py).
+    MIXED = "mixed"
 
 
 class Code(str, Enum):
@@ -93,6 +97,12 @@ class Code(str, Enum):
     NOT_LOCKED = "WD083"
     RECORD_REWRITTEN = "WD084"
     LOCK_HASH_MISMATCH = "WD085"
+    # Native libraries as the dynamic loader sees them (judge/native.py).
+    LIBRARY_UNRESOLVED = "WD090"
+    PLUGIN_UNRESOLVED = "WD091"
+    CUDA_MAJORS_MIXED = "WD092"
+    CUDA_BUILDS_MIXED = "WD093"
+    SHARED_OBJECT_UNREADABLE = "WD094"
 
 
 #: Codes of findings about metadata alone (requirements, duplicates, fit with the interpreter):
@@ -115,6 +125,9 @@ METADATA_CODES = frozenset(
 
 #: The installers' own known rewrites: as the installer made them, so never a problem.
 AS_INSTALLED_KINDS = frozenset({Kind.RECOMPILED, Kind.REWRITTEN})
+#: Codes that say a distribution is not the lock's (another version, or not locked at all): said of
+#: its name, not of its bytes, which may all be intact. They fail the run, under their own word.
+LOCK_MEMBERSHIP_CODES = frozenset({Code.LOCKED_OTHER_VERSION, Code.NOT_LOCKED})
 
 #: Kinds that mean the bytes on disk are wrong or cannot be trusted.
 BREAKING_KINDS = frozenset(

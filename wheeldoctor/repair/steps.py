@@ -231,15 +231,15 @@ def locked_pin(name: str, version: str | None) -> tuple[str, str] | None:
     name and its version a PEP 440 version written as such, so neither can become an
     option (``-e``, ``--index-url=...``) or anything but ``NAME==VERSION``.
     """
-    from packaging.utils import InvalidName, canonicalize_name
-    from packaging.version import InvalidVersion, Version
+    from packaging.utils import canonicalize_name
+    from packaging.version import Version
 
     if version is None or version != version.strip() or version.startswith("-"):
         return None
     try:
         canonical = canonicalize_name(name, validate=True)
         Version(version)
-    except (InvalidName, InvalidVersion):
+    except ValueError:  # InvalidName, InvalidVersion, or digits past int()'s limit
         return None
     return str(canonical), version
 

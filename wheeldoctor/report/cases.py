@@ -167,7 +167,7 @@ def _counted(finding: Finding) -> bool:
 def _check_cases(result: CheckResult) -> Iterator[Case]:
     from wheeldoctor.report.text import repair_tip
 
-    alone = dataclasses.replace(result, hooks=None, unowned=None)  # each distribution judged on its own
+    alone = dataclasses.replace(result, hooks=None, unowned=None, native=None)  # each distribution on its own
     for report in result.distributions:
         fails = not dataclasses.replace(alone, distributions=(report,)).healthy
         breaking = any(f.kind in BREAKING_KINDS and f.accepted is None for f in report.findings)
@@ -198,6 +198,7 @@ def _check_cases(result: CheckResult) -> Iterator[Case]:
         )
     yield from _pair_cases(result)
     yield from _startup_cases(result)
+    yield from _native_cases(result)
 
 
 def _pair_cases(result: CheckResult) -> Iterator[Case]:
@@ -240,6 +241,19 @@ def _startup_cases(result: CheckResult) -> Iterator[Case]:
         )
     if unowned:
         yield Case(suite="check", name="unowned files", version=None, status="unowned", items=tuple(unowned))
+
+
+def _native_cases(result: CheckResult) -> Iterator[Case]:
+    """A native finding is a case of its subject: the distribution, library or project it is about."""
+    if result.native is None:
+        return
+    failing = {id(f) for f in result.native.failing}
+    for found in result.native.findings:
+        if not _counted(found.finding):
+            continue
+        level: Level = "error" if id(found) in failing else "warning"
+        item = _finding_item(found.finding, level, found.site_dir)
+        yield Case(suite="native", name=found.subject, version=found.version, status="native", items=(item,))
 
 
 def _deps_cases(result: DepsResult) -> Iterator[Case]:

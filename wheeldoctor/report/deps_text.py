@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from wheeldoctor.judge.compat import CompatibilityFinding
 from wheeldoctor.judge.deps import DependencyConflict
 from wheeldoctor.judge.duplicates import Duplicate
-from wheeldoctor.report.text import cleanup_tips
+from wheeldoctor.report.finding_text import cleanup_tips
 from wheeldoctor.results.deps import DepsResult
 
 if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
@@ -169,11 +169,13 @@ def doctor_verdict(result: DoctorResult) -> str:
     return f"doctor: problems in {', '.join(failed)}"
 
 
-def render_doctor_plain(result: DoctorResult, show_accepted: bool = False, header: bool = True) -> Iterable[str]:
+def render_doctor_plain(
+    result: DoctorResult, show_accepted: bool = False, header: bool = True, verbose: bool = False
+) -> Iterable[str]:
     """The check report (``header``: with its environment line), then the deps report, then one verdict."""
     from wheeldoctor.report import text
 
-    yield from text.render_plain(result.check, show_accepted=show_accepted, header=header)
+    yield from text.render_plain(result.check, show_accepted=show_accepted, header=header, verbose=verbose)
     yield from render_plain(result.deps, header=False)
     yield doctor_verdict(result)
 

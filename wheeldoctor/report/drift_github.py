@@ -1,6 +1,7 @@
 """A drift (``wheeldoctor diff``) -> GitHub Actions annotations: one ``::error`` per node that differs.
 
-Every value is escaped as the Actions toolkit escapes (:func:`wheeldoctor.report.github.workflow_command`)
+Each node's annotation lists its differences, a line each, as the text report does. Every
+value is escaped as the Actions toolkit escapes (:func:`wheeldoctor.report.github.workflow_command`)
 after :func:`wheeldoctor.report.inert.text` has made control characters visible.
 """
 
@@ -9,22 +10,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from wheeldoctor.judge.drift import Drift
-from wheeldoctor.report.drift_text import against, describe, deviants, node
+from wheeldoctor.report.drift_text import node, node_lines, summary
 from wheeldoctor.report.github import workflow_command
 
 
 def lines(drift: Drift) -> Iterator[str]:
-    """An ``::error`` for each node on each difference, then a plain summary line."""
-    for difference in drift.differences:
-        reference = against(drift, difference)
-        for i in deviants(difference):
-            title = f"wheeldoctor diff: {node(drift, i)}: {difference.kind.value}"
-            yield workflow_command("error", {"title": title}, describe(difference, difference.values[i], reference))
-    if drift.agree:
-        yield f"wheeldoctor diff: all {len(drift.labels)} snapshots agree"
-    else:
-        odd = ", ".join(node(drift, i) for i in drift.odd) or "none by majority"
-        yield f"wheeldoctor diff: {len(drift.differences)} difference(s); odd one(s) out: {odd}"
+    """An ``::error`` for each node that differs, its differences on the annotation's lines; then the summary."""
+    for index, differences in drift.by_node():
+        told = node_lines(drift, index, differences)
+        title = f"wheeldoctor diff: {node(drift, index)}: {len(told)} difference(s)"
+        yield workflow_command("error", {"title": title}, *told)
+    yield f"wheeldoctor diff: {summary(drift)}"
 
 
 def render(drift: Drift) -> str:

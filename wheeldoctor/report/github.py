@@ -60,10 +60,13 @@ def _cell(value: str) -> str:
 def summary(runs: Iterable[Cases], limit: int = SUMMARY_LIMIT) -> str:
     """A Markdown job summary: a table per command (per check for ``doctor``), at most ``limit`` bytes.
 
+    A repair of several lines (an accept rule to paste) cannot sit in a table cell: its cell
+    names it, and the rules follow the tables in a TOML code block, to be copied as they are.
     Rows that do not fit are counted, and the count is the last line.
     """
     head: list[str] = []
     tables: list[tuple[str, list[str]]] = []
+    rules: list[str] = []
     for run in runs:
         verdict = "healthy" if run.healthy else "**problems found**"
         where = f" in {_cell(run.environment)}" if run.environment else ""
@@ -72,28 +75,31 @@ def summary(runs: Iterable[Cases], limit: int = SUMMARY_LIMIT) -> str:
             cases = [c for c in run.cases if c.suite == suite]
             failing = sum(c.failing for c in cases)
             title = f"**{suite}**: {len(cases)} checked, {failing} failing"
-            rows = [
-                f"| {item.level} | {_cell(case.subject)} | {_cell(item.rule)} | {_cell(item.path or '')} "
-                f"| {_cell(item.message)} | {_cell(item.tip or '')} |"
-                for case in cases
-                for item in case.items
-            ]
+            rows = []
+            for case in cases:
+                for item in case.items:
+                    repair = _repair_cell(item.tip, rules)
+                    rows.append(
+                        f"| {item.level} | {_cell(case.subject)} | {_cell(item.rule)} | {_cell(item.path or '')} "
+                        f"| {_cell(item.message)} | {repair} |"
+                    )
             tables.append((title, rows))
     out = ["\n".join(head)]
     size = len(out[0].encode())
     cut = 0
-    reserve = 200  # the closing count line
+    block = _rules_block(rules)
+    reserve = 200 + len(block.encode())  # the closing count line, and the rules the rows point to
     for title, rows in tables:
-        block = [f"\n{title}\n"]
+        lines = [f"\n{title}\n"]
         if rows:
-            block.append(
+            lines.append(
                 "| level | distribution | code | path | problem | repair |\n| --- | --- | --- | --- | --- | --- |"
             )
-        cost = sum(len(b.encode()) + 1 for b in block)
+        cost = sum(len(b.encode()) + 1 for b in lines)
         if cut or size + cost > limit - reserve:
             cut += len(rows)
             continue
-        out.extend(block)
+        out.extend(lines)
         size += cost
         for index, row in enumerate(rows):
             row_size = len(row.encode()) + 1
@@ -102,9 +108,37 @@ def summary(runs: Iterable[Cases], limit: int = SUMMARY_LIMIT) -> str:
                 break
             out.append(row)
             size += row_size
+    if block and size + len(block.encode()) <= limit - 200:
+        out.append(block)
     if cut:
         out.append(
             f"\n{cut} more row(s) not shown: the summary stays under {limit // 1024} KiB; the step log "
             "and the report file have them all."
         )
     return "\n".join(out) + "\n"
+
+
+def _repair_cell(tip: str | None, rules: list[str]) -> str:
+    """A repair in a table cell: one line as it is; a rule of several lines by its number, added to ``rules``."""
+    if not tip:
+        return ""
+    first, _, rest = tip.partition("\n")
+    if not rest:
+        return _cell(first)
+    rules.append(rest)
+    return f"{_cell(first)} rule {len(rules)} below"
+
+
+def _rules_block(rules: list[str]) -> str:
+    """The accept rules the table points to, numbered, in one TOML block to copy (empty when none).
+
+    Each line is inert and the rules' strings are TOML basic strings (ASCII, no line break), so
+    no line can close the fence or start Markdown.
+    """
+    if not rules:
+        return ""
+    body = "\n\n".join(
+        f"# rule {i}\n" + "\n".join(inert.text(line) for line in rule.split("\n")) for i, rule in enumerate(rules, 1)
+    )
+    intro = "**Accept rules**: read each hook first; to trust exactly its bytes, add its rule to pyproject.toml:"
+    return f"\n{intro}\n\n```toml\n{body}\n```"

@@ -6,6 +6,9 @@ these functions on its way out, so it cannot move a terminal's cursor, hide a li
 start a GitHub workflow command, inject Markdown or rich markup, or make a machine
 format invalid UTF-8. The rules are documented in docs/security.md.
 
+A URL's ``user:password@`` is hidden by both base functions, :func:`text` and :func:`data`
+(:func:`wheeldoctor.model.credentials.redact`), so no format can show one.
+
 Undecodable bytes of file names arrive as surrogate escapes (U+DC80-U+DCFF); every
 format shows such a byte as the four characters ``\\xNN`` (one rule for all formats).
 """
@@ -14,6 +17,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+
+from wheeldoctor.model.credentials import redact
 
 #: C0 controls, DEL, C1 controls, bidi embeddings/overrides/isolates and marks, the line and
 #: paragraph separators (NEL is C1) and surrogate escapes of undecodable bytes.
@@ -39,9 +44,9 @@ def _escape(char: str) -> str:
 def text(value: str) -> str:
     """``value`` for a terminal or a log: every control, bidi and separator character shown escaped.
 
-    The result is one line of printable text; undecodable bytes read ``\\xNN``.
+    The result is one line of printable text; undecodable bytes read ``\\xNN``; no URL's credentials.
     """
-    return _UNSAFE.sub(lambda m: _escape(m.group()), value)
+    return redact(_UNSAFE.sub(lambda m: _escape(m.group()), value))
 
 
 def lines(values: Iterable[str]) -> Iterator[str]:
@@ -60,9 +65,9 @@ def markup(value: str) -> str:
 def data(value: str) -> str:
     """``value`` for a UTF-8 machine format (JSON, SARIF): undecodable bytes read ``\\xNN``; the rest as is.
 
-    Control characters need nothing here: the JSON encoder escapes them.
+    Control characters need nothing here: the JSON encoder escapes them. No URL's credentials.
     """
-    return _UNDECODABLE.sub(lambda m: _escape(m.group()), value)
+    return redact(_UNDECODABLE.sub(lambda m: _escape(m.group()), value))
 
 
 def document(value: object) -> object:

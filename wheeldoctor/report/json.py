@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # types only: a document imports what its own command produce
     from wheeldoctor.results.imports import ImportsResult, ImportVerdict
 
 #: Bump the major part on any change that can break a reader; add fields freely.
-SCHEMA_VERSION = "1.3"
+SCHEMA_VERSION = "1.2"
 
 
 def fetched_json(summary: FetchSummary | None) -> dict[str, Any]:
@@ -161,8 +161,18 @@ def check_document(result: CheckResult, command: str = "check") -> dict[str, Any
         "clash_pairs": [pair_json(p, result.repairs.pair(p)) for p in result.pairs],
         "policy": policy_json(result.policy),
         **startup_sections(result, finding_json),
+        **native_section(result),
         **fetched_json(result.fetched),
     }
+
+
+def native_section(result: CheckResult) -> dict[str, Any]:
+    """``{"native": ...}`` when the check audited the shared objects (``check --all``, ``doctor``)."""
+    if result.native is None:
+        return {}
+    from wheeldoctor.report.native_json import native_json
+
+    return {"native": native_json(result.native, finding_json)}
 
 
 def policy_json(policy: PolicyOutcome | None) -> dict[str, Any] | None:

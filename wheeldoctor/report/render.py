@@ -23,10 +23,13 @@ class Format(str, Enum):
     SARIF = "sarif"
 
 
-def plain_lines(result: Result, show_accepted: bool = False, header: bool = True) -> Iterable[str]:
+def plain_lines(
+    result: Result, show_accepted: bool = False, header: bool = True, verbose: bool = False
+) -> Iterable[str]:
     """The plain text report of any command's result (what a pipe gets); accepted findings listed on request.
 
-    ``header=False`` leaves out the ``environment:`` line (discovery's own line on stderr named it).
+    ``header=False`` leaves out the ``environment:`` line (discovery's own line on stderr named it);
+    ``verbose`` lists every finding a clash block (or a wheel clash) counts.
     """
     from wheeldoctor.report import inert
 
@@ -40,12 +43,16 @@ def plain_lines(result: Result, show_accepted: bool = False, header: bool = True
     if isinstance(result, DoctorResult):
         from wheeldoctor.report import deps_text
 
-        return inert.lines(deps_text.render_doctor_plain(result, show_accepted=show_accepted, header=header))
-    from wheeldoctor.report import text
-
+        return inert.lines(
+            deps_text.render_doctor_plain(result, show_accepted=show_accepted, header=header, verbose=verbose)
+        )
     if isinstance(result, CheckResult):
-        return inert.lines(text.render_plain(result, show_accepted=show_accepted, header=header))
-    return inert.lines(text.render_preflight(result))
+        from wheeldoctor.report import text
+
+        return inert.lines(text.render_plain(result, show_accepted=show_accepted, header=header, verbose=verbose))
+    from wheeldoctor.report.preflight_text import render_preflight
+
+    return inert.lines(render_preflight(result, header=header, verbose=verbose))
 
 
 #: Lines ``-q`` leaves out of the plain report: context and advice, not what fails.
@@ -78,11 +85,13 @@ def json_document(result: Result) -> dict[str, Any]:
     return json_report.wheels_document(result)
 
 
-def render(result: Result, chosen: Format, show_accepted: bool = False, header: bool = True) -> str:
+def render(
+    result: Result, chosen: Format, show_accepted: bool = False, header: bool = True, verbose: bool = False
+) -> str:
     """The whole report of ``result`` in format ``chosen`` (``show_accepted``: text lists accepted findings;
-    ``header``: text has its ``environment:`` line)."""
+    ``header``: text has its ``environment:`` line; ``verbose``: text lists every grouped finding)."""
     if chosen is Format.TEXT:
-        return "".join(line + "\n" for line in plain_lines(result, show_accepted, header))
+        return "".join(line + "\n" for line in plain_lines(result, show_accepted, header, verbose))
     if chosen is Format.JSON:
         from wheeldoctor.report import json as json_report
 

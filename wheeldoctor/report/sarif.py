@@ -1,9 +1,11 @@
 """Cases -> a SARIF 2.1.0 log, for GitHub code scanning and other security dashboards.
 
-One run; ``tool.driver.rules`` has one rule per code used (short and full descriptions
-from :data:`~wheeldoctor.model.code_help.CODE_HELP`, help linking to the README's section on findings). Each
-item is a result whose location is the RECORD path relative to a ``uriBaseId`` naming
-its site directory (``SITE0``, ``SITE1``... declared in ``originalUriBaseIds``), and whose
+One run; ``tool.driver.rules`` has one rule per code used, each self-contained (the log
+may be read where no page of ours can be reached): short and full descriptions and, as its
+help, what to do (:data:`~wheeldoctor.model.code_help.CODE_HELP`, as docs/codes.md says),
+with ``security-severity`` (a 0-10 score GitHub ranks alerts by) and ``tags``. Each item
+is a result whose location is the RECORD path relative to a ``uriBaseId`` naming its site
+directory (``SITE0``, ``SITE1``... declared in ``originalUriBaseIds``), and whose
 ``partialFingerprints`` hash distribution, version, path, code and found digest, so the
 same problem keeps its identity from run to run. A result that can be repaired carries
 the command (or the accept rule to paste) in ``properties.repair`` and at the end of its
@@ -18,29 +20,44 @@ import os
 from typing import Any
 from urllib.parse import quote
 
-from wheeldoctor.model.code_help import code_help
+from wheeldoctor.model.code_help import CodeHelp, code_help
 from wheeldoctor.model.findings import Code
 from wheeldoctor.report import inert
 from wheeldoctor.report.cases import Case, Cases, Item
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-INFORMATION_URI = "https://pypi.org/project/wheeldoctor/"
-#: The README's section on findings, which links to every code's page; every rule's help links here.
-CODES_URI = INFORMATION_URI + "#what-a-finding-says"
 FINGERPRINT = "wheeldoctorFinding/v1"
 
 #: What items without a WD code are, by their kind.
 _OTHER_RULES = {
-    "not-installed": ("distribution not installed", "A distribution named on the command line is not installed."),
-    "clash": ("wheels ship one path with different bytes", "Two wheels install the same path with different bytes."),
-    "unrelated-pair": (
-        "unrelated distributions write the same paths",
-        "Two installed distributions, neither requiring the other, write the same paths: uninstalling either "
-        "deletes the other's files. Keep one.",
+    "not-installed": CodeHelp(
+        short="distribution not installed",
+        full="A distribution named on the command line is not installed.",
+        todo="Check the name, or install it.",
+        severity=3.0,
+        tags=("dependencies",),
     ),
-    "overwrite": (
-        "wheel would replace another distribution's file",
-        "Installing the wheel would overwrite a file that another installed distribution records.",
+    "clash": CodeHelp(
+        short="wheels ship one path with different bytes",
+        full="Two wheels install the same path with different bytes: whichever is installed last wins, file by file.",
+        todo="Install only one of the two, or install them one after the other in the order the tip gives.",
+        severity=6.0,
+        tags=("security", "integrity"),
+    ),
+    "unrelated-pair": CodeHelp(
+        short="unrelated distributions write the same paths",
+        full="Two installed distributions, neither requiring the other, write the same paths: uninstalling either "
+        "deletes the other's files.",
+        todo="Keep one: the tip gives the commands for either choice.",
+        severity=5.0,
+        tags=("security", "integrity"),
+    ),
+    "overwrite": CodeHelp(
+        short="wheel would replace another distribution's file",
+        full="Installing the wheel would overwrite a file that another installed distribution records.",
+        todo="Do not install both; if one is meant to lie on top of the other, make it require the other.",
+        severity=6.0,
+        tags=("security", "integrity"),
     ),
 }
 
@@ -61,7 +78,6 @@ def document(cases: Cases) -> dict[str, Any]:
                 "name": "wheeldoctor",
                 "version": __version__,
                 "semanticVersion": __version__,
-                "informationUri": INFORMATION_URI,
                 "rules": [_rule(rule_id) for rule_id in rule_ids],
             }
         },
@@ -84,21 +100,26 @@ def render(cases: Cases) -> str:
 def _rule(rule_id: str) -> dict[str, Any]:
     try:
         meaning = code_help(Code(rule_id))
-        short, full, name = meaning.short, meaning.full, Code(rule_id).name.title().replace("_", "")
+        name = Code(rule_id).name.title().replace("_", "")
     except ValueError:
-        short, full = _OTHER_RULES.get(rule_id, (rule_id.replace("-", " "), rule_id.replace("-", " ")))
+        fallback = rule_id.replace("-", " ")
+        meaning = _OTHER_RULES.get(rule_id, CodeHelp(short=fallback, full=fallback))
         name = rule_id.title().replace("-", "")
-    return {
+    todo = f" What to do: {meaning.todo}" if meaning.todo else ""
+    rule: dict[str, Any] = {
         "id": rule_id,
         "name": name,
-        "shortDescription": {"text": short},
-        "fullDescription": {"text": full},
-        "helpUri": CODES_URI,
+        "shortDescription": {"text": meaning.short},
+        "fullDescription": {"text": meaning.full},
         "help": {
-            "text": f"{rule_id}: {full} See {CODES_URI}",
-            "markdown": f"**{rule_id}**: {full} See [the table of codes]({CODES_URI}).",
+            "text": f"{rule_id}: {meaning.full}{todo}",
+            "markdown": f"**{rule_id}**: {meaning.full}" + (f"\n\n**What to do**: {meaning.todo}" if todo else ""),
         },
+        "properties": {"tags": list(meaning.tags)},
     }
+    if meaning.severity:
+        rule["properties"]["security-severity"] = f"{meaning.severity:.1f}"
+    return rule
 
 
 def _result(case: Case, item: Item, bases: dict[str, str], rule_index: int) -> dict[str, Any]:

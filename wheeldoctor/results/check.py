@@ -10,6 +10,7 @@ if TYPE_CHECKING:  # a renderer asks isinstance of these classes: that must not 
     from wheeldoctor.judge.clash import Clash, ClashPair
     from wheeldoctor.judge.files import DistributionReport
     from wheeldoctor.judge.hooks import HookAudit, StartupHook
+    from wheeldoctor.judge.native_audit import NativeAudit, NativeFinding
     from wheeldoctor.judge.policy import PolicyOutcome
     from wheeldoctor.judge.stale import StaleVerdict
     from wheeldoctor.model.environment import Environment
@@ -45,6 +46,8 @@ class CheckResult:
     """With ``--lock``: how the locked wheels' RECORDs were had (bytes, requests, sources); None without."""
     stale: tuple[StaleVerdict, ...] = ()
     """For each checked distribution with stale dist-infos beside it: whose files are on disk."""
+    native: NativeAudit | None = None
+    """The environment's shared objects as the loader sees them; None when not audited (as ``hooks``)."""
 
     @property
     def healthy(self) -> bool:
@@ -52,27 +55,32 @@ class CheckResult:
 
         Besides failing statuses, a pair of unrelated distributions that write the same
         paths fails: uninstalling either one would delete the other's files. So does a
-        start-up hook that runs code and is neither known nor accepted (WD070, WD071), and an
-        unowned importable module (WD072) not accepted.
+        start-up hook that runs code and is neither known nor accepted (WD070, WD071), an
+        unowned importable module (WD072) not accepted, and a native library finding that
+        fails (WD090, WD092, WD093; WD094 with ``strict``) not accepted.
         """
         return not self.failing_parts
 
     @property
     def failing_parts(self) -> tuple[str, ...]:
-        """What fails the run, by category, in report order: ``files``, ``clashes``, ``start-up hooks``,
-        ``unowned modules`` (empty when healthy); a verdict names these, never a category that passed."""
-        from wheeldoctor.judge.files import FAILING_STATUSES, Status
+        """What fails the run, by category, in report order: ``files``, ``lock membership`` (only not the
+        lock's: files intact), ``clashes``, ``start-up hooks``, ``unowned modules``, ``native libraries``
+        (empty when healthy); a verdict names these, never a category that passed."""
+        from wheeldoctor.judge.files import FAILING_STATUSES, Status, off_the_lock
 
         failing = set(FAILING_STATUSES)
         if self.strict:
             failing.add(Status.UNVERIFIABLE)
         if self.strict_overlays:
             failing.add(Status.OVERLAID)
+        failed = [d for d in self.distributions if d.status in failing]
         parts = (
-            ("files", any(d.status in failing for d in self.distributions)),
+            ("files", any(not off_the_lock(d) for d in failed)),
+            ("lock membership", any(off_the_lock(d) for d in failed)),
             ("clashes", bool(self.unrelated)),
             ("start-up hooks", bool(self.failing_hooks)),
             ("unowned modules", bool(self.failing_unowned)),
+            ("native libraries", bool(self.failing_native)),
         )
         return tuple(name for name, fails in parts if fails)
 
@@ -84,8 +92,14 @@ class CheckResult:
     def baseline_reports(self) -> tuple[DistributionReport, ...]:
         """Every report whose findings a baseline written now pins: distributions', then the start-up audit's."""
         from wheeldoctor.judge.hook_policy import startup_reports
+        from wheeldoctor.judge.native_policy import native_reports
 
-        return (*self.distributions, *startup_reports(self.hooks, self.unowned))
+        return (*self.distributions, *startup_reports(self.hooks, self.unowned), *native_reports(self.native))
+
+    @property
+    def failing_native(self) -> tuple[NativeFinding, ...]:
+        """The native findings that fail the run (see :attr:`NativeAudit.failing`)."""
+        return self.native.failing if self.native is not None else ()
 
     @property
     def failing_hooks(self) -> tuple[StartupHook, ...]:

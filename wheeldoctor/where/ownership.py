@@ -8,10 +8,10 @@ installed was still put there by an installer. A legacy ``.egg-info`` install's
 
 from __future__ import annotations
 
-import io
 import os
 from collections.abc import Iterable
 
+from wheeldoctor.formats.record import MAX_MALFORMED_READ, first_columns
 from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.managed import Tool
 from wheeldoctor.model.ownership import Owner
@@ -113,7 +113,7 @@ def record_paths(dist_info: str, read: Read | None = None) -> list[str]:
 
     Parsing the whole RECORD (digests, sizes, every row checked) costs about five times as
     much, and the verification already does it, in its workers, for the rows it hashes.
-    A row that starts with a quote goes through the csv module, as RECORD's writer quoted it.
+    A RECORD with a quote, or of very many lines, is read as the parse reads it, and bounded as it is.
     """
     data = read_regular(os.path.join(dist_info, "RECORD"), METADATA_LIMIT)
     if isinstance(data, ReadError):
@@ -121,10 +121,10 @@ def record_paths(dist_info: str, read: Read | None = None) -> list[str]:
             read.failed(data)
         return []
     text = data.decode("utf-8", "surrogateescape")
-    if '"' in text:  # bounded: an unterminated quote is one bad row, never the rest of the file
-        from wheeldoctor.formats.record import csv_rows
-
-        return [row[0] for _, row, _ in csv_rows(io.StringIO(text, newline="")) if row and row[0]]
+    if '"' in text or text.count("\n") > MAX_MALFORMED_READ:
+        # Read as the parse reads, and stopped where it stops: an open quote then millions of lines
+        # is that many malformed rows, not that many paths to list.
+        return first_columns(text)
     return [line.partition(",")[0] for line in text.splitlines() if line]
 
 
