@@ -120,3 +120,16 @@ def test_a_damaged_wheel_file_is_a_finding(wheel_factory: WheelFactory, how: str
     no_traceback(done)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "WD023" in done.stdout
+
+
+def test_a_size_column_past_ints_4300_digits_is_no_size(planted: Planted) -> None:
+    """The scheduler weighs RECORDs by their biggest size column: a 5,000-digit one is no size."""
+    rows = planted.rows("alpha")
+    path = next(r for r in rows if r[0].endswith("__init__.py"))
+    path[2] = "9" * 5000
+    planted.write_rows("alpha", rows)
+    for command in (("check", "--path", planted.site, "alpha"), ("check", "--all", "--path", planted.site)):
+        done = run_cli(*command)
+        no_traceback(done)
+        assert done.returncode == 1, done.stderr
+        assert "alpha 1.0: WD" in done.stdout, done.stdout[-500:]
