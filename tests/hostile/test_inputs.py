@@ -150,3 +150,14 @@ def test_a_recorded_name_holding_a_unicode_line_break_is_owned(planted: Planted,
     assert found["unowned"]["count"] == 0, found["unowned"]
     hooks = [h for h in found["startup_hooks"] if h["path"].endswith("x.pth")]
     assert [(h["owner"]["name"], h["finding"]["code"]) for h in hooks] == [("alpha", "WD070")], hooks
+
+
+@pytest.mark.parametrize("name", ["note: foo", "managed by foo", "environment: foo"])
+def test_a_name_shaped_like_advice_keeps_its_finding_under_quiet(planted: Planted, name: str) -> None:
+    """``-q`` leaves out advice lines by their first words; a finding's line is kept whatever its subject is called."""
+    planted.set_metadata("alpha", new_name=name)
+    (planted.site / "alpha" / "core.py").write_bytes(b"ANSWER = 43\n")
+    done = run_cli("check", "--all", "-q", "--path", planted.site)
+    no_traceback(done)
+    assert done.returncode == 1
+    assert f"{name} 1.0: WD001" in done.stdout, done.stdout
