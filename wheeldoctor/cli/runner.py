@@ -346,13 +346,6 @@ def exit_code(healthy: bool, exit_zero: bool = False) -> int:
     return EXIT_HEALTHY if healthy or exit_zero else EXIT_PROBLEMS
 
 
-def report_modules(chosen: str, text: str = "text") -> tuple[str, ...]:
-    """What :func:`deliver` imports to render a ``chosen`` report (``text``: the command's plain
-    renderer), for a command to import while it waits on another process."""
-    report = {"text": text, "json": "json"}.get(chosen, "cases")
-    return ("wheeldoctor.report.output", "wheeldoctor.report.render", f"wheeldoctor.report.{report}")
-
-
 def deliver(
     result: Result,
     chosen: str,
