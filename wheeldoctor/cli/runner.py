@@ -14,7 +14,7 @@ import sys
 
 from wheeldoctor.model.errors import InputError
 
-TYPE_CHECKING = False  # typing costs milliseconds to import: ``--version`` runs through here
+TYPE_CHECKING = False  # typing stays off the start-up path: ``--version`` runs through here
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from types import TracebackType
@@ -173,10 +173,10 @@ def exit_now(code: object) -> NoReturn:
     """End the process with ``code`` (a ``SystemExit`` code) without tearing the interpreter down.
 
     A check leaves tens of thousands of objects behind (the environment it read, the ownership
-    map): freeing them one by one, and the final collection, took 21-27 ms on a 16-core host, a
-    tenth of a warm check. Everything a normal exit does for others is still done: output is
-    flushed and atexit functions run. Where that cannot be done the same way (another thread
-    still runs, a flush fails, the code is a message), the normal exit is taken.
+    map), and freeing them one by one is work nobody waits for (docs/performance.md).
+    Everything a normal exit does for others is still done: output is flushed and atexit
+    functions run. Where that cannot be done the same way (another thread still runs, a flush
+    fails, the code is a message), the normal exit is taken.
     """
     threading = sys.modules.get("threading")  # never imported: no other thread was started
     if (code is None or isinstance(code, int)) and (threading is None or threading.active_count() == 1):
@@ -193,8 +193,8 @@ def exit_now(code: object) -> NoReturn:
 
 class no_cyclic_gc:
     """Loading and verification allocate a few objects per recorded file, none in a cycle: the
-    cyclic collector's passes over them cost about a tenth of a check and would free nothing.
-    A command's imports allocate enough to run it many times more, freeing as little."""
+    cyclic collector's passes over them would free nothing (docs/performance.md says what they
+    cost). A command's imports allocate enough to run it many times more, freeing as little."""
 
     def __enter__(self) -> None:
         self._collecting = gc.isenabled()
