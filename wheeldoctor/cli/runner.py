@@ -407,8 +407,13 @@ def refuse_report_with_baseline(write_baseline: str | None, chosen: str, output:
 def pin_baseline(file: str, reports: Sequence[DistributionReport]) -> int:
     """Write ``file`` pinning the findings of ``reports``; the run then exits 0."""
     from wheeldoctor.commands import policy as policies
+    from wheeldoctor.report.output import OutputError, write_atomic
 
-    pinned = policies.write_baseline(file, reports)
+    text, pinned = policies.baseline_text(reports)
+    try:
+        write_atomic(file, text)  # a device or a pipe (/dev/stdout) is written to, never replaced
+    except OutputError as e:
+        fail(str(e))
     from wheeldoctor.report import inert
 
     sys.stderr.write(f"wrote {inert.text(file)}: {pinned} finding(s) pinned\n")
