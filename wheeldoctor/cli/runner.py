@@ -84,6 +84,7 @@ def fail(message: str, tip: str | None = None) -> NoReturn:
 def guard(run: Callable[[], int]) -> NoReturn:
     """Run a command body: expected errors become one line and exit 2, never a traceback."""
     forgiving_streams()
+    _Notes.silenced = False  # a caller running commands in one process: each run says its own notes
     try:
         code = run()
     except InputError as e:  # where.target's TargetError too
