@@ -288,7 +288,14 @@ def locked_wheel_files(fetched: Sequence[FetchedRecord], packages: Sequence[Lock
         requires = requires_of(item.metadata) if item.metadata is not None else ()
         files.append(
             wheel_from_record(
-                where, name, version, item.record, item.dist_info, requires_dist=requires, findings=item.findings
+                where,
+                name,
+                version,
+                item.record,
+                item.dist_info,
+                requires_dist=requires,
+                findings=item.findings,
+                hooks=item.hooks,
             )
         )
     return files
