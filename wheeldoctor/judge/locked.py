@@ -109,6 +109,8 @@ class LockVerdict:
 
     findings: Mapping[str, tuple[Finding, ...]]
     missing: tuple[tuple[str, Finding], ...] = ()
+    added: tuple[WheelFile, ...] = ()
+    """The locked wheels the lock would install (not installed, or at another version): their hooks are judged."""
 
 
 def missing_finding(package: LockedPackage, lock_path: str) -> Finding:

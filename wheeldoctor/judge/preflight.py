@@ -10,7 +10,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from wheeldoctor.formats.hook_template import KnownHook
 from wheeldoctor.formats.wheelfile import Member, WheelFile
 from wheeldoctor.judge.claims import Claim, resolve
 from wheeldoctor.judge.clash import Clash, Relation
@@ -24,6 +23,7 @@ if TYPE_CHECKING:
     from packaging.utils import NormalizedName
 
     from wheeldoctor.formats.lock_fetched import FetchSummary
+    from wheeldoctor.judge.policy import Policy
 
 
 #: The hooks of wheels that would install none.
@@ -172,6 +172,20 @@ def wheel_pairs(wheels: Sequence[WheelFile], clashes: Sequence[Clash], env: Envi
     return pairs
 
 
+def wheels_hooks(wheels: Sequence[WheelFile], policy: Policy | None) -> HookAudit:
+    """The start-up hooks ``wheels`` would install, judged, with the findings ``policy`` accepts marked."""
+    from wheeldoctor.judge.wheel_hooks import wheel_hooks
+
+    known = policy.config.known_hooks if policy is not None else ()
+    found = HookAudit(tuple(h for w in wheels for h in wheel_hooks(w, known)))
+    if policy is None or not found.findings:
+        return found
+    from wheeldoctor.judge.hook_policy import accept_startup
+    from wheeldoctor.model.ownership import UnownedScan
+
+    return accept_startup(found, UnownedScan(files=(), importable=(), scanned=0, site_dirs=()), policy)[0]
+
+
 def _canonical(name: str) -> NormalizedName:
     from packaging.utils import canonicalize_name
 
@@ -188,17 +202,15 @@ def preflight(
     wheels: Sequence[WheelFile],
     env: Environment | None,
     exists: Callable[[str], bool] = lambda _: False,
-    known: Sequence[KnownHook] = (),
+    policy: Policy | None = None,
 ) -> PreflightResult:
     """Check wheels against each other and, if given, against an environment; judge the hooks they would install.
 
-    ``known``: the config's own known hooks, tried before the shipped registry.
+    ``policy``: the config's known hooks (tried before the shipped registry) and accept rules, for the hooks.
     """
-    from wheeldoctor.judge.wheel_hooks import wheel_hooks
-
     clashes = wheel_clashes(wheels)
     return PreflightResult(
-        hooks=HookAudit(tuple(h for w in wheels for h in wheel_hooks(w, known))),
+        hooks=wheels_hooks(wheels, policy),
         wheels=tuple(wheels),
         clashes=tuple(clashes),
         overwrites=tuple(overwrites(wheels, env, exists)) if env is not None else (),
