@@ -101,10 +101,16 @@ FLAGGED = [
 ]
 
 
-def _pylock(index: RangeIndex, tmp_path: Path, *requirements: str) -> Path:
+#: uv's target for a lock of the wheels above: CPython 3.12 on x86_64 Linux (``TARGET`` selects it).
+LOCKED_FOR = ["--python-version", "3.12", "--python-platform", "x86_64-manylinux_2_28"]
+
+
+def _pylock(index: RangeIndex | None, tmp_path: Path, *requirements: str, target: list[str] = LOCKED_FOR) -> Path:
+    """A pylock.toml by ``uv pip compile --no-deps`` from ``index`` (None: PyPI) for ``target``."""
     wanted = tmp_path / "requirements.in"
     wanted.write_text("".join(r + "\n" for r in requirements))
     lock = tmp_path / "pylock.toml"
+    where = ["--index-url", index.simple] if index is not None else []
     run_checked(
         [
             find_uv(),
@@ -112,14 +118,10 @@ def _pylock(index: RangeIndex, tmp_path: Path, *requirements: str) -> Path:
             "compile",
             "-q",
             "--no-deps",
-            "--python-version",
-            "3.12",
-            "--python-platform",
-            "x86_64-manylinux_2_28",
+            *target,
             "--format",
             "pylock.toml",
-            "--index-url",
-            index.simple,
+            *where,
             wanted,
             "-o",
             lock,
@@ -258,27 +260,7 @@ def test_hooks_past_the_count_are_not_read_and_fail_as_running_code(tmp_path: Pa
 
 
 def test_check_lock_judges_the_hooks_the_lock_would_add(attacks: RangeIndex, tmp_path: Path) -> None:
-    lock = tmp_path / "pylock.toml"
-    (tmp_path / "in.txt").write_text("tracer\nlitellm\n")
-    run_checked(
-        [
-            find_uv(),
-            "pip",
-            "compile",
-            "-q",
-            "--no-deps",
-            "--python",
-            sys.executable,
-            "--format",
-            "pylock.toml",
-            "--index-url",
-            attacks.simple,
-            tmp_path / "in.txt",
-            "-o",
-            lock,
-        ],
-        env=UV_ENV,
-    )
+    lock = _pylock(attacks, tmp_path, "tracer", "litellm", target=["--python", sys.executable])
     venv = make_venv(tmp_path / "venv")
     run_checked(
         [find_uv(), "pip", "install", "-q", "--python", venv.python, "--index-url", attacks.simple, "tracer"],
@@ -301,31 +283,33 @@ NETWORK_KNOWN = [
 
 @pytest.mark.network
 def test_real_known_hooks_pass_from_pypi_by_range(tmp_path: Path) -> None:
-    wanted = tmp_path / "requirements.in"
-    wanted.write_text("".join(spec + "\n" for spec, _ in NETWORK_KNOWN))
-    lock = tmp_path / "pylock.toml"
-    run_checked(
-        [
-            find_uv(),
-            "pip",
-            "compile",
-            "-q",
-            "--no-deps",
-            "--python-version",
-            "3.12",
-            "--python-platform",
-            "x86_64-manylinux_2_28",
-            "--format",
-            "pylock.toml",
-            wanted,
-            "-o",
-            lock,
-        ],
-        env=UV_ENV,
-    )
+    lock = _pylock(None, tmp_path, *(spec for spec, _ in NETWORK_KNOWN))
     done = run_cli("wheels", "--lock", lock, *TARGET, "--no-cache", "--format", "json")
     document = json.loads(done.stdout)
     assert done.returncode == 0, [h["finding"] for h in document["startup_hooks"]]
     known = {h["path"].rpartition("/")[2]: h["known"] for h in document["startup_hooks"]}
     assert all(known.get(hook) for _, hook in NETWORK_KNOWN), known
     assert document["fetched"]["by_source"] == {"range": len(NETWORK_KNOWN)}
+
+
+def test_fix_lock_installs_nothing_when_the_lock_would_bring_a_failing_hook(tmp_path: Path) -> None:
+    directory = tmp_path / "index"
+    build_wheel(directory, "litellm", "1.0", {"litellm/__init__.py": b""})
+    build_wheel(directory, "litellm", "1.82.8", ATTACKS[0][2])
+    with range_index(directory) as index:
+        lock = _pylock(index, tmp_path, "litellm==1.82.8", target=["--python", sys.executable])
+        venv = make_venv(tmp_path / "venv")
+        run_checked(
+            [find_uv(), "pip", "install", "-q", "--python", venv.python, "--index-url", index.simple, "litellm==1.0"],
+            env=UV_ENV,
+        )
+        installers = {**UV_ENV, "UV_INDEX_URL": index.simple, "PIP_INDEX_URL": index.simple}
+        planned = run_cli("fix", "--all", "--python", venv.python, "--lock", lock, "--dry-run", env=installers)
+        assert "litellm==1.82.8" in planned.stdout  # the plan would reinstall the locked version
+        fixed = run_cli("fix", "--all", "--python", venv.python, "--lock", lock, "--yes", env=installers)
+    assert fixed.returncode == 2, fixed.stdout + fixed.stderr
+    assert "start-up hook(s) that fail (litellm-1.82.8-py3-none-any.whl/litellm_init.pth): nothing was run" in (
+        fixed.stderr
+    )
+    assert not (venv.site_packages / "litellm_init.pth").exists()
+    assert (venv.dist_info("litellm") / "METADATA").read_text().count("Version: 1.0\n") == 1

@@ -73,6 +73,7 @@ def _judge(
         owner_intact=None,
         known=None,
         error=member.error,
+        wheel=where,
     )
     if data is not None:
         hook = _read(hook, data, wheel.name, shipped, known, registry)
