@@ -26,7 +26,7 @@ from test_schema import validate
 from wheeldoctor.fetch.remote import Fetcher
 from wheeldoctor.formats.lock_model import locked_wheel
 from wheeldoctor.formats.wheel_hooks import HOOK_COUNT, hook_kind, site_relative
-from wheeldoctor.formats.wheelfile import read_wheel
+from wheeldoctor.formats.wheelfile import hook_of, read_wheel
 from wheeldoctor.judge.preflight import preflight
 
 UV_ENV = {"UV_LINK_MODE": "copy", "UV_NO_PROGRESS": "1", "UV_PYTHON_DOWNLOADS": "never"}
@@ -163,6 +163,27 @@ def attacks(tmp_path: Path) -> Iterator[RangeIndex]:
 def test_which_install_targets_are_start_up_hooks(target: str, kind: str | None) -> None:
     relative = site_relative(target)
     assert (hook_kind(relative) if relative is not None else None) == kind
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    ("member", "placed"),
+    [
+        ("evil.pth", ("evil.pth", "pth")),
+        ("./evil.pth", ("evil.pth", "pth")),
+        ("pkg/../evil.pth", ("evil.pth", "pth")),
+        ("x-1.0.data/purelib/evil.pth", ("evil.pth", "pth")),
+        ("x-1.0.data/platlib/sitecustomize.py", ("sitecustomize.py", "sitecustomize")),
+        ("x-1.0.data/data/lib/python3.12/site-packages/evil.start", ("evil.start", "start")),
+        ("x-1.0.data/scripts/evil.pth", None),
+        ("x-1.0.dist-info/evil.pth", None),
+        ("evil.pth/", None),
+        ("../evil.pth", None),
+        ("/evil.pth", None),
+    ],
+)
+def test_which_wheel_members_are_start_up_hooks(member: str, placed: tuple[str, str] | None) -> None:
+    assert hook_of(member, "x-1.0.dist-info") == placed
 
 
 def test_each_attack_wheel_file_is_flagged_before_install(tmp_path: Path) -> None:

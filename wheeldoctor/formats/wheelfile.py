@@ -163,8 +163,11 @@ def _read_hooks(archive: zipfile.ZipFile, infos: Iterable[zipfile.ZipInfo], dist
 
 
 def hook_of(member: str, dist_info: str) -> tuple[str, str] | None:
-    """(where it lands below the site directory, its kind) for a member that installs as a start-up hook; else None."""
-    target = install_target(member, dist_info)
+    """(where it lands below the site directory, its kind) for a member that installs as a start-up hook; else None.
+
+    A directory entry (its name ends with ``/``) installs no file.
+    """
+    target = install_target(member, dist_info) if not member.endswith("/") else None
     relative = site_relative(target) if target is not None else None
     kind = hook_kind(relative) if relative is not None else None
     return (relative, kind) if relative is not None and kind is not None else None
