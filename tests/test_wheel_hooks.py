@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import sys
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,10 +24,11 @@ from range_server import RangeIndex, range_index
 from test_known_hooks import SURVEY
 from test_schema import validate
 
-from wheeldoctor.fetch.remote import Fetcher
+from wheeldoctor.fetch.remote import Fetcher, read_local
 from wheeldoctor.formats.lock_model import locked_wheel
 from wheeldoctor.formats.wheel_hooks import HOOK_COUNT, hook_kind, site_relative
 from wheeldoctor.formats.wheelfile import hook_of, read_wheel
+from wheeldoctor.judge.locked import locked_wheel_files
 from wheeldoctor.judge.preflight import preflight
 
 UV_ENV = {"UV_LINK_MODE": "copy", "UV_NO_PROGRESS": "1", "UV_PYTHON_DOWNLOADS": "never"}
@@ -334,3 +336,26 @@ def test_fix_lock_installs_nothing_when_the_lock_would_bring_a_failing_hook(tmp_
     )
     assert not (venv.site_packages / "litellm_init.pth").exists()
     assert (venv.dist_info("litellm") / "METADATA").read_text().count("Version: 1.0\n") == 1
+
+
+def test_a_hook_compressed_another_way_is_not_read_and_fails_as_running_code(tmp_path: Path) -> None:
+    built = build_wheel(tmp_path / "built", "packed", "1.0", {"packed/__init__.py": b"", "packed.pth": b"some_dir\n"})
+    wheel = tmp_path / built.name
+    with zipfile.ZipFile(built) as source, zipfile.ZipFile(wheel, "w") as target:
+        for info in source.infolist():
+            member = source.read(info)
+            info.compress_type = zipfile.ZIP_BZIP2 if info.filename == "packed.pth" else zipfile.ZIP_DEFLATED
+            target.writestr(info, member)
+    data = wheel.read_bytes()
+    locked = locked_wheel(
+        "packed", filename=wheel.name, url=None, path=None, sha256=hashlib.sha256(data).hexdigest(), size=len(data),
+        base="/",
+    )  # fmt: skip
+    fetched = read_local(locked, str(wheel))
+    assert [(h.relative, h.data) for h in fetched.hooks] == [("packed.pth", None)]
+    assert "compression method 12" in (fetched.hooks[0].error or "")
+    result = preflight(locked_wheel_files([fetched], []), None)
+    (hook,) = result.hooks.failing
+    assert hook.finding is not None and "could not be read (packed.pth uses compression method 12" in (
+        hook.finding.message
+    )
