@@ -359,3 +359,17 @@ def test_a_hook_compressed_another_way_is_not_read_and_fails_as_running_code(tmp
     assert hook.finding is not None and "could not be read (packed.pth uses compression method 12" in (
         hook.finding.message
     )
+
+
+@pytest.mark.parametrize("fmt", ["text", "github"])
+def test_a_hook_named_with_control_characters_reaches_no_terminal_raw(tmp_path: Path, fmt: str) -> None:
+    name = "\x1b[2Jevil\n.pth"
+    built = build_wheel(tmp_path / "built", "evil", "1.0", {"evil/__init__.py": b"", "placeholder.pth": b"import os\n"})
+    wheel = tmp_path / built.name
+    with zipfile.ZipFile(built) as source, zipfile.ZipFile(wheel, "w") as target:
+        for info in source.infolist():
+            data = source.read(info).replace(b"placeholder.pth", f'"{name}"'.encode())
+            target.writestr(name if info.filename == "placeholder.pth" else info.filename, data)
+    done = run_cli("wheels", "--no-environment", wheel, "--format", fmt)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "\x1b" not in done.stdout and "\\x1b[2Jevil\\n.pth" in done.stdout
