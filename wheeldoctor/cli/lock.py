@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from wheeldoctor.fetch.remote import Fetcher
+    from wheeldoctor.judge.policy import Policy
     from wheeldoctor.model.environment import Environment
     from wheeldoctor.results.lock import LockedEnvironment
     from wheeldoctor.where.target import Target
@@ -88,10 +89,21 @@ def wheels_lock(
     target = lock_target(
         env, python_version=python_version, platforms=platform or (), extras=options.extras, groups=options.groups
     )
-    done = run_wheels_lock(options.file, target, fetcher_for(options), env, count_progress("RECORDs", chosen != "text"))
+    progress = count_progress("RECORDs", chosen != "text")
+    done = run_wheels_lock(options.file, target, fetcher_for(options), env, progress, hooks_policy(env))
     deliver(done.result, chosen, output, header=located is None or located.reason is None, verbose=verbose)
     sys.stderr.writelines(line + "\n" for line in fetch_lines(done.summary, done.fetched, done.unjudged))
     return EXIT_HEALTHY if done.result.healthy else EXIT_PROBLEMS
+
+
+def hooks_policy(env: Environment | None) -> Policy | None:
+    """The nearest config's known hooks and accept rules, for the start-up hooks wheels would install."""
+    from wheeldoctor.commands.policy import find_policy
+
+    try:
+        return find_policy(env)
+    except ValueError as e:  # ConfigError: one line naming the file
+        fail(str(e))
 
 
 def against(env: Environment, options: LockOptions, chosen: str) -> LockedEnvironment:

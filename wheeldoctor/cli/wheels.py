@@ -99,6 +99,8 @@ def wheels(options: WheelsOptions) -> int:
         fail(str(e))
     target = None if options.no_environment else optional_target(options.python, options.path)
     env = load_target(target) if target is not None else None
-    result = preflight(read, env, os.path.lexists)
+    from wheeldoctor.cli.lock import hooks_policy
+
+    result = preflight(read, env, os.path.lexists, policy=hooks_policy(env))
     deliver(result, chosen, options.output, header=target is None or target.reason is None, verbose=options.verbose)
     return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from wheeldoctor.fetch.remote import Fetcher, Progress
     from wheeldoctor.formats.lock import Lock, LockTarget
     from wheeldoctor.formats.lock_fetched import FetchedRecord, FetchSummary
+    from wheeldoctor.judge.policy import Policy
     from wheeldoctor.judge.preflight import PreflightResult
     from wheeldoctor.model.environment import Environment
 
@@ -69,8 +70,10 @@ def run_wheels_lock(
     fetcher: Fetcher,
     env: Environment | None = None,
     progress: Progress | None = None,
+    policy: Policy | None = None,
 ) -> LockPreflight:
-    """Read and select the lock, fetch its wheels' RECORDs, and preflight them together (and against ``env``)."""
+    """Read and select the lock, fetch its wheels' RECORDs (and hooks), and preflight them together (and against
+    ``env``); ``policy``'s known hooks and accept rules judge the hooks."""
     from wheeldoctor.formats.lock import read_lock
     from wheeldoctor.formats.lock_fetched import summarize
     from wheeldoctor.judge.locked import locked_wheel_files
@@ -79,6 +82,6 @@ def run_wheels_lock(
     lock = read_lock(lock_path, target)
     fetched = fetch_selected(lock, fetcher, progress)
     summary = summarize(fetched)
-    result = replace(preflight(locked_wheel_files(fetched, lock.packages), env), fetched=summary)
+    result = replace(preflight(locked_wheel_files(fetched, lock.packages), env, policy=policy), fetched=summary)
     unjudged = tuple(f"{p.name} ({p.source})" for p in lock.packages if p.selected is None and p.source != "virtual")
     return LockPreflight(lock=lock, result=result, fetched=tuple(fetched), summary=summary, unjudged=unjudged)

@@ -16,13 +16,22 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from wheeldoctor.judge.locked import Installed, LockVerdict, lock_claims, membership, missing_finding
+from wheeldoctor.judge.locked import (
+    Installed,
+    LockVerdict,
+    lock_claims,
+    locked_wheel_files,
+    membership,
+    missing_finding,
+)
 from wheeldoctor.repair.steps import locked_pin
 from wheeldoctor.results.lock import LockedEnvironment
 from wheeldoctor.where.filesystem import ReadError, read_regular
 
 if TYPE_CHECKING:
     from wheeldoctor.fetch.remote import Fetcher, Progress
+    from wheeldoctor.formats.lock import Lock
+    from wheeldoctor.formats.lock_fetched import FetchedRecord
     from wheeldoctor.model.environment import Environment, InstalledDistribution
 
 _DIRECT_URL_LIMIT = 64 << 10
@@ -77,10 +86,32 @@ def against_lock(
         locked=dict(pin for pin in pins if pin is not None),
     )
     missing = tuple((str(p.name), missing_finding(p, lock.path)) for p in judged.missing)
-    verdict = LockVerdict({k: tuple(v) for k, v in findings.items() if v}, missing)
+    added = tuple(locked_wheel_files(_would_install(lock, fetched, env), lock.packages))
+    verdict = LockVerdict({k: tuple(v) for k, v in findings.items() if v}, missing, added)
     return LockedEnvironment(
         environment=env, verdict=verdict, lock=lock, fetched=tuple(fetched), summary=summarize(fetched)
     )
+
+
+def _would_install(lock: Lock, fetched: Sequence[FetchedRecord], env: Environment) -> list[FetchedRecord]:
+    """The fetched wheels that syncing to the lock would install: not installed, or installed at another version."""
+    selected = {id(p.selected): p for p in lock.packages if p.selected is not None}
+    wanted = []
+    for item in fetched:
+        package = selected.get(id(item.wheel))
+        dist = env.find(package.name) if package is not None else None
+        if package is not None and (dist is None or not _same_version(package.version, dist.version)):
+            wanted.append(item)
+    return wanted
+
+
+def _same_version(locked: str | None, installed: str) -> bool:
+    from packaging.version import Version
+
+    try:
+        return locked is None or Version(locked) == Version(installed)
+    except ValueError:  # InvalidVersion, or digits past int()'s limit
+        return locked == installed
 
 
 def _installed(dist: InstalledDistribution) -> Installed:

@@ -9,7 +9,8 @@ For each :class:`~wheeldoctor.formats.lock.LockedWheel`, in this order:
 2. the RECORD cache, keyed by the wheel's locked sha256 (``records/`` under the cache
    directory, same trust rules as the verification cache);
 3. the lock's http(s) URL: the zip's tail (end record and, mostly, the central directory)
-   by a suffix ``Range``, then only the ``.dist-info/RECORD`` and ``METADATA`` members. A
+   by a suffix ``Range``, then only the ``.dist-info/RECORD`` and ``METADATA`` members and the
+   start-up hooks the wheel would install (:func:`read_hook_members`). A
    server that ignores ``Range`` sends the whole wheel: it is then used (and hashed), and
    the result says so. ``verify_wheels`` downloads every wheel whole and checks its hash
    against the lock.
@@ -42,9 +43,10 @@ from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 from typing import IO, TYPE_CHECKING
 
-from wheeldoctor.fetch.sources import FileSource, RangedSource, SourceError
+from wheeldoctor.fetch.sources import MIN_FETCH, FileSource, RangedSource, SourceError
 from wheeldoctor.formats import zip_members
 from wheeldoctor.formats.lock_fetched import FetchedRecord
+from wheeldoctor.formats.wheel_hooks import HOOK_BYTES, HOOK_COUNT, HOOK_SUFFIXES, HookBudget, HookMember
 from wheeldoctor.model.credentials import redact
 from wheeldoctor.model.errors import InputError
 from wheeldoctor.model.findings import Code, Finding, Kind
@@ -61,19 +63,19 @@ TAIL_BYTES = 256 << 10
 CENTRAL_LIMIT = 16 << 20
 #: The largest RECORD or METADATA member read, compressed or not.
 MEMBER_LIMIT = 16 << 20
-#: Most bytes read by range for one wheel's RECORD (the tail, the central directory and the members).
-RANGED_LIMIT = TAIL_BYTES + CENTRAL_LIMIT + 2 * MEMBER_LIMIT + (1 << 20)
+#: Most bytes read by range for one wheel (the tail, the central directory, RECORD, METADATA and the hooks).
+RANGED_LIMIT = TAIL_BYTES + CENTRAL_LIMIT + 2 * MEMBER_LIMIT + HOOK_BYTES + HOOK_COUNT * (MIN_FETCH + 4096) + (1 << 20)
 #: Largest wheel downloaded (or hashed) whole where the lock gives its size.
 DOWNLOAD_LIMIT = 8 << 30
 #: Largest wheel downloaded (or hashed) whole where the lock gives no size (a pip report, say).
 UNSIZED_LIMIT = 2 << 30
 #: Bytes of whole wheels one run takes from servers that ignore Range when --verify-wheels did not ask for them.
 UNASKED_LIMIT = 1 << 30
-#: RECORD and METADATA bytes kept for one run, over every wheel.
+#: RECORD, METADATA and start-up hook bytes kept for one run, over every wheel.
 KEPT_LIMIT = 256 << 20
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 2
 _CHUNK = 1 << 20
-_SUFFIXES = (b".dist-info/RECORD", b".dist-info/METADATA")
+_SUFFIXES = (b".dist-info/RECORD", b".dist-info/METADATA", *HOOK_SUFFIXES)
 
 Progress = Callable[[int, int, "LockedWheel"], None]
 """Called after each wheel: (done, total, wheel)."""
@@ -239,10 +241,17 @@ class Fetcher:
             record = base64.b64decode(entry["record"], validate=True)
             metadata = base64.b64decode(entry["metadata"], validate=True) if entry["metadata"] is not None else None
             dist_info = str(entry["dist_info"])
+            hooks = tuple(_cached_hook(h) for h in entry["hooks"])
         except (ValueError, KeyError, TypeError, AttributeError):
             return None  # corrupt or foreign: a miss
         return FetchedRecord(
-            wheel=wheel, record=record, metadata=metadata, dist_info=dist_info, source="cache", verified=verified
+            wheel=wheel,
+            record=record,
+            metadata=metadata,
+            dist_info=dist_info,
+            source="cache",
+            verified=verified,
+            hooks=hooks,
         )
 
     def _store(self, fetched: FetchedRecord) -> None:
@@ -258,6 +267,16 @@ class Fetcher:
             "dist_info": fetched.dist_info,
             "record": base64.b64encode(fetched.record).decode("ascii"),
             "metadata": base64.b64encode(fetched.metadata).decode("ascii") if fetched.metadata is not None else None,
+            "hooks": [
+                {
+                    "name": h.name,
+                    "relative": h.relative,
+                    "kind": h.kind,
+                    "data": None if h.data is None else base64.b64encode(h.data).decode("ascii"),
+                    "error": h.error,
+                }
+                for h in fetched.hooks
+            ],
         }
         cache.write(self.cache_dir, where, json.dumps(entry).encode())
 
@@ -385,7 +404,18 @@ def _joined(*notes: str | None) -> str | None:
 
 
 def _kept(fetched: FetchedRecord) -> int:
-    return len(fetched.record or b"") + len(fetched.metadata or b"")
+    return len(fetched.record or b"") + len(fetched.metadata or b"") + sum(len(h.data or b"") for h in fetched.hooks)
+
+
+def _cached_hook(entry: dict[str, object]) -> HookMember:
+    """A hook member as the cache keeps it; a field of another type raises (the entry is then a miss)."""
+    name, relative, kind, data, error = (entry[k] for k in ("name", "relative", "kind", "data", "error"))
+    if not (isinstance(name, str) and isinstance(relative, str) and isinstance(kind, str)):
+        raise TypeError("a cached hook's names are not strings")
+    if not (data is None or isinstance(data, str)) or not (error is None or isinstance(error, str)):
+        raise TypeError("a cached hook's data or error is not a string")
+    read = None if data is None else base64.b64decode(data, validate=True)
+    return HookMember(name=name, relative=relative, kind=kind, data=read, error=error)
 
 
 def _inside(path: str, folder: str) -> bool:
@@ -498,6 +528,7 @@ def _read_members(wheel: LockedWheel, file: FileSource | RangedSource, *, source
         wanted = (records[0], *metadata[-1:])
         _prefetch(file, wanted)
         members = [zip_members.read_member(file.read, e, file.size, limit=MEMBER_LIMIT) for e in wanted]
+        hooks = read_hook_members(file, entries, dist_info)
     except zip_members.ZipError as e:
         finding = Finding(
             code=Code.WHEEL_UNREADABLE,
@@ -513,12 +544,45 @@ def _read_members(wheel: LockedWheel, file: FileSource | RangedSource, *, source
         dist_info=dist_info,
         source=source,
         verified=verified,
+        hooks=hooks,
     )
+
+
+def read_hook_members(
+    file: FileSource | RangedSource, entries: Sequence[zip_members.Entry], dist_info: str
+) -> tuple[HookMember, ...]:
+    """The members of a wheel that would install as start-up hooks, each read alone (by range, for a remote one).
+
+    Bounded by :class:`~wheeldoctor.formats.wheel_hooks.HookBudget` (their count and bytes);
+    one that is over it, or cannot be read (damaged, encrypted, another compression), comes
+    back with its ``error`` and no bytes: the judge then treats it as running code.
+    """
+    from wheeldoctor.formats.wheelfile import hook_of
+
+    budget = HookBudget()
+    found: list[tuple[zip_members.Entry, str, str, str | None]] = []
+    for entry in entries:
+        placed = hook_of(entry.name, dist_info)
+        if placed is not None:
+            found.append((entry, *placed, budget.refuse(max(entry.file_size, entry.compress_size))))
+    _prefetch(file, [e for e, _, _, refused in found if refused is None])
+    hooks = []
+    for entry, relative, kind, refused in found:
+        if refused is not None:
+            hooks.append(HookMember(name=entry.name, relative=relative, kind=kind, data=None, error=refused))
+            continue
+        try:
+            data = zip_members.read_member(file.read, entry, file.size, limit=HOOK_BYTES)
+        except zip_members.ZipError as e:
+            hooks.append(HookMember(name=entry.name, relative=relative, kind=kind, data=None, error=str(e)))
+            continue
+        hooks.append(HookMember(name=entry.name, relative=relative, kind=kind, data=data))
+    return tuple(hooks)
 
 
 def _prefetch(file: FileSource | RangedSource, entries: Sequence[zip_members.Entry]) -> None:
     """By range, the members' local headers and data in one request when they lie close together."""
-    if not isinstance(file, RangedSource):
+    if not isinstance(file, RangedSource) or not entries:
         return
     spans = [zip_members.span(e) for e in entries]
     spans = [(start, min(end, file.size)) for start, end in spans]

@@ -109,6 +109,8 @@ class LockVerdict:
 
     findings: Mapping[str, tuple[Finding, ...]]
     missing: tuple[tuple[str, Finding], ...] = ()
+    added: tuple[WheelFile, ...] = ()
+    """The locked wheels the lock would install (not installed, or at another version): their hooks are judged."""
 
 
 def missing_finding(package: LockedPackage, lock_path: str) -> Finding:
@@ -288,7 +290,14 @@ def locked_wheel_files(fetched: Sequence[FetchedRecord], packages: Sequence[Lock
         requires = requires_of(item.metadata) if item.metadata is not None else ()
         files.append(
             wheel_from_record(
-                where, name, version, item.record, item.dist_info, requires_dist=requires, findings=item.findings
+                where,
+                name,
+                version,
+                item.record,
+                item.dist_info,
+                requires_dist=requires,
+                findings=item.findings,
+                hooks=item.hooks,
             )
         )
     return files
