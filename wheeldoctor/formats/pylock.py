@@ -47,7 +47,7 @@ def select_pylock(
             )
         )
     except PylockSelectError as e:
-        raise LockError(f"packages: {e}") from e
+        raise LockError(f"{_rule(lock, target)}: {e}") from e
     except (ValueError, KeyError) as e:  # a marker that cannot be evaluated (``extra`` in ``environments``, say)
         raise LockError(f"packages: a marker cannot be evaluated for this target ({e})") from e
     packages = []
@@ -72,6 +72,27 @@ def select_pylock(
             )
         )
     return tuple(packages), frozenset(p.name for p in lock.packages)
+
+
+def _rule(lock: Any, target: LockTarget) -> str:
+    """The key whose rule a refused selection broke: ``requires-python``, ``environments``, else ``packages``.
+
+    ``Pylock.select`` raises one error type for all of them; each rule is asked again here.
+    """
+    from packaging.version import InvalidVersion, Version
+
+    full = target.markers.get("python_full_version", "")
+    try:
+        if lock.requires_python is not None and not lock.requires_python.contains(
+            Version(full.removesuffix("+")), prereleases=True
+        ):
+            return "requires-python"
+    except InvalidVersion:
+        return "requires-python"
+    env = {**target.markers, "extra": ""}
+    if lock.environments is not None and not any(m.evaluate(env) for m in lock.environments):
+        return "environments"
+    return "packages"
 
 
 def _pylock_wheel(wheel: Any, base: str, key: str) -> LockedWheel:

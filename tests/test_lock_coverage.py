@@ -1,0 +1,83 @@
+"""Every locked wheel judged or said: the lock's limits, whole wheels hashed, failures per wheel, seeds.
+
+Real locks made by ``uv lock``, ``uv export --format pylock.toml`` and ``uv pip compile
+--format pylock.toml`` against a local index on 127.0.0.1 (:mod:`range_server`).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from helpers import build_wheel, find_uv, make_venv, run_checked, run_cli
+from range_server import RangeIndex, range_index
+
+UV_ENV = {"UV_LINK_MODE": "copy", "UV_NO_PROGRESS": "1", "UV_PYTHON_DOWNLOADS": "never"}
+HERE = f"{sys.version_info[0]}.{sys.version_info[1]}"
+TARGET_310 = ("--python-version", "3.10", "--platform", "manylinux_2_28_x86_64")
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> Iterator[RangeIndex]:
+    wheels = tmp_path / "index"
+    build_wheel(wheels, "alpha", "1.0", {"alpha/__init__.py": b"A = 1\n"}, requires=["beta>=2"])
+    build_wheel(wheels, "beta", "2.0", {"beta/__init__.py": b"B = 2\n"})
+    with range_index(wheels) as served:
+        yield served
+
+
+def _uv(*args: str | Path, cwd: Path | None = None) -> None:
+    run_checked([find_uv(), *args], env=UV_ENV, cwd=cwd)
+
+
+def _uv_project(index: RangeIndex, tmp_path: Path, uv_table: str = "", requires_python: str = ">=3.10") -> Path:
+    """A uv project depending on alpha (and so beta), locked against the index; its folder."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        f'[project]\nname = "project"\nversion = "0.1"\nrequires-python = "{requires_python}"\n'
+        f'dependencies = ["alpha"]\n[tool.uv]\npackage = false\n{uv_table}'
+    )
+    _uv("lock", "-q", "--default-index", index.simple, "--python", sys.executable, cwd=project)
+    return project
+
+
+def _exported(project: Path) -> Path:
+    """The project's uv.lock exported as pylock.toml, beside it."""
+    lock = project / "pylock.toml"
+    _uv("export", "-q", "--format", "pylock.toml", "-o", lock, cwd=project)
+    return lock
+
+
+def test_a_target_below_the_locks_requires_python_is_refused_naming_the_rule(index: RangeIndex, tmp_path: Path) -> None:
+    project = _uv_project(index, tmp_path, requires_python=f">={HERE}")
+    uv_lock, pylock = project / "uv.lock", _exported(project)
+    here = run_cli("wheels", "--lock", uv_lock, "--python", sys.executable)
+    assert here.returncode == 0, here.stdout + here.stderr
+    old = run_cli("wheels", "--lock", uv_lock, *TARGET_310)
+    assert old.returncode == 2, old.stdout + old.stderr
+    assert old.stderr.splitlines() == [
+        f"error: requires-python: the lock is for Python >={HERE}; the target is Python 3.10.0"
+    ]
+    exported = run_cli("wheels", "--lock", pylock, *TARGET_310)
+    assert exported.returncode == 2, exported.stdout + exported.stderr
+    [line] = exported.stderr.splitlines()
+    assert line.startswith("error: requires-python: ") and "3.10.0" in line
+
+
+def test_a_target_outside_the_locks_environments_is_refused_naming_the_rule(index: RangeIndex, tmp_path: Path) -> None:
+    """``[tool.uv] environments`` (uv.lock's ``supported-markers``; pylock's ``environments``)."""
+    project = _uv_project(index, tmp_path, "environments = [\"sys_platform == 'darwin'\"]\n")
+    assert "supported-markers = [" in (project / "uv.lock").read_text()
+    pylock = _exported(project)
+    venv = make_venv(tmp_path / "venv")
+    for lock in (project / "uv.lock", pylock):
+        done = run_cli("check", "--all", "--python", venv.python, "--lock", lock)
+        assert done.returncode == 2, done.stdout + done.stderr
+        [line] = done.stderr.splitlines()
+        rule = "supported-markers" if lock.name == "uv.lock" else "environments"
+        assert line.startswith(f"error: {rule}: "), line
+    darwin = ("--python-version", HERE, "--platform", "macosx_14_0_arm64")
+    assert run_cli("wheels", "--lock", project / "uv.lock", *darwin).returncode == 0
