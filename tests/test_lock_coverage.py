@@ -6,6 +6,7 @@ Real locks made by ``uv lock``, ``uv export --format pylock.toml`` and ``uv pip 
 
 from __future__ import annotations
 
+import hashlib
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -81,3 +82,45 @@ def test_a_target_outside_the_locks_environments_is_refused_naming_the_rule(inde
         assert line.startswith(f"error: {rule}: "), line
     darwin = ("--python-version", HERE, "--platform", "macosx_14_0_arm64")
     assert run_cli("wheels", "--lock", project / "uv.lock", *darwin).returncode == 0
+
+
+def _compiled(index: RangeIndex, tmp_path: Path, *requirements: str) -> Path:
+    """``uv pip compile --format pylock.toml`` of ``requirements`` against the index."""
+    wanted = tmp_path / "requirements.in"
+    wanted.write_text("".join(r + "\n" for r in requirements))
+    lock = tmp_path / "pylock.toml"
+    _uv(
+        "pip",
+        "compile",
+        "-q",
+        *("--python", sys.executable, "--format", "pylock.toml", "--index-url", index.simple),
+        wanted,
+        "-o",
+        lock,
+    )
+    return lock
+
+
+def _synced(index: RangeIndex, tmp_path: Path, lock: Path) -> Path:
+    """A venv synced from ``lock``; its python."""
+    venv = make_venv(tmp_path / "venv")
+    _uv("pip", "sync", "-q", "--python", venv.python, "--index-url", index.simple, lock)
+    return venv.python
+
+
+def test_a_small_wheel_that_came_whole_is_hashed_against_the_lock(index: RangeIndex, tmp_path: Path) -> None:
+    """A wheel under the first range's size comes whole: its sha256 is the lock's, or it is not trusted."""
+    lock = _compiled(index, tmp_path, "alpha")
+    python = _synced(index, tmp_path, lock)
+    index.clear()
+    good = run_cli("check", "--all", "--python", python, "--lock", lock, "--no-cache")
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert "2 range" in good.stderr and "trust:" not in good.stderr  # both hashed: nothing trusted on TLS alone
+    beta = "beta-2.0-py3-none-any.whl"
+    locked = hashlib.sha256((index.directory / beta).read_bytes()).hexdigest()
+    assert locked in lock.read_text()
+    lock.write_text(lock.read_text().replace(locked, "0" * 64))
+    bad = run_cli("check", "--all", "--python", python, "--lock", lock, "--no-cache")
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert "beta 2.0: WD085: beta-2.0-py3-none-any.whl the wheel's sha256 differs from the lock" in bad.stdout
+    assert all(s.status == 206 for s in index.wheel_requests())

@@ -11,8 +11,8 @@ For each :class:`~wheeldoctor.formats.lock.LockedWheel`, in this order:
 3. the lock's http(s) URL: the zip's tail (end record and, mostly, the central directory)
    by a suffix ``Range``, then only the ``.dist-info/RECORD`` and ``METADATA`` members. A
    server that ignores ``Range`` sends the whole wheel: it is then used (and hashed), and
-   the result says so. ``verify_wheels`` downloads every wheel whole and checks its hash
-   against the lock.
+   the result says so. A wheel small enough to come whole in the first answer is hashed too.
+   ``verify_wheels`` downloads every wheel whole and checks its hash against the lock.
 
 Every read is bounded: a whole download goes to an unnamed temporary file (never to
 memory), at most the lock's size (:data:`DOWNLOAD_LIMIT`), or :data:`UNSIZED_LIMIT` when
@@ -316,6 +316,11 @@ class Fetcher:
         if wheel.size is not None and size != wheel.size:
             finding = _size_finding(wheel, size, "the index serves")
             return _broken(wheel, "range", finding, fetched=first.received, requests=1)
+        whole = len(first.body) == size  # a small wheel: all of it came in the first answer
+        if whole:
+            mismatch = _hash_finding(wheel, hashlib.sha256(first.body).hexdigest())
+            if mismatch is not None:
+                return _broken(wheel, "range", mismatch, fetched=first.received, requests=1)
         requests = [1]
         moved = [first.moved]
 
@@ -326,7 +331,7 @@ class Fetcher:
             return response.body
 
         source = RangedSource(size, fetch, (size - len(first.body), first.body), budget=RANGED_LIMIT)
-        result = _read_members(wheel, source, source="range", verified=False)
+        result = _read_members(wheel, source, source="range", verified=whole and wheel.sha256 is not None)
         hop = _moved(url, next((m for m in moved if m is not None), None))
         return replace(result, fetched=first.received + source.fetched, requests=requests[0], note=hop)
 
