@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import build_wheel, find_uv, make_venv, run_checked, run_cli
+from helpers import build_wheel, find_uv, make_venv, record_hash, run_checked, run_cli
 from range_server import RangeIndex, range_index
 
 UV_ENV = {"UV_LINK_MODE": "copy", "UV_NO_PROGRESS": "1", "UV_PYTHON_DOWNLOADS": "never"}
@@ -124,3 +124,60 @@ def test_a_small_wheel_that_came_whole_is_hashed_against_the_lock(index: RangeIn
     assert bad.returncode == 1, bad.stdout + bad.stderr
     assert "beta 2.0: WD085: beta-2.0-py3-none-any.whl the wheel's sha256 differs from the lock" in bad.stdout
     assert all(s.status == 206 for s in index.wheel_requests())
+
+
+def _rewrite(site: Path, dist_info: str, path: str, data: bytes) -> None:
+    """Alter an installed file and rewrite its row in the installed RECORD to match."""
+    (site / path).write_bytes(data)
+    record = site / dist_info / "RECORD"
+    rows = [
+        f"{path},{record_hash(data)},{len(data)}" if r.startswith(path + ",") else r
+        for r in record.read_text().splitlines()
+    ]
+    record.write_text("\n".join(rows) + "\n")
+
+
+def test_a_wheel_that_cannot_be_had_is_its_own_finding_and_the_rest_is_judged(
+    index: RangeIndex, tmp_path: Path
+) -> None:
+    project = _uv_project(index, tmp_path)
+    _uv("sync", "-q", "--default-index", index.simple, "--python", sys.executable, cwd=project)
+    python = project / ".venv" / "bin" / "python"
+    site = next((project / ".venv" / "lib").glob("python3.*/site-packages"))
+    _rewrite(site, "alpha-1.0.dist-info", "alpha/__init__.py", b"A = 'evil'\n")
+    index.missing.add("beta-2.0-py3-none-any.whl")
+    done = run_cli("check", "--all", "--python", python, "--lock", project / "uv.lock", "--no-cache")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "alpha 1.0: WD084: alpha/__init__.py RECORD rewritten" in done.stdout  # judged all the same
+    url = index.file_url("beta-2.0-py3-none-any.whl")
+    assert f"beta 2.0: WD086: beta-2.0-py3-none-any.whl the locked wheel cannot be had ({url}: not found (404))" in (
+        done.stdout
+    )
+    assert "not judged (the locked wheel cannot be had, WD086): beta-2.0-py3-none-any.whl" in done.stderr
+    preflight = run_cli("wheels", "--lock", project / "uv.lock", "--python", python, "--no-cache")
+    assert preflight.returncode == 1, preflight.stdout + preflight.stderr
+    assert "WD086" in preflight.stdout and "error:" not in preflight.stderr
+
+
+def test_a_package_locked_without_a_wheel_is_listed_as_not_judged_and_strict_fails_it(
+    index: RangeIndex, tmp_path: Path
+) -> None:
+    """``uv pip compile`` of a local project directory: the lock holds no wheel of it to judge it against."""
+    local = tmp_path / "localpkg"
+    local.mkdir()
+    (local / "pyproject.toml").write_text(
+        '[project]\nname = "localpkg"\nversion = "1.0"\ndependencies = []\n'
+        '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n'
+    )
+    lock = _compiled(index, tmp_path, "alpha", str(local))
+    assert "directory = {" in lock.read_text()
+    venv = make_venv(tmp_path / "venv")
+    _uv("pip", "install", "-q", "--python", venv.python, "--index-url", index.simple, "alpha")
+    built = build_wheel(tmp_path / "built", "localpkg", "1.0", {"localpkg/__init__.py": b""})
+    _uv("pip", "install", "-q", "--python", venv.python, "--no-deps", built)
+    done = run_cli("check", "--all", "--python", venv.python, "--lock", lock)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "not judged (no locked wheel for this target; --strict fails them): localpkg (directory)" in done.stderr
+    strict = run_cli("check", "--all", "--python", venv.python, "--lock", lock, "--strict")
+    assert strict.returncode == 1, strict.stdout + strict.stderr
+    assert "localpkg 1.0: WD087" in strict.stdout

@@ -119,4 +119,4 @@ def tell_fetch(locked: LockedEnvironment | None) -> None:
         return
     from wheeldoctor.report.fetch import fetch_lines
 
-    sys.stderr.writelines(line + "\n" for line in fetch_lines(locked.summary, locked.fetched))
+    sys.stderr.writelines(line + "\n" for line in fetch_lines(locked.summary, locked.fetched, locked.unjudged))

@@ -16,7 +16,14 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from wheeldoctor.judge.locked import Installed, LockVerdict, lock_claims, membership, missing_finding
+from wheeldoctor.judge.locked import (
+    Installed,
+    LockVerdict,
+    lock_claims,
+    membership,
+    missing_finding,
+    not_judged_finding,
+)
 from wheeldoctor.repair.steps import locked_pin
 from wheeldoctor.results.lock import LockedEnvironment
 from wheeldoctor.where.filesystem import ReadError, read_regular
@@ -40,7 +47,7 @@ def against_lock(
     """Read the lock for ``env``'s interpreter, fetch the RECORDs, and put the locked wheels' claims in place."""
     from packaging.version import Version
 
-    from wheeldoctor.commands.lock import fetch_selected, lock_target
+    from wheeldoctor.commands.lock import fetch_selected, lock_target, not_judged
     from wheeldoctor.formats.lock import read_lock
     from wheeldoctor.formats.lock_fetched import summarize
 
@@ -53,6 +60,8 @@ def against_lock(
     replaced: dict[int, InstalledDistribution] = {}
     for package in lock.packages:
         dist = env.find(package.name)
+        if dist is not None and package.selected is None and package.source != "virtual":
+            findings.setdefault(dist.name, []).append(not_judged_finding(package))
         item = by_wheel.get(id(package.selected)) if package.selected is not None else None
         if dist is None or item is None:
             continue
@@ -79,7 +88,12 @@ def against_lock(
     missing = tuple((str(p.name), missing_finding(p, lock.path)) for p in judged.missing)
     verdict = LockVerdict({k: tuple(v) for k, v in findings.items() if v}, missing)
     return LockedEnvironment(
-        environment=env, verdict=verdict, lock=lock, fetched=tuple(fetched), summary=summarize(fetched)
+        environment=env,
+        verdict=verdict,
+        lock=lock,
+        fetched=tuple(fetched),
+        summary=summarize(fetched),
+        unjudged=not_judged(lock.packages),
     )
 
 

@@ -24,7 +24,9 @@ at most :data:`KEPT_LIMIT`; each wheel's time by its :class:`~wheeldoctor.fetch.
 
 Wheels are fetched by a bounded thread pool. A wheel that is broken (hash or size not the
 lock's, no or several RECORDs, not a zip) gives findings; a wheel that cannot be fetched
-at all (404, host unreachable, a bound passed) raises :class:`FetchError`, one line.
+at all (404, host unreachable, a bound passed) raises :class:`FetchError`, one line, or
+with ``keep_going`` is a WD086 finding of its own while the others are fetched. The
+run's own bounds (the RECORDs kept, whole wheels unasked) always raise.
 """
 
 from __future__ import annotations
@@ -118,14 +120,20 @@ class Fetcher:
         return self._client
 
     def fetch_all(
-        self, wheels: Sequence[LockedWheel], progress: Progress | None = None, *, lock_dir: str | None = None
+        self,
+        wheels: Sequence[LockedWheel],
+        progress: Progress | None = None,
+        *,
+        lock_dir: str | None = None,
+        keep_going: bool = False,
     ) -> list[FetchedRecord]:
         """Every wheel's RECORD, in the given order; the first failure raises FetchError.
 
         ``lock_dir``: the lock's folder, the only place a path or ``file:`` URL of the lock
-        may name (None: no such path is read).
+        may name (None: no such path is read). ``keep_going``: a wheel that cannot be had
+        is a finding of its own (:func:`unfetched`), and the others are still fetched.
         """
-        local = [self._without_network(w, lock_dir) for w in wheels]
+        local = [self._without_network(w, lock_dir, keep_going) for w in wheels]
         results: list[FetchedRecord | None] = list(local)
         pending = [i for i, r in enumerate(local) if r is None]
         done = len(wheels) - len(pending)
@@ -136,7 +144,7 @@ class Fetcher:
             if pending:
                 self.client()  # one client for every thread, made here: its threads race to make it otherwise
                 with ThreadPoolExecutor(max_workers=self.jobs) as pool:
-                    futures = {pool.submit(self._from_network, wheels[i]): i for i in pending}
+                    futures = {pool.submit(self._from_network, wheels[i], keep_going): i for i in pending}
                     remaining = set(futures)
                     while remaining:
                         finished, remaining = wait(remaining, return_when=FIRST_EXCEPTION)
@@ -171,16 +179,24 @@ class Fetcher:
 
     # Without the network -----------------------------------------------------------------
 
-    def _without_network(self, wheel: LockedWheel, lock_dir: str | None) -> FetchedRecord | None:
+    def _without_network(self, wheel: LockedWheel, lock_dir: str | None, keep_going: bool) -> FetchedRecord | None:
         path = self._local_path(wheel, lock_dir)
         if path is not None:
-            return read_local(wheel, path)
+            try:
+                return read_local(wheel, path)
+            except FetchError as e:
+                if keep_going:
+                    return unfetched(wheel, str(e))
+                raise
         cached = self._cached(wheel)
         if cached is not None:
             return cached
         if wheel.url is None:
             where = wheel.path or wheel.filename
-            raise FetchError(f"{where}: no such wheel file, and the lock gives no URL")
+            message = f"{where}: no such wheel file, and the lock gives no URL"
+            if keep_going:
+                return unfetched(wheel, message)
+            raise FetchError(message)
         return None
 
     def _local_path(self, wheel: LockedWheel, lock_dir: str | None) -> str | None:
@@ -268,7 +284,7 @@ class Fetcher:
 
         return Deadline() if self.seconds is None else Deadline(self.seconds)
 
-    def _from_network(self, wheel: LockedWheel) -> FetchedRecord:
+    def _from_network(self, wheel: LockedWheel, keep_going: bool = False) -> FetchedRecord:
         from wheeldoctor.fetch.http import HttpError
 
         assert wheel.url is not None
@@ -276,6 +292,8 @@ class Fetcher:
         try:
             fetched = self._download(wheel, deadline) if self.verify_wheels else self._by_range(wheel, deadline)
         except (HttpError, SourceError) as e:
+            if keep_going:
+                return unfetched(wheel, redact(str(e)))
             raise FetchError(redact(str(e))) from None
         self._store(fetched)
         return fetched
@@ -436,6 +454,17 @@ def _read_whole(wheel: LockedWheel, source: FileSource, sha256: str, how: str) -
     if mismatch is not None:
         return _broken(wheel, how, mismatch)
     return _read_members(wheel, source, source=how, verified=wheel.sha256 is not None)
+
+
+def unfetched(wheel: LockedWheel, why: str) -> FetchedRecord:
+    """A wheel that could not be had: a WD086 finding of its own, nothing to judge against."""
+    finding = Finding(
+        code=Code.LOCK_WHEEL_UNFETCHED,
+        kind=Kind.UNREADABLE,
+        path=wheel.filename,
+        message=f"the locked wheel cannot be had ({why}): not judged against the lock",
+    )
+    return _broken(wheel, "failed", finding)
 
 
 def _hash_finding(wheel: LockedWheel, found: str) -> Finding | None:

@@ -123,6 +123,16 @@ def missing_finding(package: LockedPackage, lock_path: str) -> Finding:
     )
 
 
+def not_judged_finding(package: LockedPackage) -> Finding:
+    """The finding for an installed package the lock installs from no wheel: nothing to judge it against."""
+    return Finding(
+        code=Code.LOCK_NOT_JUDGED,
+        kind=Kind.UNVERIFIABLE,
+        path=None,
+        message=f"is not judged against the lock: it locks a {package.source}, no wheel whose RECORD could be compared",
+    )
+
+
 def _provenance(package: LockedPackage, dist: Installed) -> Finding | None:
     """A finding when the dist-info says it came from a wheel the lock does not list."""
     filenames = {w.filename for w in package.wheels}

@@ -21,3 +21,5 @@ class LockedEnvironment:
     lock: Lock
     fetched: tuple[FetchedRecord, ...]
     summary: FetchSummary
+    unjudged: tuple[str, ...] = ()
+    """Selected packages with no wheel to judge (an sdist, a directory, VCS), as ``name (source)``."""
