@@ -181,3 +181,19 @@ def test_a_package_locked_without_a_wheel_is_listed_as_not_judged_and_strict_fai
     strict = run_cli("check", "--all", "--python", venv.python, "--lock", lock, "--strict")
     assert strict.returncode == 1, strict.stdout + strict.stderr
     assert "localpkg 1.0: WD087" in strict.stdout
+
+
+def test_a_wheel_locked_as_a_pylock_archive_is_judged_against_its_own_record(index: RangeIndex, tmp_path: Path) -> None:
+    """``beta @ URL`` compiles to an ``archive`` entry: the wheel at that URL, hash-checked, is the reference."""
+    url = index.file_url("beta-2.0-py3-none-any.whl")
+    lock = _compiled(index, tmp_path, "alpha", f"beta @ {url}")
+    assert f'archive = {{ url = "{url}"' in lock.read_text()
+    python = _synced(index, tmp_path, lock)
+    good = run_cli("check", "--all", "--python", python, "--lock", lock)
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert "RECORDs of 2 locked wheel(s)" in good.stderr and "not judged" not in good.stderr
+    site = next((tmp_path / "venv" / "lib").glob("python3.*/site-packages"))
+    _rewrite(site, "beta-2.0.dist-info", "beta/__init__.py", b"B = 'evil'\n")
+    done = run_cli("check", "--all", "--python", python, "--lock", lock)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "beta 2.0: WD084: beta/__init__.py RECORD rewritten" in done.stdout

@@ -23,6 +23,7 @@ def select_pylock(
 ) -> tuple[tuple[LockedPackage, ...], frozenset[NormalizedName]]:
     """PEP 751 selection by ``packaging.pylock``; each selected wheel with its siblings."""
     from packaging.pylock import (
+        PackageArchive,
         PackageWheel,
         Pylock,
         PylockSelectError,
@@ -60,6 +61,10 @@ def select_pylock(
         if isinstance(source, PackageWheel):
             selected = next(w for w, raw in zip(wheels, package.wheels or (), strict=True) if raw is source)
             kind = "wheel"
+        elif isinstance(source, PackageArchive) and _names_a_wheel(source):
+            # A wheel by URL or path (``[tool.uv.sources] x = { url = ".../x.whl" }``): judged like any wheel.
+            selected = _pylock_wheel(source, base, f"packages[{index}].archive")
+            wheels = (selected,)
         version = str(package.version) if package.version is not None else None
         packages.append(
             LockedPackage(
@@ -95,11 +100,23 @@ def _rule(lock: Any, target: LockTarget) -> str:
     return "packages"
 
 
+def _names_a_wheel(archive: Any) -> bool:
+    """Whether a pylock ``archive`` is a wheel: its URL's or path's file name ends in ``.whl``."""
+    import urllib.parse
+
+    where = archive.url or archive.path or ""
+    try:
+        return urllib.parse.urlsplit(where).path.endswith(".whl") and not archive.subdirectory
+    except ValueError:
+        return False
+
+
 def _pylock_wheel(wheel: Any, base: str, key: str) -> LockedWheel:
+    """A LockedWheel of a pylock wheel, or of an archive (which has no ``name``: it is its URL's or path's)."""
     hashes = {str(k).lower(): str(v) for k, v in (wheel.hashes or {}).items()}
     return locked_wheel(
         key,
-        filename=wheel.filename,
+        filename=getattr(wheel, "filename", None),
         url=wheel.url,
         path=wheel.path,
         sha256=hashes.get("sha256"),
