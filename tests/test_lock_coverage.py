@@ -25,6 +25,7 @@ def index(tmp_path: Path) -> Iterator[RangeIndex]:
     wheels = tmp_path / "index"
     build_wheel(wheels, "alpha", "1.0", {"alpha/__init__.py": b"A = 1\n"}, requires=["beta>=2"])
     build_wheel(wheels, "beta", "2.0", {"beta/__init__.py": b"B = 2\n"})
+    build_wheel(wheels, "six", "1.17.0", {"six.py": b"X = 1\n"})
     with range_index(wheels) as served:
         yield served
 
@@ -197,3 +198,21 @@ def test_a_wheel_locked_as_a_pylock_archive_is_judged_against_its_own_record(ind
     done = run_cli("check", "--all", "--python", python, "--lock", lock)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "beta 2.0: WD084: beta/__init__.py RECORD rewritten" in done.stdout
+
+
+def test_the_seed_packages_of_python_m_venv_are_said_once_not_failed(index: RangeIndex, tmp_path: Path) -> None:
+    """``python -m venv`` seeds pip (and setuptools before 3.12): not in the lock, not WD083."""
+    lock = _compiled(index, tmp_path, "alpha")
+    prefix = tmp_path / "seeded"
+    run_checked([sys.executable, "-m", "venv", prefix])
+    python = prefix / "bin" / "python"
+    _uv("pip", "install", "-q", "--python", python, "--index-url", index.simple, "alpha")
+    seeds = ["pip", "setuptools"] if sys.version_info < (3, 12) else ["pip"]
+    done = run_cli("check", "--all", "--python", python, "--lock", lock)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "WD083" not in done.stdout
+    [line] = [line for line in done.stderr.splitlines() if line.startswith("venv seed package(s)")]
+    assert [word.split()[0] for word in line.split(": ", 1)[1].split(", ")] == seeds
+    _uv("pip", "install", "-q", "--python", python, "--index-url", index.simple, "six")
+    other = run_cli("check", "--all", "--python", python, "--lock", lock)
+    assert other.returncode == 1 and "six 1.17.0: WD083" in other.stdout  # any other unlocked one still fails

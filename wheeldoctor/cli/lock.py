@@ -117,6 +117,9 @@ def tell_fetch(locked: LockedEnvironment | None) -> None:
     """On stderr, how the lock's RECORDs were had and what they are trusted for."""
     if locked is None:
         return
-    from wheeldoctor.report.fetch import fetch_lines
+    from wheeldoctor.report.fetch import fetch_lines, plain
 
     sys.stderr.writelines(line + "\n" for line in fetch_lines(locked.summary, locked.fetched, locked.unjudged))
+    if locked.seeded:
+        seeds = plain(", ".join(locked.seeded))
+        sys.stderr.write(f"venv seed package(s), not in the lock and not a finding (their RECORDs checked): {seeds}\n")

@@ -23,6 +23,7 @@ from wheeldoctor.judge.locked import (
     membership,
     missing_finding,
     not_judged_finding,
+    venv_seeds,
 )
 from wheeldoctor.repair.steps import locked_pin
 from wheeldoctor.results.lock import LockedEnvironment
@@ -54,7 +55,8 @@ def against_lock(
     lock = read_lock(lock_path, lock_target(env, extras=extras, groups=groups))
     fetched = fetch_selected(lock, fetcher, progress)
     active = env.active()
-    judged = membership(lock, [_installed(d) for d in active])
+    seeds = venv_seeds(dict(env.markers).get("python_version", ""))
+    judged = membership(lock, [_installed(d) for d in active], seeds)
     findings = {name: list(found) for name, found in judged.findings.items()}
     by_wheel = {id(r.wheel): r for r in fetched}
     replaced: dict[int, InstalledDistribution] = {}
@@ -94,6 +96,7 @@ def against_lock(
         fetched=tuple(fetched),
         summary=summarize(fetched),
         unjudged=not_judged(lock.packages),
+        seeded=tuple(f"{d.name} {d.version}" for d in judged.seeded),
     )
 
 
