@@ -216,3 +216,14 @@ def test_the_seed_packages_of_python_m_venv_are_said_once_not_failed(index: Rang
     _uv("pip", "install", "-q", "--python", python, "--index-url", index.simple, "six")
     other = run_cli("check", "--all", "--python", python, "--lock", lock)
     assert other.returncode == 1 and "six 1.17.0: WD083" in other.stdout  # any other unlocked one still fails
+
+
+def test_quiet_leaves_out_the_records_and_trust_lines(index: RangeIndex, tmp_path: Path) -> None:
+    lock = _compiled(index, tmp_path, "alpha")
+    python = _synced(index, tmp_path, lock)
+    for command in (["check", "--all"], ["doctor"]):
+        loud = run_cli(*command, "--python", python, "--lock", lock)
+        assert loud.returncode == 0 and "RECORDs of 2 locked wheel(s)" in loud.stderr, loud.stdout + loud.stderr
+        quiet = run_cli(*command, "--python", python, "--lock", lock, "-q")
+        assert quiet.returncode == 0, quiet.stdout + quiet.stderr
+        assert quiet.stderr == ""

@@ -113,9 +113,12 @@ def lock_judge(given: LockOptions | None, chosen: str) -> Callable[[Environment]
     return partial(against, options=given, chosen=chosen) if given is not None else None
 
 
-def tell_fetch(locked: LockedEnvironment | None) -> None:
-    """On stderr, how the lock's RECORDs were had and what they are trusted for."""
-    if locked is None:
+def tell_fetch(locked: LockedEnvironment | None, *, quiet: bool = False) -> None:
+    """On stderr, how the lock's RECORDs were had and what they are trusted for; nothing with ``-q``.
+
+    What fails is in the report itself (WD085, WD086, and WD087 under ``--strict``), so ``-q`` loses no failure.
+    """
+    if locked is None or quiet:
         return
     from wheeldoctor.report.fetch import fetch_lines, plain
 
