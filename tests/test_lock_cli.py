@@ -123,7 +123,8 @@ def test_check_lock_passes_a_synced_venv_and_catches_a_rewritten_record(index: R
     validate(document)  # the JSON Schema names fetched and the lock's codes
     [alpha] = [d for d in document["distributions"] if d["name"] == "alpha"]
     assert "WD084" in {f["code"] for f in alpha["findings"]}
-    assert alpha["repair"]["argv"][-4:] == ["alpha", "--no-deps", "--", "alpha==1.0"]
+    locked_alpha = f"alpha @ {index.file_url('alpha-1.0-py3-none-any.whl')}"  # the locked wheel, not a name
+    assert alpha["repair"]["argv"][-4:] == ["alpha", "--no-deps", "--", locked_alpha]
     code, document = cli_json("doctor", "--python", venv.python, "--lock", lock)
     assert code == 1 and document["fetched"]["by_source"] == {"cache": 3}
     validate(document)
@@ -148,7 +149,8 @@ def test_check_lock_names_another_version_and_an_unlocked_distribution(index: Ra
     repairs = {d["name"]: d["repair"] for d in document["distributions"] if d["repair"] is not None}
     assert repairs["tomli"]["argv"] == uninstall  # a reinstall would keep it unlocked
     assert repairs["tomli"]["note"] == "not in the lock: uninstall it, or accept WD083 for it by a rule"
-    assert repairs["six"]["argv"][-1] == "six==1.17.0"  # the lock's version, not the installed 1.16.0
+    # The lock's wheel (so its version), not the installed 1.16.0
+    assert repairs["six"]["argv"][-1] == f"six @ {index.file_url('six-1.17.0-py3-none-any.whl')}"
 
 
 def test_a_distribution_the_lock_lacks_is_not_called_broken(index: RangeIndex, tmp_path: Path) -> None:
@@ -415,10 +417,14 @@ def test_fix_lock_reinstalls_the_locked_versions_and_a_recheck_passes(index: Ran
     found = run_cli("check", "--all", "--python", venv.python, "--lock", lock)
     assert found.returncode == 1, found.stdout + found.stderr
     uv = f"uv pip install --python {venv.python}"
-    assert f"Tip: {uv} --reinstall-package alpha --no-deps -- alpha==1.0" in found.stdout
-    assert f"Tip: {uv} --reinstall-package six --no-deps -- six==1.17.0" in found.stdout  # the lock's, not 1.16.0
+    # Each from the locked wheel's URL (uv's pylock names no index): the lock's bytes, and the lock's version.
+    alpha = index.file_url("alpha-1.0-py3-none-any.whl")
+    assert f"Tip: {uv} --reinstall-package alpha --no-deps -- 'alpha @ {alpha}'" in found.stdout
+    six = index.file_url("six-1.17.0-py3-none-any.whl")
+    assert f"Tip: {uv} --reinstall-package six --no-deps -- 'six @ {six}'" in found.stdout  # not 1.16.0
 
-    installers = {**UV_ENV, "UV_INDEX_URL": index.simple, "PIP_INDEX_URL": index.simple}
+    nowhere = "http://127.0.0.1:9/simple"  # the installers' own index: never asked
+    installers = {**UV_ENV, "UV_INDEX_URL": nowhere, "PIP_INDEX_URL": nowhere}
     fixed = run_cli("fix", "--all", "--python", venv.python, "--lock", lock, "--yes", env=installers)
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert (venv.site_packages / "alpha" / "api.py").read_bytes() == API

@@ -34,13 +34,15 @@ def _uv(*args: str | Path, cwd: Path | None = None) -> None:
     run_checked([find_uv(), *args], env=UV_ENV, cwd=cwd)
 
 
-def _uv_project(index: RangeIndex, tmp_path: Path, uv_table: str = "", requires_python: str = ">=3.10") -> Path:
-    """A uv project depending on alpha (and so beta), locked against the index; its folder."""
+def _uv_project(
+    index: RangeIndex, tmp_path: Path, uv_table: str = "", requires_python: str = ">=3.10", direct: str = '"alpha"'
+) -> Path:
+    """A uv project depending on ``direct`` (alpha, and so beta), locked against the index; its folder."""
     project = tmp_path / "project"
-    project.mkdir()
+    project.mkdir(exist_ok=True)
     (project / "pyproject.toml").write_text(
         f'[project]\nname = "project"\nversion = "0.1"\nrequires-python = "{requires_python}"\n'
-        f'dependencies = ["alpha"]\n[tool.uv]\npackage = false\n{uv_table}'
+        f"dependencies = [{direct}]\n[tool.uv]\npackage = false\n{uv_table}"
     )
     _uv("lock", "-q", "--default-index", index.simple, "--python", sys.executable, cwd=project)
     return project
@@ -227,3 +229,27 @@ def test_quiet_leaves_out_the_records_and_trust_lines(index: RangeIndex, tmp_pat
         quiet = run_cli(*command, "--python", python, "--lock", lock, "-q")
         assert quiet.returncode == 0, quiet.stdout + quiet.stderr
         assert quiet.stderr == ""
+
+
+def test_repairs_take_each_package_from_its_locked_source(index: RangeIndex, tmp_path: Path) -> None:
+    """alpha from the lock's index, beta from the lock's wheel path: never by name from the installer's own index."""
+    wheels = tmp_path / "project" / "wheels"
+    beta = build_wheel(wheels, "beta", "2.0", {"beta/__init__.py": b"B = 'local'\n"})
+    sources = '[tool.uv.sources]\nbeta = { path = "wheels/beta-2.0-py3-none-any.whl" }\n'
+    project = _uv_project(index, tmp_path, sources, direct='"alpha", "beta"')
+    _uv("sync", "-q", "--default-index", index.simple, "--python", sys.executable, cwd=project)
+    python = project / ".venv" / "bin" / "python"
+    site = next((project / ".venv" / "lib").glob("python3.*/site-packages"))
+    _rewrite(site, "alpha-1.0.dist-info", "alpha/__init__.py", b"A = 'evil'\n")
+    _rewrite(site, "beta-2.0.dist-info", "beta/__init__.py", b"B = 'evil'\n")
+    lock = project / "uv.lock"
+    found = run_cli("check", "--all", "--python", python, "--lock", lock)
+    assert found.returncode == 1, found.stdout + found.stderr
+    uv = f"uv pip install --python {python}"
+    assert f"Tip: {uv} --reinstall-package alpha --no-deps --index-url={index.simple} -- alpha==1.0" in found.stdout
+    assert f"Tip: {uv} --reinstall-package beta --no-deps -- {beta}" in found.stdout
+    nowhere = {**UV_ENV, "UV_INDEX_URL": "http://127.0.0.1:9/simple", "PIP_INDEX_URL": "http://127.0.0.1:9/simple"}
+    fixed = run_cli("fix", "--all", "--python", python, "--lock", lock, "--yes", env=nowhere)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert (site / "alpha" / "__init__.py").read_bytes() == b"A = 1\n"
+    assert (site / "beta" / "__init__.py").read_bytes() == b"B = 'local'\n"

@@ -25,13 +25,14 @@ from wheeldoctor.judge.locked import (
     not_judged_finding,
     venv_seeds,
 )
-from wheeldoctor.repair.steps import locked_pin
+from wheeldoctor.repair.steps import locked_pin, locked_source
 from wheeldoctor.results.lock import LockedEnvironment
 from wheeldoctor.where.filesystem import ReadError, read_regular
 
 if TYPE_CHECKING:
     from wheeldoctor.fetch.remote import Fetcher, Progress
-    from wheeldoctor.model.environment import Environment, InstalledDistribution
+    from wheeldoctor.formats.lock import LockedPackage
+    from wheeldoctor.model.environment import Environment, InstalledDistribution, LockedSource
 
 _DIRECT_URL_LIMIT = 64 << 10
 
@@ -86,6 +87,7 @@ def against_lock(
         env,
         distributions=tuple(replaced.get(id(d), d) for d in env.distributions),
         locked=dict(pin for pin in pins if pin is not None),
+        locked_sources=_sources(lock.packages),
     )
     missing = tuple((str(p.name), missing_finding(p, lock.path)) for p in judged.missing)
     verdict = LockVerdict({k: tuple(v) for k, v in findings.items() if v}, missing)
@@ -98,6 +100,20 @@ def against_lock(
         unjudged=not_judged(lock.packages),
         seeded=tuple(f"{d.name} {d.version}" for d in judged.seeded),
     )
+
+
+def _sources(packages: Sequence[LockedPackage]) -> dict[str, LockedSource]:
+    """Where each locked package's reinstall takes it from: the selected wheel's path, its index, or its URL."""
+    sources = {}
+    for package in packages:
+        wheel = package.selected
+        if wheel is None:
+            continue
+        url = wheel.url if wheel.url is not None and not wheel.url.lower().startswith("file:") else None
+        source = locked_source(package.index, wheel.path, url)
+        if source is not None:
+            sources[str(package.name)] = source
+    return sources
 
 
 def _installed(dist: InstalledDistribution) -> Installed:
