@@ -15,6 +15,9 @@ import pytest
 from helpers import build_wheel, find_uv, make_venv, record_hash, run_checked, run_cli
 from range_server import RangeIndex, range_index
 
+from wheeldoctor.model.environment import LockedSource
+from wheeldoctor.repair.steps import locked_source
+
 UV_ENV = {"UV_LINK_MODE": "copy", "UV_NO_PROGRESS": "1", "UV_PYTHON_DOWNLOADS": "never"}
 HERE = f"{sys.version_info[0]}.{sys.version_info[1]}"
 TARGET_310 = ("--python-version", "3.10", "--platform", "manylinux_2_28_x86_64")
@@ -253,3 +256,30 @@ def test_repairs_take_each_package_from_its_locked_source(index: RangeIndex, tmp
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert (site / "alpha" / "__init__.py").read_bytes() == b"A = 1\n"
     assert (site / "beta" / "__init__.py").read_bytes() == b"B = 'local'\n"
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    ("index_url", "path", "url", "expected"),
+    [
+        ("https://example.org/simple", None, None, LockedSource(index="https://example.org/simple")),
+        (None, "/w/x-1.0-py3-none-any.whl", "https://e.org/x.whl", LockedSource(wheel="/w/x-1.0-py3-none-any.whl")),
+        (
+            None,
+            None,
+            "https://e.org/x-1.0-py3-none-any.whl",
+            LockedSource(wheel="https://e.org/x-1.0-py3-none-any.whl"),
+        ),
+        ("--extra-index-url=https://evil", None, None, None),
+        ("https://e.org/simple --trusted-host x", None, None, None),
+        ("https://e.org/simple\n", None, None, None),
+        ("ftp://e.org/simple", None, None, None),
+        (None, "-e.whl", None, None),
+        (None, "relative/x.whl", None, None),
+        (None, None, "file:///x.whl", None),
+    ],
+)
+def test_a_locked_source_enters_a_command_only_when_its_words_are_safe(
+    index_url: str | None, path: str | None, url: str | None, expected: LockedSource | None
+) -> None:
+    assert locked_source(index_url, path, url) == expected
