@@ -283,3 +283,25 @@ def test_a_locked_source_enters_a_command_only_when_its_words_are_safe(
     index_url: str | None, path: str | None, url: str | None, expected: LockedSource | None
 ) -> None:
     assert locked_source(index_url, path, url) == expected
+
+
+def test_check_lock_settles_unchanged_files_from_the_verification_cache(index: RangeIndex, tmp_path: Path) -> None:
+    """A wrong digest planted in the cache is believed under ``--lock`` too: proof that the cache answered."""
+    from wheeldoctor.engine import cache
+
+    lock = _compiled(index, tmp_path, "alpha")
+    python = _synced(index, tmp_path, lock)
+    cached = {"WHEELDOCTOR_CACHE_DIR": str(tmp_path / "cache")}
+    assert run_cli("check", "--all", "--python", python, "--lock", lock, env=cached).returncode == 0
+    site = next((tmp_path / "venv" / "lib").glob("python3.*/site-packages"))
+    where = Path(cache.entry_path(str(tmp_path / "cache"), str(site / "alpha-1.0.dist-info")))
+    entry = cache.decode(where.read_bytes())
+    assert entry is not None
+    target = str(site / "alpha" / "__init__.py")
+    assert target in {path for path, _, _ in entry.files}
+    planted = tuple((p, fp, (("sha256", b"\0" * 32),) if p == target else d) for p, fp, d in entry.files)
+    where.write_bytes(cache.encode(cache.Entry(entry.dist_path, entry.record, None, planted)))
+    warm = run_cli("check", "--all", "--python", python, "--lock", lock, env=cached)
+    assert warm.returncode == 1, warm.stdout + warm.stderr
+    assert "alpha 1.0: WD001" in warm.stdout
+    assert "WD084" not in warm.stdout  # the RECORDs agree; the cache's planted digest is what differs

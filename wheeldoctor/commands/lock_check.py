@@ -80,6 +80,10 @@ def against_lock(
             continue  # another version: its RECORD is not this wheel's
         claims = lock_claims(dist.record, item.record, item.dist_info)
         here.extend(claims.findings)
+        if not claims.findings:
+            # The installed RECORD agrees with the wheel's row for row: verifying against it is verifying
+            # against the wheel, so it stays, and the verification cache settles the unchanged files.
+            continue
         # No record identity: the verification cache is keyed on the installed RECORD, not these claims.
         replaced[id(dist)] = replace(dist, record=claims.record, record_identity=None, record_deferred=False)
     pins = (locked_pin(str(p.name), p.version) for p in lock.packages)
