@@ -62,7 +62,7 @@ def select_pylock(
             selected = next(w for w, raw in zip(wheels, package.wheels or (), strict=True) if raw is source)
             kind = "wheel"
         elif isinstance(source, PackageArchive) and _names_a_wheel(source):
-            # A wheel by URL or path (``[tool.uv.sources] x = { url = ".../x.whl" }``): judged like any wheel.
+            # A wheel by URL or path (``uv pip compile`` of ``x @ https://.../x.whl``): judged like any wheel.
             selected = _pylock_wheel(source, base, f"packages[{index}].archive")
             wheels = (selected,)
         version = str(package.version) if package.version is not None else None
@@ -95,7 +95,10 @@ def _rule(lock: Any, target: LockTarget) -> str:
     except InvalidVersion:
         return "requires-python"
     env = {**target.markers, "extra": ""}
-    if lock.environments is not None and not any(m.evaluate(env) for m in lock.environments):
+    try:
+        if lock.environments is not None and not any(m.evaluate(env) for m in lock.environments):
+            return "environments"
+    except (ValueError, KeyError):  # cannot be evaluated here: select would not have got this far
         return "environments"
     return "packages"
 
