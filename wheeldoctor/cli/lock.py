@@ -125,10 +125,16 @@ def lock_judge(given: LockOptions | None, chosen: str) -> Callable[[Environment]
     return partial(against, options=given, chosen=chosen) if given is not None else None
 
 
-def tell_fetch(locked: LockedEnvironment | None) -> None:
-    """On stderr, how the lock's RECORDs were had and what they are trusted for."""
-    if locked is None:
-        return
-    from wheeldoctor.report.fetch import fetch_lines
+def tell_fetch(locked: LockedEnvironment | None, *, quiet: bool = False) -> None:
+    """On stderr, how the lock's RECORDs were had and what they are trusted for; nothing with ``-q``.
 
-    sys.stderr.writelines(line + "\n" for line in fetch_lines(locked.summary, locked.fetched))
+    What fails is in the report itself (WD085, WD086, and WD087 under ``--strict``), so ``-q`` loses no failure.
+    """
+    if locked is None or quiet:
+        return
+    from wheeldoctor.report.fetch import fetch_lines, plain
+
+    sys.stderr.writelines(line + "\n" for line in fetch_lines(locked.summary, locked.fetched, locked.unjudged))
+    if locked.seeded:
+        seeds = plain(", ".join(locked.seeded))
+        sys.stderr.write(f"venv seed package(s), not in the lock and not a finding (their RECORDs checked): {seeds}\n")

@@ -12,8 +12,8 @@ For each :class:`~wheeldoctor.formats.lock.LockedWheel`, in this order:
    by a suffix ``Range``, then only the ``.dist-info/RECORD`` and ``METADATA`` members and the
    start-up hooks the wheel would install (:func:`read_hook_members`). A
    server that ignores ``Range`` sends the whole wheel: it is then used (and hashed), and
-   the result says so. ``verify_wheels`` downloads every wheel whole and checks its hash
-   against the lock.
+   the result says so. A wheel small enough to come whole in the first answer is hashed too.
+   ``verify_wheels`` downloads every wheel whole and checks its hash against the lock.
 
 Every read is bounded: a whole download goes to an unnamed temporary file (never to
 memory), at most the lock's size (:data:`DOWNLOAD_LIMIT`), or :data:`UNSIZED_LIMIT` when
@@ -25,7 +25,9 @@ at most :data:`KEPT_LIMIT`; each wheel's time by its :class:`~wheeldoctor.fetch.
 
 Wheels are fetched by a bounded thread pool. A wheel that is broken (hash or size not the
 lock's, no or several RECORDs, not a zip) gives findings; a wheel that cannot be fetched
-at all (404, host unreachable, a bound passed) raises :class:`FetchError`, one line.
+at all (404, host unreachable, a bound passed) raises :class:`FetchError`, one line, or
+with ``keep_going`` is a WD086 finding of its own while the others are fetched. The
+run's own bounds (the RECORDs kept, whole wheels unasked) always raise.
 """
 
 from __future__ import annotations
@@ -120,14 +122,20 @@ class Fetcher:
         return self._client
 
     def fetch_all(
-        self, wheels: Sequence[LockedWheel], progress: Progress | None = None, *, lock_dir: str | None = None
+        self,
+        wheels: Sequence[LockedWheel],
+        progress: Progress | None = None,
+        *,
+        lock_dir: str | None = None,
+        keep_going: bool = False,
     ) -> list[FetchedRecord]:
         """Every wheel's RECORD, in the given order; the first failure raises FetchError.
 
         ``lock_dir``: the lock's folder, the only place a path or ``file:`` URL of the lock
-        may name (None: no such path is read).
+        may name (None: no such path is read). ``keep_going``: a wheel that cannot be had
+        is a finding of its own (:func:`unfetched`), and the others are still fetched.
         """
-        local = [self._without_network(w, lock_dir) for w in wheels]
+        local = [self._without_network(w, lock_dir, keep_going) for w in wheels]
         results: list[FetchedRecord | None] = list(local)
         pending = [i for i, r in enumerate(local) if r is None]
         done = len(wheels) - len(pending)
@@ -138,7 +146,7 @@ class Fetcher:
             if pending:
                 self.client()  # one client for every thread, made here: its threads race to make it otherwise
                 with ThreadPoolExecutor(max_workers=self.jobs) as pool:
-                    futures = {pool.submit(self._from_network, wheels[i]): i for i in pending}
+                    futures = {pool.submit(self._from_network, wheels[i], keep_going): i for i in pending}
                     remaining = set(futures)
                     while remaining:
                         finished, remaining = wait(remaining, return_when=FIRST_EXCEPTION)
@@ -173,16 +181,24 @@ class Fetcher:
 
     # Without the network -----------------------------------------------------------------
 
-    def _without_network(self, wheel: LockedWheel, lock_dir: str | None) -> FetchedRecord | None:
+    def _without_network(self, wheel: LockedWheel, lock_dir: str | None, keep_going: bool) -> FetchedRecord | None:
         path = self._local_path(wheel, lock_dir)
         if path is not None:
-            return read_local(wheel, path)
+            try:
+                return read_local(wheel, path)
+            except FetchError as e:
+                if keep_going:
+                    return unfetched(wheel, str(e))
+                raise
         cached = self._cached(wheel)
         if cached is not None:
             return cached
         if wheel.url is None:
             where = wheel.path or wheel.filename
-            raise FetchError(f"{where}: no such wheel file, and the lock gives no URL")
+            message = f"{where}: no such wheel file, and the lock gives no URL"
+            if keep_going:
+                return unfetched(wheel, message)
+            raise FetchError(message)
         return None
 
     def _local_path(self, wheel: LockedWheel, lock_dir: str | None) -> str | None:
@@ -287,7 +303,7 @@ class Fetcher:
 
         return Deadline() if self.seconds is None else Deadline(self.seconds)
 
-    def _from_network(self, wheel: LockedWheel) -> FetchedRecord:
+    def _from_network(self, wheel: LockedWheel, keep_going: bool = False) -> FetchedRecord:
         from wheeldoctor.fetch.http import HttpError
 
         assert wheel.url is not None
@@ -295,6 +311,8 @@ class Fetcher:
         try:
             fetched = self._download(wheel, deadline) if self.verify_wheels else self._by_range(wheel, deadline)
         except (HttpError, SourceError) as e:
+            if keep_going:
+                return unfetched(wheel, redact(str(e)))
             raise FetchError(redact(str(e))) from None
         self._store(fetched)
         return fetched
@@ -335,6 +353,11 @@ class Fetcher:
         if wheel.size is not None and size != wheel.size:
             finding = _size_finding(wheel, size, "the index serves")
             return _broken(wheel, "range", finding, fetched=first.received, requests=1)
+        whole = len(first.body) == size  # a small wheel: all of it came in the first answer
+        if whole:
+            mismatch = _hash_finding(wheel, hashlib.sha256(first.body).hexdigest())
+            if mismatch is not None:
+                return _broken(wheel, "range", mismatch, fetched=first.received, requests=1)
         requests = [1]
         moved = [first.moved]
 
@@ -345,7 +368,7 @@ class Fetcher:
             return response.body
 
         source = RangedSource(size, fetch, (size - len(first.body), first.body), budget=RANGED_LIMIT)
-        result = _read_members(wheel, source, source="range", verified=False)
+        result = _read_members(wheel, source, source="range", verified=whole and wheel.sha256 is not None)
         hop = _moved(url, next((m for m in moved if m is not None), None))
         return replace(result, fetched=first.received + source.fetched, requests=requests[0], note=hop)
 
@@ -461,6 +484,17 @@ def _read_whole(wheel: LockedWheel, source: FileSource, sha256: str, how: str) -
     if mismatch is not None:
         return _broken(wheel, how, mismatch)
     return _read_members(wheel, source, source=how, verified=wheel.sha256 is not None)
+
+
+def unfetched(wheel: LockedWheel, why: str) -> FetchedRecord:
+    """A wheel that could not be had: a WD086 finding of its own, nothing to judge against."""
+    finding = Finding(
+        code=Code.LOCK_WHEEL_UNFETCHED,
+        kind=Kind.UNREADABLE,
+        path=wheel.filename,
+        message=f"the locked wheel cannot be had ({why}): not judged against the lock",
+    )
+    return _broken(wheel, "failed", finding)
 
 
 def _hash_finding(wheel: LockedWheel, found: str) -> Finding | None:
