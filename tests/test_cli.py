@@ -101,7 +101,7 @@ def lines(done: subprocess.CompletedProcess[str]) -> list[str]:
 def test_intact_is_exit_0(installed: Installed) -> None:
     done = run_cli("check", "alpha", "Beta", "--python", installed.venv.python)
     assert (done.returncode, done.stderr) == (0, "")
-    assert lines(done) == [f"environment: python {installed.python}", "2 checked: 2 intact; 0 finding(s)"]
+    assert lines(done) == [f"environment: {installed.python} (from --python)", "2 checked: 2 intact; 0 finding(s)"]
 
 
 @pytest.mark.parametrize("jobs", ["1", "8"])
@@ -119,7 +119,7 @@ def test_modified_is_exit_1_with_a_uv_tip(installed: Installed) -> None:
     no_traceback(done)
     assert done.returncode == 1
     assert lines(done) == [
-        f"environment: python {installed.python}",
+        f"environment: {installed.python} (from --python)",
         f"alpha 1.0: WD001: alpha/core.py altered; no installed distribution ships these bytes "
         f"(content differs from RECORD) (expected {record_hash(ALPHA['alpha/core.py'])}, "
         f"found {record_hash(altered)})",
@@ -144,7 +144,7 @@ def test_not_installed_is_exit_1(installed: Installed) -> None:
     no_traceback(done)
     assert done.returncode == 1
     assert "ghost: not installed" in lines(done)
-    assert lines(done)[-1] == f"Tip: ghost is not installed in python {installed.python}"
+    assert lines(done)[-1] == f"Tip: ghost is not installed in {installed.python} (from --python)"
 
 
 def test_unverifiable_fails_named_checks_and_strict_all(installed: Installed) -> None:

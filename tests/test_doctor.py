@@ -98,7 +98,7 @@ def test_text_report_ends_with_one_verdict(envs: Envs) -> None:
     done = run_cli("doctor", "--python", envs.sick.python)
     assert done.returncode == 1
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("environment: python ")
+    assert lines[0].startswith("environment: ") and lines[0].endswith(" (from --python)")
     assert lines[-1] == "doctor: problems in files, dependencies, duplicates, compatibility"
     assert any(line.startswith("lonely 1.0: WD040: requires gone") for line in lines)
     assert any(line.startswith("dup: WD050: ") for line in lines)

@@ -77,6 +77,8 @@ def load_target(
         env, stdlib = _load_paths(target.paths, with_tags, with_records, defer_records, memos)
     elif target.python:
         env, stdlib = _load_interpreter(target.python, with_tags, with_records, defer_records, memos)
+        # The line discovery writes on stderr, or its like for --python: one form wherever it was found.
+        env = replace(env, label=f"{env.label} ({target.reason or 'from --python'})")
     else:
         env, stdlib = _load_current(with_tags, with_records, defer_records, memos)
     from wheeldoctor.where.dpkg_owners import DpkgError
@@ -109,7 +111,7 @@ def _load_current(
     paths = sys.path if getattr(sys.flags, "safe_path", False) else sys.path[1:]
     stdlib = (sysconfig.get_path("stdlib"), sys.prefix if sys.prefix != sys.base_prefix else None)
     env = load_environment(
-        f"python {sys.executable}",
+        f"{sys.executable} (this interpreter)",
         paths,
         current_prefixes(),
         python=sys.executable,
@@ -240,7 +242,7 @@ def _load_interpreter(
     answer = _probe(python, with_tags)
     startup = answer.startup()
     env = load_environment(
-        f"python {answer.executable}",
+        answer.executable,
         startup.paths,
         answer.prefixes,
         python=answer.executable,
