@@ -280,11 +280,11 @@ def target_of(
     named = _named(python, path, dpkg_admindir)
     if named is not None:
         return named
-    from wheeldoctor.where.discover import Refusal
+    from wheeldoctor.where.discover import Refusal, Untrusted
 
     try:
         return _discovered(dpkg_admindir, quiet=quiet, config=config)
-    except Refusal as e:
+    except (Refusal, Untrusted) as e:
         fail(str(e))
 
 
@@ -294,10 +294,12 @@ def optional_target(python: str | None, path: Sequence[str]) -> Target | None:
     named = _named(python, path, None)
     if named is not None:
         return named
-    from wheeldoctor.where.discover import Refusal
+    from wheeldoctor.where.discover import Refusal, Untrusted
 
     try:
         return _discovered(None, quiet=False, config=None)
+    except Untrusted as e:
+        fail(str(e))
     except Refusal:
         from wheeldoctor.report import inert
 

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from wheeldoctor.formats.config import Defaults
+    from wheeldoctor.where.discover import ConfigPython
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +32,7 @@ def settings_of(
 
     A bad option value or config raises an ``InputError`` (one line and exit 2 through ``guard``).
     """
-    defaults = _config_defaults(config)
+    defaults = _config_defaults(_config_file(config))
     chosen = parse_prefixes(select, "--select") if select else (defaults.select if defaults else ())
     left_out = parse_prefixes(ignore, "--ignore") if ignore else (defaults.ignore if defaults else ())
     return Settings(
@@ -41,21 +42,30 @@ def settings_of(
     )
 
 
-def config_python(config: str | None = None) -> str | None:
-    """``[tool.wheeldoctor] python`` of ``--config FILE``, else of the nearest config.
+def config_python(config: str | None = None) -> ConfigPython | None:
+    """``[tool.wheeldoctor] python`` of ``--config FILE``, else of the nearest config, with where it came from.
 
     A config that cannot be read is reported later, when its rules are loaded.
     """
+    found = _config_file(config)
     try:
-        defaults = _config_defaults(config)
+        defaults = _config_defaults(found)
     except (ConfigError, OSError):
         return None
-    return defaults.python if defaults is not None else None
+    if found is None or defaults is None or defaults.python is None:
+        return None
+    from wheeldoctor.formats.config_search import project_root
+    from wheeldoctor.where.discover import ConfigPython
+
+    return ConfigPython(defaults.python, found, project_root(found))
 
 
-def _config_defaults(config: str | None) -> Defaults | None:
-    """The defaults of ``--config FILE``, else of the nearest config; None when there is none."""
-    found = config if config is not None else find_config(os.getcwd())
+def _config_file(config: str | None) -> str | None:
+    return config if config is not None else find_config(os.getcwd())
+
+
+def _config_defaults(found: str | None) -> Defaults | None:
+    """The defaults of the config file ``found``; None when there is none."""
     if found is None:
         return None
     from wheeldoctor.formats.config import load_config  # the validator, only for a file found

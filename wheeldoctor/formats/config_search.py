@@ -47,6 +47,19 @@ def find_config(start: str, outside: Iterable[str] = ()) -> str | None:
         here = parent
 
 
+def project_root(config: str) -> str:
+    """The project a config file belongs to: the nearest folder above it holding ``.git`` or ``.hg``, else its own."""
+    own = os.path.dirname(os.path.abspath(config))
+    here = own
+    while True:
+        if any(os.path.exists(os.path.join(here, marker)) for marker in _REPOSITORY_MARKERS):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return own
+        here = parent
+
+
 #: A config or pyproject.toml larger than this is refused, not read.
 _CONFIG_LIMIT = 16 << 20
 

@@ -1,0 +1,121 @@
+"""A cloned project's own files never start its own programs, and never hide integrity (issue #49)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import no_traceback
+from helpers import make_venv
+
+
+def _run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``check --all`` as a CI job runs it: no activated venv, no --python."""
+    clean = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX")}
+    return subprocess.run(
+        [sys.executable, "-m", "wheeldoctor", "check", "--all", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=clean,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+    )
+
+
+def _project(root: Path) -> Path:
+    project = root / "project"
+    (project / ".git").mkdir(parents=True)
+    return project
+
+
+def _script(path: Path, marker: Path) -> None:
+    """A program the pull request commits: it leaves ``marker`` behind if it is ever started."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!/bin/sh\ntouch '{marker}'\nexit 1\n")
+    path.chmod(0o755)
+
+
+@pytest.mark.parametrize(
+    ("python", "program"),
+    [("tools/python", "tools/python"), (".venv", ".venv/bin/python"), ("tools", "tools/bin/python")],
+)
+def test_the_configs_python_inside_its_project_is_not_started(tmp_path: Path, python: str, program: str) -> None:
+    project = _project(tmp_path)
+    marker = tmp_path / "ran"
+    _script(project / program, marker)
+    (project / "pyproject.toml").write_text(f'[tool.wheeldoctor]\npython = "{python}"\n')
+    done = _run(project)
+    no_traceback(done)
+    assert not marker.exists(), "the project's program was started"
+    assert done.returncode == 2, done.stdout + done.stderr
+    line = done.stderr.strip()
+    assert len(line.splitlines()) == 1, line
+    assert "pyproject.toml: python is not started" in line and "--python" in line, line
+
+
+def test_a_link_out_of_the_project_is_followed_before_judging(tmp_path: Path) -> None:
+    """``tools/python -> ../tools2/evil``: the link's target is what runs, and it lies in the project."""
+    project = _project(tmp_path)
+    marker = tmp_path / "ran"
+    _script(project / "hidden" / "evil", marker)
+    (project / "bin").mkdir()
+    (project / "bin" / "python").symlink_to(project / "hidden" / "evil")
+    (project / "wheeldoctor.toml").write_text('python = "bin/python"\n')
+    done = _run(project)
+    assert not marker.exists() and done.returncode == 2, done.stderr
+    assert "resolves to" in done.stderr
+
+
+def test_a_committed_venv_is_not_started_by_discovery(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    marker = tmp_path / "ran"
+    _script(project / ".venv" / "bin" / "python", marker)
+    done = _run(project)
+    no_traceback(done)
+    assert not marker.exists(), "the committed .venv was started"
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert f"--python {project / '.venv'}" in done.stderr
+
+
+def test_a_venv_whose_pyvenv_cfg_points_home_into_the_project_is_not_started(tmp_path: Path) -> None:
+    """A real interpreter, but its ``home`` would take the standard library from the pull request."""
+    project = _project(tmp_path)
+    venv = make_venv(project / ".venv")
+    config = venv.prefix / "pyvenv.cfg"
+    text = config.read_text()
+    config.write_text(
+        "\n".join(f"home = {project / 'fake' / 'bin'}" if ln.startswith("home") else ln for ln in text.splitlines())
+    )
+    done = _run(project)
+    assert done.returncode == 2, done.stderr
+    assert "sets home = " in done.stderr and "inside" in done.stderr
+
+
+def test_a_real_venv_in_the_project_is_still_found(tmp_path: Path) -> None:
+    """The control: a venv that links to an interpreter outside the project is discovered, and so is
+    the config's ``python = ".venv"`` naming it."""
+    project = _project(tmp_path)
+    make_venv(project / ".venv")
+    done = _run(project)
+    assert done.returncode == 0, done.stderr
+    assert f"(from {project / '.venv'})" in done.stderr.splitlines()[0]
+    (project / "pyproject.toml").write_text('[tool.wheeldoctor]\npython = ".venv"\n')
+    done = _run(project)
+    assert done.returncode == 0, done.stderr
+    assert "(from the config's python)" in done.stderr.splitlines()[0]
+
+
+def test_the_command_line_may_name_the_projects_program(tmp_path: Path) -> None:
+    """How to allow it: ``--python`` is yours, so it is run (and here it is no interpreter)."""
+    project = _project(tmp_path)
+    marker = tmp_path / "ran"
+    _script(project / "tools" / "python", marker)
+    (project / "pyproject.toml").write_text('[tool.wheeldoctor]\npython = "tools/python"\n')
+    done = _run(project, "--python", "tools/python")
+    assert marker.exists()
+    assert done.returncode == 2
