@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import no_traceback
-from helpers import make_venv
+from conftest import Planted, no_traceback
+from helpers import make_venv, run_cli
 
 
 def _run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -119,3 +120,43 @@ def test_the_command_line_may_name_the_projects_program(tmp_path: Path) -> None:
     done = _run(project, "--python", "tools/python")
     assert marker.exists()
     assert done.returncode == 2
+
+
+# -- select/ignore narrow advisory findings only ------------------------------------------------------
+
+
+def _tampered_project(planted: Planted, tmp_path: Path, body: str) -> Path:
+    (planted.site / "alpha/core.py").write_bytes(b"ANSWER = 43\n")
+    project = _project(tmp_path)
+    (project / "pyproject.toml").write_text(f"[tool.wheeldoctor]\n{body}\n")
+    return project
+
+
+@pytest.mark.parametrize("codes", ['["WD"]', '["WD0"]', '["WD0000"]', '["wd001"]', '["WD1"]'])
+def test_a_code_pattern_that_is_no_code_or_group_is_refused(planted: Planted, tmp_path: Path, codes: str) -> None:
+    project = _tampered_project(planted, tmp_path, f"ignore = {codes}")
+    done = run_cli("check", "--all", "--python", planted.venv.python, "--strict", cwd=project)
+    no_traceback(done)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "tool.wheeldoctor.ignore" in done.stderr
+
+
+@pytest.mark.parametrize("strict", [[], ["--strict"]])
+def test_the_configs_ignore_never_hides_a_changed_file(planted: Planted, tmp_path: Path, strict: list[str]) -> None:
+    groups = '["WD00", "WD01", "WD07", "WD08", "WD001", "WD002"]'
+    project = _tampered_project(planted, tmp_path, f"ignore = {groups}")
+    done = run_cli("check", "--all", "--python", planted.venv.python, *strict, "--json", cwd=project)
+    assert done.returncode == 1, done.stdout + done.stderr
+    document = json.loads(done.stdout)
+    assert document["healthy"] is False
+    alpha = next(d for d in document["distributions"] if d["name"] == "alpha")
+    assert [(f["code"], f.get("accepted")) for f in alpha["findings"]] == [("WD001", None)]
+
+
+def test_the_configs_select_never_hides_a_planted_hook(planted: Planted, tmp_path: Path) -> None:
+    (planted.site / "zz-evil.pth").write_text("import os; os.environ.setdefault('X', '1')\n")
+    project = _project(tmp_path)
+    (project / "pyproject.toml").write_text('[tool.wheeldoctor]\nselect = ["WD04"]\nignore = ["WD071"]\n')
+    done = run_cli("check", "--all", "--python", planted.venv.python, cwd=project)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "WD071" in done.stdout

@@ -2,18 +2,20 @@
 
 Pure. A code counts when some ``select`` prefix matches it (every code when ``select`` is
 empty) and no ``ignore`` prefix at least as long as the longest matching ``select`` prefix
-does: ``--select WD07 --ignore WD0`` keeps WD071, ``--select WD0 --ignore WD07`` drops it.
+does: ``--select WD07 --ignore WD01`` keeps WD071, ``--select WD07 --ignore WD071`` drops it.
+A selection narrows advisory findings only: the codes of
+:data:`~wheeldoctor.model.findings.INTEGRITY_CODES` always count. A prefix is a whole code
+or a documented group of ten (``WD07``); ``WD`` or ``WD0``, which name nearly every code, are
+refused.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from wheeldoctor.model.errors import InputError
-
-_PREFIX = re.compile(r"^WD[0-9]{0,3}$")
+from wheeldoctor.model.findings import INTEGRITY_CODES, PREFIX_HELP, is_code_prefix
 
 
 class SelectionError(InputError):
@@ -33,7 +35,9 @@ class CodeSelection:
         return not self.select and not self.ignore
 
     def allows(self, code: str) -> bool:
-        """Whether findings of ``code`` count (are shown and fail the run)."""
+        """Whether findings of ``code`` count (are shown and fail the run); integrity codes always do."""
+        if code in INTEGRITY_CODES:
+            return True
         chosen = max((len(p) for p in self.select if code.startswith(p)), default=-1 if self.select else 0)
         if chosen < 0:
             return False
@@ -55,8 +59,8 @@ def parse_prefixes(values: Iterable[str], option: str) -> tuple[str, ...]:
             prefix = item.strip().upper()
             if not prefix:
                 # Dropped, it would leave no prefix: everything selected, a config's select overridden.
-                raise SelectionError(f"{option} {value!r}: empty code prefix (WD, WD0, WD07, WD071)")
-            if not _PREFIX.match(prefix):
-                raise SelectionError(f"{option} {item.strip()!r}: not a code prefix (WD, WD0, WD07, WD071)")
+                raise SelectionError(f"{option} {value!r}: empty; give {PREFIX_HELP}")
+            if not is_code_prefix(prefix):
+                raise SelectionError(f"{option} {item.strip()!r}: not {PREFIX_HELP}")
             out.append(prefix)
     return tuple(out)

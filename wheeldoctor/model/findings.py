@@ -119,6 +119,48 @@ METADATA_CODES = frozenset(
 #: its name, not of its bytes, which may all be intact. They fail the run, under their own word.
 LOCK_MEMBERSHIP_CODES = frozenset({Code.LOCKED_OTHER_VERSION, Code.NOT_LOCKED})
 
+#: Codes no ``--select``/``--ignore`` (command line or config) leaves out: a changed, missing or
+#: unreadable file, a RECORD that cannot vouch for any, a path out of the environment, a start-up
+#: hook, a module nobody installed, and a wheel or version that is not the lock's. Only an accept
+#: rule or a baseline entry pinned to the finding (its bytes, where it has any) passes one.
+INTEGRITY_CODES = frozenset(
+    code.value
+    for code in (
+        Code.HASH_MISMATCH,
+        Code.SIZE_MISMATCH,
+        Code.MISSING,
+        Code.NOT_REGULAR,
+        Code.UNREADABLE,
+        Code.CHANGED_WHILE_READ,
+        Code.OUTSIDE,
+        Code.LINK_OUTSIDE,
+        Code.RECORD_UNDECODABLE,
+        Code.RECORD_ROW_MALFORMED,
+        Code.DUPLICATE_ROW,
+        Code.STARTUP_HOOK_OWNED,
+        Code.STARTUP_HOOK_UNOWNED,
+        Code.UNOWNED_MODULE,
+        Code.LOCKED_MISSING,
+        Code.LOCKED_OTHER_VERSION,
+        Code.NOT_FROM_LOCKED_WHEEL,
+        Code.RECORD_REWRITTEN,
+        Code.LOCK_HASH_MISMATCH,
+    )
+)
+
+_CODES = frozenset(c.value for c in Code)
+_GROUPS = frozenset(c[:4] for c in _CODES)
+PREFIX_HELP = "a code (WD041) or a group of ten (WD04), as docs/codes.md lists them"
+
+
+def is_code_prefix(text: str) -> bool:
+    """Whether ``text`` is a code :class:`Code` defines or the group of ten of one (``WD07``).
+
+    ``WD`` and ``WD0`` are not: they name nearly every code, so they could only hide.
+    """
+    return text in _CODES or text in _GROUPS
+
+
 #: Kinds that mean the bytes on disk are wrong or cannot be trusted.
 BREAKING_KINDS = frozenset({Kind.MODIFIED, Kind.MISSING, Kind.UNREADABLE, Kind.OUTSIDE, Kind.MALFORMED, Kind.UNLOCKED})
 
