@@ -137,7 +137,7 @@ def _json(*args: str | Path) -> tuple[int, dict[str, object]]:
     ],
 )
 def test_code_prefixes(select: tuple[str, ...], ignore: tuple[str, ...], code: str, counts: bool) -> None:
-    assert CodeSelection(select, ignore).allows(code) is counts
+    assert CodeSelection(select=select, ignore=ignore).allows(code) is counts
 
 
 def test_prefixes_are_read_comma_separated_and_upper_cased_and_bad_ones_refused() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import Planted, no_traceback
-from helpers import make_venv, run_cli
+from helpers import make_venv, record_hash, run_cli
 
 
 def _run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -160,3 +160,69 @@ def test_the_configs_select_never_hides_a_planted_hook(planted: Planted, tmp_pat
     done = run_cli("check", "--all", "--python", planted.venv.python, cwd=project)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "WD071" in done.stdout
+
+
+# -- every report names the config it read; --isolated reads none -------------------------------------
+
+
+def _pinned(planted: Planted, tmp_path: Path) -> Path:
+    """alpha's core.py changed, and the project's config accepts those exact bytes."""
+    tampered = b"ANSWER = 43\n"
+    rule = (
+        '[[tool.wheeldoctor.accept]]\ndistribution = "alpha"\npath = "alpha/core.py"\n'
+        f'found = "{record_hash(tampered)}"\nreason = "r"\n'
+    )
+    project = _tampered_project(planted, tmp_path, 'ignore = ["WD061"]\n' + rule)
+    return project
+
+
+def test_every_format_names_the_config_and_what_it_narrowed(planted: Planted, tmp_path: Path) -> None:
+    project = _pinned(planted, tmp_path)
+    said = f"{project / 'pyproject.toml'} (narrows: ignore WD061; 1 accept rule(s))"
+    base = ("check", "--all", "--python", planted.venv.python)
+    text = run_cli(*base, cwd=project)
+    assert text.returncode == 0, text.stdout + text.stderr
+    assert f"config: {said}" in text.stdout.splitlines()
+    document = json.loads(run_cli(*base, "--json", cwd=project).stdout)
+    assert (document["policy"]["config"], document["policy"]["narrowed"]) == (
+        str(project / "pyproject.toml"),
+        ["ignore WD061", "1 accept rule(s)"],
+    )
+    sarif = json.loads(run_cli(*base, "--format", "sarif", cwd=project).stdout)
+    assert sarif["runs"][0]["properties"]["config"] == said
+    junit = run_cli(*base, "--format", "junit", cwd=project).stdout
+    assert f'<property name="config" value="{said}" />' in junit
+    github = run_cli(*base, "--format", "github", cwd=project).stdout
+    assert f"config: {said}" in github.splitlines()
+
+
+def test_a_config_that_narrows_nothing_is_still_named(planted: Planted, tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    (project / "wheeldoctor.toml").write_text("jobs = 1\n")
+    done = run_cli("check", "--all", "--python", planted.venv.python, cwd=project)
+    assert f"config: {project / 'wheeldoctor.toml'} (narrows: nothing)" in done.stdout.splitlines()
+
+
+def test_isolated_reads_no_config(planted: Planted, tmp_path: Path) -> None:
+    project = _pinned(planted, tmp_path)
+    assert run_cli("check", "--all", "--python", planted.venv.python, cwd=project).returncode == 0
+    done = run_cli("check", "--all", "--python", planted.venv.python, "--isolated", "--json", cwd=project)
+    assert done.returncode == 1, done.stderr
+    assert json.loads(done.stdout)["policy"] is None
+    for command in (["doctor"], ["fix", "--all", "--dry-run"], ["deps"]):
+        done = run_cli(*command, "--python", planted.venv.python, "--isolated", cwd=project)
+        assert "pyproject.toml" not in done.stdout + done.stderr, (command, done.stdout)
+    both = run_cli("check", "--all", "--isolated", "--config", project / "pyproject.toml", cwd=project)
+    no_traceback(both)
+    assert (both.returncode, both.stderr.strip()) == (2, "error: give --config FILE or --isolated, not both")
+
+
+def test_isolated_does_not_read_the_configs_python(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    marker = tmp_path / "ran"
+    _script(project / "tools" / "python", marker)
+    (project / "pyproject.toml").write_text('[tool.wheeldoctor]\npython = "tools/python"\n')
+    make_venv(project / ".venv")
+    done = _run(project, "--isolated")
+    assert done.returncode == 0, done.stderr
+    assert f"(from {project / '.venv'})" in done.stderr.splitlines()[0]

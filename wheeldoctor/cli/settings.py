@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from wheeldoctor.formats.config_search import ConfigError, find_config
+from wheeldoctor.formats.config_search import ConfigError, config_file
 from wheeldoctor.judge.selection import CodeSelection, parse_prefixes
 
 TYPE_CHECKING = False
@@ -26,28 +26,41 @@ class Settings:
 
 
 def settings_of(
-    config: str | None, *, select: Sequence[str], ignore: Sequence[str], jobs: int | None, strict: bool
+    config: str | None,
+    *,
+    select: Sequence[str],
+    ignore: Sequence[str],
+    jobs: int | None,
+    strict: bool,
+    isolated: bool = False,
 ) -> Settings:
     """Each of ``--select``, ``--ignore``, ``--jobs``, ``--strict`` as given, else the config's key.
 
-    A bad option value or config raises an ``InputError`` (one line and exit 2 through ``guard``).
+    ``isolated`` (``--isolated``): no config is read. A bad option value or config raises an
+    ``InputError`` (one line and exit 2 through ``guard``).
     """
-    defaults = _config_defaults(_config_file(config))
+    found = config_file(config, os.getcwd(), isolated=isolated)
+    defaults = _config_defaults(found)
     chosen = parse_prefixes(select, "--select") if select else (defaults.select if defaults else ())
     left_out = parse_prefixes(ignore, "--ignore") if ignore else (defaults.ignore if defaults else ())
     return Settings(
-        CodeSelection(tuple(chosen), tuple(left_out)),
+        CodeSelection(
+            select=tuple(chosen),
+            ignore=tuple(left_out),
+            select_from=found if chosen and not select else None,
+            ignore_from=found if left_out and not ignore else None,
+        ),
         jobs if jobs is not None else (defaults.jobs if defaults else None),
         strict or bool(defaults is not None and defaults.strict),
     )
 
 
-def config_python(config: str | None = None) -> ConfigPython | None:
+def config_python(config: str | None = None, *, isolated: bool = False) -> ConfigPython | None:
     """``[tool.wheeldoctor] python`` of ``--config FILE``, else of the nearest config, with where it came from.
 
     A config that cannot be read is reported later, when its rules are loaded.
     """
-    found = _config_file(config)
+    found = config_file(config, os.getcwd(), isolated=isolated)
     try:
         defaults = _config_defaults(found)
     except (ConfigError, OSError):
@@ -58,10 +71,6 @@ def config_python(config: str | None = None) -> ConfigPython | None:
     from wheeldoctor.where.discover import ConfigPython
 
     return ConfigPython(defaults.python, found, project_root(found))
-
-
-def _config_file(config: str | None) -> str | None:
-    return config if config is not None else find_config(os.getcwd())
 
 
 def _config_defaults(found: str | None) -> Defaults | None:

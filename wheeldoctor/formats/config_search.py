@@ -47,6 +47,18 @@ def find_config(start: str, outside: Iterable[str] = ()) -> str | None:
         here = parent
 
 
+def config_file(given: str | None, start: str, *, isolated: bool = False, outside: Iterable[str] = ()) -> str | None:
+    """The config a run reads: ``--config FILE`` as ``given``, else the nearest one above ``start``.
+
+    None with ``--isolated`` (``isolated``), which reads none; given both, :class:`ConfigError`.
+    """
+    if isolated:
+        if given is not None:
+            raise ConfigError("give --config FILE or --isolated, not both")
+        return None
+    return given if given is not None else find_config(start, outside)
+
+
 def project_root(config: str) -> str:
     """The project a config file belongs to: the nearest folder above it holding ``.git`` or ``.hg``, else its own."""
     own = os.path.dirname(os.path.abspath(config))

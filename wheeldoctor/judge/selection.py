@@ -22,12 +22,16 @@ class SelectionError(InputError):
     """A ``--select``/``--ignore`` value that is not a code prefix."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CodeSelection:
     """The code prefixes selected and ignored; empty ``select`` selects every code."""
 
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
+    select_from: str | None = None
+    """The config file ``select`` came from; None: the command line (or nothing)."""
+    ignore_from: str | None = None
+    """The config file ``ignore`` came from; None: the command line (or nothing)."""
 
     @property
     def everything(self) -> bool:
@@ -44,11 +48,22 @@ class CodeSelection:
         return not any(code.startswith(p) and len(p) >= chosen for p in self.ignore)
 
     def describe(self) -> str:
-        """``--select WD0 --ignore WD07`` as given, for the reason of a finding left out."""
-        parts = [f"--select {','.join(self.select)}"] if self.select else []
+        """``--select WD04 --ignore WD041`` as given (``FILE: ignore WD061`` for a config's), for a finding left out."""
+        parts = [_said("select", self.select, self.select_from)] if self.select else []
         if self.ignore:
-            parts.append(f"--ignore {','.join(self.ignore)}")
-        return " ".join(parts)
+            parts.append(_said("ignore", self.ignore, self.ignore_from))
+        return "; ".join(parts)
+
+    def narrowed_by(self, config: str) -> tuple[str, ...]:
+        """What the config file ``config`` set of this selection: ``select WD04``, ``ignore WD061``."""
+        out = [f"select {','.join(self.select)}"] if self.select and self.select_from == config else []
+        if self.ignore and self.ignore_from == config:
+            out.append(f"ignore {','.join(self.ignore)}")
+        return tuple(out)
+
+
+def _said(key: str, prefixes: tuple[str, ...], source: str | None) -> str:
+    return f"--{key} {','.join(prefixes)}" if source is None else f"{source}: {key} {','.join(prefixes)}"
 
 
 def parse_prefixes(values: Iterable[str], option: str) -> tuple[str, ...]:

@@ -202,6 +202,7 @@ def policy_json(policy: PolicyOutcome | None) -> dict[str, Any] | None:
         "expired": [rule(r) for r in policy.expired],
         "fixed": [entry(e) for e in policy.fixed],
         "changed": [entry(e) for e in policy.changed],
+        "narrowed": list(policy.narrowed),
     }
 
 

@@ -18,6 +18,7 @@ from wheeldoctor.model.findings import Finding, Kind
 from wheeldoctor.report import hooks_text, native_text
 from wheeldoctor.report.clash_text import block_lines, grouped, pair_blocks, pair_line, pair_tips
 from wheeldoctor.report.finding_text import accepted_note, finding_line, shown, step_text, subject, subject_of
+from wheeldoctor.report.policy_text import config_said
 from wheeldoctor.results.check import CheckResult
 
 
@@ -162,11 +163,12 @@ def summary(result: CheckResult) -> str:
 
 
 def policy_lines(result: CheckResult) -> list[str]:
-    """Stale and expired accept rules, fixed baseline entries: said, never failing."""
+    """The config read and what it narrowed; stale and expired rules, fixed baseline entries: said, never failing."""
     policy = result.policy
     if policy is None:
         return []
-    lines = []
+    said = config_said(policy)
+    lines = [] if said is None else [f"config: {said}"]
     for rule in policy.expired:
         lines.append(f"Note: {rule.source}: {rule.key} expired on {rule.until}; it no longer accepts anything")
     for rule in policy.stale:
