@@ -58,6 +58,9 @@ class CheckRequest:
     """The lock's findings (``check --lock``): the environment holds the locked wheels' claims."""
     requirements: Requirements | None = None
     """``env``'s requirement model when the caller shares it with another check (``doctor``, ``fix``)."""
+    bytecode: bool | None = None
+    """Judge the ``.pyc`` rows RECORD lists without a hash by their code (WD062, ``probes/bytecode.py``);
+    None: with ``strict`` or a ``lock``."""
 
 
 def run_check(env: Environment, request: CheckRequest = CheckRequest()) -> CheckResult:
@@ -75,11 +78,12 @@ def run_check(env: Environment, request: CheckRequest = CheckRequest()) -> Check
         checked, active, jobs=jobs, progress=request.progress, cache_dir=cache_dir, processes=request.processes,
         audit=env if auditing else None,
     )  # fmt: skip
+    verified, bytecode = _bytecode(env, verification.reports, request)
     graph = RequirementGraph(request.requirements or Requirements.of(env))
     clashes = find_clashes(verification.owners, verification.states, involving=[d.name for d in checked])
     pairs = pair_up(clashes, active, graph)
     policy = request.policy or Policy(today=date.today())
-    reports, passes = _judged(env, verification.reports, clashes, graph, policy, lock, jobs=jobs, cache_dir=cache_dir)
+    reports, passes = _judged(env, verified, clashes, graph, policy, lock, jobs=jobs, cache_dir=cache_dir)
     shown = {d.name for d in checked}
     reports = [replace(r, status=status_of(r.findings)) for r in reports if r.name in shown]
     reports.extend(not_installed(n) for n in missing)
@@ -107,7 +111,21 @@ def run_check(env: Environment, request: CheckRequest = CheckRequest()) -> Check
         hooks=hooks,
         unowned=unowned,
         native=native,
+        bytecode=bytecode,
     )
+
+
+def _bytecode(
+    env: Environment, reports: Sequence[DistributionReport], request: CheckRequest
+) -> tuple[Sequence[DistributionReport], tuple[int, int] | None]:
+    """``reports`` with WD062 findings, and the counts judged and not, where ``request`` asks for it."""
+    wanted = request.bytecode if request.bytecode is not None else request.strict or request.lock is not None
+    if not wanted:
+        return reports, None
+    from wheeldoctor.probes.bytecode import judge_bytecode
+
+    judged = judge_bytecode(reports, env.python)
+    return judged.reports, (judged.judged, judged.not_judged)
 
 
 def _chosen(env: Environment, names: Sequence[str] | None) -> tuple[list[InstalledDistribution], list[str]]:

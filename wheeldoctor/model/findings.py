@@ -78,6 +78,8 @@ class Code(str, Enum):
     REPLACED = "WD060"
     #: A shipped .pyc whose bytes are the installer's recompilation of its intact recorded source.
     RECOMPILED = "WD061"
+    #: A ``.pyc`` RECORD lists without a hash whose code is not its recorded source's (probes/bytecode.py).
+    BYTECODE_DIFFERS = "WD062"
     # Start-up hooks and files nobody recorded (hooks.py, unowned.py).
     STARTUP_HOOK_OWNED = "WD070"
     STARTUP_HOOK_UNOWNED = "WD071"
@@ -137,6 +139,7 @@ INTEGRITY_CODES = frozenset(
         Code.RECORD_UNDECODABLE,
         Code.RECORD_ROW_MALFORMED,
         Code.DUPLICATE_ROW,
+        Code.BYTECODE_DIFFERS,
         Code.STARTUP_HOOK_OWNED,
         Code.STARTUP_HOOK_UNOWNED,
         Code.UNOWNED_MODULE,

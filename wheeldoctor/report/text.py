@@ -129,6 +129,8 @@ def summary(result: CheckResult) -> str:
     ]
     if off_lock:
         parts.append(f"{off_lock} not as locked (files intact)")
+    if result.bytecode is not None and result.bytecode[1]:
+        parts.append(f"{result.bytecode[1]} unhashed .pyc not judged (another interpreter's)")
     every = [f for r in result.distributions for f in r.findings]
     accepted = sum(1 for f in every if f.accepted is not None)
     left_out = sum(1 for f in every if f.accepted is not None and f.accepted.by == SELECTED_OUT)

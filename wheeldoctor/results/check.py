@@ -45,6 +45,8 @@ class CheckResult:
     """With ``--lock``: how the locked wheels' RECORDs were had (bytes, requests, sources); None without."""
     native: NativeAudit | None = None
     """The environment's shared objects as the loader sees them; None when not audited (as ``hooks``)."""
+    bytecode: tuple[int, int] | None = None
+    """Unhashed ``.pyc`` rows judged by their code (WD062), and those not judged; None when not asked."""
 
     @property
     def healthy(self) -> bool:

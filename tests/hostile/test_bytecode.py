@@ -1,0 +1,124 @@
+"""A ``.pyc`` RECORD lists without a hash is judged by its code (issue #49): WD062."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import marshal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import Planted, no_traceback
+from helpers import run_cli
+
+TAG = sys.implementation.cache_tag
+
+
+def _pyc(planted: Planted) -> Path:
+    """beta's ``__init__`` as pip compiled it: RECORD lists it without a hash."""
+    pyc = planted.site / "beta" / "__pycache__" / f"__init__.{TAG}.pyc"
+    assert pyc.is_file()
+    assert any(row[0] == f"beta/__pycache__/__init__.{TAG}.pyc" and row[1] == "" for row in planted.rows("beta"))
+    return pyc
+
+
+def _payload(pyc: Path, marker: Path) -> None:
+    """The attack: the real file's 16-byte header, then code the source never held."""
+    code = compile(f"open({str(marker)!r}, 'w').close()\nBETA = True\n", "beta/__init__.py", "exec")
+    pyc.write_bytes(pyc.read_bytes()[:16] + marshal.dumps(code))
+
+
+def _findings(done: subprocess.CompletedProcess[str], code: str = "WD062") -> list[dict[str, object]]:
+    document = json.loads(done.stdout)
+    return [f for d in document["distributions"] for f in d["findings"] if f["code"] == code]
+
+
+def test_a_payload_with_the_real_header_is_a_finding(planted: Planted, tmp_path: Path) -> None:
+    pyc = _pyc(planted)
+    marker = tmp_path / "ran"
+    _payload(pyc, marker)
+    # The attack is real: importing beta runs the payload, while its source and RECORD are intact.
+    subprocess.run([str(planted.venv.python), "-c", "import beta"], check=True, cwd=tmp_path)
+    assert marker.exists()
+    strict = run_cli("check", "--all", "--strict", "--python", planted.venv.python, "--json")
+    assert strict.returncode == 1, strict.stdout + strict.stderr
+    (finding,) = _findings(strict)
+    assert finding["path"] == f"beta/__pycache__/__init__.{TAG}.pyc"
+    assert finding["kind"] == "modified"
+    assert "its code is not what compiling the source gives" in str(finding["message"])
+    assert str(finding["found"]).startswith("sha256=")
+    named = run_cli("check", "beta", "--python", planted.venv.python)
+    assert named.returncode == 1 and "WD062" in named.stdout, named.stdout
+    # Integrity: no --ignore leaves it out.
+    ignored = run_cli("check", "--all", "--strict", "--ignore", "WD06", "--python", planted.venv.python)
+    assert ignored.returncode == 1 and "WD062" in ignored.stdout
+
+
+def test_the_real_pyc_passes(planted: Planted) -> None:
+    _pyc(planted)
+    done = run_cli("check", "--all", "--strict", "--python", planted.venv.python, "--json")
+    assert done.returncode == 0, done.stdout
+    assert _findings(done) == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"(\xff\xff\xff\x7f",  # a tuple of 2**31 - 1 items: unmarshalling it asks for 16 GiB
+        b"[\xff\xff\xff\x7f",  # a list of as many
+        b"\xe3" + b"\x00" * 8,  # a code object cut short
+        b")\x01" * 5000,  # nested past marshal's depth
+        b"N",  # None: no code object
+    ],
+)
+def test_hostile_marshal_data_is_a_finding_and_bounded(planted: Planted, body: bytes) -> None:
+    pyc = _pyc(planted)
+    pyc.write_bytes(pyc.read_bytes()[:16] + body)
+    done = run_cli("check", "beta", "--python", planted.venv.python, "--json")
+    no_traceback(done)
+    assert done.returncode == 1, done.stdout + done.stderr
+    (finding,) = _findings(done)
+    assert "unmarshal" in str(finding["message"]) or "no code object" in str(finding["message"])
+
+
+def test_a_pyc_for_another_interpreter_is_not_judged(planted: Planted) -> None:
+    """Python 3.11 never loads a cpython-39 .pyc: it is counted as not judged, never a finding."""
+    pyc = _pyc(planted)
+    other = pyc.with_name("__init__.cpython-39.pyc")
+    other.write_bytes(b"\x61\x0d\x0d\x0a" + bytes(12) + b"garbage")
+    rows = planted.rows("beta")
+    rows.append([f"beta/__pycache__/{other.name}", "", ""])
+    planted.write_rows("beta", rows)
+    done = run_cli("check", "beta", "--python", planted.venv.python)
+    assert done.returncode == 0, done.stdout
+    assert "1 unhashed .pyc not judged (another interpreter's)" in done.stdout
+
+
+def test_the_magic_number_of_another_version_is_not_unmarshalled(planted: Planted) -> None:
+    pyc = _pyc(planted)
+    pyc.write_bytes(b"\x00\x00\x0d\x0a" + pyc.read_bytes()[4:16] + b"(\xff\xff\xff\x7f")
+    assert importlib.util.MAGIC_NUMBER != b"\x00\x00\x0d\x0a"
+    done = run_cli("check", "beta", "--python", planted.venv.python)
+    assert done.returncode == 0, done.stdout
+    assert "not judged" in done.stdout
+
+
+def test_pip_and_setuptools_as_pip_installs_them_are_green(tmp_path: Path) -> None:
+    """ensurepip's pip, compiled at install and recorded without hashes: every .pyc judged, none differs."""
+    subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "v")], check=True)
+    python = tmp_path / "v" / "bin" / "python"
+    done = run_cli("check", "--all", "--strict", "--python", python, "--json")
+    assert done.returncode == 0, done.stdout
+    assert _findings(done) == []
+    site = next((tmp_path / "v" / "lib").glob("python3*/site-packages"))
+    assert len(list(site.glob(f"pip/**/__pycache__/*.{TAG}.pyc"))) > 100
+
+
+def test_importing_the_env_never_happens(planted: Planted, tmp_path: Path) -> None:
+    """The judge compiles and unmarshals; it never imports the package or runs its .pyc."""
+    marker = tmp_path / "ran"
+    _payload(_pyc(planted), marker)
+    run_cli("check", "--all", "--strict", "--python", planted.venv.python)
+    assert not marker.exists()

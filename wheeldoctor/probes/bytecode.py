@@ -1,0 +1,203 @@
+"""``.pyc`` files RECORD lists without a hash, judged by the code they hold (WD062).
+
+pip compiles every module it installs and records the ``.pyc`` files without a hash, so
+their bytes are vouched for by nothing: a payload with the real file's 16-byte header
+copied in is what ``import`` runs, while RECORD and the source are intact. Here each such
+``.pyc`` whose source is recorded with a digest is judged by what the interpreter would
+run: its code object against the code object of compiling the recorded source. Code
+objects compare equal when their instructions, constants (nested code included), names,
+argument counts, flags, first line, line and exception tables are equal; ``co_filename``
+and the marshal encoding (which ``FLAG_REF`` bits are set depends on the compiling
+process's reference counts, so compiling the same source twice may not give the same
+bytes) are not compared.
+
+Nothing of the environment is imported or run, and no hostile byte is unmarshalled in
+this process. One child does it all: the target interpreter (the running one where there
+is none), started with ``-I -S -B`` like the ``--python`` probe, its address space capped
+(``RLIMIT_AS``) before it reads a byte, the whole batch under a deadline. It unmarshals a
+``.pyc`` only when the header's magic number is its own (the same Python version), reads
+at most :data:`FILE_LIMIT` of each file, and compiles the source only after checking its
+recorded digest. A ``.pyc`` for another cache tag or magic number is not judged: that
+interpreter never loads it. A child that dies or runs out of time ends the batch: the file
+it was on is a finding (no valid ``.pyc`` does that), the rest are counted as not judged.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from wheeldoctor.judge.files import DistributionReport
+from wheeldoctor.model.findings import Code, Finding, Kind
+from wheeldoctor.where.environment import with_record
+
+_PYC = re.compile(r"(?P<dir>(?:[^/]+/)*)__pycache__/(?P<stem>[^/.]+)\.(?P<tag>[^/.]+)(?:\.opt-(?P<opt>[12]))?\.pyc")
+#: Bytes read of one ``.pyc`` or source; a file past it is judged by its size alone (a finding for a ``.pyc``).
+FILE_LIMIT = 32 << 20
+#: The child's address space: what unmarshalling hostile bytes may claim before it is refused.
+ADDRESS_LIMIT = 2 << 30
+#: The batch's deadline: this, plus :data:`_PER_FILE` for each file.
+_DEADLINE = 60.0
+_PER_FILE = 0.05
+
+# Runs in the child, stdlib only, valid on Python 3.8 and later. Reads a JSON list of
+# [pyc, source, tag, optimize, algorithm, hexdigest] on stdin; writes one JSON line per item.
+_CHILD = r"""
+import base64, hashlib, importlib.util, json, marshal, os, stat, sys
+try:
+    import resource
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_LIMIT, ADDRESS_LIMIT))
+except (ImportError, ValueError, OSError):
+    pass
+CODE = type(compile("", "", "exec"))
+def read(path):
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise OSError("not a regular file")
+        data = f.read(FILE_LIMIT + 1)
+    if len(data) > FILE_LIMIT:
+        raise OSError("larger than the limit")
+    return data
+def judge(pyc, source, tag, optimize, algorithm, digest):
+    if tag != sys.implementation.cache_tag:
+        return ["other"]
+    try:
+        data = read(pyc)
+    except FileNotFoundError:
+        return ["absent"]
+    except OSError as e:
+        return ["differs", None, "it cannot be read (%s)" % (e.strerror or e)]
+    found = "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    try:
+        text = read(source)
+    except OSError:
+        return ["source"]
+    if hashlib.new(algorithm, text).hexdigest() != digest:
+        return ["source"]
+    if data[:4] != importlib.util.MAGIC_NUMBER or len(data) < 16:
+        return ["other"]
+    try:
+        loaded = marshal.loads(data[16:])
+    except (EOFError, ValueError, TypeError, MemoryError, RecursionError):
+        return ["differs", found, "its code does not unmarshal"]
+    if type(loaded) is not CODE:
+        return ["differs", found, "it holds no code object"]
+    try:
+        compiled = compile(text, source, "exec", dont_inherit=True, optimize=optimize)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return ["source"]
+    return ["same"] if loaded == compiled else ["differs", found, "its code is not what compiling the source gives"]
+for item in json.loads(sys.stdin.read()):
+    sys.stdout.write(json.dumps(judge(*item)) + "\n")
+    sys.stdout.flush()
+"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Item:
+    report: int
+    pyc: str
+    """As RECORD writes it."""
+    source: str
+    argv: tuple[str, str, str, int, str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class BytecodeJudgement:
+    """The reports with a WD062 finding per ``.pyc`` whose code is not its source's, and how many were not judged."""
+
+    reports: tuple[DistributionReport, ...]
+    judged: int
+    not_judged: int
+    """For another interpreter (cache tag or magic number), or left when the child stopped."""
+
+
+def judge_bytecode(reports: Sequence[DistributionReport], python: str | None) -> BytecodeJudgement:
+    """Judge every unhashed ``.pyc`` row of ``reports`` whose source RECORD pins, in one child of ``python``."""
+    items = list(_items(reports))
+    if not items:
+        return BytecodeJudgement(tuple(reports), 0, 0)
+    answers, stopped = _ask(python or sys.executable, [i.argv for i in items])
+    added: dict[int, list[Finding]] = {}
+    judged = not_judged = 0
+    for index, item in enumerate(items):
+        answer = answers[index] if index < len(answers) else None
+        if answer is None and index == len(answers) and stopped is not None:
+            answer = ["differs", None, f"reading it {stopped}"]
+        if answer is None or answer[0] == "other":
+            not_judged += 1
+            continue
+        if answer[0] in ("same", "differs"):
+            judged += 1
+        if answer[0] == "differs":
+            added.setdefault(item.report, []).append(_finding(item, answer))
+    out = tuple(replace(r, findings=(*r.findings, *added[i])) if i in added else r for i, r in enumerate(reports))
+    return BytecodeJudgement(out, judged, not_judged)
+
+
+def _finding(item: _Item, answer: list[str | None]) -> Finding:
+    why = answer[2] or "it differs"
+    return Finding(
+        code=Code.BYTECODE_DIFFERS,
+        kind=Kind.MODIFIED,
+        path=item.pyc,
+        message=f"is what Python runs in place of {item.source}, and {why}: RECORD lists it without a hash",
+        expected=f"the code of {item.source}",
+        found=answer[1],
+    )
+
+
+def _items(reports: Sequence[DistributionReport]) -> Iterable[_Item]:
+    for index, report in enumerate(reports):
+        if report.dist is None or report.dist.system_managed:
+            continue
+        dist = with_record(report.dist)
+        record = dist.record
+        if record is None:
+            continue
+        hashed = {row.path: row for row in record.rows}
+        for path in sorted(record.listed):
+            match = _PYC.fullmatch(path) if path.endswith(".pyc") and path not in hashed else None
+            source = f"{match['dir']}{match['stem']}.py" if match else None
+            row = hashed.get(source) if source else None
+            if match is None or source is None or row is None or row.algorithm is None or row.digest is None:
+                continue
+            where = os.path.join(dist.location, *path.split("/"))
+            source_path = os.path.join(dist.location, *source.split("/"))
+            argv = (where, source_path, match["tag"], int(match["opt"] or 0), row.algorithm, row.digest.hex())
+            yield _Item(report=index, pyc=path, source=source, argv=argv)
+
+
+def _ask(python: str, items: list[tuple[str, str, str, int, str, str]]) -> tuple[list[list[str | None]], str | None]:
+    """The child's answers, in order, and why it stopped early (None when it answered all)."""
+    code = _CHILD.replace("ADDRESS_LIMIT", str(ADDRESS_LIMIT)).replace("FILE_LIMIT", str(FILE_LIMIT))
+    deadline = _DEADLINE + _PER_FILE * len(items)
+    try:
+        done = subprocess.run(
+            [python, "-I", "-S", "-B", "-c", code],
+            input=json.dumps(items).encode(),
+            capture_output=True,
+            timeout=deadline,
+            check=False,
+        )
+        out, stopped = done.stdout, (None if done.returncode == 0 else f"ended the reader (exit {done.returncode})")
+    except subprocess.TimeoutExpired as e:
+        out, stopped = e.stdout or b"", f"took the reader past its {deadline:.0f} s"
+    except OSError:  # the interpreter cannot be started: nothing judged, and counted so
+        return [], None
+    answers = []
+    for line in out.decode("utf-8", "replace").splitlines():
+        try:
+            answer = json.loads(line)
+        except ValueError:
+            break
+        if not isinstance(answer, list) or not answer or not all(isinstance(a, str) or a is None for a in answer):
+            break
+        answers.append(answer)
+    return answers, stopped
