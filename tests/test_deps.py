@@ -331,3 +331,36 @@ def test_the_extra_index_never_misses_a_requirement_an_extra_adds() -> None:
         assert [str(r) for r in found] == [str(r) for r in reqs if r in found]  # in their order
     # An extra no marker names gets only what holds for any extra, or uses ``extra`` another way: not the rest.
     assert [r.name for r in model.needing(reqs, "q")] == ["dep6", "dep9", "dep12"]
+
+
+#: An egg-info as setuptools writes it: requirements in requires.txt, none in PKG-INFO.
+EGG_REQUIRES = """\
+needed>=2
+wanted-by-marker
+
+[:python_version < "3"]
+py2-only
+
+[:sys_platform != "nonexistent-platform"]
+also-wanted
+
+[Socks]
+never-asked
+
+[Socks:python_version >= "3"]
+never-asked-either
+"""
+
+
+def test_egg_info_requires_txt_is_read_as_pip_check_reads_it(tmp_path: Path, uv_bin: Path) -> None:
+    """Debian's and setuptools' egg-infos keep their requirements in requires.txt: pip check reads it, so do we."""
+    venv = make_venv(tmp_path / "venv", uv_bin=uv_bin)
+    pip_install(venv, "--no-index", "--no-deps", build_wheel(tmp_path / "wheels", "needed", "1.0", _pkg("needed")))
+    egg = venv.site_packages / "legacy_app-1.0-py3.egg-info"
+    egg.mkdir()
+    (egg / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: legacy-app\nVersion: 1.0\n")
+    (egg / "requires.txt").write_text(EGG_REQUIRES)
+    pip = pip_check(venv.python)
+    rc, document = cli_json("deps", "--python", venv.python)
+    assert {p.name for p in pip.problems} == {"needed", "wanted-by-marker", "also-wanted"}
+    assert (rc, ours(document["dependency_conflicts"])) == (1, pip.problems)

@@ -158,15 +158,17 @@ def test_dry_run_lists_the_commands_and_changes_no_byte(sick: Sick) -> None:
     done = fix("--all", "--dry-run", "--python", sick.python, env=offline(sick.wheels))
     assert done.returncode == 1
     python = str(sick.python)
-    # The version Python uses stays (the first dist-info in directory order), as the tip says.
-    used = run_checked([sick.python, "-c", "import importlib.metadata as m; print(m.version('foo'))"]).stdout.strip()
+    # The version whose files are on disk stays (2.0: 1.0's RECORD lists old.py, which the upgrade removed),
+    # whichever dist-info Python reads first; the check's tip says the same.
     steps = [line.strip() for line in done.stdout.splitlines() if line.strip()[:2] in {"1.", "2.", "3.", "4."}]
     assert steps == [
         f"1. {python} -m pip uninstall -y -- foo",
         f"2. {python} -m pip uninstall -y -- foo",
-        f"3. {python} -m pip install --no-deps -- foo=={used}",
+        f"3. {python} -m pip install --force-reinstall --no-deps -- foo==2.0",
         f"4. {python} -m pip install --force-reinstall --no-deps -- alpha==1.0",
     ]
+    tips = run_cli("check", "--all", "--python", sick.python).stdout
+    assert f"{python} -m pip install --force-reinstall --no-deps -- foo==2.0" in tips
     assert "reinstall alpha 1.0: puts back 3 file(s) (1 missing, 2 modified)" in done.stdout
     assert done.stdout.splitlines()[-1] == "fix: 4 step(s) planned; nothing was run"
     assert snapshot(sick.root) == before
@@ -188,7 +190,8 @@ def test_yes_repairs_everything_and_doctor_agrees(sick: Sick) -> None:
     assert [s["returncode"] for s in doc["steps"]] == [0] * 4
     assert (doc["healthy"], doc["before"]["healthy"], doc["after"]["healthy"]) == (True, False, True)
     assert doc["after"]["still_broken"] == doc["after"]["new"] == []
-    assert sorted(p["distribution"] for p in doc["after"]["fixed"]) == ["alpha"] * 3 + ["foo"]
+    # foo: its stale dist-info (WD052 in files, WD050 in duplicates).
+    assert sorted(p["distribution"] for p in doc["after"]["fixed"]) == ["alpha"] * 3 + ["foo"] * 2
     assert rc_of("doctor", "--python", sick.python) == 0
     assert len(list(sick.site.glob("foo-*.dist-info"))) == 1
 
@@ -541,9 +544,9 @@ def test_stale_dist_info_in_a_venv_without_pip(installer: str, tmp_path: Path, u
     kinds = [s["kind"] for s in doc["plan"]["steps"]]
     assert kinds == (["uninstall", "uninstall", "install"] if installer == "pip" else ["reinstall"])
     assert rc == 0, doc
-    # One dist-info is left: the version Python used (the first in directory order), as the tip says.
-    version = doc["plan"]["steps"][-1]["version"]
-    assert [p.name for p in venv.site_packages.glob("kappa-*.dist-info")] == [f"kappa-{version}.dist-info"]
+    # One dist-info is left: the version whose files are on disk (1.0's RECORD lists old.py, gone), as the tip says.
+    assert doc["plan"]["steps"][-1]["version"] == "2.0"
+    assert [p.name for p in venv.site_packages.glob("kappa-*.dist-info")] == ["kappa-2.0.dist-info"]
     assert rc_of("doctor", "--python", venv.python) == 0
 
 

@@ -207,13 +207,13 @@ def test_pip_on_an_externally_managed_interpreter_is_said_aloud(
     (stdlib / "EXTERNALLY-MANAGED").write_text("[externally-managed]\nError=use apt\n")
     nothing = tmp_path / "var" / "lib" / "dpkg"
     (nothing / "info").mkdir(parents=True)
-    marked = attach_managers(env, dpkg_admindir=str(nothing), stdlib=str(stdlib), in_venv=False)
+    marked = attach_managers(env, dpkg_admindir=str(nothing), stdlib=str(stdlib))
     step = repair_step(marked.distributions[0], marked)
     assert marked.externally_managed == str(stdlib / "EXTERNALLY-MANAGED")
     assert step.runs_pip and "--break-system-packages" in step.argv
     assert step.note is not None and "EXTERNALLY-MANAGED" in step.note
     # The same interpreter run as a venv: PEP 668 says the marker does not apply.
-    plain = attach_managers(env, dpkg_admindir=str(nothing), stdlib=str(stdlib), in_venv=True)
+    plain = attach_managers(env, dpkg_admindir=str(nothing), stdlib=str(stdlib), venv=str(venv.prefix))
     step = repair_step(plain.distributions[0], plain)
     assert (plain.externally_managed, step.note) == (None, None)
     assert "--break-system-packages" not in step.argv

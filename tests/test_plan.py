@@ -16,7 +16,8 @@ from wheeldoctor.judge.duplicates import find_duplicates
 from wheeldoctor.judge.files import DistributionReport, Status
 from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.model.managed import ManagedBy, Tool
-from wheeldoctor.repair.plan import Expected, plan_repairs
+from wheeldoctor.repair.outcome import Seen, step_problem
+from wheeldoctor.repair.plan import Expected, FixStep, plan_repairs
 from wheeldoctor.repair.requirements import remedy_argvs
 from wheeldoctor.repair.steps import StepKind, locked_pin, repair_step, uninstall_argv
 from wheeldoctor.where.environment import load_environment
@@ -168,8 +169,9 @@ def test_against_a_lock_the_reinstall_pins_the_locks_version(tmp_path: Path) -> 
         "--",
         "yaml-demo==6.1",
     )
-    assert (step.kind, step.tool, step.version) == (StepKind.REINSTALL, "pip", "6.1")
-    assert step.fixes.startswith("installs the lock's version 6.1 (installed: 6.0)")
+    assert (step.kind, step.tool, step.version, step.change) == (StepKind.REINSTALL, "pip", "6.1", "upgrade")
+    # A version change is never silent: the step says which way.
+    assert step.fixes.startswith("upgrade: installs the lock's version 6.1 (installed: 6.0)")
     assert plan.expected == (Expected("yaml-demo", "6.1"),)
     assert report.dist is not None
     assert repair_step(report.dist, env).argv == step.argv  # the tip: the same words
@@ -225,3 +227,59 @@ def test_a_locked_pin_is_a_valid_name_and_a_pep440_version_or_nothing(
     name: str, version: str | None, pin: tuple[str, str] | None
 ) -> None:
     assert locked_pin(name, version) == pin
+
+
+# -- whether a step did its job: its directory before and after ------------------------------------
+
+
+def _step(kind: StepKind, version: str = "2.0") -> FixStep:
+    return FixStep(
+        kind=kind, tool="pip", name="demo", version=version, argv=("pip",), fixes="", location="/site", group="g"
+    )
+
+
+RECORD_A, RECORD_B = (1, 10, 100, 100), (2, 10, 200, 200)
+
+
+@pytest.mark.parametrize(
+    ("kind", "before", "after", "said", "why"),
+    [
+        (StepKind.UNINSTALL, [("a", "1.0", RECORD_A), ("b", "2.0", RECORD_B)], [("b", "2.0", RECORD_B)], [], None),
+        (
+            StepKind.UNINSTALL,
+            [("a", "1.0", RECORD_A)],
+            [("a", "1.0", RECORD_A)],
+            ["Can't uninstall 'demo'. No files were found to uninstall."],
+            "pip exited 0, but nothing was uninstalled: 1 dist-info(s) of demo in /site, as before "
+            "(pip said: Can't uninstall 'demo'. No files were found to uninstall.)",
+        ),
+        (StepKind.INSTALL, [], [("b", "2.0", RECORD_B)], [], None),
+        (StepKind.REINSTALL, [("b", "2.0", RECORD_A)], [("b", "2.0", RECORD_B)], [], None),
+        (
+            StepKind.REINSTALL,
+            [("b", "2.0", RECORD_A)],
+            [("b", "2.0", RECORD_A)],
+            ["Requirement already satisfied: demo==2.0 in /site (2.0)"],
+            "pip exited 0, but nothing was installed: b/RECORD was not written again "
+            "(pip said: Requirement already satisfied: demo==2.0 in /site (2.0))",
+        ),
+        (
+            StepKind.INSTALL,
+            [("a", "1.0", RECORD_A)],
+            [("a", "1.0", RECORD_A), ("b", "2.0", RECORD_B)],
+            [],
+            "pip exited 0, but 2 dist-infos of demo in /site afterwards, not one",
+        ),
+        (StepKind.INSTALL, [], [("b", "1.0", RECORD_B)], [], "pip exited 0, but b is 1.0, not 2.0"),
+    ],
+    ids=["uninstalled", "nothing-to-uninstall", "installed", "reinstalled", "already-satisfied", "two-left", "version"],
+)
+def test_a_step_has_done_its_job_only_when_its_directory_shows_it(
+    kind: StepKind,
+    before: list[tuple[str, str, tuple[int, ...]]],
+    after: list[tuple[str, str, tuple[int, ...]]],
+    said: list[str],
+    why: str | None,
+) -> None:
+    seen_before, seen_after = [Seen(*s) for s in before], [Seen(*s) for s in after]
+    assert step_problem(_step(kind), seen_before, seen_after, ["Looking in links: /w", *said]) == why

@@ -1,4 +1,4 @@
-"""A ``.pyc`` RECORD lists without a hash is judged by its code (issue #49): WD062."""
+"""A ``.pyc`` RECORD lists without a hash is judged by its code (issue #49): WD063."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def _payload(pyc: Path, marker: Path) -> None:
     pyc.write_bytes(pyc.read_bytes()[:16] + marshal.dumps(code))
 
 
-def _findings(done: subprocess.CompletedProcess[str], code: str = "WD062") -> list[dict[str, object]]:
+def _findings(done: subprocess.CompletedProcess[str], code: str = "WD063") -> list[dict[str, object]]:
     document = json.loads(done.stdout)
     return [f for d in document["distributions"] for f in d["findings"] if f["code"] == code]
 
@@ -50,10 +50,10 @@ def test_a_payload_with_the_real_header_is_a_finding(planted: Planted, tmp_path:
     assert "its code is not what compiling the source gives" in str(finding["message"])
     assert str(finding["found"]).startswith("sha256=")
     named = run_cli("check", "beta", "--python", planted.venv.python)
-    assert named.returncode == 1 and "WD062" in named.stdout, named.stdout
+    assert named.returncode == 1 and "WD063" in named.stdout, named.stdout
     # Integrity: no --ignore leaves it out.
     ignored = run_cli("check", "--all", "--strict", "--ignore", "WD06", "--python", planted.venv.python)
-    assert ignored.returncode == 1 and "WD062" in ignored.stdout
+    assert ignored.returncode == 1 and "WD063" in ignored.stdout
 
 
 def test_the_real_pyc_passes(planted: Planted) -> None:

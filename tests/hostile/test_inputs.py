@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import Planted, no_traceback
-from helpers import WheelFactory, run_cli
+from helpers import WheelFactory, record_hash, run_cli
 
 TARGET = ("--python-version", "3.11", "--platform", "manylinux_2_28_x86_64")
 SHA = "a" * 64
@@ -120,3 +120,44 @@ def test_a_damaged_wheel_file_is_a_finding(wheel_factory: WheelFactory, how: str
     no_traceback(done)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "WD023" in done.stdout
+
+
+def test_a_size_column_past_ints_4300_digits_is_no_size(planted: Planted) -> None:
+    """The scheduler weighs RECORDs by their biggest size column: a 5,000-digit one is no size."""
+    rows = planted.rows("alpha")
+    path = next(r for r in rows if r[0].endswith("__init__.py"))
+    path[2] = "9" * 5000
+    planted.write_rows("alpha", rows)
+    for command in (("check", "--path", planted.site, "alpha"), ("check", "--all", "--path", planted.site)):
+        done = run_cli(*command)
+        no_traceback(done)
+        assert done.returncode == 1, done.stderr
+        assert "alpha 1.0: WD" in done.stdout, done.stdout[-500:]
+
+
+@pytest.mark.parametrize("separator", ["\x0c", "\x1c", "\x85", "\u2028"], ids=["ff", "fs", "nel", "ls"])
+def test_a_recorded_name_holding_a_unicode_line_break_is_owned(planted: Planted, separator: str) -> None:
+    """str.splitlines() breaks lines there, csv does not: the audit reads RECORD as the parse does."""
+    import json
+
+    hook = f"hook{separator}x.pth"
+    data = b"import os\n"  # an import line: a hook that runs code, whose owner is alpha
+    (planted.site / hook).write_bytes(data)
+    planted.write_rows("alpha", [[hook, record_hash(data), str(len(data))], *planted.rows("alpha")])
+    done = run_cli("check", "--all", "--json", "--path", planted.site)
+    no_traceback(done)
+    found = json.loads(done.stdout)
+    assert found["unowned"]["count"] == 0, found["unowned"]
+    hooks = [h for h in found["startup_hooks"] if h["path"].endswith("x.pth")]
+    assert [(h["owner"]["name"], h["finding"]["code"]) for h in hooks] == [("alpha", "WD070")], hooks
+
+
+@pytest.mark.parametrize("name", ["note: foo", "managed by foo", "environment: foo"])
+def test_a_name_shaped_like_advice_keeps_its_finding_under_quiet(planted: Planted, name: str) -> None:
+    """``-q`` leaves out advice lines by their first words; a finding's line is kept whatever its subject is called."""
+    planted.set_metadata("alpha", new_name=name)
+    (planted.site / "alpha" / "core.py").write_bytes(b"ANSWER = 43\n")
+    done = run_cli("check", "--all", "-q", "--path", planted.site)
+    no_traceback(done)
+    assert done.returncode == 1
+    assert f"{name} 1.0: WD001" in done.stdout, done.stdout

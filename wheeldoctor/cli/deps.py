@@ -71,7 +71,7 @@ def deps(options: DepsOptions) -> int:
         env = load_target(
             target, with_tags=True, with_records=False, memos=metadata_memos(cached), keeper=scan_keeper(cached)
         )
-        result = run_deps(env, memo=memo)
+        result = run_deps(env, memo=memo, cache_dir=cached)
 
     header = target.reason is None  # discovery has said on stderr which environment, and why
 

@@ -2,25 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from wheeldoctor.commands.native import native_section
+from wheeldoctor.commands.stale import verdicts
 from wheeldoctor.engine.audit import from_data
 from wheeldoctor.engine.verify import verify_environment
 from wheeldoctor.judge.clash import find_clashes, pair_up
+from wheeldoctor.judge.duplicates import stale_groups
 from wheeldoctor.judge.files import DistributionReport, Status, not_installed, status_of
 from wheeldoctor.judge.hook_policy import accept_startup
 from wheeldoctor.judge.overlay import resolve_overlays
 from wheeldoctor.judge.policy import Policy, accept, outcome
 from wheeldoctor.judge.requirements import RequirementGraph, Requirements
+from wheeldoctor.judge.stale import StaleVerdict, with_stale
 from wheeldoctor.model.environment import Environment
 from wheeldoctor.repair.repairs import repairs_of
 from wheeldoctor.results.check import CheckResult
 from wheeldoctor.where.hooks import audit_hooks
-from wheeldoctor.where.recompiled import explain_recompiled
+from wheeldoctor.where.rewrites import explain_rewrites
 
 if TYPE_CHECKING:
     from wheeldoctor.engine.schedule import ProgressSink
@@ -59,7 +62,7 @@ class CheckRequest:
     requirements: Requirements | None = None
     """``env``'s requirement model when the caller shares it with another check (``doctor``, ``fix``)."""
     bytecode: bool | None = None
-    """Judge the ``.pyc`` rows RECORD lists without a hash by their code (WD062, ``probes/bytecode.py``);
+    """Judge the ``.pyc`` rows RECORD lists without a hash by their code (WD063, ``probes/bytecode.py``);
     None: with ``strict`` or a ``lock``."""
 
 
@@ -73,16 +76,20 @@ def run_check(env: Environment, request: CheckRequest = CheckRequest()) -> Check
     names, jobs, cache_dir, lock = request.names, request.jobs, request.cache_dir, request.lock
     active = env.active()
     checked, missing = _chosen(env, names)
+    # Stale dist-infos beside a checked one are verified too: whose files are on disk decides the repair.
+    groups = stale_groups(env, {d.name for d in checked})
+    siblings = [d for group in groups.values() for d in group[1:]]
     auditing = names is None if request.audit is None else request.audit
     verification = verify_environment(
-        checked, active, jobs=jobs, progress=request.progress, cache_dir=cache_dir, processes=request.processes,
-        audit=env if auditing else None,
+        [*checked, *siblings], [*active, *siblings], jobs=jobs, progress=request.progress, cache_dir=cache_dir,
+        processes=request.processes, audit=env if auditing else None,
     )  # fmt: skip
-    verified, bytecode = _bytecode(env, verification.reports, request)
+    judged, bytecode = _bytecode(env, verification.reports, request)
     graph = RequirementGraph(request.requirements or Requirements.of(env))
     clashes = find_clashes(verification.owners, verification.states, involving=[d.name for d in checked])
     pairs = pair_up(clashes, active, graph)
     policy = request.policy or Policy(today=date.today())
+    verified, stale = _stale(groups, judged[: len(checked)], judged[len(checked) :])
     reports, passes = _judged(env, verified, clashes, graph, policy, lock, jobs=jobs, cache_dir=cache_dir)
     shown = {d.name for d in checked}
     reports = [replace(r, status=status_of(r.findings)) for r in reports if r.name in shown]
@@ -102,7 +109,8 @@ def run_check(env: Environment, request: CheckRequest = CheckRequest()) -> Check
     return CheckResult(
         environment=env,
         distributions=tuple(reports),
-        repairs=repairs_of(env, reports, pairs, strict=request.strict),
+        repairs=repairs_of(env, reports, pairs, strict=request.strict, stale=stale),
+        stale=tuple(stale.values()),
         clashes=tuple(clashes),
         pairs=tuple(pairs),
         strict=request.strict,
@@ -118,7 +126,7 @@ def run_check(env: Environment, request: CheckRequest = CheckRequest()) -> Check
 def _bytecode(
     env: Environment, reports: Sequence[DistributionReport], request: CheckRequest
 ) -> tuple[Sequence[DistributionReport], tuple[int, int] | None]:
-    """``reports`` with WD062 findings, and the counts judged and not, where ``request`` asks for it."""
+    """``reports`` with WD063 findings, and the counts judged and not, where ``request`` asks for it."""
     wanted = request.bytecode if request.bytecode is not None else request.strict or request.lock is not None
     if not wanted:
         return reports, None
@@ -126,6 +134,20 @@ def _bytecode(
 
     judged = judge_bytecode(reports, env.python)
     return judged.reports, (judged.judged, judged.not_judged)
+
+
+def _stale(
+    groups: Mapping[str, Sequence[InstalledDistribution]],
+    verified: Sequence[DistributionReport],
+    siblings: Sequence[DistributionReport],
+) -> tuple[list[DistributionReport], dict[str, StaleVerdict]]:
+    """The checked reports, each that has stale dist-infos beside it with WD052 for them; the verdicts, by name."""
+    if not groups:
+        return list(verified), {}
+    explained = explain_rewrites([*(r for r in verified if r.name in groups), *siblings])
+    found = verdicts(groups, explained)
+    by_name = {r.name: r for r in explained[: len(explained) - len(siblings)]}
+    return [with_stale(by_name[r.name], found[r.name]) if r.name in found else r for r in verified], found
 
 
 def _chosen(env: Environment, names: Sequence[str] | None) -> tuple[list[InstalledDistribution], list[str]]:
@@ -149,9 +171,9 @@ def _judged(
     jobs: int | None,
     cache_dir: str | None,
 ) -> tuple[list[DistributionReport], list[Acceptances]]:
-    """The verified reports, recompiled files explained, the lock's findings added, overlays resolved,
+    """The verified reports, installers' known rewrites explained, the lock's findings added, overlays resolved,
     the policy applied (before and after the overlays are resolved); and the policy's passes."""
-    judged = explain_recompiled(verified)
+    judged = explain_rewrites(verified)
     if lock is not None:
         judged = [replace(r, findings=(*r.findings, *lock.findings.get(r.name, ()))) for r in judged]
     helpers = _overlays_to_verify(env, judged, graph, jobs=jobs, cache_dir=cache_dir)

@@ -45,7 +45,7 @@ def run_doctor(
         requirements=requirements,
     )
     check = run_check(env, request)
-    deps = run_deps(env, requirements)
+    deps = run_deps(env, requirements, stale={verdict.name: verdict for verdict in check.stale})
     if policy is not None and not policy.empty:
         # Accept rules and baselines judge every kind of finding, dependencies included.
         deps = select_deps(deps, policy.selection)

@@ -2,8 +2,12 @@
 
 This command's whole job is to run installers: each step is one subprocess, an argument
 list (never a shell line), its output handed line by line to the caller's sink. Nothing
-here deletes or writes a file; every change goes through pip or uv. It stops at the first
-failing step, then verifies again what the plan touched.
+here deletes or writes a file; every change goes through pip or uv. A step has done its
+job when the installer exited 0 and its site directory shows it (one dist-info fewer
+after an uninstall; exactly one, of the step's version, with a RECORD written again
+after an install). It stops at the first step that has not, rolls forward (the install
+that ends that step's group still runs, so no uninstall leaves files removed), then
+verifies again what the plan touched.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import subprocess
 import sys
 from collections import deque
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import replace
 from typing import Protocol
 
 from wheeldoctor.commands.check import CheckRequest, run_check
@@ -26,6 +31,7 @@ from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.errors import InputError
 from wheeldoctor.repair.outcome import (
     Outcome,
+    Seen,
     compare,
     dependency_problems,
     duplicate_problems,
@@ -33,8 +39,10 @@ from wheeldoctor.repair.outcome import (
     file_problems,
     pair_problems,
     startup_problems,
+    step_problem,
 )
 from wheeldoctor.repair.plan import FixStep, plan_repairs
+from wheeldoctor.repair.steps import StepKind
 from wheeldoctor.results.check import CheckResult
 from wheeldoctor.results.fix import Against, FixPlan, FixResult, StepResult, StepStatus
 from wheeldoctor.where.target import Target, load_target
@@ -108,7 +116,8 @@ def plan_fix(
     check = _check(env, names, cache_dir, policy, against, requirements)
     env = check.environment
     wanted = None if names is None else {canonicalize_name(n) for n in names}
-    duplicates = tuple(d for d in find_duplicates(env) if wanted is None or d.name in wanted)
+    files = {verdict.name: verdict for verdict in check.stale}  # whose files stale dist-infos hold
+    duplicates = tuple(d for d in find_duplicates(env, files) if wanted is None or d.name in wanted)
     plan = plan_repairs(env, check.distributions, check.pairs, duplicates, keep, repairs=check.repairs)
     before = file_problems(check.distributions) | pair_problems(check.pairs)
     before |= duplicate_problems(d for d in duplicates if d.failing)
@@ -193,31 +202,83 @@ def _own_locations() -> dict[str, str]:
 
 
 def run_plan(planned: FixPlan, sink: StepSink) -> tuple[StepResult, ...]:
-    """Run the steps in order; stop at the first that fails (the rest are ``not-run``)."""
+    """Run the steps in order; stop at the first that fails or does not do its job.
+
+    The rest are ``not-run``, except the last install of the failed step's group (a clean-up's,
+    a kept side's): it runs, so that files an earlier uninstall removed are put back (rolled
+    forward: an uninstall cannot be undone).
+    """
+    return run_steps(planned.plan.steps, sink)
+
+
+def run_steps(steps: Sequence[FixStep], sink: StepSink) -> tuple[StepResult, ...]:
+    """:func:`run_plan`'s loop, on the steps alone."""
     results: list[StepResult] = []
-    steps = planned.plan.steps
     for number, step in enumerate(steps, 1):
         sink.start(number, step)
         result = _run_step(step, sink)
         sink.end(number, result)
         results.append(result)
         if result.status is StepStatus.FAILED:
-            results.extend(StepResult(step=s, status=StepStatus.NOT_RUN) for s in steps[number:])
+            forward = _forward(step, steps[number:])
+            for later, rest in enumerate(steps[number:], number + 1):
+                if rest is not forward:
+                    results.append(StepResult(step=rest, status=StepStatus.NOT_RUN))
+                    continue
+                sink.start(later, rest)
+                again = replace(_run_step(rest, sink), note=f"rolled forward after step {number} failed")
+                sink.end(later, again)
+                results.append(again)
             break
     return tuple(results)
 
 
+def _forward(failed: FixStep, rest: Sequence[FixStep]) -> FixStep | None:
+    """The install that ends ``failed``'s group, among the steps not run: it puts back what the group removed."""
+    if not failed.group:
+        return None
+    return next((s for s in reversed(rest) if s.group == failed.group and s.restores), None)
+
+
+def _seen(step: FixStep) -> list[Seen]:
+    """The dist-infos of ``step``'s distribution in its site directory, now."""
+    from wheeldoctor.model.sitedirs import lookup_key
+    from wheeldoctor.where.environment import load_distribution, scan_location
+
+    key = lookup_key(step.name)
+    seen = []
+    for found in scan_location(step.location):
+        if found.key != key:
+            continue
+        dist = load_distribution(found, step.location, read_record=False)
+        try:
+            st = os.stat(os.path.join(found.path, "RECORD"))
+            record: tuple[int, ...] | None = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        except OSError:
+            record = None
+        seen.append(Seen(found.path, dist.version, record))
+    return seen
+
+
 def _run_step(step: FixStep, sink: StepSink) -> StepResult:
+    """Run one step, then look at its directory: exit 0 alone is not success (see :func:`step_problem`)."""
+    watched = step.kind is not StepKind.CACHE_CLEAN and bool(step.location)
+    before = _seen(step) if watched else []
+    result, output = _run_installer(step, sink)
+    if result.status is StepStatus.OK and watched:
+        why = step_problem(step, before, _seen(step), output)
+        if why is not None:
+            return replace(result, status=StepStatus.FAILED, error=why)
+    return result
+
+
+def _run_installer(step: FixStep, sink: StepSink) -> tuple[StepResult, Sequence[str]]:
     argv = [_program(step.argv[0]), *step.argv[1:]]
     try:
         process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     except OSError as e:
-        return StepResult(
-            step=step,
-            status=StepStatus.FAILED,
-            returncode=None,
-            error=f"{step.argv[0]} could not be started: {e.strerror or e}",
-        )
+        error = f"{step.argv[0]} could not be started: {e.strerror or e}"
+        return StepResult(step=step, status=StepStatus.FAILED, returncode=None, error=error), ()
     assert process.stdout is not None
     tail: deque[str] = deque(maxlen=_TAIL)
     with process.stdout:
@@ -227,8 +288,8 @@ def _run_step(step: FixStep, sink: StepSink) -> StepResult:
             sink.line(text)
     code = process.wait()
     if code == 0:
-        return StepResult(step=step, status=StepStatus.OK, returncode=0)
-    return StepResult(step=step, status=StepStatus.FAILED, returncode=code, error=_diagnose(step, code, tail))
+        return StepResult(step=step, status=StepStatus.OK, returncode=0), tail
+    return StepResult(step=step, status=StepStatus.FAILED, returncode=code, error=_diagnose(step, code, tail)), tail
 
 
 def _program(name: str) -> str:

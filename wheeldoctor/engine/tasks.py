@@ -40,6 +40,7 @@ from wheeldoctor.engine.wire import (
 from wheeldoctor.judge.claims import resolve
 from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.record import RecordRow, bytes_match, fast_tuple
+from wheeldoctor.model.record_fields import MAX_SIZE_DIGITS
 from wheeldoctor.where.environment import METADATA_LIMIT, with_record
 from wheeldoctor.where.filesystem import ReadError, read_regular
 from wheeldoctor.where.hook_files import hook_paths
@@ -54,8 +55,9 @@ _PER_FILE = 16 << 10
 #: Scheduling weight of one byte of RECORD to parse, in bytes to hash: a row of about 100
 #: bytes costs about as much to parse and resolve as 3 KiB to hash.
 PARSE_WEIGHT = 32
-#: A RECORD row's size column, where it is 1 MB or more: enough to find the biggest file.
-_BIG_SIZE = re.compile(rb",(\d{7,})\r?$", re.MULTILINE)
+#: A RECORD row's size column, where it is 1 MB or more: enough to find the biggest file. As
+#: many digits as a size may have (more is no size, and ``int()`` refuses 4,300 digits).
+_BIG_SIZE = re.compile(rb",(\d{7,%d})\r?$" % MAX_SIZE_DIGITS, re.MULTILINE)
 
 
 @dataclass(slots=True)

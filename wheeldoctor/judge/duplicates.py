@@ -8,6 +8,8 @@ but the first of each name inactive. The first is the one Python uses: the one
 * Stale: two or more dist-infos of one project in one directory. One is left over from an
   interrupted install or upgrade; which one importlib.metadata reports depends on the
   directory's listing order, so it can change when the directory is copied. A problem.
+  Which one's files are on disk is told by verifying them (:mod:`wheeldoctor.judge.stale`):
+  the clean-up keeps that one, whichever Python reads first.
 * Shadowed: the project is also installed in a later sys.path directory. Python never
   imports that copy; often intended (a venv over system site-packages), so a warning.
 
@@ -17,11 +19,16 @@ the files a dist-info's RECORD lists.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.findings import Code
+
+if TYPE_CHECKING:  # deps reads metadata alone: the verdict's module (and the file judge) only where one is made
+    from wheeldoctor.judge.stale import StaleVerdict
 
 
 class DuplicateKind(str, Enum):
@@ -42,6 +49,19 @@ class Duplicate:
     """Inactive ones sharing a directory with another of the same name."""
     shadowed: tuple[InstalledDistribution, ...]
     """Inactive ones alone in a later directory."""
+    files: StaleVerdict | None = None
+    """Whose files the dist-infos where Python looks first hold, where they were verified (stale ones only)."""
+
+    @property
+    def keep(self) -> InstalledDistribution:
+        """The dist-info the clean-up keeps: the one whose files are on disk where that is known, else the active."""
+        kept = self.files.keep if self.files is not None else None
+        return next((d for d in self.distributions if kept is not None and d.path == kept.path), self.active)
+
+    @property
+    def here(self) -> tuple[InstalledDistribution, ...]:
+        """Every dist-info of the project in the directory Python reads it from, the active first."""
+        return tuple(d for d in self.distributions if d.location == self.active.location)
 
     @property
     def active(self) -> InstalledDistribution:
@@ -67,8 +87,11 @@ class Duplicate:
     def message(self) -> str:
         """One line: which one Python uses and what the others are."""
         parts = [f"{len(self.distributions)} dist-infos; Python uses {_where(self.active)}"]
+        keep = self.keep
+        if keep is not self.active:
+            parts.append(f"the files on disk are {keep.version}'s ({keep.path})")
         if self.stale:
-            parts.append("stale: " + ", ".join(_where(d) for d in self.stale))
+            parts.append("stale: " + ", ".join(_where(d) for d in self.here if d is not keep))
         if self.shadowed:
             parts.append("shadowed, never imported: " + ", ".join(_where(d) for d in self.shadowed))
         return "; ".join(parts)
@@ -78,8 +101,11 @@ def _where(dist: InstalledDistribution) -> str:
     return f"{dist.path} ({dist.version})"
 
 
-def find_duplicates(env: Environment) -> list[Duplicate]:
-    """Every project with more than one metadata directory on the path, by name."""
+def find_duplicates(env: Environment, files: Mapping[str, StaleVerdict] | None = None) -> list[Duplicate]:
+    """Every project with more than one metadata directory on the path, by name.
+
+    ``files`` are the verdicts on whose files stale dist-infos hold, by name, where they were verified.
+    """
     groups: dict[str, list[InstalledDistribution]] = {}
     packaged: set[tuple[str, str, str]] = set()
     for dist in env.distributions:
@@ -102,7 +128,19 @@ def find_duplicates(env: Environment) -> list[Duplicate]:
         for dist in dists[1:]:
             (stale if dist.location in seen_in else shadowed).append(dist)
             seen_in.add(dist.location)
+        verdict = (files or {}).get(name) if stale else None
         duplicates.append(
-            Duplicate(name=name, distributions=tuple(dists), stale=tuple(stale), shadowed=tuple(shadowed))
+            Duplicate(
+                name=name, distributions=tuple(dists), stale=tuple(stale), shadowed=tuple(shadowed), files=verdict
+            )
         )
     return duplicates
+
+
+def stale_groups(env: Environment, names: set[str] | None = None) -> dict[str, tuple[InstalledDistribution, ...]]:
+    """By name (of ``names``, None: every one): the dist-infos of a project sharing the directory of the active one."""
+    groups: dict[str, tuple[InstalledDistribution, ...]] = {}
+    for duplicate in find_duplicates(env):
+        if duplicate.stale and (names is None or duplicate.name in names):
+            groups[duplicate.name] = duplicate.here
+    return groups

@@ -15,7 +15,7 @@ from wheeldoctor.judge.claims import Claim, matches, recorded_bytes
 from wheeldoctor.model.code_paths import runs_as_code
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.files import FileState, FileStatus
-from wheeldoctor.model.findings import BREAKING_KINDS, LOCK_MEMBERSHIP_CODES, Code, Finding, Kind
+from wheeldoctor.model.findings import AS_INSTALLED_KINDS, BREAKING_KINDS, LOCK_MEMBERSHIP_CODES, Code, Finding, Kind
 from wheeldoctor.model.record import bytes_match
 from wheeldoctor.model.record_fields import encode_digest
 
@@ -60,8 +60,8 @@ def status_of(findings: Iterable[Finding]) -> Status:
     findings is ``accepted``, not ``intact``; one whose only other findings are an
     overlay's bytes (``replaced``) is ``overlaid``.
     """
-    # A .pyc the installer recompiled from its intact source is as the installer made it: not a problem.
-    seen = [f for f in findings if f.kind is not Kind.RECOMPILED]
+    # A .pyc the installer recompiled, a shebang it flagged: as the installer made them, not a problem.
+    seen = [f for f in findings if f.kind not in AS_INSTALLED_KINDS]
     kinds = {f.kind for f in seen if f.accepted is None}
     if kinds & BREAKING_KINDS:
         return Status.BROKEN
@@ -123,16 +123,16 @@ def judge(claim: Claim, state: FileState, others: Sequence[Claim] = ()) -> Findi
             code=Code.HASH_MISMATCH,
             kind=Kind.MODIFIED,
             path=row.path,
-            message=_modified_message("content differs", source),
+            message=_modified_message("content differs", source, own=claim.dist.name),
             expected=row.hash_text,
             found=found,
-            content_from=source,
+            content_from=source.name if source is not None else None,
             links=state.links,
         )
     return None
 
 
-def _size_finding(claim: Claim, state: FileState, source: str | None) -> Finding:
+def _size_finding(claim: Claim, state: FileState, source: InstalledDistribution | None) -> Finding:
     """WD002, with the file's own digest as ``found`` when it was read (so it can be pinned).
 
     A file longer than recorded whose first ``size`` bytes are RECORD's is RECORD's bytes
@@ -152,7 +152,7 @@ def _size_finding(claim: Claim, state: FileState, source: str | None) -> Finding
     elif appended is not None:
         message = f"RECORD's {row.size} bytes are intact, with {appended} byte(s) appended"
     else:
-        message = _modified_message("size differs", source, f": {sizes}")
+        message = _modified_message("size differs", source, f": {sizes}", claim.dist.name)
     expected: str | None
     if digest is None:  # not read: the sizes are the evidence
         expected, found = f"{row.size} bytes", f"{state.size} bytes"
@@ -165,25 +165,27 @@ def _size_finding(claim: Claim, state: FileState, source: str | None) -> Finding
         message=message,
         expected=expected,
         found=found,
-        content_from=source,
+        content_from=source.name if source is not None else None,
         links=state.links,
         appended_bytes=appended,
     )
 
 
-def _content_from(claim: Claim, state: FileState, others: Sequence[Claim]) -> str | None:
+def _content_from(claim: Claim, state: FileState, others: Sequence[Claim]) -> InstalledDistribution | None:
     """The rival claimant whose recorded bytes are the ones on disk, if any."""
     if state.status is not FileStatus.HASHED:
         return None
     for other in others:
         if other.dist is not claim.dist and matches(other.row, state):
-            return other.dist.name
+            return other.dist
     return None
 
 
-def _modified_message(what: str, source: str | None, detail: str = "") -> str:
+def _modified_message(what: str, source: InstalledDistribution | None, detail: str = "", own: str = "") -> str:
     if source is not None:
-        return f"holds {source}'s bytes ({what} from RECORD{detail})"
+        # Another dist-info of the same project (a stale one beside it) is named with its version.
+        whose = f"{source.name} {source.version}" if source.name == own else source.name
+        return f"holds {whose}'s bytes ({what} from RECORD{detail})"
     return f"altered; no installed distribution ships these bytes ({what} from RECORD{detail})"
 
 

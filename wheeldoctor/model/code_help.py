@@ -270,6 +270,20 @@ CODE_HELP: dict[Code, CodeHelp] = {
         severity=2.0,
         tags=("dependencies",),
     ),
+    Code.STALE_DIST_INFO: CodeHelp(
+        short="a stale dist-info: the files on disk are another's",
+        full="Beside this distribution's dist-info lies another of the same project, and the files on disk are not "
+        "what its RECORD lists: they are the other one's (or it is one no uninstall removes, such as a copy whose "
+        "RECORD lists the other's files). The repair removes every dist-info and installs once the version whose "
+        "files are there.",
+        todo=(
+            "The clean-up the tip prints (the same in `deps`, `doctor` and `fix`): uninstall each dist-info, then "
+            "install the version whose files are on disk with `--force-reinstall`. For one no uninstall removes "
+            "(no RECORD, or a RECORD listing none of its own files: a copy), remove its directory by hand."
+        ),
+        severity=4.0,
+        tags=("dependencies",),
+    ),
     Code.STARTUP_HOOK_OWNED: CodeHelp(
         short="a distribution ships code that runs at every interpreter start",
         full="An installed distribution (or system package) owns a .pth file with an import line, or a "
@@ -455,6 +469,15 @@ CODE_HELP: dict[Code, CodeHelp] = {
         todo="Reinstall the distribution; if the wheel ships it so, report it.",
         severity=3.0,
         tags=("reliability", "native"),
+    ),
+    Code.REWRITTEN: CodeHelp(
+        short="a file its installer rewrote in a known way",
+        full="An installer rewrote this recorded file after writing it, in a way wheeldoctor knows exactly (pipx adds "
+        "-E to the python shebang of each app it exposes): the file is RECORD's bytes with that one change, in an "
+        "environment that installer made. As the installer made it; not a failure, and a reinstall would undo it.",
+        todo=("Nothing; a reinstall would undo what the installer did. Anything more than the flag stays WD001/WD002."),
+        severity=1.0,
+        tags=("security", "integrity"),
     ),
 }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -57,6 +58,11 @@ class InstalledDistribution:
     record_deferred: bool = False
     """RECORD is read later, where it is verified (see :func:`with_record`): ``record`` and
     ``record_identity`` are still None and no finding about RECORD is in ``problems``."""
+
+    @property
+    def directory(self) -> str:
+        """The metadata directory's own name (``six-1.17.0.dist-info``)."""
+        return os.path.basename(self.path)
 
     @property
     def legacy(self) -> bool:

@@ -25,10 +25,14 @@ class Kind(str, Enum):
     STARTUP_HOOK = "startup-hook"
     #: A file in a site directory that no installer recorded (where/unowned.py).
     UNOWNED = "unowned"
-    #: A shipped ``.pyc`` the installer compiled again from its intact source (where/recompiled.py).
+    #: A shipped ``.pyc`` the installer compiled again from its intact source (where/rewrites.py).
     RECOMPILED = "recompiled"
+    #: A recorded file an installer rewrote in a known way, such as pipx's shebang flag (where/rewrites.py).
+    REWRITTEN = "rewritten"
     #: Installed, but the lock does not hold it (judge/locked.py).
     UNLOCKED = "unlocked"
+    #: A dist-info beside another of the same project, whose RECORD the files on disk do not match (judge/stale.py).
+    STALE = "stale"
     #: A shared object the dynamic loader cannot load: a library it needs is found nowhere (judge/native.py).
     UNLOADABLE = "unloadable"
     #: Native libraries or builds for two CUDA majors in one environment (judge/native.py).
@@ -74,12 +78,16 @@ class Code(str, Enum):
     # Several dist-infos of one project (duplicates.py).
     DUPLICATE_DIST_INFO = "WD050"
     SHADOWED = "WD051"
+    #: A dist-info whose files on disk are another dist-info's of the same project, in the same directory.
+    STALE_DIST_INFO = "WD052"
     # Paths an overlay (a distribution that requires this one) holds with its own bytes.
     REPLACED = "WD060"
     #: A shipped .pyc whose bytes are the installer's recompilation of its intact recorded source.
     RECOMPILED = "WD061"
+    #: A recorded file a known installer step rewrote (pipx's ``-E`` on a script's shebang).
+    REWRITTEN = "WD062"
     #: A ``.pyc`` RECORD lists without a hash whose code is not its recorded source's (probes/bytecode.py).
-    BYTECODE_DIFFERS = "WD062"
+    BYTECODE_DIFFERS = "WD063"
     # Start-up hooks and files nobody recorded (hooks.py, unowned.py).
     STARTUP_HOOK_OWNED = "WD070"
     STARTUP_HOOK_UNOWNED = "WD071"
@@ -117,6 +125,8 @@ METADATA_CODES = frozenset(
     )
 )
 
+#: The installers' own known rewrites: as the installer made them, so never a problem.
+AS_INSTALLED_KINDS = frozenset({Kind.RECOMPILED, Kind.REWRITTEN})
 #: Codes that say a distribution is not the lock's (another version, or not locked at all): said of
 #: its name, not of its bytes, which may all be intact. They fail the run, under their own word.
 LOCK_MEMBERSHIP_CODES = frozenset({Code.LOCKED_OTHER_VERSION, Code.NOT_LOCKED})
@@ -165,7 +175,9 @@ def is_code_prefix(text: str) -> bool:
 
 
 #: Kinds that mean the bytes on disk are wrong or cannot be trusted.
-BREAKING_KINDS = frozenset({Kind.MODIFIED, Kind.MISSING, Kind.UNREADABLE, Kind.OUTSIDE, Kind.MALFORMED, Kind.UNLOCKED})
+BREAKING_KINDS = frozenset(
+    {Kind.MODIFIED, Kind.MISSING, Kind.UNREADABLE, Kind.OUTSIDE, Kind.MALFORMED, Kind.UNLOCKED, Kind.STALE}
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""``.pyc`` files RECORD lists without a hash, judged by the code they hold (WD062).
+"""``.pyc`` files RECORD lists without a hash, judged by the code they hold (WD063).
 
 pip compiles every module it installs and records the ``.pyc`` files without a hash, so
 their bytes are vouched for by nothing: a payload with the real file's 16-byte header
@@ -110,7 +110,7 @@ class _Item:
 
 @dataclass(frozen=True, slots=True)
 class BytecodeJudgement:
-    """The reports with a WD062 finding per ``.pyc`` whose code is not its source's, and how many were not judged."""
+    """The reports with a WD063 finding per ``.pyc`` whose code is not its source's, and how many were not judged."""
 
     reports: tuple[DistributionReport, ...]
     judged: int

@@ -7,7 +7,7 @@ installed by a repair is a problem of its own, never a fix.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from wheeldoctor.judge.clash import ClashPair, Relation
@@ -17,7 +17,8 @@ from wheeldoctor.judge.files import FAILING_STATUSES, DistributionReport, Status
 from wheeldoctor.judge.hooks import StartupHook
 from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.findings import BREAKING_KINDS, Finding
-from wheeldoctor.repair.plan import Expected, RepairPlan
+from wheeldoctor.repair.plan import Expected, FixStep, RepairPlan
+from wheeldoctor.repair.steps import StepKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +79,7 @@ def duplicate_problems(duplicates: Iterable[Duplicate]) -> set[Problem]:
     return {
         Problem(d.name, f"stale:{stale.path}", f"{d.name}: {d.code.value}: stale dist-info {stale.path}")
         for d in duplicates
-        for stale in d.stale
+        for stale in ([x for x in d.here if x is not d.keep] if d.files is not None else d.stale)
     }
 
 
@@ -156,3 +157,58 @@ def compare(
     after |= set(new_only) - set(before)
     order = sorted(after, key=lambda p: (p.subject, p.key))
     return Outcome(tuple(sorted(before, key=lambda p: (p.subject, p.key))), tuple(order))
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """One dist-info of a step's distribution in its site directory, as seen before or after the step."""
+
+    path: str
+    version: str | None
+    record: tuple[int, ...] | None
+    """Its RECORD's fingerprint (inode, size, mtime_ns, ctime_ns); None without one."""
+
+
+#: What pip and uv print when a step did nothing, though they exit 0: quoted when a step failed its check.
+_IDLE_SIGNS = (
+    "can't uninstall",
+    "no files were found to uninstall",
+    "as it is not installed",
+    "requirement already satisfied",
+    "failed to uninstall",
+)
+
+
+def step_problem(step: FixStep, before: Sequence[Seen], after: Sequence[Seen], output: Sequence[str]) -> str | None:
+    """Why ``step``, which exited 0, did not do its job, judged on its directory before and after; None when it did.
+
+    An uninstall leaves one dist-info fewer; an install leaves exactly one, of the step's
+    version, with a RECORD it wrote (pip's "Requirement already satisfied" writes none).
+    """
+    where = f"{step.name} in {step.location}"
+    why = None
+    if step.kind is StepKind.UNINSTALL and len(after) >= len(before):
+        why = f"nothing was uninstalled: {len(after)} dist-info(s) of {where}, as before"
+    elif step.restores and len(after) != 1:
+        why = f"{len(after)} dist-infos of {where} afterwards, not one"
+    elif step.restores:
+        found = after[0]
+        if not _same_version(found.version, step.version):
+            why = f"{found.path} is {found.version}, not {step.version}"
+        elif found.record is not None and any(b.path == found.path and b.record == found.record for b in before):
+            why = f"nothing was installed: {found.path}/RECORD was not written again"
+    if why is None:
+        return None
+    said = next((line.strip() for line in output if any(s in line.lower() for s in _IDLE_SIGNS)), None)
+    return f"{step.tool} exited 0, but {why}" + (f" ({step.tool} said: {said})" if said else "")
+
+
+def _same_version(found: str | None, wanted: str) -> bool:
+    from packaging.version import InvalidVersion, Version
+
+    if found is None:
+        return False
+    try:
+        return Version(found) == Version(wanted)
+    except InvalidVersion:
+        return found == wanted

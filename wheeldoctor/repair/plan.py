@@ -28,6 +28,7 @@ from wheeldoctor.judge.duplicates import Duplicate
 from wheeldoctor.judge.files import DistributionReport, Status
 from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding, Kind
+from wheeldoctor.repair.cleanup import version_change
 from wheeldoctor.repair.repairs import Repairs, repairs_of
 from wheeldoctor.repair.steps import (
     RepairStep,
@@ -59,6 +60,18 @@ class FixStep:
     argv: tuple[str, ...]
     fixes: str
     """One line for people: what is wrong that this step puts right."""
+    location: str
+    """The site directory of the distribution it acts on: where ``fix`` looks to see it did its job."""
+    group: str = ""
+    """Steps of one repair share it (a clean-up's uninstalls and install, a kept side's): where one fails,
+    the group's last install still runs, so that no step leaves the files removed (see ``restores``)."""
+    change: str | None = None
+    """``upgrade`` or ``downgrade`` where the step changes the version Python reports; None when it does not."""
+
+    @property
+    def restores(self) -> bool:
+        """Whether it writes the distribution's files (an install), as opposed to removing or cleaning."""
+        return self.kind in (StepKind.INSTALL, StepKind.REINSTALL)
 
     @property
     def command(self) -> str:
@@ -157,46 +170,54 @@ class _Planner:
         self.expected[name] = Expected(name, version)
 
     def duplicate(self, duplicate: Duplicate) -> None:
-        """Stale dist-infos where Python looks first: uninstall once per copy, then install once."""
+        """Stale dist-infos where Python looks first: uninstall once per dist-info, then install the kept one once."""
         if not duplicate.failing:
             return
-        from wheeldoctor.repair.requirements import remedy_steps  # only where a duplicate is repaired
+        from wheeldoctor.repair.requirements import duplicate_cleanup  # only where a duplicate is repaired
 
-        active = duplicate.active
-        stale_here = [d for d in duplicate.stale if d.location == active.location]
-        if not stale_here:
+        here = duplicate.here
+        if len(here) < 2:
             self.left.append(
                 LeftAlone(
                     duplicate.name, f"stale dist-infos only in a directory Python searches later: {duplicate.message}"
                 )
             )
             return
-        why = refusal(active, self.env)
-        if why is not None:
-            self.left.append(LeftAlone(duplicate.name, f"stale dist-info: {why}"))
+        done = duplicate_cleanup(duplicate, self.env)
+        why = done.refused or next((w for d in here if (w := refusal(d, self.env)) is not None), None)
+        if why is not None or not done.steps:
+            self.left.append(LeftAlone(duplicate.name, f"stale dist-info: {why or 'no command'}"))
             return
-        copies = 1 + len(stale_here)
-        versions = ", ".join(d.version for d in stale_here)
-        says = {
-            StepKind.UNINSTALL: f"removes one of {copies} dist-infos of {duplicate.name} and the files its RECORD "
-            "lists",
-            StepKind.REINSTALL: f"replaces the {copies} dist-infos of {duplicate.name} (stale: {versions}) with one",
-            StepKind.INSTALL: f"installs {duplicate.name} {active.version} once: one dist-info, every file "
-            f"(stale: {versions})",
-        }
-        for kind, command in remedy_steps(duplicate, self.env):
+        keep, count = done.keep, len(here)
+        shifted = (
+            f"; {done.change}: Python reported {done.active.version} (a stale dist-info), the files stay "
+            f"{keep.version}'s"
+            if done.change
+            else ""
+        )
+        versions = ", ".join(d.version for d in here)
+        for kind, command in done.steps:
+            if kind is StepKind.UNINSTALL:  # which one pip takes first is its own order: the count is what holds
+                fixes = (
+                    f"removes one of the {count} dist-infos of {keep.name} ({versions}) and the files its RECORD lists"
+                )
+            else:
+                fixes = f"installs {keep.name} {keep.version} once: one dist-info, every file, as on disk{shifted}"
             self.steps.append(
                 FixStep(
                     kind=kind,
                     tool=command.tool,
-                    name=active.name,
-                    version=active.version,
+                    name=keep.name,
+                    version=keep.version,
                     argv=command.argv,
-                    fixes=says[kind],
+                    fixes=fixes,
+                    location=keep.location,
+                    group=f"stale:{keep.name}",
+                    change=done.change if kind is not StepKind.UNINSTALL else None,
                 )
             )
-        self.installed_again.add(active.name)
-        self.expect(active.name, active.version)
+        self.installed_again.add(keep.name)
+        self.expect(keep.name, keep.version)
 
     def report(self, report: DistributionReport, *, explained: bool, deferred: bool) -> None:
         """A broken distribution: a reinstall of its exact version, after a cache clean when needed."""
@@ -210,6 +231,8 @@ class _Planner:
         if planned is not None and planned.version is None:
             return  # uninstalled by a --keep choice: a reinstall first would be undone, its expectation lost
         breaking = [f for f in report.findings if f.kind in BREAKING_KINDS and f.accepted is None]
+        if any(f.kind is Kind.STALE for f in breaking):
+            return  # stale dist-infos beside it: their clean-up repairs it (planned, or left alone with why)
         repair = self.repairs.distributions[dist.name]
         if repair.unlocked:  # its step is the uninstall the tip prints: the user's choice
             reason = f"not in the lock: uninstall it, or accept {Code.NOT_LOCKED.value} for it by a rule"
@@ -235,7 +258,13 @@ class _Planner:
             )
             self.steps.append(
                 FixStep(
-                    kind=StepKind.CACHE_CLEAN, tool="uv", name=dist.name, version=dist.version, argv=clean, fixes=fixes
+                    kind=StepKind.CACHE_CLEAN,
+                    tool="uv",
+                    name=dist.name,
+                    version=dist.version,
+                    argv=clean,
+                    fixes=fixes,
+                    location=dist.location,
                 )
             )
         self.expect(dist.name, pinned_version(dist, self.env))
@@ -252,10 +281,18 @@ def reinstall(dist: InstalledDistribution, step: RepairStep, fixes: str, *, vers
     if step.note:  # a PEP 668 marker overridden, say: said before anything runs
         fixes = f"{fixes}; note: {step.note}"
     assert step.tool is not None, "fix plans only pip's and uv's distributions (see refusal)"
-    if version != dist.version:
-        fixes = f"installs the lock's version {version} (installed: {dist.version}); {fixes}"
+    change = version_change(dist.version, version)
+    if change is not None:
+        fixes = f"{change}: installs the lock's version {version} (installed: {dist.version}); {fixes}"
     return FixStep(
-        kind=StepKind.REINSTALL, tool=step.tool, name=dist.name, version=version, argv=step.argv, fixes=fixes
+        kind=StepKind.REINSTALL,
+        tool=step.tool,
+        name=dist.name,
+        version=version,
+        argv=step.argv,
+        fixes=fixes,
+        location=dist.location,
+        change=change,
     )
 
 
@@ -302,6 +339,7 @@ def _order_last(pairs: Sequence[ClashPair], keep: Collection[str], planner: _Pla
             uninstall, reinstall_kept = keep_sequence(kept, other, env).steps
             removes = f"removes {other.name} (--keep {kept.name}), and with it the {pair.shared} path(s) they share"
             puts_back = f"puts {kept.name}'s bytes back in the {pair.shared} shared path(s) the uninstall removed"
+            group = f"keep:{kept.name}:{other.name}"
             kept_steps.append(
                 FixStep(
                     kind=StepKind.UNINSTALL,
@@ -310,6 +348,8 @@ def _order_last(pairs: Sequence[ClashPair], keep: Collection[str], planner: _Pla
                     version=other.version,
                     argv=uninstall.argv,
                     fixes=removes,
+                    location=other.location,
+                    group=group,
                 )
             )
             kept_steps.append(
@@ -320,6 +360,8 @@ def _order_last(pairs: Sequence[ClashPair], keep: Collection[str], planner: _Pla
                     version=kept.version,
                     argv=reinstall_kept.argv,
                     fixes=puts_back,
+                    location=kept.location,
+                    group=group,
                 )
             )
             planner.expect(other.name, None)

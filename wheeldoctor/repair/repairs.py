@@ -13,8 +13,10 @@ from dataclasses import dataclass, replace
 
 from wheeldoctor.judge.clash import ClashPair
 from wheeldoctor.judge.files import DistributionReport, Status
+from wheeldoctor.judge.stale import StaleVerdict
 from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding, Kind
+from wheeldoctor.repair.cleanup import Cleanup, cleanup
 from wheeldoctor.repair.steps import (
     RECORD_INSTALLERS,
     Argv,
@@ -41,6 +43,8 @@ class DistributionRepair:
     """Every breaking finding is a clash partner's bytes: the pair's repair covers it."""
     unlocked: bool = False
     """Every breaking finding is "not in the lock": ``step`` is its uninstall, the user's choice."""
+    stale: Cleanup | None = None
+    """Stale dist-infos lie beside it: this clean-up, not ``step``, is its repair."""
 
     @property
     def cache_clean_command(self) -> str | None:
@@ -73,9 +77,17 @@ class Repairs:
 
 
 def repairs_of(
-    env: Environment, reports: Sequence[DistributionReport], pairs: Sequence[ClashPair], *, strict: bool
+    env: Environment,
+    reports: Sequence[DistributionReport],
+    pairs: Sequence[ClashPair],
+    *,
+    strict: bool,
+    stale: Mapping[str, StaleVerdict] | None = None,
 ) -> Repairs:
-    """The repair of each broken distribution (unverifiable too, under ``strict``) and of each clash pair."""
+    """The repair of each broken distribution (unverifiable too, under ``strict``) and of each clash pair.
+
+    A distribution with stale dist-infos beside it (``stale``, by name) is repaired by their clean-up.
+    """
     in_pairs = {d.name for p in pairs for d in (p.first, p.second)}
     found: dict[str, DistributionRepair] = {}
     for report in reports:
@@ -91,6 +103,7 @@ def repairs_of(
                 cache_clean=cache_clean_argv(dist) if hard_linked else None,
                 explained=report.name in in_pairs and explained_by_clash(report.findings),
                 unlocked=only_unlocked(report.findings),
+                stale=cleanup(stale[report.name], env) if stale and report.name in stale else None,
             )
         elif report.status is Status.UNVERIFIABLE and strict:
             found[report.name] = DistributionRepair(step=repair_step(dist, env))

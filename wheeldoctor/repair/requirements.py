@@ -14,7 +14,7 @@ from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.findings import Code
 
 if TYPE_CHECKING:  # the commands' words are imported where there is something to repair: a healthy deps builds none
-    from wheeldoctor.repair.steps import Command, StepKind
+    from wheeldoctor.repair.cleanup import Cleanup
 
 #: Findings a reinstall for the target interpreter fixes (a build or release that fits it).
 _REFITTABLE = frozenset({Code.REQUIRES_PYTHON_UNMET, Code.TAGS_UNSUPPORTED})
@@ -25,12 +25,16 @@ class DuplicateRepair:
     """How one duplicated project is cleaned up: what its tips print and its JSON holds."""
 
     remedy: tuple[str, ...]
-    """The commands that leave one clean install where Python looks first (:func:`remedy_steps`)."""
+    """The commands that leave one clean install where Python looks first (:func:`duplicate_cleanup`)."""
     elsewhere: Mapping[str, str | None]
     """For each later directory with copies Python never imports: the command that removes them, or None
     when another tool installed them (:func:`removal_elsewhere`)."""
     refused: str | None = None
-    """Why there are no commands: its name or version may not enter one (:func:`refused`)."""
+    """Why there are no commands: copies no installer removes, no version known to hold the files, a name or
+    version that may not enter one."""
+    keep: str | None = None
+    """The dist-info the clean-up keeps (its version installed again): the one whose files are on disk, where
+    known; None when none may be kept."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,10 +72,14 @@ def deps_repairs(
     compatibility: Sequence[CompatibilityFinding],
 ) -> DepsRepairs:
     """The clean-up of each duplicate, a fresh install of what does not fit, one install for every conflict."""
-    cleanups = {
-        d.active.path: DuplicateRepair(remedy=remedy(d, env), elsewhere=removal_elsewhere(d, env), refused=refused(d))
-        for d in duplicates
-    }
+    cleanups = {}
+    for d in duplicates:
+        done = duplicate_cleanup(d, env)
+        refusal = done.refused if d.stale else refused(d)
+        keep = d.keep.path if refusal is None else None
+        cleanups[d.active.path] = DuplicateRepair(
+            remedy=done.commands, elsewhere=removal_elsewhere(d, env), refused=refusal, keep=keep
+        )
     unfit = {(f.dist, f.version) for f in compatibility if f.code in _REFITTABLE}
     refits = []
     for name, version in sorted(unfit):
@@ -113,51 +121,29 @@ def install_command(conflicts: tuple[DependencyConflict, ...], env: Environment)
     return shlex.join(install_argv(wanted, env, uv=installers.count("uv") > installers.count("pip")))
 
 
+def duplicate_cleanup(duplicate: Duplicate, env: Environment) -> Cleanup:
+    """The clean-up of ``duplicate``'s dist-infos where Python looks first (see :func:`cleanup_steps`).
+
+    It keeps the one whose files are on disk where they were verified (``duplicate.files``),
+    else the one Python reads.
+    """
+    from wheeldoctor.judge.stale import StaleVerdict
+    from wheeldoctor.repair.cleanup import cleanup
+
+    verdict = duplicate.files or StaleVerdict(
+        name=duplicate.name, dists=duplicate.here, keep=duplicate.active, why="not verified: the one Python reads"
+    )
+    return cleanup(verdict, env)
+
+
 def remedy(duplicate: Duplicate, env: Environment) -> tuple[str, ...]:
-    """:func:`remedy_argvs`, as lines to paste, in order."""
-    return tuple(shlex.join(argv) for argv in remedy_argvs(duplicate, env))
+    """:func:`duplicate_cleanup`'s commands, as lines to paste, in order."""
+    return duplicate_cleanup(duplicate, env).commands
 
 
 def remedy_argvs(duplicate: Duplicate, env: Environment) -> tuple[tuple[str, ...], ...]:
-    """:func:`remedy_steps`' words."""
-    return tuple(command.argv for _, command in remedy_steps(duplicate, env))
-
-
-def remedy_steps(duplicate: Duplicate, env: Environment) -> tuple[tuple[StepKind, Command], ...]:
-    """The commands that leave one clean install where Python looks first; empty when none is stale there.
-
-    Each uninstall removes one dist-info and exactly the files its RECORD lists, so a stale
-    record may take files the live version also owns: hence the reinstall comes last.
-    pip uninstalls the first distribution of a name it finds, one per call (``pip install
-    --force-reinstall`` removes only that one too, leaving the stale one behind); uv removes
-    every distribution of the name in the environment, or in ``--target DIR``.
-    """
-    from wheeldoctor.repair.steps import Command, StepKind, pip_runner, reaching, untrusted, with_override
-
-    active = duplicate.active
-    count = 1 + sum(1 for d in duplicate.stale if d.location == active.location)
-    if count == 1 or any(d.system_managed for d in duplicate.distributions if d.location == active.location):
-        # pip or uv would remove files a system package manager owns: that manager decides.
-        return ()
-    if untrusted(active) is not None:
-        return ()  # no command from that name or version (:func:`refused` says why)
-    spec = f"{active.name}=={active.version}"
-    python = reaching(active, env)
-    if python is None:
-        return (
-            (StepKind.UNINSTALL, Command("uv", _uv("uninstall", None, "--target", active.location, "--", active.name))),
-            (
-                StepKind.INSTALL,
-                Command("uv", _uv("install", None, "--target", active.location, "--no-deps", "--", spec)),
-            ),
-        )
-    if (active.installer or "").lower() == "uv":
-        argv = with_override(_uv("install", python, "--reinstall-package", active.name, "--no-deps", "--", spec), env)
-        return ((StepKind.REINSTALL, Command("uv", argv)),)
-    pip = pip_runner(env)
-    uninstall = (StepKind.UNINSTALL, Command("pip", with_override((*pip, "uninstall", "-y", "--", active.name), env)))
-    install = (StepKind.INSTALL, Command("pip", with_override((*pip, "install", "--no-deps", "--", spec), env)))
-    return (*([uninstall] * count), install)
+    """:func:`duplicate_cleanup`'s words."""
+    return tuple(command.argv for _, command in duplicate_cleanup(duplicate, env).steps)
 
 
 def refused(duplicate: Duplicate) -> str | None:

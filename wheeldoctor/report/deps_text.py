@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from wheeldoctor.judge.compat import CompatibilityFinding
 from wheeldoctor.judge.deps import DependencyConflict
 from wheeldoctor.judge.duplicates import Duplicate
+from wheeldoctor.report.finding_text import cleanup_tips
 from wheeldoctor.results.deps import DepsResult
 
 if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
@@ -63,12 +64,11 @@ def tips(result: DepsResult) -> list[str]:
     for duplicate in result.duplicates:
         cleanup = repairs.duplicate(duplicate)
         commands = cleanup.remedy
-        if cleanup.refused is not None and duplicate.failing:
-            lines.append(f"Tip: {duplicate.name}: no command: {cleanup.refused}")
-        if commands:
-            lines.append(
-                f"Tip: {duplicate.name}: remove every dist-info in {duplicate.active.location}, then reinstall "
-                f"once (each uninstall removes only what its RECORD lists): {' && '.join(commands)}"
+        if duplicate.failing:
+            lines.extend(
+                cleanup_tips(
+                    duplicate.name, duplicate.active.location, duplicate.keep.version, commands, cleanup.refused
+                )
             )
         for location, command in cleanup.elsewhere.items():
             if command is None:

@@ -1,14 +1,16 @@
 """How one finding, its distribution and one repair step read: the pieces every text report joins.
 
 A finding reads ``subject: code: path what is wrong (expected …, found …)``; a repair step
-reads as its command, then what to know before running it.
+reads as its command, then what to know before running it; a stale clean-up as one tip.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from wheeldoctor.judge.files import DistributionReport
 from wheeldoctor.model.environment import InstalledDistribution
-from wheeldoctor.model.findings import Finding, Kind
+from wheeldoctor.model.findings import AS_INSTALLED_KINDS, Finding, Kind
 from wheeldoctor.repair.steps import RepairStep
 
 
@@ -52,9 +54,13 @@ def step_text(step: RepairStep) -> str:
     return f"{step.command}  # {step.note}" if step.note else step.command
 
 
+#: Findings counted in the summary, not listed: an overlay's bytes, the installers' known rewrites.
+_NOT_SHOWN = frozenset({Kind.REPLACED, *AS_INSTALLED_KINDS})
+
+
 def shown(finding: Finding, show_accepted: bool) -> bool:
     """Whether a finding gets its own line: not an overlay's bytes (one line per pair says it), not accepted."""
-    return finding.kind not in (Kind.REPLACED, Kind.RECOMPILED) and (finding.accepted is None or show_accepted)
+    return finding.kind not in _NOT_SHOWN and (finding.accepted is None or show_accepted)
 
 
 def accepted_note(finding: Finding) -> str:
@@ -62,3 +68,15 @@ def accepted_note(finding: Finding) -> str:
     if finding.accepted is None:
         return ""
     return f" [accepted by {finding.accepted.by}: {finding.accepted.reason}]"
+
+
+def cleanup_tips(name: str, location: str, keep: str | None, commands: Sequence[str], refused: str | None) -> list[str]:
+    """The clean-up of one project's stale dist-infos, as ``check``, ``deps`` and ``doctor`` all print it."""
+    if refused is not None:
+        return [f"Tip: {name}: no command: {refused}"]
+    if not commands:
+        return []
+    return [
+        f"Tip: {name}: remove every dist-info in {location}, then install {keep} once, the version whose files "
+        f"are there (each uninstall removes only what its RECORD lists): {' && '.join(commands)}"
+    ]

@@ -27,6 +27,7 @@ def fix_document(result: FixResult, *, dry_run: bool) -> dict[str, Any]:
                 "status": (ran[id(step)].status if id(step) in ran else StepStatus.NOT_RUN).value,
                 "returncode": ran[id(step)].returncode if id(step) in ran else None,
                 "error": ran[id(step)].error if id(step) in ran else None,
+                "note": ran[id(step)].note if id(step) in ran else None,
             }
             for n, step in enumerate(planned.plan.steps, 1)
         ],
@@ -55,6 +56,7 @@ def plan_json(plan: RepairPlan) -> dict[str, Any]:
                 "argv": list(s.argv),
                 "command": s.command,
                 "fixes": s.fixes,
+                "change": s.change,
             }
             for n, s in enumerate(plan.steps, 1)
         ],

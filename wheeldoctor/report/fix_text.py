@@ -63,7 +63,10 @@ class StreamSink:
     def end(self, number: int, result: StepResult) -> None:
         """``step N/M: exit C``, and the reason when it failed."""
         code = "not started" if result.returncode is None else f"exit {result.returncode}"
-        self._write(f"step {number}/{self._total}: {code}")
+        if result.status is StepStatus.FAILED and result.returncode == 0:
+            code += ", but it did not do its job"
+        note = f" ({result.note})" if result.note else ""
+        self._write(f"step {number}/{self._total}: {code}{note}")
 
     def _write(self, text: str) -> None:
         self._stream.write(inert.text(text) + "\n")
@@ -78,7 +81,11 @@ def render_outcome(result: FixResult) -> Iterable[str]:
         skipped = [n for n, r in enumerate(result.results, 1) if r.status is StepStatus.NOT_RUN]
         number = result.results.index(failed) + 1
         yield f"error: step {number} failed: {failed.error}"
+        forward = [(n, r) for n, r in enumerate(result.results, 1) if r.note]
         yield f"ran: {_numbers(done)}; failed: step {number}; not run: {_numbers(skipped)}"
+        for n, again in forward:
+            verdict = "ok" if again.status is StepStatus.OK else f"failed: {again.error}"
+            yield f"rolled forward: step {n} ran to put the files back ({verdict})"
     outcome = result.outcome
     if outcome is not None:
         yield from _outcome_lines(outcome)

@@ -303,6 +303,7 @@ def duplicate_json(duplicate: Duplicate, cleanup: DuplicateRepair) -> dict[str, 
         "message": duplicate.message,
         "remedy": list(cleanup.remedy),
         "remove_elsewhere": dict(cleanup.elsewhere),
+        "keep": cleanup.keep,
     }
 
 

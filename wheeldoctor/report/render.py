@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from enum import Enum
 from typing import TYPE_CHECKING, Any
@@ -56,18 +57,16 @@ def plain_lines(
 
 
 #: Lines ``-q`` leaves out of the plain report: context and advice, not what fails.
-_CHATTER = ("environment:", "managed by ", "note:", "Note:", "Tip:", "  ", "startup hooks:")
+_CHATTER = ("environment:", "managed by ", "note:", "Note:", "Tip:", "  ", "startup hooks:", "unowned: ")
+#: A finding's line (``SUBJECT: WDnnn: ...``): always kept, whatever its subject's name begins with.
+_FINDING = re.compile(r": WD\d{3}: ")
 
 
 def quiet_lines(result: Result) -> Iterable[str]:
     """``-q``: the plain report's failing lines and summary only; nothing at all when healthy."""
     if result.healthy:
         return ()
-    return (
-        line
-        for line in plain_lines(result)
-        if not line.startswith(_CHATTER) and not (line.startswith("unowned: ") and ": WD07" not in line)
-    )
+    return (line for line in plain_lines(result) if _FINDING.search(line) or not line.startswith(_CHATTER))
 
 
 def json_document(result: Result) -> dict[str, Any]:

@@ -14,10 +14,18 @@ from wheeldoctor.judge.clash import Relation
 from wheeldoctor.judge.files import DistributionReport, Status, off_the_lock
 from wheeldoctor.judge.policy import SELECTED_OUT
 from wheeldoctor.model.code_paths import runs_as_code
-from wheeldoctor.model.findings import Finding, Kind
+from wheeldoctor.model.findings import AS_INSTALLED_KINDS, Finding, Kind
 from wheeldoctor.report import hooks_text, native_text
 from wheeldoctor.report.clash_text import block_lines, grouped, pair_blocks, pair_line, pair_tips
-from wheeldoctor.report.finding_text import accepted_note, finding_line, shown, step_text, subject, subject_of
+from wheeldoctor.report.finding_text import (
+    accepted_note,
+    cleanup_tips,
+    finding_line,
+    shown,
+    step_text,
+    subject,
+    subject_of,
+)
 from wheeldoctor.report.policy_text import config_said
 from wheeldoctor.results.check import CheckResult
 
@@ -52,6 +60,10 @@ def tips(result: CheckResult) -> list[str]:
             continue
         if repair.explained:
             continue
+        if repair.stale is not None:  # stale dist-infos beside it: their clean-up, not a reinstall
+            done = repair.stale
+            lines.extend(cleanup_tips(report.name, done.keep.location, done.keep.version, done.commands, done.refused))
+            continue
         if repair.unlocked:  # a reinstall keeps it unlocked: remove it (repair.step), or accept it
             lines.append(
                 f"Tip: {report.name} is not in the lock: uninstall it, or accept WD083 for it by a rule "
@@ -78,6 +90,8 @@ def repair_tip(report: DistributionReport, result: CheckResult) -> str | None:
     repair = result.repairs.distributions.get(report.name)
     if repair is None or repair.explained:
         return None
+    if repair.stale is not None:
+        return " && ".join(repair.stale.commands) or f"no command: {repair.stale.refused}"
     if repair.unlocked:  # a reinstall keeps it unlocked: remove it (repair.step), or accept it
         return f"not in the lock: uninstall it ({shlex.join(repair.step.argv)}), or accept WD083 for it by a rule"
     return step_text(repair.step)
@@ -134,13 +148,15 @@ def summary(result: CheckResult) -> str:
     every = [f for r in result.distributions for f in r.findings]
     accepted = sum(1 for f in every if f.accepted is not None)
     left_out = sum(1 for f in every if f.accepted is not None and f.accepted.by == SELECTED_OUT)
-    replaced = sum(1 for f in every if f.kind in (Kind.REPLACED, Kind.RECOMPILED) and f.accepted is None)
+    replaced = sum(1 for f in every if f.kind in (Kind.REPLACED, *AS_INSTALLED_KINDS) and f.accepted is None)
     recompiled = sum(1 for f in every if f.kind is Kind.RECOMPILED and f.accepted is None)
+    rewritten = sum(1 for f in every if f.kind is Kind.REWRITTEN and f.accepted is None)
     extra = "".join(
         f", {n} {what}"
         for n, what in (
-            (replaced - recompiled, "replaced by an overlay"),
+            (replaced - recompiled - rewritten, "replaced by an overlay"),
             (recompiled, "recompiled by the installer"),
+            (rewritten, "rewritten by the installer"),
             (accepted - left_out, "accepted"),
             (left_out, "not selected (--select/--ignore)"),
         )

@@ -12,6 +12,7 @@ if TYPE_CHECKING:  # a renderer asks isinstance of these classes: that must not 
     from wheeldoctor.judge.hooks import HookAudit, StartupHook
     from wheeldoctor.judge.native_audit import NativeAudit, NativeFinding
     from wheeldoctor.judge.policy import PolicyOutcome
+    from wheeldoctor.judge.stale import StaleVerdict
     from wheeldoctor.model.environment import Environment
     from wheeldoctor.model.findings import Finding
     from wheeldoctor.model.ownership import UnownedScan
@@ -43,10 +44,12 @@ class CheckResult:
     """The report lists every unowned file (``--show-unowned``), not only their count."""
     fetched: FetchSummary | None = None
     """With ``--lock``: how the locked wheels' RECORDs were had (bytes, requests, sources); None without."""
+    stale: tuple[StaleVerdict, ...] = ()
+    """For each checked distribution with stale dist-infos beside it: whose files are on disk."""
     native: NativeAudit | None = None
     """The environment's shared objects as the loader sees them; None when not audited (as ``hooks``)."""
     bytecode: tuple[int, int] | None = None
-    """Unhashed ``.pyc`` rows judged by their code (WD062), and those not judged; None when not asked."""
+    """Unhashed ``.pyc`` rows judged by their code (WD063), and those not judged; None when not asked."""
 
     @property
     def healthy(self) -> bool:

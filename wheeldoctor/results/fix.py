@@ -38,7 +38,10 @@ class StepResult:
     status: StepStatus
     returncode: int | None = None
     error: str | None = None
-    """One line: why it failed (the index could not be reached, the installer was not found, ...)."""
+    """One line: why it failed (the index could not be reached, the installer was not found, it did not do
+    its job, ...)."""
+    note: str | None = None
+    """Why it ran though an earlier step failed: it puts back the files that step's group removed."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

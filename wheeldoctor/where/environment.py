@@ -111,6 +111,8 @@ def load_distribution(
         else:
             assert metadata is not None
             name, version = metadata.name, metadata.version
+            if legacy and meta_path != found.path:
+                metadata = _with_requires_txt(metadata, os.path.join(found.path, "requires.txt"))
         name = _canonical(name)
     else:
         name = found.key
@@ -232,6 +234,23 @@ def _read_metadata(path: str, dir_name: str, dir_version: str) -> tuple[Metadata
             provides_extra=tuple(v.strip() for v in fields.get("provides-extra", ())),
         ),
         None,
+    )
+
+
+def _with_requires_txt(metadata: Metadata, path: str) -> Metadata:
+    """An egg-info's metadata with what its ``requires.txt`` adds where PKG-INFO has none, as pip reads it."""
+    if metadata.requires_dist and metadata.provides_extra:
+        return metadata
+    data = read_regular(path, METADATA_LIMIT)
+    if isinstance(data, ReadError):  # none (most egg-infos of projects without requirements), or unreadable
+        return metadata
+    from wheeldoctor.formats.requires_txt import parse_requires_txt  # packaging: only where an egg-info has one
+
+    found = parse_requires_txt(data.decode("utf-8", "replace"))
+    return replace(
+        metadata,
+        requires_dist=metadata.requires_dist or found.requires_dist,
+        provides_extra=metadata.provides_extra or found.provides_extra,
     )
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.managed import DistroFile, ManagedBy, Tool
+from wheeldoctor.model.sitedirs import is_within
 from wheeldoctor.where.dpkg_owners import DEFAULT_ADMINDIR, DpkgOwners, read_owners
 from wheeldoctor.where.filesystem import ReadError, read_regular
 from wheeldoctor.where.system_files import listed
@@ -35,24 +36,28 @@ def attach_managers(
     *,
     dpkg_admindir: str | None = None,
     stdlib: str | None = None,
-    in_venv: bool = False,
+    venv: str | None = None,
     rpm: str | None = "rpm",
     keeper: Keeper | None = None,
 ) -> Environment:
     """``env`` with every distribution's ``managed_by`` filled in, and the interpreter's PEP 668 marker.
 
-    ``dpkg_admindir`` None reads ``/var/lib/dpkg`` when it exists and the interpreter is no
-    venv (``in_venv``: its stdlib's marker does not apply either); a directory given
-    explicitly that cannot be read raises :class:`~wheeldoctor.where.dpkg_owners.DpkgError`.
+    ``dpkg_admindir`` None reads ``/var/lib/dpkg`` when it exists, for an interpreter that
+    is no venv, and for a venv (``venv``, its prefix: its stdlib's marker does not apply)
+    only where some distribution lies outside it (a venv that includes the system site
+    directory); a directory given explicitly that cannot be read raises
+    :class:`~wheeldoctor.where.dpkg_owners.DpkgError`.
     ``rpm`` is the rpm executable to ask, None never to run it. ``keeper`` keeps which of
     dpkg's file lists name something here (see :func:`~wheeldoctor.where.dpkg_owners.read_owners`).
     """
     # Directories holding distributions, and the stdlib (where a distro's sitecustomize lives):
     # who installed a start-up hook or an unowned file there is asked of the same map.
     locations = list(dict.fromkeys([*(d.location for d in env.distributions), *([stdlib] if stdlib else [])]))
-    # apt never installs into a virtual environment: unless asked, its lists are not scanned for one.
+    # apt never installs into a virtual environment: unless asked, its lists are read for a venv
+    # only where it includes a site directory outside itself (--system-site-packages), whose
+    # files are judged as the system interpreter's are.
     dpkg = None
-    if dpkg_admindir is not None or not in_venv:
+    if dpkg_admindir is not None or venv is None or any(not is_within(d.location, venv) for d in env.distributions):
         dpkg = read_owners(
             dpkg_admindir or DEFAULT_ADMINDIR, locations, explicit=dpkg_admindir is not None, keeper=keeper
         )
@@ -66,7 +71,7 @@ def attach_managers(
     if conda:
         notes.append(f"conda-meta: {len({id(p) for p, _ in conda.values()})} records")
     marker = None
-    if stdlib and not in_venv:
+    if stdlib and venv is None:
         candidate = os.path.join(stdlib, "EXTERNALLY-MANAGED")
         marker = candidate if os.path.isfile(candidate) else None
     files = {path: package.name for path, (package, _) in conda.items()}

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from wheeldoctor.formats.elf import read_elf
-from wheeldoctor.formats.record import decode_record
+from wheeldoctor.formats.record import first_columns_containing
 from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.fingerprint import Identity, identity
 from wheeldoctor.model.native import Arch, ElfObject, ElfProblem, NativeScan, Need, Provider, SharedObject
@@ -138,28 +138,8 @@ def recorded_shared_objects(dist: InstalledDistribution, note: Note | None = Non
     data = read_regular(record, METADATA_LIMIT)
     if isinstance(data, ReadError):
         return []
-    text = data.decode("utf-8", "surrogateescape")
-    if '"' in text:
-        listed = decode_record(data).listed
-        return [p for p in listed if ".so" in p and SHARED_NAME.search(p) is not None]
-    return list(dict.fromkeys(_first_fields_with(text, ".so")))
-
-
-def _first_fields_with(text: str, part: str) -> Iterator[str]:
-    """The first field of each line of unquoted CSV ``text`` that holds ``part`` there and is a shared
-    object's name; lines end at \n, \r\n (csv's own ending) or \r, as the csv module reads them.
-
-    Only the few lines holding ``part`` are looked at: RECORD's digests (urlsafe base64) and
-    sizes hold no dot, so ``part`` lies in the path.
-    """
-    at = text.find(part)
-    while at >= 0:
-        start = max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) + 1
-        comma = text.find(",", start)
-        end = min((e for e in (text.find("\n", at), text.find("\r", at)) if e >= 0), default=len(text))
-        if at < comma < end and SHARED_NAME.search(text, start, comma) is not None:
-            yield text[start:comma]
-        at = text.find(part, end)
+    listed = first_columns_containing(data.decode("utf-8", "surrogateescape"), ".so")
+    return [p for p in dict.fromkeys(listed) if SHARED_NAME.search(p) is not None]
 
 
 def _recorded(env: Environment, note: Note | None) -> Iterator[tuple[InstalledDistribution, str, str, bool]]:

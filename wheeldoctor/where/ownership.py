@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from wheeldoctor.formats.record import MAX_MALFORMED_READ, first_columns
+from wheeldoctor.formats.record import first_columns
 from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.managed import Tool
 from wheeldoctor.model.ownership import Owner
@@ -111,21 +111,15 @@ def listed_paths(dist: InstalledDistribution, read: Read | None = None) -> list[
 def record_paths(dist_info: str, read: Read | None = None) -> list[str]:
     """Every path a RECORD names, its first column only: for a RECORD the verification reads itself.
 
-    Parsing the whole RECORD (digests, sizes, every row checked) costs about five times as
-    much, and the verification already does it, in its workers, for the rows it hashes.
-    A RECORD with a quote, or of very many lines, is read as the parse reads it, and bounded as it is.
+    Read as the parse reads it (lines end at \\n, \\r\\n or \\r alone), and bounded as it is; the
+    verification parses the whole RECORD, in its workers, for the rows it hashes.
     """
     data = read_regular(os.path.join(dist_info, "RECORD"), METADATA_LIMIT)
     if isinstance(data, ReadError):
         if read is not None:
             read.failed(data)
         return []
-    text = data.decode("utf-8", "surrogateescape")
-    if '"' in text or text.count("\n") > MAX_MALFORMED_READ:
-        # Read as the parse reads, and stopped where it stops: an open quote then millions of lines
-        # is that many malformed rows, not that many paths to list.
-        return first_columns(text)
-    return [line.partition(",")[0] for line in text.splitlines() if line]
+    return first_columns(data.decode("utf-8", "surrogateescape"))
 
 
 def _recorded(dist: InstalledDistribution, path: str) -> str | None:

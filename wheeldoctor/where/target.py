@@ -83,15 +83,13 @@ def load_target(
     from wheeldoctor.where.managers import attach_managers
 
     try:
-        return attach_managers(
-            env, dpkg_admindir=target.dpkg_admindir, stdlib=stdlib[0], in_venv=stdlib[1], keeper=keeper
-        )
+        return attach_managers(env, dpkg_admindir=target.dpkg_admindir, stdlib=stdlib[0], venv=stdlib[1], keeper=keeper)
     except DpkgError as e:
         raise TargetError(str(e)) from e
 
 
-_Stdlib = tuple[str | None, bool]
-"""The interpreter's stdlib directory (where PEP 668's marker lives) and whether it runs a venv."""
+_Stdlib = tuple[str | None, str | None]
+"""The interpreter's stdlib directory (where PEP 668's marker lives) and the prefix of the venv it runs, if any."""
 
 
 def _load_current(
@@ -109,7 +107,7 @@ def _load_current(
     # sys.path[0] is the script's directory (or the cwd): where we were started from,
     # not where anything is installed, unless -P/safe_path already removed it.
     paths = sys.path if getattr(sys.flags, "safe_path", False) else sys.path[1:]
-    stdlib = (sysconfig.get_path("stdlib"), sys.prefix != sys.base_prefix)
+    stdlib = (sysconfig.get_path("stdlib"), sys.prefix if sys.prefix != sys.base_prefix else None)
     env = load_environment(
         f"python {sys.executable}",
         paths,
@@ -177,7 +175,7 @@ def _load_paths(
         defer_records=defer_records,
         memos=memos,
     )
-    return env, (probe.stdlib, probe.venv) if probe is not None else (None, False)
+    return env, (probe.stdlib, probe.venv_prefix) if probe is not None else (None, None)
 
 
 def _python_beside(site_dir: str) -> str | None:
@@ -209,6 +207,11 @@ class _Probe:
     tags: list[str] | None
     stdlib: str | None = None
     venv: bool = False
+
+    @property
+    def venv_prefix(self) -> str | None:
+        """The venv's own prefix (``sys.prefix``), when the interpreter runs one."""
+        return self.prefixes[0] if self.venv and self.prefixes else None
 
     def startup(self) -> Startup:
         """The search path a normal start would build (``PYTHONPATH`` applied), executing nothing."""
@@ -252,7 +255,7 @@ def _load_interpreter(
         defer_records=defer_records,
         memos=memos,
     )
-    return env, (answer.stdlib, answer.venv)
+    return env, (answer.stdlib, answer.venv_prefix)
 
 
 #: Said whenever the probe fails: the file given was executed, whatever it turned out to be.

@@ -1,9 +1,12 @@
-"""Shipped ``.pyc`` files that the installer compiled again: judged as the installer makes them.
+"""Recorded files an installer rewrote in a known way: judged as the installer makes them.
 
-A wheel may ship ``pkg/__pycache__/mod.cpython-311.pyc`` (numpy 1.26.4 does), and pip's
-byte-compilation (``compileall``) then writes over it with its own compilation of
-``pkg/mod.py``: RECORD's digest is the wheel's bytes, the file holds pip's. Such a
-finding becomes WD061 ``recompiled``, which fails nothing, only when all of this holds:
+The known rewrites are data, each matched exactly; anything else stays altered.
+
+**Recompiled ``.pyc`` files.** A wheel may ship ``pkg/__pycache__/mod.cpython-311.pyc``
+(numpy 1.26.4 does), and pip's byte-compilation (``compileall``) then writes over it with
+its own compilation of ``pkg/mod.py``: RECORD's digest is the wheel's bytes, the file holds
+pip's. Such a finding becomes WD061 ``recompiled``, which fails nothing, only when all of
+this holds:
 
 - the ``.pyc`` is for the running interpreter's cache tag (so it can be reproduced here);
 - its source is recorded with a digest, has no finding of its own, and still holds
@@ -13,7 +16,13 @@ finding becomes WD061 ``recompiled``, which fails nothing, only when all of this
 - its code is byte for byte ``marshal.dumps(compile(source, path))`` for the source's
   path as the installer named it: what the installer's compilation gives.
 
-Nothing is imported or run: the source is compiled, never executed.
+**A flag added to a script's shebang** (:data:`SHEBANG_FLAGS`). pipx adds `` -E`` to the
+``#!.../python`` line of every app it exposes, after pip wrote and recorded the script.
+Such a finding becomes WD062 ``rewritten``, which fails nothing, only where the
+environment is that installer's (its marker file at the root) and the file is exactly
+RECORD's bytes with the flag after the interpreter on the first line.
+
+Nothing is imported or run: a source is compiled, never executed.
 """
 
 from __future__ import annotations
@@ -26,11 +35,13 @@ import re
 import struct
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from wheeldoctor.judge.files import DistributionReport
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.findings import Code, Finding, Kind
+from wheeldoctor.model.record import RecordRow
+from wheeldoctor.model.sitedirs import dir_prefix, resolve_recorded
 from wheeldoctor.where.environment import with_record
 from wheeldoctor.where.filesystem import ReadError, read_regular
 
@@ -39,8 +50,33 @@ _PYC = re.compile(r"(?P<dir>(?:[^/]+/)*)__pycache__/(?P<stem>[^/.]+)\.(?P<tag>[^
 _SOURCE_LIMIT = 32 << 20
 
 
-def explain_recompiled(reports: Iterable[DistributionReport]) -> list[DistributionReport]:
-    """``reports`` with each finding on a shipped ``.pyc`` the installer recompiled made WD061."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShebangFlag:
+    """An installer that adds a flag to the python shebang of the scripts it exposes."""
+
+    installer: str
+    marker: str
+    """A file at the environment's root that only this installer's environments have."""
+    flag: bytes
+    """What it appends to the ``#!`` line, space included."""
+    meaning: str
+
+
+#: The shebang rewrites known: pipx makes every app it exposes ignore PYTHON* variables.
+SHEBANG_FLAGS = (
+    ShebangFlag(
+        installer="pipx",
+        marker="pipx_metadata.json",
+        flag=b" -E",
+        meaning="Python then ignores PYTHON* environment variables",
+    ),
+)
+#: A script longer than this is not read to compare (no console script is near it).
+_SCRIPT_LIMIT = 1 << 20
+
+
+def explain_rewrites(reports: Iterable[DistributionReport]) -> list[DistributionReport]:
+    """``reports`` with each finding a known installer rewrite explains made WD061 or WD062."""
     out = []
     for report in reports:
         if report.dist is None or not any(_candidate(f) for f in report.findings):
@@ -58,7 +94,6 @@ def _candidate(finding: Finding) -> bool:
         and finding.accepted is None
         and finding.code in (Code.HASH_MISMATCH, Code.SIZE_MISMATCH)
         and finding.path is not None
-        and finding.path.endswith(".pyc")
     )
 
 
@@ -66,6 +101,9 @@ def _explained(report: DistributionReport, dist: InstalledDistribution, finding:
     assert finding.path is not None
     if dist.record is None:
         return finding
+    if not finding.path.endswith(".pyc"):
+        row = next((r for r in dist.record.rows if r.path == finding.path), None)
+        return _flagged(dist, row, finding) if row is not None else finding
     match = _PYC.fullmatch(finding.path)
     if match is None or match["tag"] != sys.implementation.cache_tag:
         return finding
@@ -134,3 +172,37 @@ def _spellings(path: str) -> Sequence[str]:
     """The names the installer may have compiled the source under: as spelled, and its real path."""
     real = os.path.realpath(path)
     return (path,) if real == path else (path, real)
+
+
+def _flagged(dist: InstalledDistribution, row: RecordRow, finding: Finding) -> Finding:
+    """``finding`` as WD062 where a known installer's shebang flag is all that differs from ``row``."""
+    if row.algorithm is None or row.digest is None or row.size is None:
+        return finding
+    known = [f for f in SHEBANG_FLAGS if os.path.isfile(os.path.join(dist.root, f.marker))]
+    if not known:
+        return finding
+    path = resolve_recorded(row.path, dir_prefix(dist.location), dist.location, dist.root)
+    data = read_regular(path, _SCRIPT_LIMIT) if path is not None else None
+    if data is None or isinstance(data, ReadError) or not data.startswith(b"#!"):
+        return finding
+    line, newline, rest = data.partition(b"\n")
+    for rewrite in known:
+        original = line.removesuffix(rewrite.flag) + newline + rest
+        if len(original) != len(data) - len(rewrite.flag) or len(original) != row.size:
+            continue
+        try:
+            same = hashlib.new(row.algorithm, original).digest() == row.digest
+        except ValueError:
+            return finding
+        if same and b"python" in line.lower():
+            flag = rewrite.flag.decode().strip()
+            return Finding(
+                code=Code.REWRITTEN,
+                kind=Kind.REWRITTEN,
+                path=finding.path,
+                message=f"{rewrite.installer} added {flag} to its python shebang ({rewrite.meaning}); "
+                "otherwise RECORD's bytes",
+                expected=finding.expected,
+                found=finding.found,
+            )
+    return finding
