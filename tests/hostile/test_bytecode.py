@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 from conftest import Planted, no_traceback
-from helpers import run_cli
+from helpers import build_wheel, make_venv, pip_install, run_cli
+from locks import Entry, write_pylock
 
 TAG = sys.implementation.cache_tag
 
@@ -122,3 +123,24 @@ def test_importing_the_env_never_happens(planted: Planted, tmp_path: Path) -> No
     _payload(_pyc(planted), marker)
     run_cli("check", "--all", "--strict", "--python", planted.venv.python)
     assert not marker.exists()
+
+
+def test_the_attack_as_reported_fails_check_all_strict_lock(tmp_path: Path) -> None:
+    """``six`` installed by pip from a locked wheel, its .pyc replaced: ``check --all --strict --lock`` passed."""
+    wheel = build_wheel(tmp_path / "wheels", "six", "1.17.0", {"six.py": b"PY3 = True\n"})
+    venv = make_venv(tmp_path / "venv")
+    pip_install(venv, "--no-index", "--no-deps", wheel)
+    lock = write_pylock(tmp_path / "pylock.toml", Entry(wheel, path=f"wheels/{wheel.name}"))
+    pyc = venv.site_packages / "__pycache__" / f"six.{TAG}.pyc"
+    argv = ("check", "--all", "--python", venv.python, "--lock", lock, "--json")
+    clean = run_cli(*argv, "--strict")
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    marker = tmp_path / "ran"
+    code = compile(f"open({str(marker)!r}, 'w').close()\nPY3 = True\n", "six.py", "exec")
+    pyc.write_bytes(pyc.read_bytes()[:16] + marshal.dumps(code))
+    subprocess.run([str(venv.python), "-c", "import six"], check=True, cwd=tmp_path)
+    assert marker.exists()
+    for extra in (["--strict"], []):  # --lock alone judges them too
+        done = run_cli(*argv, *extra)
+        assert done.returncode == 1, (extra, done.stdout + done.stderr)
+        assert [f["path"] for f in _findings(done)] == [f"__pycache__/six.{TAG}.pyc"]
