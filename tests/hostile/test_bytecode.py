@@ -144,3 +144,19 @@ def test_the_attack_as_reported_fails_check_all_strict_lock(tmp_path: Path) -> N
         done = run_cli(*argv, *extra)
         assert done.returncode == 1, (extra, done.stdout + done.stderr)
         assert [f["path"] for f in _findings(done)] == [f"__pycache__/six.{TAG}.pyc"]
+
+
+def test_a_kept_verdict_does_not_outlive_a_write(planted: Planted, tmp_path: Path) -> None:
+    """The verdicts kept in the cache hold only while the .pyc keeps its fingerprint."""
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    env = {"WHEELDOCTOR_CACHE_DIR": str(cache)}
+    argv = ("check", "--all", "--strict", "--python", planted.venv.python, "--json")
+    for _ in range(2):  # the second run reads the kept verdicts
+        done = run_cli(*argv, env=env)
+        assert done.returncode == 0 and _findings(done) == [], done.stdout
+    assert list(cache.rglob("*.bytecode"))
+    _payload(_pyc(planted), tmp_path / "ran")
+    done = run_cli(*argv, env=env)
+    assert done.returncode == 1
+    assert [f["path"] for f in _findings(done)] == [f"beta/__pycache__/__init__.{TAG}.pyc"]

@@ -132,7 +132,7 @@ def _bytecode(
         return reports, None
     from wheeldoctor.probes.bytecode import judge_bytecode
 
-    judged = judge_bytecode(reports, env.python)
+    judged = judge_bytecode(reports, env.python, request.cache_dir)
     return judged.reports, (judged.judged, judged.not_judged)
 
 

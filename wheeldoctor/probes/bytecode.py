@@ -36,11 +36,19 @@ from wheeldoctor.judge.files import DistributionReport
 from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.where.environment import with_record
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from wheeldoctor.engine.store import Memo
+    from wheeldoctor.where.fingerprint import Read
+
 _PYC = re.compile(r"(?P<dir>(?:[^/]+/)*)__pycache__/(?P<stem>[^/.]+)\.(?P<tag>[^/.]+)(?:\.opt-(?P<opt>[12]))?\.pyc")
 #: Bytes read of one ``.pyc`` or source; a file past it is judged by its size alone (a finding for a ``.pyc``).
 FILE_LIMIT = 32 << 20
 #: The child's address space: what unmarshalling hostile bytes may claim before it is refused.
 ADDRESS_LIMIT = 2 << 30
+#: Bumped when what a kept answer means changes (the memo's header also names the judging stages' code).
+_MEMO_VERSION = 1
+_VERDICTS = frozenset({"same", "differs", "other", "absent", "source"})
 #: The batch's deadline: this, plus :data:`_PER_FILE` for each file.
 _DEADLINE = 60.0
 _PER_FILE = 0.05
@@ -118,18 +126,51 @@ class BytecodeJudgement:
     """For another interpreter (cache tag or magic number), or left when the child stopped."""
 
 
-def judge_bytecode(reports: Sequence[DistributionReport], python: str | None) -> BytecodeJudgement:
-    """Judge every unhashed ``.pyc`` row of ``reports`` whose source RECORD pins, in one child of ``python``."""
+def judge_bytecode(
+    reports: Sequence[DistributionReport], python: str | None, cache_dir: str | None = None
+) -> BytecodeJudgement:
+    """Judge every unhashed ``.pyc`` row of ``reports`` whose source RECORD pins, in one child of ``python``.
+
+    With ``cache_dir``, a distribution's answers are kept while its ``.pyc`` files, their
+    sources and the interpreter keep their fingerprints (:class:`~wheeldoctor.engine.store.Memo`).
+    """
+    python = python or sys.executable
     items = list(_items(reports))
     if not items:
         return BytecodeJudgement(tuple(reports), 0, 0)
-    answers, stopped = _ask(python or sys.executable, [i.argv for i in items])
+    answers: dict[int, Answer] = {}
+    pending: list[int] = []
+    memos = []
+    for report, indices in _by_report(items).items():
+        memo = _memo(cache_dir, python, reports[report], [items[i] for i in indices]) if cache_dir else None
+        kept = _kept(memo.get(), len(indices)) if memo is not None else None
+        if kept is not None:
+            answers.update(zip(indices, kept, strict=True))
+            continue
+        pending.extend(indices)
+        if memo is not None:
+            memos.append((memo, _read(python, [items[i] for i in indices]), indices))
+    fresh, stopped = _ask(python, [items[i].argv for i in pending]) if pending else ([], None)
+    answers.update(zip(pending, fresh, strict=False))
+    if stopped is not None and len(fresh) < len(pending):
+        answers[pending[len(fresh)]] = ["differs", None, f"reading it {stopped}"]
+    answered = set(pending[: len(fresh)])  # by the child itself: a stopped child's last file is not kept
+    for memo, read, indices in memos:
+        if answered.issuperset(indices):
+            memo.keep(read, tuple(answers[i] for i in indices))
+    return _judgement(reports, items, answers)
+
+
+Answer = list[str | None]
+
+
+def _judgement(
+    reports: Sequence[DistributionReport], items: list[_Item], answers: dict[int, Answer]
+) -> BytecodeJudgement:
     added: dict[int, list[Finding]] = {}
     judged = not_judged = 0
     for index, item in enumerate(items):
-        answer = answers[index] if index < len(answers) else None
-        if answer is None and index == len(answers) and stopped is not None:
-            answer = ["differs", None, f"reading it {stopped}"]
+        answer = answers.get(index)
         if answer is None or answer[0] == "other":
             not_judged += 1
             continue
@@ -139,6 +180,47 @@ def judge_bytecode(reports: Sequence[DistributionReport], python: str | None) ->
             added.setdefault(item.report, []).append(_finding(item, answer))
     out = tuple(replace(r, findings=(*r.findings, *added[i])) if i in added else r for i, r in enumerate(reports))
     return BytecodeJudgement(out, judged, not_judged)
+
+
+def _by_report(items: list[_Item]) -> dict[int, list[int]]:
+    groups: dict[int, list[int]] = {}
+    for index, item in enumerate(items):
+        groups.setdefault(item.report, []).append(index)
+    return groups
+
+
+def _memo(cache_dir: str, python: str, report: DistributionReport, items: list[_Item]) -> Memo:
+    from wheeldoctor.engine.store import Memo
+
+    assert report.dist is not None  # _items skips reports without one
+    key = "\0".join(("bytecode", python, report.dist.path))
+    return Memo(cache_dir, key, "bytecode", _MEMO_VERSION, tuple(item.argv for item in items))
+
+
+def _read(python: str, items: list[_Item]) -> Read:
+    """The fingerprints the answers depend on, taken before the child reads a byte."""
+    from wheeldoctor.where.fingerprint import Read
+
+    read = Read()
+    read.note(os.path.realpath(python))
+    for item in items:
+        read.note(item.argv[0])
+        read.note(item.argv[1])
+    return read
+
+
+def _kept(value: object, count: int) -> list[Answer] | None:
+    """A kept value as ``count`` answers as the child writes them; None when it is not that."""
+    if type(value) is not tuple or len(value) != count:
+        return None
+    out: list[Answer] = []
+    for answer in value:
+        if type(answer) is not list or not answer or answer[0] not in _VERDICTS:
+            return None
+        if not all(x is None or type(x) is str for x in answer):
+            return None
+        out.append(answer)
+    return out
 
 
 def _finding(item: _Item, answer: list[str | None]) -> Finding:
