@@ -8,6 +8,8 @@ wall time swings), each as a ratio to the first ``--version``. Cases:
 * ``check-warm``: ``check --all --json --python PY``, each version with its own filled cache;
 * ``check-cold``: the same with ``--no-cache``;
 * ``deps``: ``deps --json --python PY``, its memos warm;
+* ``deps-cold`` and ``deps-text`` (not run unless named in ``--cases``): ``deps`` with
+  ``--no-cache``, and warm with its plain report (compared as text);
 * ``snapshot``: ``snapshot --python PY --host bench``, warm;
 * ``gate-cold`` and ``gate-warm``: ``is_intact(DIST)`` in a process of the gate's
   interpreter (an empty cache directory each time; a filled one). With ``--gate-dist``, DIST
@@ -42,6 +44,8 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 CASES = ("check-warm", "check-cold", "deps", "snapshot", "gate-cold", "gate-warm")
+#: Cases run only when ``--cases`` names them.
+MORE_CASES = ("deps-cold", "deps-text")
 #: Keys whose values differ from one run to the next.
 VOLATILE = {"elapsed", "elapsed_s", "seconds", "duration", "timings", "time", "started", "cache_dir", "created"}
 
@@ -100,6 +104,8 @@ def _scrub(value: Any) -> Any:
 def _comparable(case: str, output: bytes) -> str:
     if case.startswith("gate"):
         return json.dumps(json.loads(output)["verdict"])
+    if case == "deps-text":
+        return output.decode(errors="replace")
     return json.dumps(_scrub(json.loads(output)), sort_keys=True)
 
 
@@ -121,6 +127,9 @@ class Bench:
     def __init__(self, args: argparse.Namespace, versions: dict[str, Path], work: Path) -> None:
         self.args, self.versions, self.work = args, versions, work
         self.cases = [c for c in args.cases.split(",") if c]
+        unknown = set(self.cases) - {*CASES, *MORE_CASES}
+        if unknown:
+            raise SystemExit(f"unknown cases: {', '.join(sorted(unknown))}")
         self.caches = {name: str(work / f"cache-{name}") for name in versions}
         self.gate_python, self.gate_dist = args.python, args.gate_dist
         if any(c.startswith("gate") for c in self.cases) and self.gate_dist is None:
@@ -138,6 +147,8 @@ class Bench:
             "check-warm": ["check", "--all", "--json"],
             "check-cold": ["check", "--all", "--json", "--no-cache"],
             "deps": ["deps", "--json"],
+            "deps-cold": ["deps", "--json", "--no-cache"],
+            "deps-text": ["deps"],
             "snapshot": ["snapshot", "--host", "bench"],
         }[case]
         return _wheeldoctor(package, *extra, "--python", self.args.python)
@@ -189,7 +200,8 @@ def main() -> None:
     parser.add_argument("--version", action="append", default=[], metavar="NAME=DIR", help="another version's tree")
     parser.add_argument("--python", default="python3", help="the environment checked (default: python3)")
     parser.add_argument("--rounds", type=int, default=11)
-    parser.add_argument("--cases", default=",".join(CASES), help=f"a comma-separated subset of {','.join(CASES)}")
+    known = ",".join(CASES + MORE_CASES)
+    parser.add_argument("--cases", default=",".join(CASES), help=f"a comma-separated list of {known}")
     parser.add_argument("--gate-dist", help="gate on this distribution of --python (else a built venv's)")
     args = parser.parse_args()
     versions: dict[str, Path] = {}

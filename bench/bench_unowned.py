@@ -11,8 +11,8 @@ interleaved, medians of ``--repeat`` runs:
    walk, the hooks' owners), and the same taken from its memo in a cache directory, as a
    warm ``check --all`` takes it (every path it read stat'ed again);
 3. ``check --all --no-cache`` without and with that audit (``CheckRequest(audit=...)``), on
-   the environment loaded as the commands load it (RECORDs deferred); with the audit, a
-   forked child reads the RECORDs and walks while the workers hash.
+   the environment loaded as the commands load it (RECORDs deferred); with the audit, it is
+   one of the engine's tasks, run beside the verification's.
 
 Run from the repository root: ``.venv/bin/python bench/bench_unowned.py --repeat 7``.
 """

@@ -7,9 +7,7 @@ checkout, as ``bench_verify.py`` runs it) and prints, per run, when each stage b
 ended, in milliseconds after the spawn: the interpreter ready, the environment read
 (``load_target``), the verification's forked workers (``workers``), every RECORD parse of
 ``--rows`` rows or more and every file of ``--big`` MB or more each worker proved, and the
-exit; and for ``check --all``, the child that proves the biggest files while the command
-starts: its site directories, each file it proves, and when the verification stops it.
-Nothing of wheeldoctor changes: the stages are timed by wrapping its functions as their
+exit. Nothing of wheeldoctor changes: the stages are timed by wrapping its functions as their
 modules are imported, from a prelude run before the command.
 """
 

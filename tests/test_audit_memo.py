@@ -24,7 +24,7 @@ from wheeldoctor.engine import audit, cache, store, verify
 from wheeldoctor.engine.audit import audit_data
 from wheeldoctor.model.environment import Environment
 from wheeldoctor.where import ownership, system_files, unowned
-from wheeldoctor.where.environment import load_environment
+from wheeldoctor.where.environment import Reading, load_environment
 from wheeldoctor.where.filesystem import ReadError
 
 
@@ -72,7 +72,7 @@ def walks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 def _env(venv: Venv) -> Environment:
-    return load_environment("test", [str(venv.site_packages)], [str(venv.prefix)], defer_records=True)
+    return load_environment("test", [str(venv.site_packages)], [str(venv.prefix)], reading=Reading(defer_records=True))
 
 
 def _hooks(venv: Venv) -> list[str]:

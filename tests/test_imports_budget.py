@@ -35,12 +35,12 @@ NO_TERMINAL = {"rich", "typer", "click"}
 #: Never imported by ``check``: ``importlib.resources`` brought them to read the known-hooks registry.
 UNUSED_BY_CHECK = {"importlib.resources", "zipfile", "pathlib", "urllib.parse", "tempfile", "shutil"}
 #: Other commands' own modules, never imported by a ``check`` whose ``--python`` names an interpreter:
-#: deps's command and judge, fix's plan, the duplicates' judge, and the search for an environment.
+#: deps's command and judge, fix's plan, and the search for an environment. (The duplicates' judge is
+#: check's too: it finds the stale dist-infos that ``check`` verifies and names, WD052.)
 OTHER_COMMANDS = {
     "wheeldoctor.commands.deps",
     "wheeldoctor.judge.deps",
     "wheeldoctor.repair.plan",
-    "wheeldoctor.judge.duplicates",
     "wheeldoctor.where.discover",
 }
 

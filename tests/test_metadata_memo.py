@@ -18,7 +18,7 @@ from wheeldoctor.engine.distinfo_memo import memos
 from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.findings import Code
 from wheeldoctor.where import environment
-from wheeldoctor.where.environment import load_environment
+from wheeldoctor.where.environment import Reading, load_environment
 
 
 def _settle() -> None:
@@ -67,10 +67,8 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
 
 
 def _read(venv: Venv, cache_dir: Path | None) -> Environment:
-    site = str(venv.site_packages)
-    return load_environment(
-        "test", [site], [str(venv.prefix)], defer_records=True, memos=memos(cache_dir and str(cache_dir))
-    )
+    reading = Reading(defer_records=True, memos=memos(cache_dir and str(cache_dir)))
+    return load_environment("test", [str(venv.site_packages)], [str(venv.prefix)], reading=reading)
 
 
 def _dist_info(venv: Venv, name: str) -> Path:

@@ -19,7 +19,7 @@ from wheeldoctor.model.managed import ManagedBy, Tool
 from wheeldoctor.repair.outcome import Seen, step_problem
 from wheeldoctor.repair.plan import Expected, FixStep, plan_repairs
 from wheeldoctor.repair.requirements import remedy_argvs
-from wheeldoctor.repair.steps import StepKind, locked_pin, repair_step, uninstall_argv
+from wheeldoctor.repair.steps import StepKind, locked_pin, repair_step, uninstall_command
 from wheeldoctor.where.environment import load_environment
 
 pytestmark = pytest.mark.unit
@@ -119,7 +119,7 @@ def test_every_pip_step_on_an_externally_managed_interpreter_overrides_the_marke
     [duplicate] = find_duplicates(marked)
     for env, overridden in ((marked, True), (plain, False)):
         active = duplicate.active
-        argvs = [uninstall_argv(active, env), repair_step(active, env).argv, *remedy_argvs(duplicate, env)]
+        argvs = [uninstall_command(active, env).argv, repair_step(active, env).argv, *remedy_argvs(duplicate, env)]
         assert len(argvs) == 5  # two uninstalls (a stale dist-info and the live one), then one install
         assert all(("--break-system-packages" in argv) is overridden for argv in argvs), argvs
 
@@ -135,7 +135,7 @@ def test_a_second_path_directory_is_repaired_in_place_not_through_the_first_ones
     plan = plan_repairs(env, [replace(report, dist=dist)], [], [])
     words = ("pip", "install", "--target", str(second), "--upgrade", "--force-reinstall", "--no-deps")
     assert [s.argv for s in plan.steps] == [(*words, "--", "yaml-demo==6.0")]
-    assert uninstall_argv(dist, env) == ("uv", "pip", "uninstall", "--target", str(second), "--", "yaml-demo")
+    assert uninstall_command(dist, env).argv == ("uv", "pip", "uninstall", "--target", str(second), "--", "yaml-demo")
 
 
 def _against_lock(

@@ -10,9 +10,12 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import os
 import shutil
+import stat
 import subprocess
 import sys
+import threading
 from base64 import urlsafe_b64encode
 from pathlib import Path
 from typing import Any
@@ -260,14 +263,33 @@ def test_a_baseline_accepts_exactly_that_state(env: Path, tmp_path: Path) -> Non
     assert fixed == [("pip/py.typed", "WD003")]
 
 
-def test_a_baseline_that_cannot_be_written_leaves_no_temporary_file(tmp_path: Path) -> None:
-    from wheeldoctor.formats import baseline
+def test_a_baseline_that_cannot_be_written_is_one_line_and_leaves_no_temporary_file(env: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    taken = out / "baseline.json"
+    taken.mkdir(parents=True)  # a directory where the file should go: the final rename fails
+    done = run_cli("check", "--all", "--python", _python(env), "--write-baseline", str(taken), cwd=out)
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"error: cannot write {taken}: ") and done.stderr.count("\n") == 1, done.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["baseline.json"]
 
-    taken = tmp_path / "baseline.json"
-    taken.mkdir()  # a directory where the file should go: the final rename fails
-    with pytest.raises(baseline.BaselineError, match="cannot be written"):
-        baseline.write(str(taken), [])
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["baseline.json"]
+
+def test_a_baseline_written_to_a_pipe_goes_through_it_and_leaves_the_pipe(env: Path, tmp_path: Path) -> None:
+    """As root, ``--write-baseline /dev/stdout`` used to rename a regular file over the device."""
+    site = _site(env)
+    (site / "pip/__main__.py").write_bytes(b"# patched\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    fifo = out / "fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    done = run_cli("check", "--all", "--python", _python(env), "--write-baseline", str(fifo), cwd=out)
+    reader.join(timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert sorted(p.name for p in out.iterdir()) == ["fifo"]
+    assert [e["path"] for e in json.loads(got[0])["findings"]] == ["pip/__main__.py"]
 
 
 def test_the_project_config_is_read_when_an_editable_install_puts_its_root_on_the_path(

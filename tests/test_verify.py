@@ -16,7 +16,7 @@ from wheeldoctor.engine.schedule import Schedule, look_batches
 from wheeldoctor.engine.tasks import Context, rows_estimate
 from wheeldoctor.engine.verify import Verification, repeated, verify_environment
 from wheeldoctor.judge.claims import resolve
-from wheeldoctor.where.environment import load_environment
+from wheeldoctor.where.environment import Reading, load_environment
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked workers are Linux-only")
 
@@ -228,7 +228,9 @@ def test_the_heaviest_work_is_handed_out_first(
 
     monkeypatch.setattr(Context, "parse", parse)
     monkeypatch.setattr(Context, "prove", prove)
-    dists = load_environment("test", [str(venv.site_packages)], [str(venv.prefix)], defer_records=True).active()
+    dists = load_environment(
+        "test", [str(venv.site_packages)], [str(venv.prefix)], reading=Reading(defer_records=True)
+    ).active()
     assert sorted(d.name for d in dists) == ["huge", "many", "tiny"]
     context = Context(dists=dists, checked=[True] * 3, cache_dir=None, usable=False, started=time.time_ns(), links=True)
     schedule = Schedule(context.checked, look_batches([rows_estimate(d) for d in dists], range(3), 1), {})

@@ -49,7 +49,7 @@ from wheeldoctor.cli.runner import (
     target_of,
 )
 
-TYPE_CHECKING = False  # typing costs milliseconds to import
+TYPE_CHECKING = False  # typing stays off the command's start-up path
 if TYPE_CHECKING:
     from rich.console import Console
 

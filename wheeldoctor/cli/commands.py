@@ -10,7 +10,7 @@ import sys
 
 from wheeldoctor.cli.runner import EXIT_HEALTHY
 
-TYPE_CHECKING = False  # typing costs milliseconds to import: ``--version`` runs through here
+TYPE_CHECKING = False  # typing stays off the start-up path: ``--version`` runs through here
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any

@@ -24,12 +24,11 @@ from wheeldoctor.cli.runner import (
     deliver,
     metadata_memos,
     no_cyclic_gc,
-    report_modules,
     scan_keeper,
     target_of,
 )
 
-TYPE_CHECKING = False  # typing costs milliseconds to import
+TYPE_CHECKING = False  # typing stays off the command's start-up path
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -62,10 +61,6 @@ def deps(options: DepsOptions) -> int:
             from wheeldoctor.engine.deps_memo import memo_for
 
             memo = memo_for(cached, target.python, target.paths)
-        # A judgement kept for this target is likely to hold: then no requirement is parsed.
-        parsers = () if memo is not None and memo.present() else DEPS_PARSERS
-        for module in (*DEPS_MODULES, *parsers, *report_modules(chosen, "deps_text")):  # while the probe runs
-            __import__(module)
         from wheeldoctor.commands.deps import run_deps
 
         env = load_target(
@@ -82,19 +77,3 @@ def deps(options: DepsOptions) -> int:
 
     deliver(result, chosen, options.output, rich, header=header)
     return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS
-
-
-#: What ``deps`` reads and judges with: imported while ``--python``'s probe runs in its own
-#: process, instead of after its answer is read (the command would wait on it first).
-DEPS_MODULES = (
-    "wheeldoctor.where.environment",
-    "wheeldoctor.where.startup",
-    "wheeldoctor.where.managers",
-    "wheeldoctor.commands.deps",
-    "wheeldoctor.judge.deps",
-    "wheeldoctor.judge.compat",
-    "wheeldoctor.judge.duplicates",
-    "packaging.tags",
-)
-#: What judges requirements, imported with :data:`DEPS_MODULES` unless a kept judgement may be used.
-DEPS_PARSERS = ("packaging.requirements",)

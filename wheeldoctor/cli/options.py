@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
-TYPE_CHECKING = False  # typing costs milliseconds to import, on the path the fast parser exists for
+TYPE_CHECKING = False  # typing stays off the path the fast parser exists for
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any, TypeVar

@@ -12,7 +12,7 @@ positive number, a missing value), returns None and typer parses it, errors and 
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing costs milliseconds to import, on the path this module exists for
+TYPE_CHECKING = False  # typing stays off the path this module exists for
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any

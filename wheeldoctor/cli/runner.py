@@ -14,7 +14,7 @@ import sys
 
 from wheeldoctor.model.errors import InputError
 
-TYPE_CHECKING = False  # typing costs milliseconds to import: ``--version`` runs through here
+TYPE_CHECKING = False  # typing stays off the start-up path: ``--version`` runs through here
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from types import TracebackType
@@ -84,6 +84,7 @@ def fail(message: str, tip: str | None = None) -> NoReturn:
 def guard(run: Callable[[], int]) -> NoReturn:
     """Run a command body: expected errors become one line and exit 2, never a traceback."""
     forgiving_streams()
+    _Notes.silenced = False  # a caller running commands in one process: each run says its own notes
     try:
         code = run()
     except InputError as e:  # where.target's TargetError too
@@ -173,10 +174,10 @@ def exit_now(code: object) -> NoReturn:
     """End the process with ``code`` (a ``SystemExit`` code) without tearing the interpreter down.
 
     A check leaves tens of thousands of objects behind (the environment it read, the ownership
-    map): freeing them one by one, and the final collection, took 21-27 ms on a 16-core host, a
-    tenth of a warm check. Everything a normal exit does for others is still done: output is
-    flushed and atexit functions run. Where that cannot be done the same way (another thread
-    still runs, a flush fails, the code is a message), the normal exit is taken.
+    map), and freeing them one by one is work nobody waits for (docs/performance.md).
+    Everything a normal exit does for others is still done: output is flushed and atexit
+    functions run. Where that cannot be done the same way (another thread still runs, a flush
+    fails, the code is a message), the normal exit is taken.
     """
     threading = sys.modules.get("threading")  # never imported: no other thread was started
     if (code is None or isinstance(code, int)) and (threading is None or threading.active_count() == 1):
@@ -193,8 +194,8 @@ def exit_now(code: object) -> NoReturn:
 
 class no_cyclic_gc:
     """Loading and verification allocate a few objects per recorded file, none in a cycle: the
-    cyclic collector's passes over them cost about a tenth of a check and would free nothing.
-    A command's imports allocate enough to run it many times more, freeing as little."""
+    cyclic collector's passes over them would free nothing (docs/performance.md says what they
+    cost). A command's imports allocate enough to run it many times more, freeing as little."""
 
     def __enter__(self) -> None:
         self._collecting = gc.isenabled()
@@ -350,13 +351,6 @@ def exit_code(healthy: bool, exit_zero: bool = False) -> int:
     return EXIT_HEALTHY if healthy or exit_zero else EXIT_PROBLEMS
 
 
-def report_modules(chosen: str, text: str = "text") -> tuple[str, ...]:
-    """What :func:`deliver` imports to render a ``chosen`` report (``text``: the command's plain
-    renderer), for a command to import while it waits on another process."""
-    report = {"text": text, "json": "json"}.get(chosen, "cases")
-    return ("wheeldoctor.report.output", "wheeldoctor.report.render", f"wheeldoctor.report.{report}")
-
-
 def deliver(
     result: Result,
     chosen: str,
@@ -418,8 +412,13 @@ def refuse_report_with_baseline(write_baseline: str | None, chosen: str, output:
 def pin_baseline(file: str, reports: Sequence[DistributionReport]) -> int:
     """Write ``file`` pinning the findings of ``reports``; the run then exits 0."""
     from wheeldoctor.commands import policy as policies
+    from wheeldoctor.report.output import OutputError, write_atomic
 
-    pinned = policies.write_baseline(file, reports)
+    text, pinned = policies.baseline_text(reports)
+    try:
+        write_atomic(file, text)  # a device or a pipe (/dev/stdout) is written to, never replaced
+    except OutputError as e:
+        fail(str(e))
     from wheeldoctor.report import inert
 
     sys.stderr.write(f"wrote {inert.text(file)}: {pinned} finding(s) pinned\n")

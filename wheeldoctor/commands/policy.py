@@ -99,11 +99,10 @@ def find_policy(
     )
 
 
-def write_baseline(path: str, reports: Sequence[DistributionReport]) -> int:
-    """Write the baseline of ``reports`` to ``path``; return how many findings it pins."""
+def baseline_text(reports: Sequence[DistributionReport]) -> tuple[str, int]:
+    """The baseline file pinning the findings of ``reports``, and how many findings it pins."""
     from wheeldoctor.formats import baseline
     from wheeldoctor.judge.policy import baseline_entries
 
     entries = baseline_entries(reports)
-    baseline.write(path, entries)
-    return len(entries)
+    return baseline.dumps(entries), len(entries)

@@ -64,12 +64,7 @@ def _child(body: Callable[[], object], keep: list[int]) -> None:
     code = 0
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
-        low = 3
-        for fd in keep:  # every inherited descriptor but the standard streams and ``keep``
-            if fd >= low:
-                os.closerange(low, fd)
-                low = fd + 1
-        os.closerange(low, _MAX_FD)
+        _close_inherited(keep)
         body()
     except BaseException:
         code = 1
@@ -84,6 +79,29 @@ def _child(body: Callable[[], object], keep: list[int]) -> None:
 
 
 _MAX_FD = os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 1 << 16
+
+
+def _close_inherited(keep: list[int]) -> None:
+    """Close every inherited descriptor but the standard streams and ``keep``.
+
+    The open ones are listed where the system can (``/proc/self/fd``): a kernel without
+    ``close_range`` makes ``os.closerange`` call ``close`` once per possible descriptor, and a
+    container's limit may allow a billion.
+    """
+    try:
+        open_now = [int(name) for name in os.listdir("/proc/self/fd")]
+    except (OSError, ValueError):  # no /proc: every possible descriptor
+        low = 3
+        for fd in keep:
+            if fd >= low:
+                os.closerange(low, fd)
+                low = fd + 1
+        os.closerange(low, _MAX_FD)
+        return
+    for fd in open_now:
+        if fd > 2 and fd not in keep:
+            with contextlib.suppress(OSError):  # the listing's own descriptor, closed already
+                os.close(fd)
 
 
 def reap(pid: int, *, stop: bool = False) -> None:

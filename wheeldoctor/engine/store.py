@@ -30,8 +30,9 @@ if TYPE_CHECKING:
 
 #: Entries are marshal data, whose format is only promised within one Python version.
 TAG = (sys.implementation.cache_tag or f"{sys.implementation.name}-{sys.version_info[:2]}").encode()
-#: The stages whose code decides what an entry or a memo holds: reading, parsing, obtaining and judging.
-_STAGES = ("model", "formats", "where", "engine", "judge")
+#: The stages whose code decides what an entry or a memo holds: reading, parsing, obtaining and judging
+#: (the gate's own quick path among them: it writes intact verdicts too).
+_STAGES = ("model", "formats", "where", "engine", "judge", "gate")
 #: This run's code digest (``code``), and the memo still to write with the run's first write (``unkept``).
 _run: dict[str, object] = {}
 

@@ -8,9 +8,7 @@ it names (other bytes, so another digest) is a new finding.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable
-from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,20 +54,6 @@ def dumps(entries: Iterable[BaselineEntry]) -> str:
         "findings": [dict(zip(_KEYS, _values(e), strict=True)) for e in rows],
     }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-
-
-def write(path: str, entries: Iterable[BaselineEntry]) -> None:
-    """Write a baseline file (replaced whole, never half-written)."""
-    text = dumps(entries)
-    partial = f"{path}.{os.getpid()}.tmp"
-    try:
-        with open(partial, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(partial, path)
-    except OSError as e:
-        with suppress(OSError):
-            os.unlink(partial)  # our own temporary file: never left beside the path asked for
-        raise BaselineError(f"{path}: cannot be written: {e.strerror or e}") from None
 
 
 def load(path: str) -> tuple[BaselineEntry, ...]:

@@ -5,8 +5,7 @@ as ``importlib.metadata`` and ``packaging`` use it) is what defines how it reads
 every file is plain: ``Name: value`` lines, some values folded onto indented lines (a
 License text), every line ending in LF (or every one in CRLF, as three wheels of a
 197-distribution ML stack have it), UTF-8. Those are read here, one regular expression a
-line: about twice as fast as email reads them (5 against 9 ms for the header blocks of
-107 distributions), and ``email`` (about 5 ms more to import) is never imported. Anything
+line, and ``email`` is not imported (docs/performance.md says what that saves). Anything
 else (a defect email works around, a From line, bytes that are not UTF-8) goes to
 ``email.parser`` itself. Tests hold the two to the same fields on every kind of file.
 """

@@ -37,7 +37,7 @@ _READ_AHEAD_SIZE = 16 << 20
 #: Files below this size are mostly system calls and Python (GIL-bound), not hashing.
 _SMALL_FILE = 1 << 20
 #: At most this many threads take small files at once: more only queue for the GIL, and delay
-#: the big files' threads, which need it between chunks (torch, 16 cores: 1 or 2 best, 16 2x).
+#: the big files' threads, which need it between chunks.
 _SMALL_THREADS = 1
 
 

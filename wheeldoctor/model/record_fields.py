@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import binascii
 
-TYPE_CHECKING = False  # typing costs the gate's cold path milliseconds
+TYPE_CHECKING = False  # typing stays off the gate's cold path
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -29,8 +29,9 @@ _TO_URLSAFE = str.maketrans("+/", "-_")
 def encode_digest(digest: bytes) -> str:
     """Encode a raw digest the way RECORD does: urlsafe base64 without padding.
 
-    With ``pybase64`` (a dependency of the command line), about 5x faster than the standard
-    library's base64 and ``str.translate``; imported on the first call, never by the gate.
+    With ``pybase64`` (a dependency of the command line) where it is installed, else the standard
+    library's base64 and ``str.translate`` (docs/benchmarks.md compares them); imported on the
+    first call, never by the gate.
     """
     encode = _ENCODER[0]
     if encode is None:

@@ -19,7 +19,7 @@ def lookup_key(name: str) -> str:
     """Normalise a name for matching metadata directories, exactly as importlib.metadata does.
 
     That rule (runs of ``-_.`` to one ``_``, lower case) is the stdlib's own lookup rule;
-    packaging would cost the gate tens of milliseconds to import. Tests hold it equal to
+    the gate does not import packaging for it. Tests hold it equal to
     both ``importlib.metadata.Prepared.normalize`` and packaging's canonical form.
     """
     key = name.lower().replace("-", "_").replace(".", "_")

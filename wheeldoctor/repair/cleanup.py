@@ -43,7 +43,7 @@ def cleanup(verdict: StaleVerdict, env: Environment) -> Cleanup:
     """The clean-up of one project's dist-infos in one directory, keeping the one whose files are on disk."""
     dists = verdict.dists
     keep = verdict.keep or verdict.active
-    why = verdict.repairable or untrusted(keep)
+    why = untrusted(keep) or verdict.repairable  # a name no command may hold is said first, whatever else
     if why is None and any(d.system_managed for d in dists):
         why = "a system package manager owns one of them: pip or uv would remove its files; that manager decides"
     steps = () if why is not None else cleanup_steps(dists, keep, env)

@@ -346,11 +346,6 @@ def cache_clean_command(dist: InstalledDistribution) -> str | None:
     return shlex.join(argv) if argv is not None else None
 
 
-def uninstall_argv(dist: InstalledDistribution, env: Environment) -> Argv:
-    """:func:`uninstall_command`'s words."""
-    return uninstall_command(dist, env).argv
-
-
 def uninstall_command(dist: InstalledDistribution, env: Environment) -> Command:
     """The command that uninstalls ``dist``, with the tool that manages its files.
 

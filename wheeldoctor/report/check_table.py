@@ -21,7 +21,7 @@ from wheeldoctor.report.finding_text import accepted_note, shown, subject
 from wheeldoctor.report.text import finding_lines, managed_lines, pair_failure_lines, policy_lines, summary, tips
 from wheeldoctor.results.check import CheckResult
 
-if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
+if TYPE_CHECKING:  # rich is imported only when a table is drawn
     from rich.console import Console
 
 _STYLE = {

@@ -15,7 +15,7 @@ from wheeldoctor.judge.duplicates import Duplicate
 from wheeldoctor.report.finding_text import cleanup_tips
 from wheeldoctor.results.deps import DepsResult
 
-if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
+if TYPE_CHECKING:  # rich is imported only when a table is drawn
     from rich.console import Console
     from rich.table import Table
 

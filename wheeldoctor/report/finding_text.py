@@ -7,11 +7,14 @@ reads as its command, then what to know before running it; a stale clean-up as o
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from wheeldoctor.judge.files import DistributionReport
-from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.findings import AS_INSTALLED_KINDS, Finding, Kind
-from wheeldoctor.repair.steps import RepairStep
+
+if TYPE_CHECKING:  # types only: deps's report needs neither the file judge nor the repair steps
+    from wheeldoctor.judge.files import DistributionReport
+    from wheeldoctor.model.environment import InstalledDistribution
+    from wheeldoctor.repair.steps import RepairStep
 
 
 def subject(report: DistributionReport) -> str:

@@ -9,7 +9,7 @@ from wheeldoctor.probes.imports import Origin, Started
 from wheeldoctor.report import inert
 from wheeldoctor.results.imports import ImportsResult, ImportVerdict
 
-if TYPE_CHECKING:  # rich costs tens of milliseconds: imported only when a table is drawn
+if TYPE_CHECKING:  # rich is imported only when a table is drawn
     from rich.console import Console
 
 _HEAVIEST_SHOWN = 5

@@ -91,11 +91,6 @@ def escape_property(value: str) -> str:
     return escape_data(value).replace(":", "%3A").replace(",", "%2C")
 
 
-def github_data(value: str) -> str:
-    """An annotation's message: inert (:func:`text`), then :func:`escape_data`."""
-    return escape_data(text(value))
-
-
 def github_property(value: str) -> str:
     """An annotation's property value: inert (:func:`text`), then :func:`escape_property`."""
     return escape_property(text(value))

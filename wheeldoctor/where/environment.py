@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 from wheeldoctor.formats.headers import header_fields
@@ -254,6 +254,21 @@ def _with_requires_txt(metadata: Metadata, path: str) -> Metadata:
     )
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reading:
+    """How :func:`load_environment` reads each dist-info.
+
+    ``records=False`` reads metadata only; ``defer_records`` leaves RECORDs for the
+    verification to read (see :func:`load_distribution`). With ``memos``, what each
+    dist-info gave is kept, and taken again while its files are unchanged
+    (:mod:`wheeldoctor.engine.distinfo_memo`).
+    """
+
+    records: bool = True
+    defer_records: bool = False
+    memos: MemoFor | None = None
+
+
 def load_environment(
     label: str,
     paths: Sequence[str],
@@ -262,28 +277,20 @@ def load_environment(
     python: str | None = None,
     markers: Sequence[tuple[str, str]] = (),
     tags: Sequence[str] | None = None,
-    records: bool = True,
     startup: Startup | None = None,
-    defer_records: bool = False,
-    memos: MemoFor | None = None,
+    reading: Reading = Reading(),
 ) -> Environment:
-    """Read every distribution on ``paths``; the first of each name is the active one.
-
-    ``records=False`` reads metadata only; ``defer_records`` leaves RECORDs for the
-    verification to read (see :func:`load_distribution`). With ``memos``, what each
-    dist-info gave is kept, and taken again while its files are unchanged
-    (:mod:`wheeldoctor.engine.distinfo_memo`).
-    """
+    """Read every distribution on ``paths`` as ``reading`` says; the first of each name is the active one."""
     locations = site_locations(paths)  # as given, each real directory once
     all_prefixes = tuple(prefix_forms(prefixes))
     seen: set[str] = set()
     distributions: list[InstalledDistribution] = []
     for location in locations:
         root = root_for(location, all_prefixes)
-        memo = memos(location) if memos is not None else None
+        memo = reading.memos(location) if reading.memos is not None else None
         for found in scan_location(location):
             dist = load_distribution(
-                found, root, active=True, read_record=records, defer_record=defer_records, memo=memo
+                found, root, active=True, read_record=reading.records, defer_record=reading.defer_records, memo=memo
             )
             if dist.name in seen:
                 dist = replace(dist, active=False)

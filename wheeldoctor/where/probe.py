@@ -107,8 +107,7 @@ started: dict[tuple[str, bool], subprocess.Popen[str]] = {}
 def start(python: str, with_tags: bool = False) -> None:
     """Start the probe of ``python`` now, for ``target.load_target`` to collect.
 
-    The probe is a new process (tens of milliseconds on a big environment's interpreter):
-    started ahead, it runs while the command imports what it needs. Nothing is started
+    The probe is a new process: started ahead, it runs while the command imports what it needs. Nothing is started
     where the interpreter cannot be run (``load_target`` then says why).
     """
     python = resolved(python)

@@ -101,7 +101,7 @@ def _load_current(
     import sysconfig
 
     from wheeldoctor.model.sitedirs import current_prefixes
-    from wheeldoctor.where.environment import load_environment
+    from wheeldoctor.where.environment import Reading, load_environment
     from wheeldoctor.where.startup import running
 
     # sys.path[0] is the script's directory (or the cwd): where we were started from,
@@ -115,10 +115,8 @@ def _load_current(
         python=sys.executable,
         markers=tuple(_current_markers().items()),
         tags=_current_tags() if with_tags else None,
-        records=with_records,
         startup=running(tuple(paths)),
-        defer_records=defer_records,
-        memos=memos,
+        reading=Reading(records=with_records, defer_records=defer_records, memos=memos),
     )
     return env, stdlib
 
@@ -142,7 +140,7 @@ def _load_paths(
     defer_records: bool = False,
     memos: MemoFor | None = None,
 ) -> tuple[Environment, _Stdlib]:
-    from wheeldoctor.where.environment import load_environment
+    from wheeldoctor.where.environment import Reading, load_environment
     from wheeldoctor.where.startup import given
 
     for path in paths:
@@ -170,10 +168,8 @@ def _load_paths(
         python=python,
         markers=tuple(markers.items()),
         tags=tags,
-        records=with_records,
         startup=given(tuple(paths), version),
-        defer_records=defer_records,
-        memos=memos,
+        reading=Reading(records=with_records, defer_records=defer_records, memos=memos),
     )
     return env, (probe.stdlib, probe.venv_prefix) if probe is not None else (None, None)
 
@@ -236,7 +232,7 @@ def _load_interpreter(
     defer_records: bool = False,
     memos: MemoFor | None = None,
 ) -> tuple[Environment, _Stdlib]:
-    from wheeldoctor.where.environment import load_environment
+    from wheeldoctor.where.environment import Reading, load_environment
 
     python = probe.resolved(python)
     if not probe.runnable(python):
@@ -250,10 +246,8 @@ def _load_interpreter(
         python=answer.executable,
         markers=tuple(answer.markers.items()),
         tags=answer.tags,
-        records=with_records,
         startup=startup,
-        defer_records=defer_records,
-        memos=memos,
+        reading=Reading(records=with_records, defer_records=defer_records, memos=memos),
     )
     return env, (answer.stdlib, answer.venv_prefix)
 
