@@ -160,3 +160,37 @@ def test_a_kept_verdict_does_not_outlive_a_write(planted: Planted, tmp_path: Pat
     done = run_cli(*argv, env=env)
     assert done.returncode == 1
     assert [f["path"] for f in _findings(done)] == [f"beta/__pycache__/__init__.{TAG}.pyc"]
+
+
+def test_a_pyc_planted_where_uv_recorded_none_is_a_finding(planted: Planted, tmp_path: Path) -> None:
+    """uv compiles nothing by default and records no .pyc: a planted one with a matching header still runs."""
+    source = planted.site / "alpha" / "core.py"
+    pyc = planted.site / "alpha" / "__pycache__" / f"core.{TAG}.pyc"
+    assert not pyc.exists() and not any("__pycache__" in row[0] for row in planted.rows("alpha"))
+    compiling = f"import py_compile; py_compile.compile({str(source)!r})"
+    subprocess.run([str(planted.venv.python), "-c", compiling], check=True, cwd=tmp_path)
+    assert pyc.is_file()  # what Python itself writes: the same code, so no finding
+    done = run_cli("check", "alpha", "--python", planted.venv.python, "--json")
+    assert (done.returncode, _findings(done)) == (0, []), done.stdout
+    marker = tmp_path / "ran"
+    code = compile(f"open({str(marker)!r}, 'w').close()\nANSWER = 42\n", str(source), "exec")
+    pyc.write_bytes(pyc.read_bytes()[:16] + marshal.dumps(code))
+    subprocess.run([str(planted.venv.python), "-c", "import alpha.core"], check=True, cwd=tmp_path)
+    assert marker.exists()
+    done = run_cli("check", "alpha", "--python", planted.venv.python, "--json")
+    assert done.returncode == 1, done.stdout
+    (finding,) = _findings(done)
+    assert finding["path"] == f"alpha/__pycache__/core.{TAG}.pyc"
+    assert "RECORD does not list it" in str(finding["message"])
+
+
+def test_a_pyc_linked_out_of_the_site_directory_reveals_nothing(planted: Planted, tmp_path: Path) -> None:
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"the host's secret\n")
+    pyc = _pyc(planted)
+    pyc.unlink()
+    pyc.symlink_to(secret)
+    done = run_cli("check", "beta", "--python", planted.venv.python, "--json")
+    assert done.returncode == 1
+    (finding,) = _findings(done)
+    assert finding["found"] is None and "outside its site directory" in str(finding["message"])

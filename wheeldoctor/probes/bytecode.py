@@ -54,7 +54,7 @@ _DEADLINE = 60.0
 _PER_FILE = 0.05
 
 # Runs in the child, stdlib only, valid on Python 3.8 and later. Reads a JSON list of
-# [pyc, source, tag, optimize, algorithm, hexdigest] on stdin; writes one JSON line per item.
+# [pyc, source, tag, optimize, algorithm, hexdigest, site directory] on stdin; writes one JSON line per item.
 _CHILD = r"""
 import base64, hashlib, importlib.util, json, marshal, os, stat, sys
 try:
@@ -72,9 +72,11 @@ def read(path):
     if len(data) > FILE_LIMIT:
         raise OSError("larger than the limit")
     return data
-def judge(pyc, source, tag, optimize, algorithm, digest):
+def judge(pyc, source, tag, optimize, algorithm, digest, root):
     if tag != sys.implementation.cache_tag:
         return ["other"]
+    if not os.path.realpath(pyc).startswith(root + os.sep):
+        return ["differs", None, "it resolves to a file outside its site directory"]
     try:
         data = read(pyc)
     except FileNotFoundError:
@@ -107,13 +109,21 @@ for item in json.loads(sys.stdin.read()):
 """
 
 
+#: What the child is given for one ``.pyc``: its path, its source's, the cache tag, the optimisation
+#: level, the source's recorded algorithm and hex digest, and the site directory it must stay in.
+Argv = tuple[str, str, str, int, str, str, str]
+Answer = list[str | None]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Item:
     report: int
     pyc: str
     """As RECORD writes it."""
     source: str
-    argv: tuple[str, str, str, int, str, str]
+    argv: Argv
+    recorded: bool
+    """RECORD lists it (without a hash); False: a file RECORD does not name."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,9 +169,6 @@ def judge_bytecode(
         if answered.issuperset(indices):
             memo.keep(read, tuple(answers[i] for i in indices))
     return _judgement(reports, items, answers)
-
-
-Answer = list[str | None]
 
 
 def _judgement(
@@ -229,13 +236,15 @@ def _finding(item: _Item, answer: list[str | None]) -> Finding:
         code=Code.BYTECODE_DIFFERS,
         kind=Kind.MODIFIED,
         path=item.pyc,
-        message=f"is what Python runs in place of {item.source}, and {why}: RECORD lists it without a hash",
+        message=f"is what Python runs in place of {item.source}, and {why}: "
+        + ("RECORD lists it without a hash" if item.recorded else "RECORD does not list it"),
         expected=f"the code of {item.source}",
         found=answer[1],
     )
 
 
 def _items(reports: Sequence[DistributionReport]) -> Iterable[_Item]:
+    """Each ``.pyc`` to judge: the unhashed rows, and the files in a ``__pycache__`` RECORD does not list at all."""
     for index, report in enumerate(reports):
         if report.dist is None or report.dist.system_managed:
             continue
@@ -244,19 +253,51 @@ def _items(reports: Sequence[DistributionReport]) -> Iterable[_Item]:
         if record is None:
             continue
         hashed = {row.path: row for row in record.rows}
-        for path in sorted(record.listed):
-            match = _PYC.fullmatch(path) if path.endswith(".pyc") and path not in hashed else None
+        root = os.path.realpath(dist.location)
+        unhashed = (p for p in record.listed if p.endswith(".pyc") and p not in hashed)
+        for path, recorded in sorted([*((p, True) for p in unhashed), *_unrecorded(dist.location, record.listed)]):
+            match = _PYC.fullmatch(path)
             source = f"{match['dir']}{match['stem']}.py" if match else None
             row = hashed.get(source) if source else None
             if match is None or source is None or row is None or row.algorithm is None or row.digest is None:
                 continue
+            if not _below(path):  # as RECORD's own ../ and absolute paths (WD007): never read
+                continue
             where = os.path.join(dist.location, *path.split("/"))
             source_path = os.path.join(dist.location, *source.split("/"))
-            argv = (where, source_path, match["tag"], int(match["opt"] or 0), row.algorithm, row.digest.hex())
-            yield _Item(report=index, pyc=path, source=source, argv=argv)
+            digest = row.digest.hex()
+            argv = (where, source_path, match["tag"], int(match["opt"] or 0), row.algorithm, digest, root)
+            yield _Item(report=index, pyc=path, source=source, argv=argv, recorded=recorded)
 
 
-def _ask(python: str, items: list[tuple[str, str, str, int, str, str]]) -> tuple[list[list[str | None]], str | None]:
+def _unrecorded(location: str, listed: frozenset[str]) -> Iterable[tuple[str, bool]]:
+    """``.pyc`` files in the ``__pycache__`` beside each recorded source that RECORD does not list (uv records none).
+
+    Python runs one whose header matches its source as readily as a recorded one. Each
+    directory is listed once; only names a compiled source could have are kept.
+    """
+    folders = {p[: p.rfind("/") + 1] for p in listed if p.endswith(".py") and _below(p)}
+    for folder in sorted(folders):
+        cache = os.path.join(location, *folder.split("/"), "__pycache__")
+        try:
+            with os.scandir(cache) as entries:
+                names = [e.name for e in entries if e.name.endswith(".pyc")]
+        except OSError:
+            continue
+        for name in names:
+            path = f"{folder}__pycache__/{name}"
+            if path not in listed:
+                yield path, False
+
+
+def _below(path: str) -> bool:
+    """Whether a RECORD path stays below its site directory as written (no ``..``, not absolute)."""
+    return not path.startswith(("/", "\\")) and ":" not in path and ".." not in path.replace("\\", "/").split("/")
+
+
+def _ask(
+    python: str, items: list[tuple[str, str, str, int, str, str, str]]
+) -> tuple[list[list[str | None]], str | None]:
     """The child's answers, in order, and why it stopped early (None when it answered all)."""
     code = _CHILD.replace("ADDRESS_LIMIT", str(ADDRESS_LIMIT)).replace("FILE_LIMIT", str(FILE_LIMIT))
     deadline = _DEADLINE + _PER_FILE * len(items)
