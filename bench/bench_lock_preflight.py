@@ -20,6 +20,15 @@ and checks that the two reports find the same clashes. The baseline is 2 + 3 (th
 
 Run from the repository root: ``/work/venv/bin/python bench/bench_lock_preflight.py``
 (needs PyPI; check free disk first: the wheels stay in ``bench/.work/``, ignored by git).
+
+``--ab OTHER`` compares instead this checkout's ``wheels --lock`` with another checkout's
+(``OTHER``, a repository root, run with ``PYTHONPATH=OTHER``) on the GPU stack of #47:
+``bench/.work/preflight/pylock.gpu.toml``, ``uv pip compile`` of torch, triton,
+flashinfer-python, nvidia-cutlass-dsl and opencv-python for CPython 3.12 on
+x86_64-manylinux_2_28. Each round runs both, alternating which goes first, each with an
+empty cache (every RECORD, and here every hook, by range from PyPI); it prints the
+medians of wall and CPU time (the child's user + sys), the bytes and requests, and the
+start-up hooks this checkout's report lists. Nothing is downloaded whole.
 """
 
 from __future__ import annotations
@@ -80,18 +89,72 @@ class Sample:
     wall: float
     rc: int
     report: dict[str, Any]
+    cpu: float = 0.0
+    """The child's user + sys seconds."""
 
 
-def wheeldoctor(args: Sequence[str], cache: Path) -> Sample:
+def wheeldoctor(args: Sequence[str], cache: Path, repo: Path = REPO) -> Sample:
+    import resource
+
     cache.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "PYTHONPATH": str(REPO), "WHEELDOCTOR_CACHE_DIR": str(cache)}
+    env = {**os.environ, "PYTHONPATH": str(repo), "WHEELDOCTOR_CACHE_DIR": str(cache)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "wheeldoctor", "wheels", *args, "--json"], check=False, env=env,
                           capture_output=True, text=True)  # fmt: skip
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if done.returncode not in (0, 1):
         sys.exit(f"wheels {' '.join(args[:3])}...: exit {done.returncode}\n{done.stderr}")
-    return Sample(wall, done.returncode, json.loads(done.stdout))
+    return Sample(wall, done.returncode, json.loads(done.stdout), cpu)
+
+
+GPU_STACK = ["torch", "triton", "flashinfer-python", "nvidia-cutlass-dsl", "opencv-python"]
+GPU_TARGET = ["--python-version", "3.12", "--platform", "manylinux_2_28_x86_64"]
+
+
+def build_gpu() -> Path:
+    lock = WORK / "pylock.gpu.toml"
+    if not lock.exists():
+        WORK.mkdir(parents=True, exist_ok=True)
+        requirements = WORK / "gpu-requirements.in"
+        requirements.write_text("".join(f"{name}\n" for name in GPU_STACK))
+        cmd = [uv(), "pip", "compile", "--quiet", "--format", "pylock.toml", "--python-version", "3.12",
+               "--python-platform", "x86_64-manylinux_2_28", "-o", str(lock), str(requirements)]  # fmt: skip
+        print("  $", " ".join(cmd), flush=True)
+        subprocess.run(cmd, check=True)
+    return lock
+
+
+def ab(other: Path, rounds: int) -> None:
+    """``wheels --lock`` of the GPU stack, cold, this checkout against ``other``, interleaved."""
+    lock = build_gpu()
+    by_lock = ["--lock", str(lock), *GPU_TARGET]
+    legs: dict[str, list[Sample]] = {"this": [], "other": []}
+    roots = {"this": REPO, "other": other.resolve()}
+    scratch = Path(tempfile.mkdtemp(prefix="wd-bench-ab-"))
+    try:
+        for round_ in range(rounds):
+            order = ("this", "other") if round_ % 2 == 0 else ("other", "this")
+            for leg in order:
+                legs[leg].append(wheeldoctor(by_lock, scratch / f"{leg}-{round_}", roots[leg]))
+            print(f"round {round_ + 1}/{rounds}: " + ", ".join(
+                f"{leg} {legs[leg][-1].wall:.2f} s ({legs[leg][-1].cpu:.2f} s CPU)" for leg in legs))  # fmt: skip
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    print(f"\n{len(legs['this'][0].report['wheels'])} wheels; {os.cpu_count()} CPUs; {rounds} rounds, cold")
+    for leg, samples in legs.items():
+        fetched = samples[0].report["fetched"]
+        print(f"{leg + ' (' + str(roots[leg]) + ')':<40} wall {statistics.median(s.wall for s in samples):.2f} s, "
+              f"CPU {statistics.median(s.cpu for s in samples):.2f} s, {size(fetched['bytes'])} in "
+              f"{fetched['requests']} requests, exit {samples[0].rc}")  # fmt: skip
+    wall = statistics.median(s.wall for s in legs["this"]) / statistics.median(s.wall for s in legs["other"])
+    cpu = statistics.median(s.cpu for s in legs["this"]) / statistics.median(s.cpu for s in legs["other"])
+    print(f"this / other: wall {wall:.2f}, CPU {cpu:.2f}")
+    for hook in legs["this"][0].report.get("startup_hooks", []):
+        finding = hook["finding"]["code"] if hook["finding"] else None
+        print(f"hook: {hook['path']}: known {hook['known']!r}, executes {hook['executes']}, finding {finding}")
 
 
 def download(wheels: list[str], into: Path) -> float:
@@ -128,7 +191,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--download-rounds", type=int, default=1)
+    parser.add_argument("--ab", type=Path, metavar="OTHER", help="compare with another checkout on the GPU stack")
     args = parser.parse_args()
+    if args.ab is not None:
+        ab(args.ab, args.rounds)
+        return
     lock = build()
     load_before = os.getloadavg()[0]
     by_lock = ["--lock", str(lock), *TARGET]

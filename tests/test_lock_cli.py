@@ -91,7 +91,8 @@ def test_check_lock_passes_a_synced_venv_and_catches_a_rewritten_record(index: R
     index.clear()
     done = run_cli("check", "--all", "--python", venv.python, "--lock", lock)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "3 range" in done.stderr and "only as trusted as the index and TLS" in done.stderr
+    # Each wheel is under the first range's size: it came whole and was hashed, so no RECORD rests on TLS alone.
+    assert "3 range" in done.stderr and "only as trusted as the index and TLS" not in done.stderr
     assert index.wheel_requests() and all(s.status == 206 for s in index.wheel_requests())
 
     _rewrite(venv, "alpha", "alpha/api.py", API + b"import os; os.system('id')\n")
@@ -115,14 +116,15 @@ def test_check_lock_passes_a_synced_venv_and_catches_a_rewritten_record(index: R
         "requests": 0,
         "wheels_size": document["fetched"]["wheels_size"],
         "by_source": {"cache": 3},
-        "range_only": 3,  # cached from range fetches: only as trusted as the index
+        "range_only": 0,  # cached from small wheels that came whole and were hashed
         "no_hash": 0,
     }
     assert isinstance(document["fetched"]["wheels_size"], int)  # 0 here: uv's pylock gives no sizes
     validate(document)  # the JSON Schema names fetched and the lock's codes
     [alpha] = [d for d in document["distributions"] if d["name"] == "alpha"]
     assert "WD084" in {f["code"] for f in alpha["findings"]}
-    assert alpha["repair"]["argv"][-4:] == ["alpha", "--no-deps", "--", "alpha==1.0"]
+    locked_alpha = f"alpha @ {index.file_url('alpha-1.0-py3-none-any.whl')}"  # the locked wheel, not a name
+    assert alpha["repair"]["argv"][-4:] == ["alpha", "--no-deps", "--", locked_alpha]
     code, document = cli_json("doctor", "--python", venv.python, "--lock", lock)
     assert code == 1 and document["fetched"]["by_source"] == {"cache": 3}
     validate(document)
@@ -147,7 +149,8 @@ def test_check_lock_names_another_version_and_an_unlocked_distribution(index: Ra
     repairs = {d["name"]: d["repair"] for d in document["distributions"] if d["repair"] is not None}
     assert repairs["tomli"]["argv"] == uninstall  # a reinstall would keep it unlocked
     assert repairs["tomli"]["note"] == "not in the lock: uninstall it, or accept WD083 for it by a rule"
-    assert repairs["six"]["argv"][-1] == "six==1.17.0"  # the lock's version, not the installed 1.16.0
+    # The lock's wheel (so its version), not the installed 1.16.0
+    assert repairs["six"]["argv"][-1] == f"six @ {index.file_url('six-1.17.0-py3-none-any.whl')}"
 
 
 def test_a_distribution_the_lock_lacks_is_not_called_broken(index: RangeIndex, tmp_path: Path) -> None:
@@ -212,12 +215,15 @@ def test_wheels_lock_finds_a_clash_from_records_alone(tmp_path: Path) -> None:
         code, document = cli_json("wheels", "--lock", lock, *target)
         assert code == 1
         assert document["fetched"]["by_source"] == {"cache": 2} and document["fetched"]["requests"] == 0
-        assert document["fetched"]["range_only"] == 2
+        assert document["fetched"]["range_only"] == 0  # small wheels: they came whole and were hashed
         assert [c["path"] for c in document["clashes"] if not c["identical"]] == ["cv2/__init__.py"]
         index.missing.add("cv-5.0-py3-none-any.whl")
         gone = run_cli("wheels", "--lock", lock, "--no-cache", *target)
-    assert gone.returncode == 2
-    assert gone.stderr.strip().splitlines() == [f"error: {index.file_url('cv-5.0-py3-none-any.whl')}: not found (404)"]
+    # The missing wheel is a finding of its own (WD086); the other is still judged.
+    assert gone.returncode == 1, gone.stdout + gone.stderr
+    url = index.file_url("cv-5.0-py3-none-any.whl")
+    assert f"cv-5.0-py3-none-any.whl the locked wheel cannot be had ({url}: not found (404))" in gone.stdout
+    assert "RECORDs of 2 locked wheel(s) (1 failed, 1 range)" in gone.stderr
 
 
 def test_wheels_lock_reads_find_links_and_verifies_downloads(tmp_path: Path) -> None:
@@ -276,14 +282,16 @@ def test_an_absurd_target_is_one_line_and_exit_2(tmp_path: Path, version: str, p
     assert done.stderr.startswith(line)
 
 
-def test_an_unreachable_index_is_one_line_naming_the_host(tmp_path: Path) -> None:
+def test_an_unreachable_index_is_a_finding_naming_the_host(tmp_path: Path) -> None:
     wheels = tmp_path / "index"
     build_wheel(wheels, "one", "1.0", {"one/__init__.py": b"1\n"})
     with range_index(wheels) as index:
         lock = _pylock(index, tmp_path, "one")
     done = run_cli("wheels", "--lock", lock, "--no-cache", env={"NO_PROXY": "*"})
-    assert done.returncode == 2
-    assert after_discovery(done.stderr) == [f"error: cannot reach 127.0.0.1:{index.port}: connection failed"]
+    assert done.returncode == 1, done.stdout + done.stderr
+    reason = f"cannot reach 127.0.0.1:{index.port}: connection failed"
+    assert f"WD086: one-1.0-py3-none-any.whl the locked wheel cannot be had ({reason})" in done.stdout
+    assert "error:" not in done.stderr
 
 
 @pytest.mark.network
@@ -409,10 +417,14 @@ def test_fix_lock_reinstalls_the_locked_versions_and_a_recheck_passes(index: Ran
     found = run_cli("check", "--all", "--python", venv.python, "--lock", lock)
     assert found.returncode == 1, found.stdout + found.stderr
     uv = f"uv pip install --python {venv.python}"
-    assert f"Tip: {uv} --reinstall-package alpha --no-deps -- alpha==1.0" in found.stdout
-    assert f"Tip: {uv} --reinstall-package six --no-deps -- six==1.17.0" in found.stdout  # the lock's, not 1.16.0
+    # Each from the locked wheel's URL (uv's pylock names no index): the lock's bytes, and the lock's version.
+    alpha = index.file_url("alpha-1.0-py3-none-any.whl")
+    assert f"Tip: {uv} --reinstall-package alpha --no-deps -- 'alpha @ {alpha}'" in found.stdout
+    six = index.file_url("six-1.17.0-py3-none-any.whl")
+    assert f"Tip: {uv} --reinstall-package six --no-deps -- 'six @ {six}'" in found.stdout  # not 1.16.0
 
-    installers = {**UV_ENV, "UV_INDEX_URL": index.simple, "PIP_INDEX_URL": index.simple}
+    nowhere = "http://127.0.0.1:9/simple"  # the installers' own index: never asked
+    installers = {**UV_ENV, "UV_INDEX_URL": nowhere, "PIP_INDEX_URL": nowhere}
     fixed = run_cli("fix", "--all", "--python", venv.python, "--lock", lock, "--yes", env=installers)
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert (venv.site_packages / "alpha" / "api.py").read_bytes() == API

@@ -11,7 +11,7 @@ import pytest
 from helpers import WheelFactory, build_wheel
 from range_server import range_index
 
-from wheeldoctor.fetch.remote import Fetcher, FetchError
+from wheeldoctor.fetch.remote import TAIL_BYTES, Fetcher, FetchError
 from wheeldoctor.formats.lock_model import LockedWheel, locked_wheel
 from wheeldoctor.formats.record import decode_record
 from wheeldoctor.model.credentials import redact
@@ -143,14 +143,28 @@ def test_verify_wheels_downloads_and_checks_the_hash(wheel_factory: WheelFactory
 
 
 def test_a_range_cached_record_does_not_satisfy_verify_wheels(wheel_factory: WheelFactory, tmp_path: Path) -> None:
-    built = wheel_factory("twice", "1.0", {"twice/__init__.py": b""})
+    # Larger than the first range, so that the range fetch does not see the whole wheel (a small one it hashes).
+    built = wheel_factory("twice", "1.0", {"twice/__init__.py": b"", "twice/data.bin": os.urandom(TAIL_BYTES * 2)})
     with range_index(built.parent) as index:
         wheel = _locked(built, index.file_url(built.name))
-        Fetcher(cache_dir=str(tmp_path / "c")).fetch_all([wheel])
+        (ranged,) = Fetcher(cache_dir=str(tmp_path / "c")).fetch_all([wheel])
+        assert ranged.source == "range" and not ranged.verified
         index.clear()
         (again,) = Fetcher(cache_dir=str(tmp_path / "c"), verify_wheels=True).fetch_all([wheel])
         assert len(index.wheel_requests()) == 1
     assert again.source == "download" and again.verified
+
+
+def test_a_small_wheel_that_comes_whole_by_range_is_hashed(wheel_factory: WheelFactory) -> None:
+    built = wheel_factory("small", "1.0", {"small/__init__.py": b"x = 1\n"})
+    assert built.stat().st_size < TAIL_BYTES
+    with range_index(built.parent) as index:
+        url = index.file_url(built.name)
+        (ok,) = Fetcher(cache_dir=None).fetch_all([_locked(built, url)])
+        (wrong,) = Fetcher(cache_dir=None).fetch_all([_locked(built, url, sha256="2" * 64)])
+        assert [s.status for s in index.wheel_requests()] == [206, 206]
+    assert ok.source == "range" and ok.verified and ok.record is not None
+    assert [f.code for f in wrong.findings] == [Code.LOCK_HASH_MISMATCH] and wrong.record is None
 
 
 def test_parallel_fetches_report_progress(wheel_factory: WheelFactory) -> None:

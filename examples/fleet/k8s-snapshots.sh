@@ -14,6 +14,7 @@ out=${1:-snapshots}
 deadline=${2:-10m}
 here=$(dirname "$0")
 mkdir -p "$out"
+rm -f "$out"/snap-*.json  # a node that gives none this run must not pass with the last run's
 
 kubectl apply -f "$here/k8s-daemonset.yaml"
 kubectl rollout status daemonset/wheeldoctor-snapshot --timeout="$deadline" \

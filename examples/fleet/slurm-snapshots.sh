@@ -17,6 +17,7 @@
 set -euo pipefail
 out=${1:-snapshots}
 mkdir -p "$out"
+rm -f "$out"/snap-*.json  # a node that gives none this run must not pass with the last run's
 
 # shellcheck disable=SC2016 # $SLURMD_NODENAME and $0 are for the task's shell, on its node
 srun --ntasks-per-node=1 --overlap --kill-on-bad-exit=0 \

@@ -209,7 +209,7 @@ def check(options: CheckOptions) -> int:
     if locked is not None:
         from wheeldoctor.cli.lock import tell_fetch
 
-        tell_fetch(locked)
+        tell_fetch(locked, quiet=options.quiet)
     return exit_code(result.healthy, options.exit_zero)
 
 

@@ -171,5 +171,5 @@ def doctor(options: DoctorOptions) -> int:
         header=header,
         verbose=options.verbose,
     )
-    tell_fetch(locked)
+    tell_fetch(locked, quiet=options.quiet)
     return exit_code(result.healthy, options.exit_zero)

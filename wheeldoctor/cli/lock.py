@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from wheeldoctor.fetch.remote import Fetcher
+    from wheeldoctor.judge.policy import Policy
     from wheeldoctor.model.environment import Environment
     from wheeldoctor.results.lock import LockedEnvironment
     from wheeldoctor.where.target import Target
@@ -76,6 +77,7 @@ def wheels_lock(
     platform: Sequence[str] | None,
     *,
     verbose: bool = False,
+    isolated: bool = False,
 ) -> int:
     """``wheels --lock FILE``: the lock's wheels preflighted from their RECORDs, selected for ``located``'s
     interpreter (and checked against its environment), else for ``python_version`` and ``platform``."""
@@ -88,10 +90,22 @@ def wheels_lock(
     target = lock_target(
         env, python_version=python_version, platforms=platform or (), extras=options.extras, groups=options.groups
     )
-    done = run_wheels_lock(options.file, target, fetcher_for(options), env, count_progress("RECORDs", chosen != "text"))
+    progress = count_progress("RECORDs", chosen != "text")
+    done = run_wheels_lock(options.file, target, fetcher_for(options), env, progress, hooks_policy(env, isolated))
     deliver(done.result, chosen, output, header=located is None or located.reason is None, verbose=verbose)
     sys.stderr.writelines(line + "\n" for line in fetch_lines(done.summary, done.fetched, done.unjudged))
     return EXIT_HEALTHY if done.result.healthy else EXIT_PROBLEMS
+
+
+def hooks_policy(env: Environment | None, isolated: bool = False) -> Policy | None:
+    """The nearest config's known hooks and accept rules, for the start-up hooks wheels would install
+    (none with ``isolated``: ``--isolated``)."""
+    from wheeldoctor.commands.policy import find_policy
+
+    try:
+        return find_policy(env, isolated=isolated)
+    except ValueError as e:  # ConfigError: one line naming the file
+        fail(str(e))
 
 
 def against(env: Environment, options: LockOptions, chosen: str) -> LockedEnvironment:
@@ -113,10 +127,16 @@ def lock_judge(given: LockOptions | None, chosen: str) -> Callable[[Environment]
     return partial(against, options=given, chosen=chosen) if given is not None else None
 
 
-def tell_fetch(locked: LockedEnvironment | None) -> None:
-    """On stderr, how the lock's RECORDs were had and what they are trusted for."""
-    if locked is None:
-        return
-    from wheeldoctor.report.fetch import fetch_lines
+def tell_fetch(locked: LockedEnvironment | None, *, quiet: bool = False) -> None:
+    """On stderr, how the lock's RECORDs were had and what they are trusted for; nothing with ``-q``.
 
-    sys.stderr.writelines(line + "\n" for line in fetch_lines(locked.summary, locked.fetched))
+    What fails is in the report itself (WD085, WD086, and WD087 under ``--strict``), so ``-q`` loses no failure.
+    """
+    if locked is None or quiet:
+        return
+    from wheeldoctor.report.fetch import fetch_lines, plain
+
+    sys.stderr.writelines(line + "\n" for line in fetch_lines(locked.summary, locked.fetched, locked.unjudged))
+    if locked.seeded:
+        seeds = plain(", ".join(locked.seeded))
+        sys.stderr.write(f"venv seed package(s), not in the lock and not a finding (their RECORDs checked): {seeds}\n")

@@ -90,7 +90,14 @@ def wheels(options: WheelsOptions) -> int:
             else optional_target(options.python, options.path, options.isolated)
         )
         return wheels_lock(
-            given, located, chosen, options.output, options.python_version, options.platform, verbose=options.verbose
+            given,
+            located,
+            chosen,
+            options.output,
+            options.python_version,
+            options.platform,
+            verbose=options.verbose,
+            isolated=options.isolated,
         )
     if options.python_version or options.platform:
         fail("--python-version and --platform select a lock: give --lock FILE")
@@ -105,6 +112,8 @@ def wheels(options: WheelsOptions) -> int:
         fail(str(e))
     target = None if options.no_environment else optional_target(options.python, options.path, options.isolated)
     env = load_target(target) if target is not None else None
-    result = preflight(read, env, os.path.lexists)
+    from wheeldoctor.cli.lock import hooks_policy
+
+    result = preflight(read, env, os.path.lexists, policy=hooks_policy(env, options.isolated))
     deliver(result, chosen, options.output, header=target is None or target.reason is None, verbose=options.verbose)
     return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS

@@ -27,6 +27,7 @@ from wheeldoctor.where.rewrites import explain_rewrites
 
 if TYPE_CHECKING:
     from wheeldoctor.engine.schedule import ProgressSink
+    from wheeldoctor.formats.wheelfile import WheelFile
     from wheeldoctor.judge.clash import Clash
     from wheeldoctor.judge.hooks import HookAudit
     from wheeldoctor.judge.locked import LockVerdict
@@ -106,6 +107,11 @@ def run_check(env: Environment, request: CheckRequest = CheckRequest()) -> Check
         native, fourth = native_section(env, graph, policy, strict=request.strict, cache_dir=cache_dir)
         passes.append(fourth)
         judged_too += fourth.reports
+    if lock is not None and lock.added:
+        hooks, added = _lock_hooks(hooks, lock.added, policy)
+        if added is not None:
+            passes.append(added)
+            judged_too += added.reports
     return CheckResult(
         environment=env,
         distributions=tuple(reports),
@@ -191,6 +197,22 @@ def _startup(
     owner_of, scan = from_data(audit)
     hooks = audit_hooks(env, owner_of.get, intact, policy.config.known_hooks, None)  # the registry read where needed
     return accept_startup(hooks, scan, policy)
+
+
+def _lock_hooks(
+    hooks: HookAudit | None, wheels: Sequence[WheelFile], policy: Policy
+) -> tuple[HookAudit | None, Acceptances | None]:
+    """The environment's hooks (None: not audited) and the start-up hooks the lock's ``wheels`` would add, judged;
+    the policy's pass over the latter (None: they are none)."""
+    from wheeldoctor.judge.hooks import HookAudit
+    from wheeldoctor.judge.wheel_hooks import wheel_hooks
+    from wheeldoctor.model.ownership import UnownedScan
+
+    found = HookAudit(tuple(h for w in wheels for h in wheel_hooks(w, policy.config.known_hooks)))
+    if not found.hooks:
+        return hooks, None
+    marked, _, done = accept_startup(found, UnownedScan(files=(), importable=(), scanned=0, site_dirs=()), policy)
+    return HookAudit((*(hooks.hooks if hooks is not None else ()), *marked.hooks)), done
 
 
 def _overlays_to_verify(

@@ -362,6 +362,14 @@ def run_fix(
     steps = planned.plan.steps
     if dry_run or not steps:
         return FixResult(planned)
+    coming = [h for h in planned.check.failing_hooks if h.wheel is not None]
+    if coming:
+        raise FixRefused(
+            f"the lock's wheels would install {len(coming)} start-up hook(s) that fail ({coming[0].path}"
+            + (", ..." if len(coming) > 1 else "")
+            + "): nothing was run",
+            "read them (wheeldoctor check --all --lock FILE); if you trust them, accept their bytes by a rule",
+        )
     at_risk = own_distributions_at_risk(planned)
     if at_risk and not explicit_python:
         raise FixRefused(

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from wheeldoctor.fetch.remote import Fetcher, Progress
-    from wheeldoctor.formats.lock import Lock, LockTarget
+    from wheeldoctor.formats.lock import Lock, LockedPackage, LockTarget
     from wheeldoctor.formats.lock_fetched import FetchedRecord, FetchSummary
+    from wheeldoctor.judge.policy import Policy
     from wheeldoctor.judge.preflight import PreflightResult
     from wheeldoctor.model.environment import Environment
 
@@ -56,11 +57,15 @@ def lock_target(
 
 
 def fetch_selected(lock: Lock, fetcher: Fetcher, progress: Progress | None = None) -> list[FetchedRecord]:
-    """The RECORD of every wheel the lock selects, in the lock's order; a local one only from the lock's folder."""
+    """The RECORD of every wheel the lock selects, in the lock's order; a local one only from the lock's folder.
+
+    A wheel that cannot be had is a finding of its own (WD086); the others are still fetched.
+    """
     import os
 
     wheels = [p.selected for p in lock.packages if p.selected is not None]
-    return fetcher.fetch_all(wheels, progress, lock_dir=os.path.dirname(os.path.abspath(lock.path)))
+    lock_dir = os.path.dirname(os.path.abspath(lock.path))
+    return fetcher.fetch_all(wheels, progress, lock_dir=lock_dir, keep_going=True)
 
 
 def run_wheels_lock(
@@ -69,8 +74,10 @@ def run_wheels_lock(
     fetcher: Fetcher,
     env: Environment | None = None,
     progress: Progress | None = None,
+    policy: Policy | None = None,
 ) -> LockPreflight:
-    """Read and select the lock, fetch its wheels' RECORDs, and preflight them together (and against ``env``)."""
+    """Read and select the lock, fetch its wheels' RECORDs (and hooks), and preflight them together (and against
+    ``env``); ``policy``'s known hooks and accept rules judge the hooks."""
     from wheeldoctor.formats.lock import read_lock
     from wheeldoctor.formats.lock_fetched import summarize
     from wheeldoctor.judge.locked import locked_wheel_files
@@ -79,6 +86,12 @@ def run_wheels_lock(
     lock = read_lock(lock_path, target)
     fetched = fetch_selected(lock, fetcher, progress)
     summary = summarize(fetched)
-    result = replace(preflight(locked_wheel_files(fetched, lock.packages), env), fetched=summary)
-    unjudged = tuple(f"{p.name} ({p.source})" for p in lock.packages if p.selected is None and p.source != "virtual")
-    return LockPreflight(lock=lock, result=result, fetched=tuple(fetched), summary=summary, unjudged=unjudged)
+    result = replace(preflight(locked_wheel_files(fetched, lock.packages), env, policy=policy), fetched=summary)
+    return LockPreflight(
+        lock=lock, result=result, fetched=tuple(fetched), summary=summary, unjudged=not_judged(lock.packages)
+    )
+
+
+def not_judged(packages: Sequence[LockedPackage]) -> tuple[str, ...]:
+    """Selected packages with no wheel to judge, as ``name (what the lock installs instead)``."""
+    return tuple(f"{p.name} ({p.source})" for p in packages if p.selected is None and p.source != "virtual")

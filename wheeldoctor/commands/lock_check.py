@@ -16,14 +16,25 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from wheeldoctor.judge.locked import Installed, LockVerdict, lock_claims, membership, missing_finding
-from wheeldoctor.repair.steps import locked_pin
+from wheeldoctor.judge.locked import (
+    Installed,
+    LockVerdict,
+    lock_claims,
+    locked_wheel_files,
+    membership,
+    missing_finding,
+    not_judged_finding,
+    venv_seeds,
+)
+from wheeldoctor.repair.steps import locked_pin, locked_source
 from wheeldoctor.results.lock import LockedEnvironment
 from wheeldoctor.where.filesystem import ReadError, read_regular
 
 if TYPE_CHECKING:
     from wheeldoctor.fetch.remote import Fetcher, Progress
-    from wheeldoctor.model.environment import Environment, InstalledDistribution
+    from wheeldoctor.formats.lock import Lock, LockedPackage
+    from wheeldoctor.formats.lock_fetched import FetchedRecord
+    from wheeldoctor.model.environment import Environment, InstalledDistribution, LockedSource
 
 _DIRECT_URL_LIMIT = 64 << 10
 
@@ -40,19 +51,22 @@ def against_lock(
     """Read the lock for ``env``'s interpreter, fetch the RECORDs, and put the locked wheels' claims in place."""
     from packaging.version import Version
 
-    from wheeldoctor.commands.lock import fetch_selected, lock_target
+    from wheeldoctor.commands.lock import fetch_selected, lock_target, not_judged
     from wheeldoctor.formats.lock import read_lock
     from wheeldoctor.formats.lock_fetched import summarize
 
     lock = read_lock(lock_path, lock_target(env, extras=extras, groups=groups))
     fetched = fetch_selected(lock, fetcher, progress)
     active = env.active()
-    judged = membership(lock, [_installed(d) for d in active])
+    seeds = venv_seeds(dict(env.markers).get("python_version", ""))
+    judged = membership(lock, [_installed(d) for d in active], seeds)
     findings = {name: list(found) for name, found in judged.findings.items()}
     by_wheel = {id(r.wheel): r for r in fetched}
     replaced: dict[int, InstalledDistribution] = {}
     for package in lock.packages:
         dist = env.find(package.name)
+        if dist is not None and package.selected is None and package.source != "virtual":
+            findings.setdefault(dist.name, []).append(not_judged_finding(package))
         item = by_wheel.get(id(package.selected)) if package.selected is not None else None
         if dist is None or item is None:
             continue
@@ -68,6 +82,10 @@ def against_lock(
             continue  # another version: its RECORD is not this wheel's
         claims = lock_claims(dist.record, item.record, item.dist_info)
         here.extend(claims.findings)
+        if not claims.findings:
+            # The installed RECORD agrees with the wheel's row for row: verifying against it is verifying
+            # against the wheel, so it stays, and the verification cache settles the unchanged files.
+            continue
         # No record identity: the verification cache is keyed on the installed RECORD, not these claims.
         replaced[id(dist)] = replace(dist, record=claims.record, record_identity=None, record_deferred=False)
     pins = (locked_pin(str(p.name), p.version) for p in lock.packages)
@@ -75,12 +93,55 @@ def against_lock(
         env,
         distributions=tuple(replaced.get(id(d), d) for d in env.distributions),
         locked=dict(pin for pin in pins if pin is not None),
+        locked_sources=_sources(lock.packages),
     )
     missing = tuple((str(p.name), missing_finding(p, lock.path)) for p in judged.missing)
-    verdict = LockVerdict({k: tuple(v) for k, v in findings.items() if v}, missing)
+    added = tuple(locked_wheel_files(_would_install(lock, fetched, env), lock.packages))
+    verdict = LockVerdict({k: tuple(v) for k, v in findings.items() if v}, missing, added)
     return LockedEnvironment(
-        environment=env, verdict=verdict, lock=lock, fetched=tuple(fetched), summary=summarize(fetched)
+        environment=env,
+        verdict=verdict,
+        lock=lock,
+        fetched=tuple(fetched),
+        summary=summarize(fetched),
+        unjudged=not_judged(lock.packages),
+        seeded=tuple(f"{d.name} {d.version}" for d in judged.seeded),
     )
+
+
+def _would_install(lock: Lock, fetched: Sequence[FetchedRecord], env: Environment) -> list[FetchedRecord]:
+    """The fetched wheels that syncing to the lock would install: not installed, or installed at another version."""
+    selected = {id(p.selected): p for p in lock.packages if p.selected is not None}
+    wanted = []
+    for item in fetched:
+        package = selected.get(id(item.wheel))
+        dist = env.find(package.name) if package is not None else None
+        if package is not None and (dist is None or not _same_version(package.version, dist.version)):
+            wanted.append(item)
+    return wanted
+
+
+def _same_version(locked: str | None, installed: str) -> bool:
+    from packaging.version import Version
+
+    try:
+        return locked is None or Version(locked) == Version(installed)
+    except ValueError:  # InvalidVersion, or digits past int()'s limit
+        return locked == installed
+
+
+def _sources(packages: Sequence[LockedPackage]) -> dict[str, LockedSource]:
+    """Where each locked package's reinstall takes it from: the selected wheel's path, its index, or its URL."""
+    sources = {}
+    for package in packages:
+        wheel = package.selected
+        if wheel is None:
+            continue
+        url = wheel.url if wheel.url is not None and not wheel.url.lower().startswith("file:") else None
+        source = locked_source(package.index, wheel.path, url)
+        if source is not None:
+            sources[str(package.name)] = source
+    return sources
 
 
 def _installed(dist: InstalledDistribution) -> Installed:

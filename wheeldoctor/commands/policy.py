@@ -56,7 +56,7 @@ def load_policy(
 
 
 def find_policy(
-    env: Environment,
+    env: Environment | None,
     *,
     config: str | None = None,
     baseline_file: str | None = None,
@@ -77,7 +77,7 @@ def find_policy(
     # Its own prefix (not a base interpreter's: /usr) and the directories its distributions
     # lie in; not every sys.path entry: an editable install's .pth puts the project's own
     # root there, and the project's config is the one to read.
-    fence = [*env.prefixes[:1], *sorted({d.location for d in env.distributions})]
+    fence = [*env.prefixes[:1], *sorted({d.location for d in env.distributions})] if env is not None else []
     path = config_file(config, start or os.getcwd(), isolated=isolated, outside=fence)
     if path is None and baseline_file is None and (selection is None or selection.everything):
         return None

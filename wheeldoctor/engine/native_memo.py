@@ -16,6 +16,7 @@ verification defers RECORDs), nor where a read failed for a reason that may pass
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -35,8 +36,10 @@ def kept_audit(
     keep = keeper(cache_dir)
     if keep is None or any(d.record is not None for d in env.distributions):
         return audit(None)
+    python = env.python or sys.executable
     described = (
-        env.python or sys.executable,
+        python,
+        os.path.realpath(python),  # a venv's python link pointed at another interpreter: another machine, RPATH
         *inputs,
         *(f for d in env.distributions for f in (d.path, d.location, d.root, d.name, d.version, str(d.active))),
     )

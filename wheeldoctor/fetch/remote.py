@@ -9,10 +9,11 @@ For each :class:`~wheeldoctor.formats.lock.LockedWheel`, in this order:
 2. the RECORD cache, keyed by the wheel's locked sha256 (``records/`` under the cache
    directory, same trust rules as the verification cache);
 3. the lock's http(s) URL: the zip's tail (end record and, mostly, the central directory)
-   by a suffix ``Range``, then only the ``.dist-info/RECORD`` and ``METADATA`` members. A
+   by a suffix ``Range``, then only the ``.dist-info/RECORD`` and ``METADATA`` members and the
+   start-up hooks the wheel would install (:func:`read_hook_members`). A
    server that ignores ``Range`` sends the whole wheel: it is then used (and hashed), and
-   the result says so. ``verify_wheels`` downloads every wheel whole and checks its hash
-   against the lock.
+   the result says so. A wheel small enough to come whole in the first answer is hashed too.
+   ``verify_wheels`` downloads every wheel whole and checks its hash against the lock.
 
 Every read is bounded: a whole download goes to an unnamed temporary file (never to
 memory), at most the lock's size (:data:`DOWNLOAD_LIMIT`), or :data:`UNSIZED_LIMIT` when
@@ -24,7 +25,9 @@ at most :data:`KEPT_LIMIT`; each wheel's time by its :class:`~wheeldoctor.fetch.
 
 Wheels are fetched by a bounded thread pool. A wheel that is broken (hash or size not the
 lock's, no or several RECORDs, not a zip) gives findings; a wheel that cannot be fetched
-at all (404, host unreachable, a bound passed) raises :class:`FetchError`, one line.
+at all (404, host unreachable, a bound passed) raises :class:`FetchError`, one line, or
+with ``keep_going`` is a WD086 finding of its own while the others are fetched. The
+run's own bounds (the RECORDs kept, whole wheels unasked) always raise.
 """
 
 from __future__ import annotations
@@ -42,9 +45,10 @@ from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 from typing import IO, TYPE_CHECKING
 
-from wheeldoctor.fetch.sources import FileSource, RangedSource, SourceError
+from wheeldoctor.fetch.sources import MIN_FETCH, FileSource, RangedSource, SourceError
 from wheeldoctor.formats import zip_members
 from wheeldoctor.formats.lock_fetched import FetchedRecord
+from wheeldoctor.formats.wheel_hooks import HOOK_BYTES, HOOK_COUNT, HOOK_SUFFIXES, HookBudget, HookMember
 from wheeldoctor.model.credentials import redact
 from wheeldoctor.model.errors import InputError
 from wheeldoctor.model.findings import Code, Finding, Kind
@@ -61,19 +65,19 @@ TAIL_BYTES = 256 << 10
 CENTRAL_LIMIT = 16 << 20
 #: The largest RECORD or METADATA member read, compressed or not.
 MEMBER_LIMIT = 16 << 20
-#: Most bytes read by range for one wheel's RECORD (the tail, the central directory and the members).
-RANGED_LIMIT = TAIL_BYTES + CENTRAL_LIMIT + 2 * MEMBER_LIMIT + (1 << 20)
+#: Most bytes read by range for one wheel (the tail, the central directory, RECORD, METADATA and the hooks).
+RANGED_LIMIT = TAIL_BYTES + CENTRAL_LIMIT + 2 * MEMBER_LIMIT + HOOK_BYTES + HOOK_COUNT * (MIN_FETCH + 4096) + (1 << 20)
 #: Largest wheel downloaded (or hashed) whole where the lock gives its size.
 DOWNLOAD_LIMIT = 8 << 30
 #: Largest wheel downloaded (or hashed) whole where the lock gives no size (a pip report, say).
 UNSIZED_LIMIT = 2 << 30
 #: Bytes of whole wheels one run takes from servers that ignore Range when --verify-wheels did not ask for them.
 UNASKED_LIMIT = 1 << 30
-#: RECORD and METADATA bytes kept for one run, over every wheel.
+#: RECORD, METADATA and start-up hook bytes kept for one run, over every wheel.
 KEPT_LIMIT = 256 << 20
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 2
 _CHUNK = 1 << 20
-_SUFFIXES = (b".dist-info/RECORD", b".dist-info/METADATA")
+_SUFFIXES = (b".dist-info/RECORD", b".dist-info/METADATA", *HOOK_SUFFIXES)
 
 Progress = Callable[[int, int, "LockedWheel"], None]
 """Called after each wheel: (done, total, wheel)."""
@@ -118,14 +122,20 @@ class Fetcher:
         return self._client
 
     def fetch_all(
-        self, wheels: Sequence[LockedWheel], progress: Progress | None = None, *, lock_dir: str | None = None
+        self,
+        wheels: Sequence[LockedWheel],
+        progress: Progress | None = None,
+        *,
+        lock_dir: str | None = None,
+        keep_going: bool = False,
     ) -> list[FetchedRecord]:
         """Every wheel's RECORD, in the given order; the first failure raises FetchError.
 
         ``lock_dir``: the lock's folder, the only place a path or ``file:`` URL of the lock
-        may name (None: no such path is read).
+        may name (None: no such path is read). ``keep_going``: a wheel that cannot be had
+        is a finding of its own (:func:`unfetched`), and the others are still fetched.
         """
-        local = [self._without_network(w, lock_dir) for w in wheels]
+        local = [self._without_network(w, lock_dir, keep_going) for w in wheels]
         results: list[FetchedRecord | None] = list(local)
         pending = [i for i, r in enumerate(local) if r is None]
         done = len(wheels) - len(pending)
@@ -136,7 +146,7 @@ class Fetcher:
             if pending:
                 self.client()  # one client for every thread, made here: its threads race to make it otherwise
                 with ThreadPoolExecutor(max_workers=self.jobs) as pool:
-                    futures = {pool.submit(self._from_network, wheels[i]): i for i in pending}
+                    futures = {pool.submit(self._from_network, wheels[i], keep_going): i for i in pending}
                     remaining = set(futures)
                     while remaining:
                         finished, remaining = wait(remaining, return_when=FIRST_EXCEPTION)
@@ -171,16 +181,24 @@ class Fetcher:
 
     # Without the network -----------------------------------------------------------------
 
-    def _without_network(self, wheel: LockedWheel, lock_dir: str | None) -> FetchedRecord | None:
+    def _without_network(self, wheel: LockedWheel, lock_dir: str | None, keep_going: bool) -> FetchedRecord | None:
         path = self._local_path(wheel, lock_dir)
         if path is not None:
-            return read_local(wheel, path)
+            try:
+                return read_local(wheel, path)
+            except FetchError as e:
+                if keep_going:
+                    return unfetched(wheel, str(e))
+                raise
         cached = self._cached(wheel)
         if cached is not None:
             return cached
         if wheel.url is None:
             where = wheel.path or wheel.filename
-            raise FetchError(f"{where}: no such wheel file, and the lock gives no URL")
+            message = f"{where}: no such wheel file, and the lock gives no URL"
+            if keep_going:
+                return unfetched(wheel, message)
+            raise FetchError(message)
         return None
 
     def _local_path(self, wheel: LockedWheel, lock_dir: str | None) -> str | None:
@@ -239,10 +257,17 @@ class Fetcher:
             record = base64.b64decode(entry["record"], validate=True)
             metadata = base64.b64decode(entry["metadata"], validate=True) if entry["metadata"] is not None else None
             dist_info = str(entry["dist_info"])
+            hooks = tuple(_cached_hook(h) for h in entry["hooks"])
         except (ValueError, KeyError, TypeError, AttributeError):
             return None  # corrupt or foreign: a miss
         return FetchedRecord(
-            wheel=wheel, record=record, metadata=metadata, dist_info=dist_info, source="cache", verified=verified
+            wheel=wheel,
+            record=record,
+            metadata=metadata,
+            dist_info=dist_info,
+            source="cache",
+            verified=verified,
+            hooks=hooks,
         )
 
     def _store(self, fetched: FetchedRecord) -> None:
@@ -258,6 +283,16 @@ class Fetcher:
             "dist_info": fetched.dist_info,
             "record": base64.b64encode(fetched.record).decode("ascii"),
             "metadata": base64.b64encode(fetched.metadata).decode("ascii") if fetched.metadata is not None else None,
+            "hooks": [
+                {
+                    "name": h.name,
+                    "relative": h.relative,
+                    "kind": h.kind,
+                    "data": None if h.data is None else base64.b64encode(h.data).decode("ascii"),
+                    "error": h.error,
+                }
+                for h in fetched.hooks
+            ],
         }
         cache.write(self.cache_dir, where, json.dumps(entry).encode())
 
@@ -268,7 +303,7 @@ class Fetcher:
 
         return Deadline() if self.seconds is None else Deadline(self.seconds)
 
-    def _from_network(self, wheel: LockedWheel) -> FetchedRecord:
+    def _from_network(self, wheel: LockedWheel, keep_going: bool = False) -> FetchedRecord:
         from wheeldoctor.fetch.http import HttpError
 
         assert wheel.url is not None
@@ -276,6 +311,8 @@ class Fetcher:
         try:
             fetched = self._download(wheel, deadline) if self.verify_wheels else self._by_range(wheel, deadline)
         except (HttpError, SourceError) as e:
+            if keep_going:
+                return unfetched(wheel, redact(str(e)))
             raise FetchError(redact(str(e))) from None
         self._store(fetched)
         return fetched
@@ -316,6 +353,11 @@ class Fetcher:
         if wheel.size is not None and size != wheel.size:
             finding = _size_finding(wheel, size, "the index serves")
             return _broken(wheel, "range", finding, fetched=first.received, requests=1)
+        whole = len(first.body) == size  # a small wheel: all of it came in the first answer
+        if whole:
+            mismatch = _hash_finding(wheel, hashlib.sha256(first.body).hexdigest())
+            if mismatch is not None:
+                return _broken(wheel, "range", mismatch, fetched=first.received, requests=1)
         requests = [1]
         moved = [first.moved]
 
@@ -326,7 +368,7 @@ class Fetcher:
             return response.body
 
         source = RangedSource(size, fetch, (size - len(first.body), first.body), budget=RANGED_LIMIT)
-        result = _read_members(wheel, source, source="range", verified=False)
+        result = _read_members(wheel, source, source="range", verified=whole and wheel.sha256 is not None)
         hop = _moved(url, next((m for m in moved if m is not None), None))
         return replace(result, fetched=first.received + source.fetched, requests=requests[0], note=hop)
 
@@ -385,7 +427,18 @@ def _joined(*notes: str | None) -> str | None:
 
 
 def _kept(fetched: FetchedRecord) -> int:
-    return len(fetched.record or b"") + len(fetched.metadata or b"")
+    return len(fetched.record or b"") + len(fetched.metadata or b"") + sum(len(h.data or b"") for h in fetched.hooks)
+
+
+def _cached_hook(entry: dict[str, object]) -> HookMember:
+    """A hook member as the cache keeps it; a field of another type raises (the entry is then a miss)."""
+    name, relative, kind, data, error = (entry[k] for k in ("name", "relative", "kind", "data", "error"))
+    if not (isinstance(name, str) and isinstance(relative, str) and isinstance(kind, str)):
+        raise TypeError("a cached hook's names are not strings")
+    if not (data is None or isinstance(data, str)) or not (error is None or isinstance(error, str)):
+        raise TypeError("a cached hook's data or error is not a string")
+    read = None if data is None else base64.b64decode(data, validate=True)
+    return HookMember(name=name, relative=relative, kind=kind, data=read, error=error)
 
 
 def _inside(path: str, folder: str) -> bool:
@@ -431,6 +484,17 @@ def _read_whole(wheel: LockedWheel, source: FileSource, sha256: str, how: str) -
     if mismatch is not None:
         return _broken(wheel, how, mismatch)
     return _read_members(wheel, source, source=how, verified=wheel.sha256 is not None)
+
+
+def unfetched(wheel: LockedWheel, why: str) -> FetchedRecord:
+    """A wheel that could not be had: a WD086 finding of its own, nothing to judge against."""
+    finding = Finding(
+        code=Code.LOCK_WHEEL_UNFETCHED,
+        kind=Kind.UNREADABLE,
+        path=wheel.filename,
+        message=f"the locked wheel cannot be had ({why}): not judged against the lock",
+    )
+    return _broken(wheel, "failed", finding)
 
 
 def _hash_finding(wheel: LockedWheel, found: str) -> Finding | None:
@@ -498,6 +562,7 @@ def _read_members(wheel: LockedWheel, file: FileSource | RangedSource, *, source
         wanted = (records[0], *metadata[-1:])
         _prefetch(file, wanted)
         members = [zip_members.read_member(file.read, e, file.size, limit=MEMBER_LIMIT) for e in wanted]
+        hooks = read_hook_members(file, entries, dist_info)
     except zip_members.ZipError as e:
         finding = Finding(
             code=Code.WHEEL_UNREADABLE,
@@ -513,12 +578,45 @@ def _read_members(wheel: LockedWheel, file: FileSource | RangedSource, *, source
         dist_info=dist_info,
         source=source,
         verified=verified,
+        hooks=hooks,
     )
+
+
+def read_hook_members(
+    file: FileSource | RangedSource, entries: Sequence[zip_members.Entry], dist_info: str
+) -> tuple[HookMember, ...]:
+    """The members of a wheel that would install as start-up hooks, each read alone (by range, for a remote one).
+
+    Bounded by :class:`~wheeldoctor.formats.wheel_hooks.HookBudget` (their count and bytes);
+    one that is over it, or cannot be read (damaged, encrypted, another compression), comes
+    back with its ``error`` and no bytes: the judge then treats it as running code.
+    """
+    from wheeldoctor.formats.wheelfile import hook_of
+
+    budget = HookBudget()
+    found: list[tuple[zip_members.Entry, str, str, str | None]] = []
+    for entry in entries:
+        placed = hook_of(entry.name, dist_info)
+        if placed is not None:
+            found.append((entry, *placed, budget.refuse(max(entry.file_size, entry.compress_size))))
+    _prefetch(file, [e for e, _, _, refused in found if refused is None])
+    hooks = []
+    for entry, relative, kind, refused in found:
+        if refused is not None:
+            hooks.append(HookMember(name=entry.name, relative=relative, kind=kind, data=None, error=refused))
+            continue
+        try:
+            data = zip_members.read_member(file.read, entry, file.size, limit=HOOK_BYTES)
+        except zip_members.ZipError as e:
+            hooks.append(HookMember(name=entry.name, relative=relative, kind=kind, data=None, error=str(e)))
+            continue
+        hooks.append(HookMember(name=entry.name, relative=relative, kind=kind, data=data))
+    return tuple(hooks)
 
 
 def _prefetch(file: FileSource | RangedSource, entries: Sequence[zip_members.Entry]) -> None:
     """By range, the members' local headers and data in one request when they lie close together."""
-    if not isinstance(file, RangedSource):
+    if not isinstance(file, RangedSource) or not entries:
         return
     spans = [zip_members.span(e) for e in entries]
     spans = [(start, min(end, file.size)) for start, end in spans]

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from wheeldoctor.formats.lock_model import LockedWheel
+from wheeldoctor.formats.wheel_hooks import HookMember
 from wheeldoctor.model.findings import Finding
 
 
@@ -32,6 +33,8 @@ class FetchedRecord:
     """Said to the user, e.g. that the server ignored Range and the whole wheel came."""
     findings: tuple[Finding, ...] = ()
     """What is wrong with the wheel itself; a RECORD with a finding here is not to be trusted."""
+    hooks: tuple[HookMember, ...] = ()
+    """The start-up hooks the wheel would install, their bytes read alone (bounded)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

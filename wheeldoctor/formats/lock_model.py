@@ -129,11 +129,15 @@ def check_url(url: str, key: str) -> None:
 
 
 def best_wheel(wheels: Sequence[LockedWheel], tags: Sequence[Tag]) -> LockedWheel | None:
-    """The wheel whose best tag ranks highest among ``tags`` (best first); None when none fits."""
-    rank = {str(t): i for i, t in enumerate(tags)}
-    scored = [(min((rank[t] for t in w.tags if t in rank), default=None), i, w) for i, w in enumerate(wheels)]
-    fitting = [(score, i, w) for score, i, w in scored if score is not None]
-    return min(fitting, key=lambda x: (x[0], x[1]))[2] if fitting else None
+    """The wheel whose best tag ranks highest among ``tags`` (best first); None when none fits.
+
+    packaging's own selector, the one ``Pylock.select`` uses, so both formats pick alike.
+    """
+    from packaging.tags import create_compatible_tags_selector
+    from packaging.utils import parse_wheel_filename
+
+    select = create_compatible_tags_selector(tags)
+    return next(select((w, parse_wheel_filename(w.filename)[3]) for w in wheels), None)
 
 
 def index_url(value: object) -> str | None:

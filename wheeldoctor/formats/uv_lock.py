@@ -48,6 +48,7 @@ def select_uv_lock(
     version = document.get("version")
     if version != UV_LOCK_VERSION:
         raise LockError(f"version: uv.lock version {version!r} is not supported (only {UV_LOCK_VERSION})")
+    within_limits(document, target.markers)
     raw = document.get("package", [])
     if not isinstance(raw, list) or not all(isinstance(p, dict) for p in raw):
         raise LockError("package: not an array of tables")
@@ -104,6 +105,43 @@ def select_uv_lock(
             )
         )
     return tuple(selected), frozenset(p.name for p in packages)
+
+
+def within_limits(document: Mapping[str, Any], markers: Mapping[str, str]) -> None:
+    """Refuse a target the lock is not for, as ``uv sync`` does: ``requires-python``, then ``supported-markers``.
+
+    ``supported-markers`` is where uv.lock keeps ``[tool.uv] environments``; ``required-markers``
+    (``required-environments``) only asks uv to find wheels for them, and restricts no target.
+    """
+    from packaging.markers import InvalidMarker, Marker
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    requires = document.get("requires-python")
+    if requires is not None:
+        if not isinstance(requires, str):
+            raise LockError("requires-python: not a string")
+        full = markers.get("python_full_version", "")
+        try:
+            allowed = SpecifierSet(requires).contains(Version(full.removesuffix("+")), prereleases=True)
+        except InvalidSpecifier as e:
+            raise LockError(f"requires-python: not a version specifier ({e})") from e
+        except InvalidVersion as e:
+            raise LockError(f"python_full_version {full!r}: not a version ({e})") from e
+        if not allowed:
+            raise LockError(f"requires-python: the lock is for Python {requires}; the target is Python {full}")
+    supported = document.get("supported-markers")
+    if supported is None:
+        return
+    if not isinstance(supported, list) or not all(isinstance(m, str) for m in supported):
+        raise LockError("supported-markers: not an array of markers")
+    try:
+        holds = any(Marker(m).evaluate({**markers, "extra": ""}) for m in supported)
+    except (InvalidMarker, ValueError, KeyError) as e:  # KeyError: UndefinedEnvironmentName
+        raise LockError(f"supported-markers: cannot be evaluated ({e})") from e
+    if not holds:
+        shown = " or ".join(supported) if len(supported) <= 4 else f"{len(supported)} markers"
+        raise LockError(f"supported-markers: the target is none of the lock's environments ({shown})")
 
 
 def _chosen_groups(

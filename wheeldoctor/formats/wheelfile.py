@@ -10,10 +10,12 @@ import hashlib
 import posixpath
 import zipfile
 import zlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from wheeldoctor.formats.headers import header_fields
 from wheeldoctor.formats.record import decode_record
+from wheeldoctor.formats.wheel_hooks import HookBudget, HookMember, hook_kind, site_relative
 from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.model.record import Record, RecordRow, bytes_match
 from wheeldoctor.model.record_fields import encode_digest
@@ -47,6 +49,8 @@ class WheelFile:
     findings: tuple[Finding, ...]
     requires_dist: tuple[str, ...] = ()
     """Its METADATA's Requires-Dist lines, as written (packaging parses them)."""
+    hooks: tuple[HookMember, ...] = ()
+    """The start-up hooks it would install (``.pth``, ``.start``, ``sitecustomize``), RECORD or not, as read."""
 
 
 class WheelError(ValueError):
@@ -126,8 +130,47 @@ def _read_archive(path: str, name: str, version: str, archive: zipfile.ZipFile) 
             )
     requires = _requires_dist(archive, infos.get(f"{dist_info}/METADATA"))
     return WheelFile(
-        path=path, name=name, version=version, members=tuple(members), findings=tuple(findings), requires_dist=requires
+        path=path,
+        name=name,
+        version=version,
+        members=tuple(members),
+        findings=tuple(findings),
+        requires_dist=requires,
+        hooks=tuple(_read_hooks(archive, infos.values(), dist_info)),
     )
+
+
+def _read_hooks(archive: zipfile.ZipFile, infos: Iterable[zipfile.ZipInfo], dist_info: str) -> Iterator[HookMember]:
+    """Every member that would install as a start-up hook, read whole within :class:`HookBudget`'s bounds."""
+    budget = HookBudget()
+    for info in infos:
+        placed = hook_of(info.filename, dist_info)
+        if placed is None:
+            continue
+        relative, kind = placed
+        refused = budget.refuse(info.file_size)
+        if refused is not None:
+            yield HookMember(name=info.filename, relative=relative, kind=kind, data=None, error=refused)
+            continue
+        try:
+            data = archive.read(info)
+        except _UNREADABLE as e:
+            yield HookMember(
+                name=info.filename, relative=relative, kind=kind, data=None, error=f"cannot be extracted ({e})"
+            )
+            continue
+        yield HookMember(name=info.filename, relative=relative, kind=kind, data=data)
+
+
+def hook_of(member: str, dist_info: str) -> tuple[str, str] | None:
+    """(where it lands below the site directory, its kind) for a member that installs as a start-up hook; else None.
+
+    A directory entry (its name ends with ``/``) installs no file.
+    """
+    target = install_target(member, dist_info) if not member.endswith("/") else None
+    relative = site_relative(target) if target is not None else None
+    kind = hook_kind(relative) if relative is not None else None
+    return (relative, kind) if relative is not None and kind is not None else None
 
 
 def _requires_dist(archive: zipfile.ZipFile, info: zipfile.ZipInfo | None) -> tuple[str, ...]:
@@ -151,6 +194,7 @@ def wheel_from_record(
     *,
     requires_dist: tuple[str, ...] = (),
     findings: tuple[Finding, ...] = (),
+    hooks: tuple[HookMember, ...] = (),
 ) -> WheelFile:
     """A wheel known by its RECORD alone (fetched from an index): members as RECORD lists them.
 
@@ -173,6 +217,7 @@ def wheel_from_record(
         members=tuple(members),
         findings=tuple(found),
         requires_dist=requires_dist,
+        hooks=hooks,
     )
 
 

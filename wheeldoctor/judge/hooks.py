@@ -69,6 +69,8 @@ class StartupHook:
     """Those of ``entry_points`` that name no module the file's owner ships."""
     disabled_by: str | None = None
     """For a ``.pth``: the ``.start`` file that turns its import lines off on this version."""
+    wheel: str | None = None
+    """For a hook judged before install (:mod:`wheeldoctor.judge.wheel_hooks`): the wheel file it would come from."""
 
     @property
     def relative(self) -> str:

@@ -48,10 +48,27 @@ class Membership:
 
     findings: Mapping[str, tuple[Finding, ...]]
     missing: tuple[LockedPackage, ...]
+    seeded: tuple[Installed, ...] = ()
+    """Installed, not in the lock, and one of the packages ``venv`` seeds: said once, not a finding."""
 
 
-def membership(lock: Lock, installed: Sequence[Installed]) -> Membership:
-    """Judge what is installed against what the lock selects for this interpreter."""
+def venv_seeds(python_version: str) -> frozenset[str]:
+    """What ``python -m venv`` installs (ensurepip): pip, and setuptools before Python 3.12."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        old = Version(python_version) < Version("3.12")
+    except InvalidVersion:
+        old = False
+    return frozenset({"pip", "setuptools"} if old else {"pip"})
+
+
+def membership(lock: Lock, installed: Sequence[Installed], seeds: frozenset[str] = frozenset()) -> Membership:
+    """Judge what is installed against what the lock selects for this interpreter.
+
+    ``seeds`` (:func:`venv_seeds`): names that, when the lock holds them for no target at
+    all, are taken as the environment's seed packages, not as WD083.
+    """
     from packaging.version import Version
 
     by_name = {d.name: d for d in installed}
@@ -86,7 +103,11 @@ def membership(lock: Lock, installed: Sequence[Installed]) -> Membership:
             problem = _provenance(package, dist)
             if problem is not None:
                 here.append(problem)
+    seeded = []
     for dist in installed:
+        if dist.name not in lock.listed and dist.name in seeds:
+            seeded.append(dist)
+            continue
         if dist.name not in locked:
             # Locked for another platform, Python, extra or group: the lock knows it, this target does not take it.
             why = (
@@ -100,7 +121,9 @@ def membership(lock: Lock, installed: Sequence[Installed]) -> Membership:
                     message=f"is installed but {lock.path} {why}",
                 )
             )
-    return Membership(findings={k: tuple(v) for k, v in found.items() if v}, missing=tuple(missing))
+    return Membership(
+        findings={k: tuple(v) for k, v in found.items() if v}, missing=tuple(missing), seeded=tuple(seeded)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +132,8 @@ class LockVerdict:
 
     findings: Mapping[str, tuple[Finding, ...]]
     missing: tuple[tuple[str, Finding], ...] = ()
+    added: tuple[WheelFile, ...] = ()
+    """The locked wheels the lock would install (not installed, or at another version): their hooks are judged."""
 
 
 def missing_finding(package: LockedPackage, lock_path: str) -> Finding:
@@ -120,6 +145,16 @@ def missing_finding(package: LockedPackage, lock_path: str) -> Finding:
         message=f"is locked by {lock_path} but not installed",
         expected=package.version,
         found=None,
+    )
+
+
+def not_judged_finding(package: LockedPackage) -> Finding:
+    """The finding for an installed package the lock installs from no wheel: nothing to judge it against."""
+    return Finding(
+        code=Code.LOCK_NOT_JUDGED,
+        kind=Kind.UNVERIFIABLE,
+        path=None,
+        message=f"is not judged against the lock: it locks a {package.source}, no wheel whose RECORD could be compared",
     )
 
 
@@ -288,7 +323,14 @@ def locked_wheel_files(fetched: Sequence[FetchedRecord], packages: Sequence[Lock
         requires = requires_of(item.metadata) if item.metadata is not None else ()
         files.append(
             wheel_from_record(
-                where, name, version, item.record, item.dist_info, requires_dist=requires, findings=item.findings
+                where,
+                name,
+                version,
+                item.record,
+                item.dist_info,
+                requires_dist=requires,
+                findings=item.findings,
+                hooks=item.hooks,
             )
         )
     return files

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from wheeldoctor.formats.wheelfile import Member, WheelFile
 from wheeldoctor.judge.claims import Claim, resolve
 from wheeldoctor.judge.clash import Clash, Relation
+from wheeldoctor.judge.hooks import HookAudit
 from wheeldoctor.judge.requirements import RequirementGraph, Requirements
 from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.findings import BREAKING_KINDS
@@ -22,6 +23,11 @@ if TYPE_CHECKING:
     from packaging.utils import NormalizedName
 
     from wheeldoctor.formats.lock_fetched import FetchSummary
+    from wheeldoctor.judge.policy import Policy
+
+
+#: The hooks of wheels that would install none.
+NO_HOOKS = HookAudit(())
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -60,14 +66,17 @@ class PreflightResult:
     pairs: tuple[WheelPair, ...] = ()
     fetched: FetchSummary | None = None
     """For ``wheels --lock``: how the locked wheels' RECORDs were had; None for wheel files."""
+    hooks: HookAudit = NO_HOOKS
+    """The start-up hooks the wheels would install, judged (:mod:`wheeldoctor.judge.wheel_hooks`)."""
 
     @property
     def healthy(self) -> bool:
-        """No broken wheel, no differing clash, no other distribution's different bytes overwritten."""
+        """No broken wheel, no differing clash, no other distribution's different bytes overwritten, no failing hook."""
         return (
             not any(f.kind in BREAKING_KINDS for w in self.wheels for f in w.findings)
             and all(c.identical for c in self.clashes)
             and all(o.identical for o in self.overwrites)
+            and not self.hooks.failing
         )
 
 
@@ -163,6 +172,20 @@ def wheel_pairs(wheels: Sequence[WheelFile], clashes: Sequence[Clash], env: Envi
     return pairs
 
 
+def wheels_hooks(wheels: Sequence[WheelFile], policy: Policy | None) -> HookAudit:
+    """The start-up hooks ``wheels`` would install, judged, with the findings ``policy`` accepts marked."""
+    from wheeldoctor.judge.wheel_hooks import wheel_hooks
+
+    known = policy.config.known_hooks if policy is not None else ()
+    found = HookAudit(tuple(h for w in wheels for h in wheel_hooks(w, known)))
+    if policy is None or not found.findings:
+        return found
+    from wheeldoctor.judge.hook_policy import accept_startup
+    from wheeldoctor.model.ownership import UnownedScan
+
+    return accept_startup(found, UnownedScan(files=(), importable=(), scanned=0, site_dirs=()), policy)[0]
+
+
 def _canonical(name: str) -> NormalizedName:
     from packaging.utils import canonicalize_name
 
@@ -176,11 +199,18 @@ def _markers() -> dict[str, str]:
 
 
 def preflight(
-    wheels: Sequence[WheelFile], env: Environment | None, exists: Callable[[str], bool] = lambda _: False
+    wheels: Sequence[WheelFile],
+    env: Environment | None,
+    exists: Callable[[str], bool] = lambda _: False,
+    policy: Policy | None = None,
 ) -> PreflightResult:
-    """Check wheels against each other and, if given, against an environment."""
+    """Check wheels against each other and, if given, against an environment; judge the hooks they would install.
+
+    ``policy``: the config's known hooks (tried before the shipped registry) and accept rules, for the hooks.
+    """
     clashes = wheel_clashes(wheels)
     return PreflightResult(
+        hooks=wheels_hooks(wheels, policy),
         wheels=tuple(wheels),
         clashes=tuple(clashes),
         overwrites=tuple(overwrites(wheels, env, exists)) if env is not None else (),

@@ -374,6 +374,22 @@ CODE_HELP: dict[Code, CodeHelp] = {
         severity=9.0,
         tags=("security", "lock"),
     ),
+    Code.LOCK_WHEEL_UNFETCHED: CodeHelp(
+        short="locked wheel cannot be had",
+        full="The locked wheel could not be fetched or read (not found, host unreachable, a bound passed): its "
+        "distribution is not judged against the lock, and its installed RECORD is verified as without one.",
+        todo="Make the wheel reachable (the index, the path, --find-links DIR), or re-lock.",
+        severity=6.0,
+        tags=("lock",),
+    ),
+    Code.LOCK_NOT_JUDGED: CodeHelp(
+        short="not judged against the lock",
+        full="The lock installs this package from no wheel (an sdist, a directory, a VCS checkout, an archive that "
+        "is not a wheel): there is no wheel RECORD to judge its files against. It fails only with --strict.",
+        todo="Lock a wheel for it, or accept WD087 for it by a rule.",
+        severity=2.0,
+        tags=("lock",),
+    ),
     Code.MANAGER_UNVERIFIABLE: CodeHelp(
         short="package manager's record unavailable",
         full="The package manager that owns this distribution (dpkg, rpm, conda) keeps no usable record of its files "

@@ -76,6 +76,16 @@ class InstalledDistribution:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class LockedSource:
+    """Where a lock takes a package from, for its reinstall: at most one of these is set."""
+
+    index: str | None = None
+    """The index URL (``https://…/simple``): the reinstall asks it alone for ``NAME==VERSION``."""
+    wheel: str | None = None
+    """The locked wheel itself: an absolute local path, or an http(s) URL (``NAME @ URL``)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Environment:
     """An environment as read once: its search path and every distribution on it."""
 
@@ -99,6 +109,9 @@ class Environment:
     locked: Mapping[str, str] = field(default_factory=dict)
     """Canonical name -> the version the lock given with ``--lock`` pins (name and version
     validated for a command line): what a repair reinstalls. Empty without a lock."""
+    locked_sources: Mapping[str, LockedSource] = field(default_factory=dict)
+    """Canonical name -> where the lock takes it from (validated for a command line); a
+    reinstall at the locked version takes it from there. Empty without a lock."""
 
     def active(self) -> list[InstalledDistribution]:
         """The distributions Python would use: the first of each name."""

@@ -99,6 +99,10 @@ class Code(str, Enum):
     NOT_LOCKED = "WD083"
     RECORD_REWRITTEN = "WD084"
     LOCK_HASH_MISMATCH = "WD085"
+    #: The locked wheel could not be had (404, host unreachable, a bound passed): not judged against the lock.
+    LOCK_WHEEL_UNFETCHED = "WD086"
+    #: The lock installs it from no wheel (an sdist, a directory, VCS): no RECORD to judge it against.
+    LOCK_NOT_JUDGED = "WD087"
     # Native libraries as the dynamic loader sees them (judge/native.py).
     LIBRARY_UNRESOLVED = "WD090"
     PLUGIN_UNRESOLVED = "WD091"

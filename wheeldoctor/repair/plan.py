@@ -44,8 +44,8 @@ from wheeldoctor.repair.steps import (
 #: Against a lock, the reinstall pins the lock's version, which also repairs another version
 #: installed, a wheel the lock does not list, and a rewritten RECORD.
 REINSTALLABLE = frozenset({Kind.MODIFIED, Kind.MISSING, Kind.UNREADABLE})
-#: Codes of those kinds that a reinstall does not repair: the locked wheel itself is not the lock's.
-NOT_REINSTALLABLE = frozenset({Code.LOCK_HASH_MISMATCH})
+#: Codes of those kinds that a reinstall does not repair: the locked wheel itself is not the lock's, or cannot be had.
+NOT_REINSTALLABLE = frozenset({Code.LOCK_HASH_MISMATCH, Code.LOCK_WHEEL_UNFETCHED})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

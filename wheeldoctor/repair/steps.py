@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 from wheeldoctor.formats.names import unsafe_words
 from wheeldoctor.judge.clash import ClashPair
-from wheeldoctor.model.environment import Environment, InstalledDistribution
+from wheeldoctor.model.environment import Environment, InstalledDistribution, LockedSource
 from wheeldoctor.model.managed import Tool
 from wheeldoctor.where.environment import with_record
 
@@ -244,23 +244,60 @@ def locked_pin(name: str, version: str | None) -> tuple[str, str] | None:
     return str(canonical), version
 
 
+def locked_source(index: str | None, wheel_path: str | None, wheel_url: str | None) -> LockedSource | None:
+    """Where a reinstall takes a locked package from, when the lock's words are safe for a command line.
+
+    The lock is hostile like any file read: an index or wheel URL must be http(s) with a host
+    and no space or control character, a path absolute and printable. The wheel itself wins
+    over the index (it is the exact locked file); None when neither may be used.
+    """
+    import urllib.parse
+
+    def safe_url(url: str | None) -> str | None:
+        if url is None or not url.isprintable() or any(c.isspace() for c in url):
+            return None
+        try:
+            parts = urllib.parse.urlsplit(url)
+        except ValueError:
+            return None
+        return url if parts.scheme in ("https", "http") and parts.hostname else None
+
+    if wheel_path is not None and wheel_path.startswith("/") and wheel_path.isprintable():
+        return LockedSource(wheel=wheel_path)
+    if safe_url(index) is not None:
+        return LockedSource(index=index)
+    if safe_url(wheel_url) is not None:
+        return LockedSource(wheel=wheel_url)
+    return None
+
+
 def _installer_words(dist: InstalledDistribution, env: Environment) -> tuple[str, list[str]]:
-    """The tool, and pip or uv words that reinstall ``dist`` at its pinned version; the spec comes last."""
+    """The tool, and pip or uv words that reinstall ``dist`` at its pinned version; the spec comes last.
+
+    Against a lock, from the lock's source: its index alone (``--index-url=URL``), or the
+    locked wheel's path or URL, never by name from whatever index the installer is set to.
+    """
     spec = f"{dist.name}=={pinned_version(dist, env)}"
+    source = env.locked_sources.get(dist.name)
+    index: list[str] = []
+    if source is not None and source.wheel is not None:
+        spec = source.wheel if source.wheel.startswith("/") else f"{dist.name} @ {source.wheel}"
+    elif source is not None and source.index is not None:
+        index = [f"--index-url={source.index}"]
     python = reaching(dist, env)
     uv = (dist.installer or "").lower() == "uv"
     if python is None:
         # Site directories without an interpreter: aim at the directory itself, never at
         # whatever environment happens to be active where the tip is pasted.
         if uv:
-            target = ["--target", dist.location, "--reinstall-package", dist.name, "--no-deps", "--", spec]
+            target = ["--target", dist.location, "--reinstall-package", dist.name, "--no-deps", *index, "--", spec]
             return "uv", ["uv", "pip", "install", *target]
         words = ["pip", "install", "--target", dist.location, "--upgrade", "--force-reinstall", "--no-deps"]
-        return "pip", [*words, "--", spec]
+        return "pip", [*words, *index, "--", spec]
     if uv:
         words = ["uv", "pip", "install", "--python", python, "--reinstall-package", dist.name, "--no-deps"]
-        return "uv", [*words, "--", spec]
-    return "pip", [*pip_runner(env), "install", "--force-reinstall", "--no-deps", "--", spec]
+        return "uv", [*words, *index, "--", spec]
+    return "pip", [*pip_runner(env), "install", "--force-reinstall", "--no-deps", *index, "--", spec]
 
 
 def refusal(dist: InstalledDistribution, env: Environment) -> str | None:

@@ -29,6 +29,7 @@ from wheeldoctor.results.check import CheckResult, DoctorResult
 from wheeldoctor.results.deps import DepsResult
 
 if TYPE_CHECKING:  # preflight's wheel reading (zipfile) is imported only by the commands that read wheels
+    from wheeldoctor.formats.wheelfile import WheelFile
     from wheeldoctor.judge.preflight import PreflightResult
 
     Result = CheckResult | DoctorResult | DepsResult | PreflightResult
@@ -357,8 +358,23 @@ def _wheel_cases(result: PreflightResult) -> Iterator[Case]:
             for o in result.overwrites
             if not o.identical and o.wheel == wheel.name
         )
+        items.extend(_wheel_hook_items(result, wheel))
         status = "broken" if any(i.level == "error" for i in items) else "intact"
         yield Case(suite="wheels", name=wheel.name, version=wheel.version, status=status, items=tuple(items))
+
+
+def _wheel_hook_items(result: PreflightResult, wheel: WheelFile) -> Iterator[Item]:
+    """The failing (or accepted) start-up hooks ``wheel`` would install, as installed hooks' items read."""
+    from wheeldoctor.report.hooks_text import accept_block
+
+    for hook in result.hooks.findings:
+        assert hook.finding is not None and hook.owner is not None
+        if hook.owner.name != wheel.name or hook.owner.version != wheel.version or not _counted(hook.finding):
+            continue
+        rule = "\n".join(accept_block(hook))
+        tip = f"read the hook before installing; to trust exactly these bytes, add to pyproject.toml:\n{rule}"
+        level: Level = "error" if hook.finding.accepted is None else "warning"
+        yield _finding_item(hook.finding, level, hook.site_dir, tip)
 
 
 def _owners(owners: Iterable[str]) -> str:

@@ -37,7 +37,10 @@ def fetch_lines(summary: FetchSummary, fetched: Sequence[FetchedRecord], unjudge
     lines += [f"note: {plain(r.note)}" for r in fetched if r.note is not None]
     skipped = list(unjudged)
     if skipped:
-        lines.append(f"not judged (no locked wheel for this target): {plain(', '.join(skipped))}")
+        lines.append(f"not judged (no locked wheel for this target; --strict fails them): {plain(', '.join(skipped))}")
+    failed = [r.wheel.filename for r in fetched if r.source == "failed"]
+    if failed:
+        lines.append(f"not judged (the locked wheel cannot be had, WD086): {plain(', '.join(failed))}")
     unverified = summary.unverified
     if unverified:
         lines.append(

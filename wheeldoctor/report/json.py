@@ -6,7 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from wheeldoctor.report import inert
-from wheeldoctor.report.startup_json import startup_json, startup_sections
+from wheeldoctor.report.startup_json import hook_json, startup_json, startup_sections
 
 if TYPE_CHECKING:  # types only: a document imports what its own command produced, no more
     from wheeldoctor.formats.baseline import BaselineEntry
@@ -266,6 +266,7 @@ def wheels_document(result: PreflightResult) -> dict[str, Any]:
             }
             for p in result.pairs
         ],
+        "startup_hooks": [hook_json(h, finding_json) for h in result.hooks.hooks],
         **fetched_json(result.fetched),
     }
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from wheeldoctor.judge.preflight import Overwrite, PreflightResult, WheelPair
 from wheeldoctor.report.clash_text import example_lines
 from wheeldoctor.report.finding_text import finding_line
+from wheeldoctor.report.hooks_text import accept_block, hook_lines
 
 
 def render_preflight(result: PreflightResult, header: bool = True, verbose: bool = False) -> Iterable[str]:
@@ -21,6 +22,7 @@ def render_preflight(result: PreflightResult, header: bool = True, verbose: bool
     for wheel in result.wheels:
         for finding in wheel.findings:
             yield finding_line(f"{wheel.name} {wheel.version} (wheel)", finding)
+    yield from hook_lines(result.hooks)
     differing = [c for c in result.clashes if not c.identical]
     by_claimants: dict[tuple[str, ...], list[str]] = {}
     for clash in differing:
@@ -43,6 +45,20 @@ def render_preflight(result: PreflightResult, header: bool = True, verbose: bool
         f"{sum(not o.identical for o in result.overwrites)} installed file(s) of others would be replaced"
     )
     yield from (pair_tip(pair) for pair in result.pairs if pair not in told)
+    yield from _hook_tips(result)
+
+
+def _hook_tips(result: PreflightResult) -> Iterable[str]:
+    """Before install: read the hook; the accept rule that trusts exactly its bytes."""
+    if not result.hooks.failing:
+        return
+    yield (
+        "Tip: a start-up hook runs in every Python process of the environment it is installed into; read it "
+        "before installing. If you trust it, accept exactly these bytes in pyproject.toml "
+        "(a changed file fails again; wheeldoctor's docs/startup-hooks.md):"
+    )
+    for hook in result.hooks.failing:
+        yield from (f"  {line}" for line in accept_block(hook))
 
 
 def _overwrite_lines(overwrites: list[Overwrite], verbose: bool) -> Iterable[str]:

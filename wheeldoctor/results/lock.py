@@ -21,3 +21,7 @@ class LockedEnvironment:
     lock: Lock
     fetched: tuple[FetchedRecord, ...]
     summary: FetchSummary
+    unjudged: tuple[str, ...] = ()
+    """Selected packages with no wheel to judge (an sdist, a directory, VCS), as ``name (source)``."""
+    seeded: tuple[str, ...] = ()
+    """``venv``'s seed packages found installed and not in the lock, as ``name version``: not findings."""
