@@ -24,7 +24,7 @@ from wheeldoctor.judge.files import Status
 from wheeldoctor.judge.policy import SELECTED_OUT
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding
-from wheeldoctor.report.policy_text import config_said
+from wheeldoctor.report.policy_text import config_said, said
 from wheeldoctor.results.check import CheckResult, DoctorResult
 from wheeldoctor.results.deps import DepsResult
 
@@ -147,7 +147,12 @@ def cases_of(result: Result) -> Cases:
     label = env_or_none.label if env_or_none is not None else None
     paths = env_or_none.paths if env_or_none is not None else ()
     return Cases(
-        command="wheels", healthy=result.healthy, environment=label, sites=paths, cases=tuple(_wheel_cases(result))
+        command="wheels",
+        healthy=result.healthy,
+        environment=label,
+        sites=paths,
+        cases=tuple(_wheel_cases(result)),
+        config=said(result.config, result.narrowed) if result.config is not None else None,
     )
 
 

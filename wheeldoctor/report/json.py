@@ -247,6 +247,8 @@ def wheels_document(result: PreflightResult) -> dict[str, Any]:
             for w in result.wheels
         ],
         "clashes": [clash_json(c) for c in result.clashes],
+        "config": result.config,
+        "narrowed": list(result.narrowed),
         "overwrites": [
             {
                 "wheel": o.wheel,

@@ -11,5 +11,9 @@ def config_said(policy: PolicyOutcome | None) -> str | None:
     """``FILE (narrows: ignore WD061; 2 accept rule(s))``: the config a run read, for every format; None: none."""
     if policy is None or policy.config is None:
         return None
-    narrowed = "; ".join(policy.narrowed) if policy.narrowed else "nothing"
-    return f"{policy.config} (narrows: {narrowed})"
+    return said(policy.config, policy.narrowed)
+
+
+def said(config: str, narrowed: tuple[str, ...]) -> str:
+    """``FILE (narrows: ignore WD061; 2 accept rule(s))``, or ``FILE (narrows: nothing)``."""
+    return f"{config} (narrows: {'; '.join(narrowed) if narrowed else 'nothing'})"
