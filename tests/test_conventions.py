@@ -121,66 +121,77 @@ def _json(*args: str | Path) -> tuple[int, dict[str, object]]:
 @pytest.mark.parametrize(
     ("select", "ignore", "code", "counts"),
     [
-        ((), (), "WD002", True),
-        (("WD0",), (), "WD071", True),
-        (("WD07",), (), "WD002", False),
-        ((), ("WD00",), "WD002", False),
-        ((), ("WD00",), "WD010", True),
-        (("WD07",), ("WD0",), "WD071", True),  # the longer prefix wins, as in ruff
-        (("WD0",), ("WD07",), "WD071", False),
-        (("WD071",), ("WD071",), "WD071", False),
+        ((), (), "WD040", True),
+        (("WD07",), (), "WD040", False),
+        ((), ("WD04",), "WD041", False),
+        ((), ("WD04",), "WD030", True),
+        (("WD041",), ("WD04",), "WD041", True),  # the longer prefix wins, as in ruff
+        (("WD04",), ("WD041",), "WD041", False),
+        (("WD041",), ("WD041",), "WD041", False),
+        # Integrity is never narrowed: changed files, hooks, unowned modules, lock mismatches.
+        ((), ("WD00",), "WD002", True),
+        (("WD04",), (), "WD071", True),
+        ((), ("WD07",), "WD072", True),
+        ((), ("WD08",), "WD084", True),
+        ((), ("WD08",), "WD083", False),  # a distribution the lock lacks: its files are still judged
     ],
 )
 def test_code_prefixes(select: tuple[str, ...], ignore: tuple[str, ...], code: str, counts: bool) -> None:
-    assert CodeSelection(select, ignore).allows(code) is counts
+    assert CodeSelection(select=select, ignore=ignore).allows(code) is counts
 
 
 def test_prefixes_are_read_comma_separated_and_upper_cased_and_bad_ones_refused() -> None:
-    assert parse_prefixes(["wd07,WD001", " WD0 "], "--select") == ("WD07", "WD001", "WD0")
+    assert parse_prefixes(["wd07,WD001", " WD04 "], "--select") == ("WD07", "WD001", "WD04")
     with pytest.raises(SelectionError, match="--ignore 'E501'"):
         parse_prefixes(["E501"], "--ignore")
-    with pytest.raises(SelectionError, match="--select ',': empty code prefix"):
+    with pytest.raises(SelectionError, match="--select ',': empty"):
         parse_prefixes([","], "--select")
+    # Only whole codes and the documented groups of ten: WD and WD0 name (nearly) every code.
+    for bad in ("WD", "WD0", "WD1", "WD9", "WD999", "WD0001", "WD09a"):
+        with pytest.raises(SelectionError, match="not a code"):
+            parse_prefixes([bad], "--ignore")
 
 
-def test_ignore_leaves_a_file_finding_out_of_the_report_and_the_verdict(envs: Envs) -> None:
-    assert run_cli("check", "--all", "--python", envs.sick.python).returncode == 1
+def test_ignore_never_leaves_a_changed_file_out(envs: Envs) -> None:
     done = run_cli("check", "--all", "--python", envs.sick.python, "--ignore", "WD00")
-    assert done.returncode == 0, done.stdout
-    assert "WD002" not in done.stdout
-    assert "1 not selected (--select/--ignore)" in done.stdout
+    assert done.returncode == 1, done.stdout
+    assert "WD002" in done.stdout
+    assert "not selected" not in done.stdout
 
 
-def test_select_narrows_doctor_to_dependencies(envs: Envs) -> None:
+def test_select_narrows_doctor_to_dependencies_and_integrity(envs: Envs) -> None:
     done = run_cli("doctor", "--python", envs.sick.python, "--select", "WD04")
     assert done.returncode == 1
-    assert done.stdout.splitlines()[-1] == "doctor: problems in dependencies"
-    assert "WD002" not in done.stdout
-    done = run_cli("doctor", "--python", envs.sick.python, "--ignore", "WD04,WD002")
-    assert (done.returncode, done.stdout.splitlines()[-1]) == (0, "doctor: healthy")
+    assert done.stdout.splitlines()[-1] == "doctor: problems in files, dependencies"
+    done = run_cli("doctor", "--python", envs.sick.python, "--ignore", "WD04")
+    assert (done.returncode, done.stdout.splitlines()[-1]) == (1, "doctor: problems in files")
+    assert "WD040" not in done.stdout
 
 
-def test_ignore_applies_to_hooks_and_the_ci_formats(envs: Envs) -> None:
-    assert run_cli("check", "--all", "--python", envs.hook.python, "--ignore", "WD07").returncode == 0
+def test_ignore_never_hides_a_hook_in_any_format(envs: Envs) -> None:
+    assert run_cli("check", "--all", "--python", envs.hook.python, "--ignore", "WD07").returncode == 1
     done = run_cli("check", "--all", "--python", envs.hook.python, "--format", "github", "--ignore", "WD07")
-    assert done.returncode == 0
-    assert "WD071" not in done.stdout
-    assert "WD071" in run_cli("check", "--all", "--python", envs.hook.python, "--format", "github").stdout
+    assert done.returncode == 1
+    assert "WD071" in done.stdout
+
+
+HELP = "a code (WD041) or a group of ten (WD04), as docs/codes.md lists them"
 
 
 def test_a_bad_prefix_is_one_line_and_exit_2(envs: Envs) -> None:
     done = run_cli("check", "--all", "--python", envs.healthy.python, "--select", "E5")
     assert done.returncode == 2
-    assert done.stderr.strip() == "error: --select 'E5': not a code prefix (WD, WD0, WD07, WD071)"
+    assert done.stderr.strip() == f"error: --select 'E5': not {HELP}"
 
 
 @pytest.mark.parametrize(
     ("argv", "line"),
     [
-        (["check", "--all", "--select", ""], "error: --select '': empty code prefix (WD, WD0, WD07, WD071)"),
-        (["check", "--all", "--select=,"], "error: --select ',': empty code prefix (WD, WD0, WD07, WD071)"),
-        (["check", "--all", "--select", "WD0,"], "error: --select 'WD0,': empty code prefix (WD, WD0, WD07, WD071)"),
-        (["doctor", "--ignore", ""], "error: --ignore '': empty code prefix (WD, WD0, WD07, WD071)"),
+        (["check", "--all", "--select", ""], f"error: --select '': empty; give {HELP}"),
+        (["check", "--all", "--select=,"], f"error: --select ',': empty; give {HELP}"),
+        (["check", "--all", "--select", "WD04,"], f"error: --select 'WD04,': empty; give {HELP}"),
+        (["doctor", "--ignore", ""], f"error: --ignore '': empty; give {HELP}"),
+        (["doctor", "--ignore", "WD"], f"error: --ignore 'WD': not {HELP}"),
     ],
 )
 def test_an_empty_prefix_is_one_line_and_exit_2(envs: Envs, argv: list[str], line: str) -> None:
@@ -261,13 +272,15 @@ def _project(tmp_path: Path, body: str) -> Path:
 
 
 def test_config_ignore_and_select_apply_and_the_command_line_wins(envs: Envs, tmp_path: Path) -> None:
-    project = _project(tmp_path, 'ignore = ["WD00"]')
-    assert run_cli("check", "--all", "--python", envs.sick.python, cwd=project).returncode == 0
+    project = _project(tmp_path, 'ignore = ["WD04"]')
+    done = run_cli("doctor", "--python", envs.sick.python, cwd=project)
+    assert done.stdout.splitlines()[-1] == "doctor: problems in files"
     # --ignore given replaces the config's list.
-    assert run_cli("check", "--all", "--python", envs.sick.python, "--ignore", "WD07", cwd=project).returncode == 1
+    done = run_cli("doctor", "--python", envs.sick.python, "--ignore", "WD07", cwd=project)
+    assert done.stdout.splitlines()[-1] == "doctor: problems in files, dependencies"
     _project(tmp_path, 'select = ["WD04"]')
     done = run_cli("doctor", "--python", envs.sick.python, cwd=project)
-    assert done.stdout.splitlines()[-1] == "doctor: problems in dependencies"
+    assert done.stdout.splitlines()[-1] == "doctor: problems in files, dependencies"
 
 
 def test_config_strict_fails_an_unverifiable_distribution(envs: Envs, tmp_path: Path) -> None:

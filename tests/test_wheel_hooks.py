@@ -373,3 +373,24 @@ def test_a_hook_named_with_control_characters_reaches_no_terminal_raw(tmp_path: 
     done = run_cli("wheels", "--no-environment", wheel, "--format", fmt)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "\x1b" not in done.stdout and "\\x1b[2Jevil\\n.pth" in done.stdout
+
+
+def test_wheels_names_the_config_that_accepted_a_hook_and_isolated_reads_none(tmp_path: Path) -> None:
+    """The accept rule a pull request adds to pyproject.toml is said in every format; --isolated ignores it."""
+    (tmp_path / ".git").mkdir()
+    wheel = build_wheel(tmp_path / "attack", "litellm", "1.82.8", ATTACKS[0][2])
+    found = "sha256=" + record_hash(litellm_pth()).partition("=")[2]
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.wheeldoctor]\n[[tool.wheeldoctor.accept]]\ndistribution = "litellm"\npath = "litellm_init.pth"\n'
+        f'code = "WD070"\nfound = "{found}"\nreason = "reviewed"\n'
+    )
+    said = f"{tmp_path / 'pyproject.toml'} (narrows: 1 accept rule(s))"
+    text = run_cli("wheels", "--no-environment", wheel, cwd=tmp_path)
+    assert text.returncode == 0 and f"config: {said}" in text.stdout.splitlines(), text.stdout
+    document = json.loads(run_cli("wheels", "--no-environment", wheel, "--json", cwd=tmp_path).stdout)
+    assert (document["config"], document["narrowed"]) == (str(tmp_path / "pyproject.toml"), ["1 accept rule(s)"])
+    validate(document)
+    sarif = json.loads(run_cli("wheels", "--no-environment", wheel, "--format", "sarif", cwd=tmp_path).stdout)
+    assert sarif["runs"][0]["properties"]["config"] == said
+    isolated = run_cli("wheels", "--no-environment", wheel, "--isolated", cwd=tmp_path)
+    assert isolated.returncode == 1 and "config:" not in isolated.stdout

@@ -14,6 +14,7 @@ from wheeldoctor.cli.options import (
     FORMAT,
     GROUP,
     IGNORE,
+    ISOLATED,
     JOBS,
     JSON,
     LOCK,
@@ -52,8 +53,10 @@ TYPE_CHECKING = False  # typing stays off the command's start-up path
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from wheeldoctor.cli.settings import Settings
     from wheeldoctor.model.environment import Environment
     from wheeldoctor.results.lock import LockedEnvironment
+    from wheeldoctor.where.target import Target
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,6 +75,7 @@ class CheckOptions:
     no_cache: bool = given(NO_CACHE)
     dpkg_admindir: str | None = given(DPKG_ADMINDIR)
     config: str | None = given(CONFIG)
+    isolated: bool = given(ISOLATED)
     baseline: str | None = given(BASELINE)
     write_baseline: str | None = given(WRITE_BASELINE)
     show_accepted: bool = given(SHOW_ACCEPTED)
@@ -88,6 +92,33 @@ class CheckOptions:
     group: tuple[str, ...] = given(GROUP)
 
 
+def _settings_and_target(options: CheckOptions, chosen: str) -> tuple[Settings, Target]:
+    """The config's defaults under the command line, then the environment (``cyclonedx`` needs its extra first)."""
+    from wheeldoctor.cli.settings import settings_of
+
+    settings = settings_of(
+        options.config,
+        select=options.select,
+        ignore=options.ignore,
+        jobs=options.jobs,
+        strict=options.strict,
+        isolated=options.isolated,
+    )
+    if chosen == "cyclonedx":
+        from wheeldoctor.cli import sbom
+
+        sbom.require_sbom()
+    target = target_of(
+        options.python,
+        options.path,
+        options.dpkg_admindir,
+        quiet=options.quiet,
+        config=options.config,
+        isolated=options.isolated,
+    )
+    return settings, target
+
+
 def check(options: CheckOptions) -> int:
     """Verify distributions' files (``--all``: every one, and the start-up hooks); the exit code.
 
@@ -102,16 +133,7 @@ def check(options: CheckOptions) -> int:
     if options.quiet:
         silence_notes()
     refuse_report_with_baseline(options.write_baseline, chosen, options.output)
-    from wheeldoctor.cli.settings import settings_of
-
-    settings = settings_of(
-        options.config, select=options.select, ignore=options.ignore, jobs=options.jobs, strict=options.strict
-    )
-    if chosen == "cyclonedx":
-        from wheeldoctor.cli import sbom
-
-        sbom.require_sbom()
-    target = target_of(options.python, options.path, options.dpkg_admindir, quiet=options.quiet, config=options.config)
+    settings, target = _settings_and_target(options, chosen)
     from wheeldoctor.where.target import load_target, start_probe
 
     start_probe(target, with_tags=options.lock is not None)  # it runs while the checks are imported
@@ -139,6 +161,7 @@ def check(options: CheckOptions) -> int:
             baseline_file=options.baseline,
             writing=options.write_baseline,
             selection=settings.selection,
+            isolated=options.isolated,
         )
         with progress_bar(chosen != "text" or options.quiet) as sink:
             request = CheckRequest(

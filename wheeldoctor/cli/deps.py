@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from wheeldoctor.cli.options import DPKG_ADMINDIR, JSON, NO_CACHE, OUTPUT, PATH, PYTHON, REPORT_FORMAT, given
+from wheeldoctor.cli.options import (
+    DPKG_ADMINDIR,
+    ISOLATED,
+    JSON,
+    NO_CACHE,
+    OUTPUT,
+    PATH,
+    PYTHON,
+    REPORT_FORMAT,
+    given,
+)
 from wheeldoctor.cli.runner import (
     EXIT_HEALTHY,
     EXIT_PROBLEMS,
@@ -28,6 +38,7 @@ class DepsOptions:
     """``deps``'s options, as given on the command line."""
 
     python: str | None = given(PYTHON)
+    isolated: bool = given(ISOLATED)
     path: tuple[str, ...] = given(PATH)
     json: bool = given(JSON)
     format: str | None = given(REPORT_FORMAT)
@@ -39,7 +50,7 @@ class DepsOptions:
 def deps(options: DepsOptions) -> int:
     """Requirements (as pip check judges them, and further), duplicates, compatibility; the exit code."""
     chosen = choose_format(options.format, options.json, allowed=REPORT_FORMATS)
-    target = target_of(options.python, options.path, options.dpkg_admindir)
+    target = target_of(options.python, options.path, options.dpkg_admindir, isolated=options.isolated)
     from wheeldoctor.where.target import load_target, start_probe
 
     start_probe(target, with_tags=True)

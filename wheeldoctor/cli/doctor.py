@@ -17,6 +17,7 @@ from wheeldoctor.cli.options import (
     FORMAT,
     GROUP,
     IGNORE,
+    ISOLATED,
     JOBS,
     JSON,
     LOCK,
@@ -67,6 +68,7 @@ class DoctorOptions:
     show_unowned: bool = given(SHOW_UNOWNED)
     dpkg_admindir: str | None = given(DPKG_ADMINDIR)
     config: str | None = given(CONFIG)
+    isolated: bool = given(ISOLATED)
     baseline: str | None = given(BASELINE)
     write_baseline: str | None = given(WRITE_BASELINE)
     show_accepted: bool = given(SHOW_ACCEPTED)
@@ -89,11 +91,23 @@ def doctor(options: DoctorOptions) -> int:
         silence_notes()
     refuse_report_with_baseline(options.write_baseline, chosen, options.output)
     settings = settings_of(
-        options.config, select=options.select, ignore=options.ignore, jobs=options.jobs, strict=options.strict
+        options.config,
+        select=options.select,
+        ignore=options.ignore,
+        jobs=options.jobs,
+        strict=options.strict,
+        isolated=options.isolated,
     )
     if chosen == "cyclonedx":
         sbom.require_sbom()
-    target = target_of(options.python, options.path, options.dpkg_admindir, quiet=options.quiet, config=options.config)
+    target = target_of(
+        options.python,
+        options.path,
+        options.dpkg_admindir,
+        quiet=options.quiet,
+        config=options.config,
+        isolated=options.isolated,
+    )
     start_probe(target, with_tags=True)  # it runs while the checks are imported
     from wheeldoctor.commands import policy as policies
     from wheeldoctor.commands.doctor import baseline_reports, run_doctor
@@ -117,6 +131,7 @@ def doctor(options: DoctorOptions) -> int:
             baseline_file=options.baseline,
             writing=options.write_baseline,
             selection=settings.selection,
+            isolated=options.isolated,
         )
         with progress_bar(chosen != "text" or options.quiet) as sink:
             verdict = locked.verdict if locked else None

@@ -13,6 +13,7 @@ from wheeldoctor.cli.options import (
     EXTRA,
     FIND_LINKS,
     GROUP,
+    ISOLATED,
     JSON,
     LOCK,
     NO_CACHE,
@@ -46,6 +47,7 @@ class FixOptions:
     no_cache: bool = given(NO_CACHE)
     dpkg_admindir: str | None = given(DPKG_ADMINDIR)
     config: str | None = given(CONFIG)
+    isolated: bool = given(ISOLATED)
     baseline: str | None = given(BASELINE)
     lock: str | None = given(LOCK)
     find_links: tuple[str, ...] = given(FIND_LINKS)
@@ -69,13 +71,16 @@ def fix(options: FixOptions) -> int:
     if judge is not None and not options.all:
         fail("--lock judges the whole environment: give --all")
     planned = plan_fix(
-        target_of(options.python, options.path, options.dpkg_admindir, config=options.config),
+        target_of(
+            options.python, options.path, options.dpkg_admindir, config=options.config, isolated=options.isolated
+        ),
         options.names or None,
         keep=options.keep,
         cache_dir=cache_dir(options.no_cache),
         config=options.config,
         baseline=options.baseline,
         against=judge,
+        isolated=options.isolated,
     )
     out = sys.stderr if as_json else sys.stdout  # with --json, stdout holds the document alone
     ask = _confirm if sys.stdin.isatty() else None

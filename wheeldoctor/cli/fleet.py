@@ -6,7 +6,7 @@ import re
 import sys
 from dataclasses import dataclass
 
-from wheeldoctor.cli.options import EXIT_ZERO, JOBS, NO_CACHE, PATH, PYTHON, flag, given, many, value, words
+from wheeldoctor.cli.options import EXIT_ZERO, ISOLATED, JOBS, NO_CACHE, PATH, PYTHON, flag, given, many, value, words
 from wheeldoctor.cli.runner import (
     EXIT_ERROR,
     EXIT_HEALTHY,
@@ -30,6 +30,7 @@ class SnapshotOptions:
     """``snapshot``'s options, as given on the command line."""
 
     python: str | None = given(PYTHON)
+    isolated: bool = given(ISOLATED)
     path: tuple[str, ...] = given(PATH)
     output: str | None = given(
         value(
@@ -57,7 +58,7 @@ def snapshot(options: SnapshotOptions) -> int:
         require_sbom()
     if options.quiet:
         silence_notes()
-    target = target_of(options.python, options.path, quiet=options.quiet)
+    target = target_of(options.python, options.path, quiet=options.quiet, isolated=options.isolated)
     start_probe(target, with_tags=True)
     from wheeldoctor.commands.snapshot import run_snapshot
     from wheeldoctor.formats.snapshot import encode

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
-from wheeldoctor.cli.options import EXIT_ZERO, JSON, PYTHON, given, number, value, words
+from wheeldoctor.cli.options import EXIT_ZERO, ISOLATED, JSON, PYTHON, given, number, value, words
 from wheeldoctor.cli.runner import choose_format, exit_code, fail, target_of, terminal_console
 
 _FORBID_HELP = "Effects that fail the run: gpu-init, threads, processes, devices, slow:SECONDS."
@@ -17,6 +17,7 @@ class ImportsOptions:
 
     modules: tuple[str, ...] = given(words("MODULE...", "Modules to import, a process each.", required=True))
     python: str | None = given(PYTHON)
+    isolated: bool = given(ISOLATED)
     json: bool = given(JSON)
     format: str | None = given(
         value("--format", metavar="FORMAT", help="text (default), json or github (annotations).")
@@ -29,7 +30,8 @@ class ImportsOptions:
 def imports(options: ImportsOptions) -> int:
     """Import modules (this RUNS their code); GPU driver initialisation, threads, processes, time; the exit code."""
     chosen = choose_format(options.format, options.json, allowed=("text", "json", "github"))
-    target = target_of(options.python, ())  # the environment every command finds, never wheeldoctor's own
+    # The environment every command finds, never wheeldoctor's own.
+    target = target_of(options.python, (), isolated=options.isolated)
     from wheeldoctor.commands.imports import run_imports
     from wheeldoctor.probes.imports import ImportProbeError
     from wheeldoctor.report import imports_text

@@ -77,6 +77,7 @@ def wheels_lock(
     platform: Sequence[str] | None,
     *,
     verbose: bool = False,
+    isolated: bool = False,
 ) -> int:
     """``wheels --lock FILE``: the lock's wheels preflighted from their RECORDs, selected for ``located``'s
     interpreter (and checked against its environment), else for ``python_version`` and ``platform``."""
@@ -90,18 +91,19 @@ def wheels_lock(
         env, python_version=python_version, platforms=platform or (), extras=options.extras, groups=options.groups
     )
     progress = count_progress("RECORDs", chosen != "text")
-    done = run_wheels_lock(options.file, target, fetcher_for(options), env, progress, hooks_policy(env))
+    done = run_wheels_lock(options.file, target, fetcher_for(options), env, progress, hooks_policy(env, isolated))
     deliver(done.result, chosen, output, header=located is None or located.reason is None, verbose=verbose)
     sys.stderr.writelines(line + "\n" for line in fetch_lines(done.summary, done.fetched, done.unjudged))
     return EXIT_HEALTHY if done.result.healthy else EXIT_PROBLEMS
 
 
-def hooks_policy(env: Environment | None) -> Policy | None:
-    """The nearest config's known hooks and accept rules, for the start-up hooks wheels would install."""
+def hooks_policy(env: Environment | None, isolated: bool = False) -> Policy | None:
+    """The nearest config's known hooks and accept rules, for the start-up hooks wheels would install
+    (none with ``isolated``: ``--isolated``)."""
     from wheeldoctor.commands.policy import find_policy
 
     try:
-        return find_policy(env)
+        return find_policy(env, isolated=isolated)
     except ValueError as e:  # ConfigError: one line naming the file
         fail(str(e))
 

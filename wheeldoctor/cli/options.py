@@ -125,6 +125,10 @@ CONFIG = value(
     metavar="FILE",
     help="Accept rules and defaults (python, select, ...) from FILE, not the nearest config.",
 )
+ISOLATED = flag(
+    "--isolated",
+    help="Read no config file (pyproject.toml, wheeldoctor.toml): the command line alone decides.",
+)
 BASELINE = value("--baseline", metavar="FILE", help="Accept what FILE pins.")
 WRITE_BASELINE = value("--write-baseline", metavar="FILE", help="Pin the current findings in FILE; exit 0.")
 SHOW_ACCEPTED = flag("--show-accepted", help="List accepted findings too.")
@@ -134,9 +138,11 @@ SHOW_UNOWNED = flag("--show-unowned", help="List every file no installer recorde
 SELECT = many(
     "--select",
     metavar="CODE",
-    help="Only codes with these prefixes count (repeatable, or CODE,CODE): WD0, WD07, WD071.",
+    help="Only these codes or groups count, and integrity always (repeatable, or CODE,CODE): WD04, WD041.",
 )
-IGNORE = many("--ignore", metavar="CODE", help="Codes with these prefixes do not count (repeatable, or CODE,CODE).")
+IGNORE = many(
+    "--ignore", metavar="CODE", help="These advisory codes or groups do not count (repeatable, or CODE,CODE): WD061."
+)
 EXIT_ZERO = flag("--exit-zero", help="Exit 0 even when problems are found (2 still means it could not run).")
 QUIET = flag("--quiet", "-q", help="Only what fails and the summary: no environment line, notes, tips, progress.")
 VERBOSE = flag(

@@ -270,6 +270,7 @@ def target_of(
     *,
     quiet: bool = False,
     config: str | None = None,
+    isolated: bool = False,
 ) -> Target:
     """The environment to inspect: as named, else found as uv finds it (``where/discover.py``).
 
@@ -277,28 +278,31 @@ def target_of(
     is ``--config FILE``'s when one is given, else the nearest config's. The choice and why go
     to stderr first; a tool's own venv (uv tool, pipx, a pre-commit hook's) is never taken, and
     refused (exit 2) when it is all there is. ``--python`` may name a venv or prefix directory.
+    ``isolated`` (``--isolated``): no config's ``python`` is read.
     """
     named = _named(python, path, dpkg_admindir)
     if named is not None:
         return named
-    from wheeldoctor.where.discover import Refusal
+    from wheeldoctor.where.discover import Refusal, Untrusted
 
     try:
-        return _discovered(dpkg_admindir, quiet=quiet, config=config)
-    except Refusal as e:
+        return _discovered(dpkg_admindir, quiet=quiet, config=config, isolated=isolated)
+    except (Refusal, Untrusted) as e:
         fail(str(e))
 
 
-def optional_target(python: str | None, path: Sequence[str]) -> Target | None:
+def optional_target(python: str | None, path: Sequence[str], isolated: bool = False) -> Target | None:
     """As :func:`target_of`, for a command with work to do without an environment (``wheels``):
     None, said on stderr, where discovery finds only wheeldoctor's own."""
     named = _named(python, path, None)
     if named is not None:
         return named
-    from wheeldoctor.where.discover import Refusal
+    from wheeldoctor.where.discover import Refusal, Untrusted
 
     try:
-        return _discovered(None, quiet=False, config=None)
+        return _discovered(None, quiet=False, config=None, isolated=isolated)
+    except Untrusted as e:
+        fail(str(e))
     except Refusal:
         from wheeldoctor.report import inert
 
@@ -328,13 +332,13 @@ def _named(python: str | None, path: Sequence[str], dpkg_admindir: str | None) -
     return Target(python=python, paths=tuple(path), dpkg_admindir=dpkg_admindir)
 
 
-def _discovered(dpkg_admindir: str | None, *, quiet: bool, config: str | None) -> Target:
+def _discovered(dpkg_admindir: str | None, *, quiet: bool, config: str | None, isolated: bool) -> Target:
     """The environment discovery finds, said on stderr (unless ``quiet``); raises ``Refusal``."""
     from wheeldoctor.cli.settings import config_python
     from wheeldoctor.where import discover
     from wheeldoctor.where.target import Target
 
-    choice = discover.discover(os.environ, os.getcwd(), sys.prefix, config_python(config))
+    choice = discover.discover(os.environ, os.getcwd(), sys.prefix, config_python(config, isolated=isolated))
     if not quiet:
         from wheeldoctor.report import inert
 

@@ -10,6 +10,7 @@ from wheeldoctor.cli.options import (
     EXTRA,
     FIND_LINKS,
     GROUP,
+    ISOLATED,
     JSON,
     LOCK,
     NO_CACHE,
@@ -43,6 +44,7 @@ class WheelsOptions:
 
     files: tuple[str, ...] = given(words("WHEEL...", "Wheel files to check before install."))
     python: str | None = given(PYTHON)
+    isolated: bool = given(ISOLATED)
     path: tuple[str, ...] = given(PATH)
     no_environment: bool = given(
         flag("--no-environment", help="Against each other only: find no environment (none is found otherwise).")
@@ -82,9 +84,20 @@ def wheels(options: WheelsOptions) -> int:
         if explicit and (options.python or options.path):
             fail("give --python/--path or --python-version/--platform, not both")
         # An explicit version and platform select the lock alone; else for the environment every command finds.
-        located = None if explicit or options.no_environment else optional_target(options.python, options.path)
+        located = (
+            None
+            if explicit or options.no_environment
+            else optional_target(options.python, options.path, options.isolated)
+        )
         return wheels_lock(
-            given, located, chosen, options.output, options.python_version, options.platform, verbose=options.verbose
+            given,
+            located,
+            chosen,
+            options.output,
+            options.python_version,
+            options.platform,
+            verbose=options.verbose,
+            isolated=options.isolated,
         )
     if options.python_version or options.platform:
         fail("--python-version and --platform select a lock: give --lock FILE")
@@ -97,10 +110,10 @@ def wheels(options: WheelsOptions) -> int:
         read = [read_wheel(f) for f in options.files]
     except WheelError as e:
         fail(str(e))
-    target = None if options.no_environment else optional_target(options.python, options.path)
+    target = None if options.no_environment else optional_target(options.python, options.path, options.isolated)
     env = load_target(target) if target is not None else None
     from wheeldoctor.cli.lock import hooks_policy
 
-    result = preflight(read, env, os.path.lexists, policy=hooks_policy(env))
+    result = preflight(read, env, os.path.lexists, policy=hooks_policy(env, options.isolated))
     deliver(result, chosen, options.output, header=target is None or target.reason is None, verbose=options.verbose)
     return EXIT_HEALTHY if result.healthy else EXIT_PROBLEMS

@@ -62,6 +62,9 @@ class CheckRequest:
     """The lock's findings (``check --lock``): the environment holds the locked wheels' claims."""
     requirements: Requirements | None = None
     """``env``'s requirement model when the caller shares it with another check (``doctor``, ``fix``)."""
+    bytecode: bool | None = None
+    """Judge the ``.pyc`` rows RECORD lists without a hash by their code (WD063, ``probes/bytecode.py``);
+    None: with ``strict`` or a ``lock``."""
 
 
 def run_check(env: Environment, request: CheckRequest = CheckRequest()) -> CheckResult:
@@ -82,11 +85,12 @@ def run_check(env: Environment, request: CheckRequest = CheckRequest()) -> Check
         [*checked, *siblings], [*active, *siblings], jobs=jobs, progress=request.progress, cache_dir=cache_dir,
         processes=request.processes, audit=env if auditing else None,
     )  # fmt: skip
+    judged, bytecode = _bytecode(env, verification.reports, request)
     graph = RequirementGraph(request.requirements or Requirements.of(env))
     clashes = find_clashes(verification.owners, verification.states, involving=[d.name for d in checked])
     pairs = pair_up(clashes, active, graph)
     policy = request.policy or Policy(today=date.today())
-    verified, stale = _stale(groups, verification.reports[: len(checked)], verification.reports[len(checked) :])
+    verified, stale = _stale(groups, judged[: len(checked)], judged[len(checked) :])
     reports, passes = _judged(env, verified, clashes, graph, policy, lock, jobs=jobs, cache_dir=cache_dir)
     shown = {d.name for d in checked}
     reports = [replace(r, status=status_of(r.findings)) for r in reports if r.name in shown]
@@ -121,7 +125,21 @@ def run_check(env: Environment, request: CheckRequest = CheckRequest()) -> Check
         hooks=hooks,
         unowned=unowned,
         native=native,
+        bytecode=bytecode,
     )
+
+
+def _bytecode(
+    env: Environment, reports: Sequence[DistributionReport], request: CheckRequest
+) -> tuple[Sequence[DistributionReport], tuple[int, int] | None]:
+    """``reports`` with WD063 findings, and the counts judged and not, where ``request`` asks for it."""
+    wanted = request.bytecode if request.bytecode is not None else request.strict or request.lock is not None
+    if not wanted:
+        return reports, None
+    from wheeldoctor.probes.bytecode import judge_bytecode
+
+    judged = judge_bytecode(reports, env.python, request.cache_dir)
+    return judged.reports, (judged.judged, judged.not_judged)
 
 
 def _stale(

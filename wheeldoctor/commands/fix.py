@@ -95,6 +95,7 @@ def plan_fix(
     config: str | None = None,
     baseline: str | None = None,
     against: Against | None = None,
+    isolated: bool = False,
 ) -> FixPlan:
     """Read ``target``, verify ``names`` (None: every active distribution) and their duplicates; plan the repairs.
 
@@ -102,7 +103,7 @@ def plan_fix(
     ``check --all --lock`` does, and a reinstall pins the lock's version.
 
     It runs under the accept rules ``check`` would use (``config``, else the nearest one, and
-    ``baseline``): an accepted finding (a CA appended on purpose, say) is not repaired, since
+    ``baseline``; none with ``isolated``): an accepted finding (a CA appended on purpose, say) is not repaired, since
     a reinstall would drop it.
     """
     from packaging.utils import canonicalize_name
@@ -110,7 +111,7 @@ def plan_fix(
     from wheeldoctor.commands.policy import load_policy
 
     env = load_target(target, with_tags=against is not None)
-    policy = load_policy(env, config=config, baseline_file=baseline)
+    policy = load_policy(env, config=config, baseline_file=baseline, isolated=isolated)
     requirements = Requirements.of(env)  # the lock changes claims only: the metadata read is the same
     check = _check(env, names, cache_dir, policy, against, requirements)
     env = check.environment

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from wheeldoctor.formats.config_search import find_config
+from wheeldoctor.formats.config_search import config_file
 from wheeldoctor.model.errors import InputError
 
 TYPE_CHECKING = False
@@ -27,16 +27,24 @@ def load_policy(
     start: str | None = None,
     today: datetime.date | None = None,
     selection: CodeSelection | None = None,
+    isolated: bool = False,
 ) -> Policy:
     """Read the config (``config``, else the nearest one above ``start``) and ``baseline_file``.
 
     Raises :class:`~wheeldoctor.formats.config.ConfigError` or
     :class:`~wheeldoctor.formats.baseline.BaselineError` (both ValueError) with one line
     naming the file. Nothing inside ``env`` is ever read as a config. ``writing`` is the
-    baseline about to be written, which cannot also be read.
+    baseline about to be written, which cannot also be read. ``isolated``: no config is read.
     """
     found = find_policy(
-        env, config=config, baseline_file=baseline_file, writing=writing, start=start, today=today, selection=selection
+        env,
+        config=config,
+        baseline_file=baseline_file,
+        writing=writing,
+        start=start,
+        today=today,
+        selection=selection,
+        isolated=isolated,
     )
     if found is not None:
         return found
@@ -56,6 +64,7 @@ def find_policy(
     start: str | None = None,
     today: datetime.date | None = None,
     selection: CodeSelection | None = None,
+    isolated: bool = False,
 ) -> Policy | None:
     """:func:`load_policy`, but None where there is nothing to read or select.
 
@@ -69,7 +78,7 @@ def find_policy(
     # lie in; not every sys.path entry: an editable install's .pth puts the project's own
     # root there, and the project's config is the one to read.
     fence = [*env.prefixes[:1], *sorted({d.location for d in env.distributions})] if env is not None else []
-    path = config if config is not None else find_config(start or os.getcwd(), outside=fence)
+    path = config_file(config, start or os.getcwd(), isolated=isolated, outside=fence)
     if path is None and baseline_file is None and (selection is None or selection.everything):
         return None
     import datetime

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime
 import os
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -21,7 +20,7 @@ from wheeldoctor.formats.config_search import CONFIG_NAME, PYPROJECT, ConfigErro
 from wheeldoctor.formats.config_search import find_config as find_config  # noqa: PLC0414  (re-exported)
 from wheeldoctor.formats.hook_template import KnownHook, RegistryError, hook_from
 from wheeldoctor.formats.trust import refusal, untrusted
-from wheeldoctor.model.findings import METADATA_CODES, Code
+from wheeldoctor.model.findings import METADATA_CODES, PREFIX_HELP, Code, is_code_prefix
 from wheeldoctor.model.record_fields import ACCEPTED_ALGORITHMS, URLSAFE_ALPHABET
 
 if TYPE_CHECKING:
@@ -141,9 +140,6 @@ def _known_hooks(path: str, prefix: str, table: Mapping[str, Any]) -> Iterable[K
             raise ConfigError(f"{path}: {e}") from None
 
 
-_CODE_PREFIX = re.compile(r"^WD[0-9]{0,3}$")
-
-
 def _defaults(path: str, prefix: str, table: Mapping[str, Any]) -> Defaults | None:
     def where(key: str) -> str:
         return f"{prefix}.{key}" if prefix else key
@@ -158,8 +154,10 @@ def _defaults(path: str, prefix: str, table: Mapping[str, Any]) -> Defaults | No
     codes: dict[str, tuple[str, ...]] = {}
     for key in ("select", "ignore"):
         value = table.get(key, [])
-        if not isinstance(value, list) or not all(isinstance(v, str) and _CODE_PREFIX.match(v) for v in value):
-            raise ConfigError(f'{path}: {where(key)} must be an array of code prefixes (["WD0", "WD070"])')
+        if not isinstance(value, list) or not all(isinstance(v, str) and is_code_prefix(v) for v in value):
+            raise ConfigError(
+                f'{path}: {where(key)} must be an array of codes or groups (["WD04", "WD061"]): {PREFIX_HELP}'
+            )
         codes[key] = tuple(value)
     jobs = table.get("jobs")
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):

@@ -47,6 +47,31 @@ def find_config(start: str, outside: Iterable[str] = ()) -> str | None:
         here = parent
 
 
+def config_file(given: str | None, start: str, *, isolated: bool = False, outside: Iterable[str] = ()) -> str | None:
+    """The config a run reads: ``--config FILE`` as ``given``, else the nearest one above ``start``.
+
+    None with ``--isolated`` (``isolated``), which reads none; given both, :class:`ConfigError`.
+    """
+    if isolated:
+        if given is not None:
+            raise ConfigError("give --config FILE or --isolated, not both")
+        return None
+    return given if given is not None else find_config(start, outside)
+
+
+def project_root(config: str) -> str:
+    """The project a config file belongs to: the nearest folder above it holding ``.git`` or ``.hg``, else its own."""
+    own = os.path.dirname(os.path.abspath(config))
+    here = own
+    while True:
+        if any(os.path.exists(os.path.join(here, marker)) for marker in _REPOSITORY_MARKERS):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return own
+        here = parent
+
+
 #: A config or pyproject.toml larger than this is refused, not read.
 _CONFIG_LIMIT = 16 << 20
 

@@ -37,8 +37,13 @@ class Policy:
 
     @property
     def empty(self) -> bool:
-        """Nothing to accept: the run is judged exactly as without a policy."""
-        return not self.config.rules and self.baseline_source is None and self.selection.everything
+        """Nothing to accept and no config to name: the run is judged exactly as without a policy."""
+        return (
+            self.config.source is None
+            and not self.config.rules
+            and self.baseline_source is None
+            and self.selection.everything
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,6 +60,8 @@ class PolicyOutcome:
     """Live rules that pin no ``found``: they accept only findings without bytes, and are said."""
     changed: tuple[BaselineEntry, ...] = ()
     """Entries whose finding is still there with other evidence (``found``): it fails again."""
+    narrowed: tuple[str, ...] = ()
+    """What the config file set that narrows the run: ``ignore WD061``, ``2 accept rule(s)``, ..."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +139,21 @@ def outcome(policy: Policy, reports: Sequence[DistributionReport], *passes: Acce
         broad=tuple(r for r in mine if r.broad and not _old(r, policy)),
         fixed=tuple(e for e in unmatched if (e.distribution, e.path, e.code) not in present),
         changed=tuple(e for e in unmatched if (e.distribution, e.path, e.code) in present),
+        narrowed=narrowed(policy),
     )
+
+
+def narrowed(policy: Policy) -> tuple[str, ...]:
+    """What the config file set that can narrow a run: its select and ignore, accept rules, hook templates."""
+    source = policy.config.source
+    if source is None:
+        return ()
+    out = list(policy.selection.narrowed_by(source))
+    if policy.config.rules:
+        out.append(f"{len(policy.config.rules)} accept rule(s)")
+    if policy.config.known_hooks:
+        out.append(f"{len(policy.config.known_hooks)} known-hook template(s)")
+    return tuple(out)
 
 
 def baseline_entries(reports: Iterable[DistributionReport]) -> list[BaselineEntry]:

@@ -68,6 +68,10 @@ class PreflightResult:
     """For ``wheels --lock``: how the locked wheels' RECORDs were had; None for wheel files."""
     hooks: HookAudit = NO_HOOKS
     """The start-up hooks the wheels would install, judged (:mod:`wheeldoctor.judge.wheel_hooks`)."""
+    config: str | None = None
+    """The config file whose known hooks and accept rules judged the hooks; None when none was read."""
+    narrowed: tuple[str, ...] = ()
+    """What that config set that narrows the run (:func:`wheeldoctor.judge.policy.narrowed`)."""
 
     @property
     def healthy(self) -> bool:
@@ -209,7 +213,12 @@ def preflight(
     ``policy``: the config's known hooks (tried before the shipped registry) and accept rules, for the hooks.
     """
     clashes = wheel_clashes(wheels)
+    if policy is not None:
+        from wheeldoctor.judge.policy import narrowed
+
     return PreflightResult(
+        config=policy.config.source if policy is not None else None,
+        narrowed=narrowed(policy) if policy is not None else (),
         hooks=wheels_hooks(wheels, policy),
         wheels=tuple(wheels),
         clashes=tuple(clashes),

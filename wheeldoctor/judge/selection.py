@@ -2,30 +2,36 @@
 
 Pure. A code counts when some ``select`` prefix matches it (every code when ``select`` is
 empty) and no ``ignore`` prefix at least as long as the longest matching ``select`` prefix
-does: ``--select WD07 --ignore WD0`` keeps WD071, ``--select WD0 --ignore WD07`` drops it.
+does: ``--select WD07 --ignore WD01`` keeps WD071, ``--select WD07 --ignore WD071`` drops it.
+A selection narrows advisory findings only: the codes of
+:data:`~wheeldoctor.model.findings.INTEGRITY_CODES` always count. A prefix is a whole code
+or a documented group of ten (``WD07``); ``WD`` or ``WD0``, which name nearly every code, are
+refused.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from wheeldoctor.model.errors import InputError
-
-_PREFIX = re.compile(r"^WD[0-9]{0,3}$")
+from wheeldoctor.model.findings import INTEGRITY_CODES, PREFIX_HELP, is_code_prefix
 
 
 class SelectionError(InputError):
     """A ``--select``/``--ignore`` value that is not a code prefix."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CodeSelection:
     """The code prefixes selected and ignored; empty ``select`` selects every code."""
 
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
+    select_from: str | None = None
+    """The config file ``select`` came from; None: the command line (or nothing)."""
+    ignore_from: str | None = None
+    """The config file ``ignore`` came from; None: the command line (or nothing)."""
 
     @property
     def everything(self) -> bool:
@@ -33,18 +39,31 @@ class CodeSelection:
         return not self.select and not self.ignore
 
     def allows(self, code: str) -> bool:
-        """Whether findings of ``code`` count (are shown and fail the run)."""
+        """Whether findings of ``code`` count (are shown and fail the run); integrity codes always do."""
+        if code in INTEGRITY_CODES:
+            return True
         chosen = max((len(p) for p in self.select if code.startswith(p)), default=-1 if self.select else 0)
         if chosen < 0:
             return False
         return not any(code.startswith(p) and len(p) >= chosen for p in self.ignore)
 
     def describe(self) -> str:
-        """``--select WD0 --ignore WD07`` as given, for the reason of a finding left out."""
-        parts = [f"--select {','.join(self.select)}"] if self.select else []
+        """``--select WD04 --ignore WD041`` as given (``FILE: ignore WD061`` for a config's), for a finding left out."""
+        parts = [_said("select", self.select, self.select_from)] if self.select else []
         if self.ignore:
-            parts.append(f"--ignore {','.join(self.ignore)}")
-        return " ".join(parts)
+            parts.append(_said("ignore", self.ignore, self.ignore_from))
+        return "; ".join(parts)
+
+    def narrowed_by(self, config: str) -> tuple[str, ...]:
+        """What the config file ``config`` set of this selection: ``select WD04``, ``ignore WD061``."""
+        out = [f"select {','.join(self.select)}"] if self.select and self.select_from == config else []
+        if self.ignore and self.ignore_from == config:
+            out.append(f"ignore {','.join(self.ignore)}")
+        return tuple(out)
+
+
+def _said(key: str, prefixes: tuple[str, ...], source: str | None) -> str:
+    return f"--{key} {','.join(prefixes)}" if source is None else f"{source}: {key} {','.join(prefixes)}"
 
 
 def parse_prefixes(values: Iterable[str], option: str) -> tuple[str, ...]:
@@ -55,8 +74,8 @@ def parse_prefixes(values: Iterable[str], option: str) -> tuple[str, ...]:
             prefix = item.strip().upper()
             if not prefix:
                 # Dropped, it would leave no prefix: everything selected, a config's select overridden.
-                raise SelectionError(f"{option} {value!r}: empty code prefix (WD, WD0, WD07, WD071)")
-            if not _PREFIX.match(prefix):
-                raise SelectionError(f"{option} {item.strip()!r}: not a code prefix (WD, WD0, WD07, WD071)")
+                raise SelectionError(f"{option} {value!r}: empty; give {PREFIX_HELP}")
+            if not is_code_prefix(prefix):
+                raise SelectionError(f"{option} {item.strip()!r}: not {PREFIX_HELP}")
             out.append(prefix)
     return tuple(out)

@@ -421,6 +421,16 @@ CODE_HELP: dict[Code, CodeHelp] = {
         severity=1.0,
         tags=("security", "integrity"),
     ),
+    Code.BYTECODE_DIFFERS: CodeHelp(
+        short="a .pyc whose code is not its source's",
+        full="RECORD lists this .pyc without a hash (pip compiles and records them so), and the code object it holds "
+        "is not what compiling its recorded, intact source gives: import runs it in place of the source. Judged "
+        "with --strict, --lock and for named distributions.",
+        todo="Treat it as tampering: reinstall the exact version (the tip, or `wheeldoctor fix`), then find out what "
+        "wrote the file.",
+        severity=8.0,
+        tags=("security", "integrity"),
+    ),
     Code.LIBRARY_UNRESOLVED: CodeHelp(
         short="a needed library is found nowhere",
         full="A shared object that Python loads on import (an extension module, or a library one needs) names a "

@@ -86,6 +86,8 @@ class Code(str, Enum):
     RECOMPILED = "WD061"
     #: A recorded file a known installer step rewrote (pipx's ``-E`` on a script's shebang).
     REWRITTEN = "WD062"
+    #: A ``.pyc`` RECORD lists without a hash whose code is not its recorded source's (probes/bytecode.py).
+    BYTECODE_DIFFERS = "WD063"
     # Start-up hooks and files nobody recorded (hooks.py, unowned.py).
     STARTUP_HOOK_OWNED = "WD070"
     STARTUP_HOOK_UNOWNED = "WD071"
@@ -132,6 +134,49 @@ AS_INSTALLED_KINDS = frozenset({Kind.RECOMPILED, Kind.REWRITTEN})
 #: Codes that say a distribution is not the lock's (another version, or not locked at all): said of
 #: its name, not of its bytes, which may all be intact. They fail the run, under their own word.
 LOCK_MEMBERSHIP_CODES = frozenset({Code.LOCKED_OTHER_VERSION, Code.NOT_LOCKED})
+
+#: Codes no ``--select``/``--ignore`` (command line or config) leaves out: a changed, missing or
+#: unreadable file, a RECORD that cannot vouch for any, a path out of the environment, a start-up
+#: hook, a module nobody installed, and a wheel or version that is not the lock's. Only an accept
+#: rule or a baseline entry pinned to the finding (its bytes, where it has any) passes one.
+INTEGRITY_CODES = frozenset(
+    code.value
+    for code in (
+        Code.HASH_MISMATCH,
+        Code.SIZE_MISMATCH,
+        Code.MISSING,
+        Code.NOT_REGULAR,
+        Code.UNREADABLE,
+        Code.CHANGED_WHILE_READ,
+        Code.OUTSIDE,
+        Code.LINK_OUTSIDE,
+        Code.RECORD_UNDECODABLE,
+        Code.RECORD_ROW_MALFORMED,
+        Code.DUPLICATE_ROW,
+        Code.BYTECODE_DIFFERS,
+        Code.STARTUP_HOOK_OWNED,
+        Code.STARTUP_HOOK_UNOWNED,
+        Code.UNOWNED_MODULE,
+        Code.LOCKED_MISSING,
+        Code.LOCKED_OTHER_VERSION,
+        Code.NOT_FROM_LOCKED_WHEEL,
+        Code.RECORD_REWRITTEN,
+        Code.LOCK_HASH_MISMATCH,
+    )
+)
+
+_CODES = frozenset(c.value for c in Code)
+_GROUPS = frozenset(c[:4] for c in _CODES)
+PREFIX_HELP = "a code (WD041) or a group of ten (WD04), as docs/codes.md lists them"
+
+
+def is_code_prefix(text: str) -> bool:
+    """Whether ``text`` is a code :class:`Code` defines or the group of ten of one (``WD07``).
+
+    ``WD`` and ``WD0`` are not: they name nearly every code, so they could only hide.
+    """
+    return text in _CODES or text in _GROUPS
+
 
 #: Kinds that mean the bytes on disk are wrong or cannot be trusted.
 BREAKING_KINDS = frozenset(

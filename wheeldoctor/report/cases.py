@@ -24,6 +24,7 @@ from wheeldoctor.judge.files import Status
 from wheeldoctor.judge.policy import SELECTED_OUT
 from wheeldoctor.model.environment import InstalledDistribution
 from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding
+from wheeldoctor.report.policy_text import config_said, said
 from wheeldoctor.results.check import CheckResult, DoctorResult
 from wheeldoctor.results.deps import DepsResult
 
@@ -100,6 +101,8 @@ class Cases:
     sites: tuple[str, ...]
     """The site directories looked at, in search order."""
     cases: tuple[Case, ...]
+    config: str | None = None
+    """The config file the run read and what it narrowed (:func:`config_said`); None when it read none."""
 
     def items(self) -> Iterator[tuple[Case, Item]]:
         """Every item with its case."""
@@ -119,6 +122,7 @@ def cases_of(result: Result) -> Cases:
             environment=check.environment.label,
             sites=check.environment.paths,
             cases=found,
+            config=config_said(check.policy),
         )
     if isinstance(result, CheckResult):
         env = result.environment
@@ -128,6 +132,7 @@ def cases_of(result: Result) -> Cases:
             environment=env.label,
             sites=env.paths,
             cases=tuple(_check_cases(result)),
+            config=config_said(result.policy),
         )
     if isinstance(result, DepsResult):
         env = result.environment
@@ -142,7 +147,12 @@ def cases_of(result: Result) -> Cases:
     label = env_or_none.label if env_or_none is not None else None
     paths = env_or_none.paths if env_or_none is not None else ()
     return Cases(
-        command="wheels", healthy=result.healthy, environment=label, sites=paths, cases=tuple(_wheel_cases(result))
+        command="wheels",
+        healthy=result.healthy,
+        environment=label,
+        sites=paths,
+        cases=tuple(_wheel_cases(result)),
+        config=said(result.config, result.narrowed) if result.config is not None else None,
     )
 
 

@@ -48,6 +48,8 @@ def render(cases: Cases) -> Iterator[str]:
             warnings += 1
     verdict = "healthy" if cases.healthy else "problems found"
     where = f" in {cases.environment}" if cases.environment else ""
+    if cases.config is not None:
+        yield inert.text(f"config: {cases.config}")
     # A plain line, not a command: inert, so a path with a newline cannot start a command line.
     yield inert.text(f"wheeldoctor {cases.command}{where}: {verdict}: {errors} error(s), {warnings} warning(s)")
 
@@ -71,6 +73,8 @@ def summary(runs: Iterable[Cases], limit: int = SUMMARY_LIMIT) -> str:
         verdict = "healthy" if run.healthy else "**problems found**"
         where = f" in {_cell(run.environment)}" if run.environment else ""
         head.append(f"### wheeldoctor {run.command}{where}: {verdict}")
+        if run.config is not None:
+            head.append(f"config: {_cell(run.config)}")
         for suite in dict.fromkeys(c.suite for c in run.cases):
             cases = [c for c in run.cases if c.suite == suite]
             failing = sum(c.failing for c in cases)

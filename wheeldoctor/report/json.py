@@ -202,6 +202,7 @@ def policy_json(policy: PolicyOutcome | None) -> dict[str, Any] | None:
         "expired": [rule(r) for r in policy.expired],
         "fixed": [entry(e) for e in policy.fixed],
         "changed": [entry(e) for e in policy.changed],
+        "narrowed": list(policy.narrowed),
     }
 
 
@@ -246,6 +247,8 @@ def wheels_document(result: PreflightResult) -> dict[str, Any]:
             for w in result.wheels
         ],
         "clashes": [clash_json(c) for c in result.clashes],
+        "config": result.config,
+        "narrowed": list(result.narrowed),
         "overwrites": [
             {
                 "wheel": o.wheel,

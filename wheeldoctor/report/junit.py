@@ -48,9 +48,12 @@ def render(cases: Cases) -> str:
     for suite in suites:
         members = [c for c in cases.cases if c.suite == suite]
         element = ET.SubElement(root, "testsuite", {"name": f"wheeldoctor {suite}"})
-        if cases.environment is not None:
+        said = {"environment": cases.environment, "config": cases.config}
+        if cases.environment is not None or cases.config is not None:
             properties = ET.SubElement(element, "properties")
-            ET.SubElement(properties, "property", {"name": "environment", "value": xml_attribute(cases.environment)})
+            for name, text in said.items():
+                if text is not None:
+                    ET.SubElement(properties, "property", {"name": name, "value": xml_attribute(text)})
         counts = {"tests": len(members), "failures": 0, "skipped": 0}
         names: set[str] = set()
         for case in members:

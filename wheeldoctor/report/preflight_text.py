@@ -13,6 +13,7 @@ from wheeldoctor.judge.preflight import Overwrite, PreflightResult, WheelPair
 from wheeldoctor.report.clash_text import example_lines
 from wheeldoctor.report.finding_text import finding_line
 from wheeldoctor.report.hooks_text import accept_block, hook_lines
+from wheeldoctor.report.policy_text import said
 
 
 def render_preflight(result: PreflightResult, header: bool = True, verbose: bool = False) -> Iterable[str]:
@@ -46,6 +47,8 @@ def render_preflight(result: PreflightResult, header: bool = True, verbose: bool
     )
     yield from (pair_tip(pair) for pair in result.pairs if pair not in told)
     yield from _hook_tips(result)
+    if result.config is not None:
+        yield f"config: {said(result.config, result.narrowed)}"
 
 
 def _hook_tips(result: PreflightResult) -> Iterable[str]:

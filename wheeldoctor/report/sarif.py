@@ -87,7 +87,7 @@ def document(cases: Cases) -> dict[str, Any]:
         },
         "invocations": [{"executionSuccessful": True, "properties": {"command": cases.command}}],
         "results": results,
-        "properties": {"healthy": cases.healthy, "environment": cases.environment},
+        "properties": {"healthy": cases.healthy, "environment": cases.environment, "config": cases.config},
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 

@@ -26,6 +26,7 @@ from wheeldoctor.report.finding_text import (
     subject,
     subject_of,
 )
+from wheeldoctor.report.policy_text import config_said
 from wheeldoctor.results.check import CheckResult
 
 
@@ -142,6 +143,8 @@ def summary(result: CheckResult) -> str:
     ]
     if off_lock:
         parts.append(f"{off_lock} not as locked (files intact)")
+    if result.bytecode is not None and result.bytecode[1]:
+        parts.append(f"{result.bytecode[1]} unhashed .pyc not judged (another interpreter's)")
     every = [f for r in result.distributions for f in r.findings]
     accepted = sum(1 for f in every if f.accepted is not None)
     left_out = sum(1 for f in every if f.accepted is not None and f.accepted.by == SELECTED_OUT)
@@ -178,11 +181,12 @@ def summary(result: CheckResult) -> str:
 
 
 def policy_lines(result: CheckResult) -> list[str]:
-    """Stale and expired accept rules, fixed baseline entries: said, never failing."""
+    """The config read and what it narrowed; stale and expired rules, fixed baseline entries: said, never failing."""
     policy = result.policy
     if policy is None:
         return []
-    lines = []
+    said = config_said(policy)
+    lines = [] if said is None else [f"config: {said}"]
     for rule in policy.expired:
         lines.append(f"Note: {rule.source}: {rule.key} expired on {rule.until}; it no longer accepts anything")
     for rule in policy.stale:

@@ -48,6 +48,8 @@ class CheckResult:
     """For each checked distribution with stale dist-infos beside it: whose files are on disk."""
     native: NativeAudit | None = None
     """The environment's shared objects as the loader sees them; None when not audited (as ``hooks``)."""
+    bytecode: tuple[int, int] | None = None
+    """Unhashed ``.pyc`` rows judged by their code (WD063), and those not judged; None when not asked."""
 
     @property
     def healthy(self) -> bool:

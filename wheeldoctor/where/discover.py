@@ -14,11 +14,22 @@ arguments, and only looks at the file system.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 #: What ``uv tool install`` and ``pipx`` leave in the venvs they make for a tool.
 _TOOL_RECEIPTS = ("uv-receipt.toml", "pipx_metadata.json")
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigPython:
+    """The config's ``python`` key: the path (made absolute from the config's folder), the file, its project."""
+
+    python: str
+    source: str
+    tree: str
+    """The project the config belongs to: its repository root, else the config's folder."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +46,59 @@ class Choice:
 
 class Refusal(ValueError):
     """The only candidate is wheeldoctor's own tool environment; the message says how to name one."""
+
+
+class Untrusted(ValueError):
+    """A project's file (its config's ``python``, its committed ``.venv``) would start a program of that project.
+
+    The message is one line: what, where it resolves, and how to run it anyway (``--python``).
+    """
+
+
+#: Bytes of a ``pyvenv.cfg`` read for its ``home`` key; a venv writes a few hundred.
+_PYVENV_LIMIT = 64 << 10
+
+
+def runs_from(python: str, tree: str) -> str | None:
+    """Why starting ``python`` would run a file of ``tree`` (a project's folder), or None when it would not.
+
+    Two ways lead there: ``python`` itself, its symbolic links resolved, lies in ``tree`` (a
+    script, a copied binary); or a ``pyvenv.cfg`` beside it names a ``home`` in ``tree``, from
+    which the interpreter would take its standard library at start-up. A venv made by ``venv``,
+    virtualenv or uv links to an interpreter installed elsewhere, and passes.
+    """
+    root = os.path.realpath(tree)
+    real = os.path.realpath(python)
+    if _within(real, root):
+        return f"{python} resolves to {real}, inside {tree}"
+    here = os.path.dirname(os.path.abspath(python))
+    for folder in (here, os.path.dirname(here)):
+        config = os.path.join(folder, "pyvenv.cfg")
+        home = _venv_home(config)
+        if home is not None and _within(os.path.realpath(os.path.join(folder, home)), root):
+            return f"{config} sets home = {home}, inside {tree}"
+    return None
+
+
+def _venv_home(path: str) -> str | None:
+    """The ``home`` key of the ``pyvenv.cfg`` at ``path``; None when there is no such file or key."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return "."  # not a plain file: judged as naming the folder it lies in
+        text = f.read(_PYVENV_LIMIT).decode("utf-8", "replace")
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.strip().lower() == "home":
+            return value.strip() or "."
+    return None
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def interpreter_in(directory: str) -> str | None:
@@ -67,8 +131,14 @@ def tool_environment(prefix: str, environ: Mapping[str, str]) -> str | None:
     return None
 
 
-def discover(environ: Mapping[str, str], cwd: str, running_prefix: str, config_python: str | None = None) -> Choice:
-    """The environment to inspect, and why; :class:`Refusal` when only the tool's own venv is left."""
+def discover(
+    environ: Mapping[str, str], cwd: str, running_prefix: str, config_python: ConfigPython | None = None
+) -> Choice:
+    """The environment to inspect, and why; :class:`Refusal` when only the tool's own venv is left.
+
+    :class:`Untrusted` when the config's ``python`` or the ``.venv`` found would start a program
+    from the project's own tree (:func:`runs_from`): a pull request can commit either.
+    """
     passed: list[str] = []  # variables that named a tool's own environment
     for variable in ("VIRTUAL_ENV", "CONDA_PREFIX"):
         value = environ.get(variable)
@@ -83,10 +153,23 @@ def discover(environ: Mapping[str, str], cwd: str, running_prefix: str, config_p
         python = interpreter_in(value)
         if python is not None:
             return _choice(python, f"from {variable}", passed)
-    if config_python:
-        return _choice(interpreter_in(config_python) or config_python, "from the config's python", passed)
+    if config_python is not None:
+        python = interpreter_in(config_python.python) or config_python.python
+        why = runs_from(python, config_python.tree)
+        if why is not None:
+            raise Untrusted(
+                f"{config_python.source}: python is not started: {why}, the project the config came from; "
+                f"a project's config never starts its own programs: give --python {config_python.python} to run it"
+            )
+        return _choice(python, "from the config's python", passed)
     venv = _nearest_venv(cwd)
     if venv is not None:
+        why = runs_from(venv[1], os.path.dirname(venv[0]))
+        if why is not None:
+            raise Untrusted(
+                f"{venv[0]} is not started: {why}; a .venv found by discovery is run only when it links to "
+                f"an interpreter outside the project: give --python {venv[0]} to run it"
+            )
         return _choice(venv[1], f"from {venv[0]}", passed)
     _refuse_tool(running_prefix, environ)
     return _choice(None, "the interpreter wheeldoctor runs in", passed)
