@@ -363,6 +363,9 @@ def test_ctrl_c_during_a_command_is_one_line_and_130(envs: Envs, tmp_path: Path)
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])},
+        # Started as a shell starts a foreground command: a suite run in the background (``nohup``,
+        # ``&``) hands its children SIGINT ignored, and Python keeps it ignored.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 60
     while not marker.exists() and time.monotonic() < deadline:
