@@ -79,6 +79,25 @@ def test_a_system_site_venv_judges_apts_files_as_the_system_interpreter_does(tmp
     assert [d["name"] for d in deps["duplicates"] if d["kind"] == "stale"] == []
 
 
+def test_a_venvs_own_copy_over_apts_gets_no_tip_to_remove_apts(tmp_path: Path) -> None:
+    """The venv's copy shadows the system's, as such a venv is made to: named (WD051), never a tip to remove apt's."""
+    python = _system_site_venv(tmp_path)
+    _, listed = cli_json("check", "--all", "--python", SYSTEM_PYTHON)
+    apts = sorted(
+        d["name"]
+        for d in listed["distributions"]
+        if d["location"] == SYSTEM_SITE and (d["managed_by"] or {}).get("tool") == "dpkg"
+    )
+    if not apts:
+        pytest.skip(f"no distribution in {SYSTEM_SITE} is a Debian package's here")
+    name = apts[0]
+    wheel = build_wheel(tmp_path / "wheels", name, "99.0", {f"{name.replace('-', '_')}_own/__init__.py": b""})
+    run_checked([find_uv(), "pip", "install", "--python", str(python), "--no-deps", "--offline", str(wheel)])
+    said = run_cli("deps", "--python", python)
+    assert f"{name}: WD051" in said.stdout, said.stdout
+    assert "remove it with that tool" not in said.stdout and f"Tip: {name}:" not in said.stdout, said.stdout
+
+
 # -- apps pipx installed: its -E shebang rewrite ---------------------------------------------------
 
 

@@ -157,7 +157,8 @@ def removal_elsewhere(duplicate: Duplicate, env: Environment) -> dict[str, str |
     """For each later directory holding copies Python never imports: the command that removes them.
 
     None when a tool other than pip or uv installed them there: that tool must remove them.
-    Optional: a copy in a base interpreter's site-packages may be that interpreter's own.
+    Optional: a copy in a base interpreter's site-packages may be that interpreter's own. A copy a
+    system package manager owns gets no tip at all: nothing should remove apt's pip for a venv's.
     """
     from wheeldoctor.repair.steps import RECORD_INSTALLERS, untrusted
 
@@ -166,8 +167,8 @@ def removal_elsewhere(duplicate: Duplicate, env: Environment) -> dict[str, str |
     if untrusted(active) is not None:
         return commands
     for dist in duplicate.distributions[1:]:
-        if dist.location == active.location:
-            continue
+        if dist.location == active.location or dist.system_managed:
+            continue  # a system package's copy under a venv's own: the layering such a venv is made for
         known = (dist.installer or "").lower() in RECORD_INSTALLERS
         argv = _uv("uninstall", env.python, "--target", dist.location, "--", duplicate.name) if known else None
         command = shlex.join(argv) if argv is not None else None
