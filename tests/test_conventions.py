@@ -353,19 +353,24 @@ def test_ctrl_c_in_an_import_of_a_plain_check_is_one_line_and_130(tmp_path: Path
     assert (done.returncode, done.stderr) == (130, "wheeldoctor: interrupted\n")
 
 
+#: ``python -m wheeldoctor`` as a shell starts a foreground command: a suite run in the background
+#: (``&``, ``nohup``) hands its children SIGINT ignored, and Python keeps an ignored SIGINT ignored.
+_FOREGROUND = (
+    "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "sys.argv[0] = 'wheeldoctor'; runpy.run_module('wheeldoctor', run_name='__main__', alter_sys=True)"
+)
+
+
 def test_ctrl_c_during_a_command_is_one_line_and_130(envs: Envs, tmp_path: Path) -> None:
     marker = tmp_path / "started"
     module = tmp_path / "slowmod.py"
     module.write_text(f"import pathlib, time\npathlib.Path({str(marker)!r}).touch()\ntime.sleep(60)\n")
     process = subprocess.Popen(
-        [sys.executable, "-m", "wheeldoctor", "imports", "slowmod", "--python", str(envs.healthy.python)],
+        [sys.executable, "-c", _FOREGROUND, "imports", "slowmod", "--python", str(envs.healthy.python)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])},
-        # Started as a shell starts a foreground command: a suite run in the background (``nohup``,
-        # ``&``) hands its children SIGINT ignored, and Python keeps it ignored.
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 60
     while not marker.exists() and time.monotonic() < deadline:
