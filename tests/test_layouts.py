@@ -222,6 +222,10 @@ def test_an_interrupted_upgrade_keeps_the_version_whose_files_are_there(installe
     assert len(commands) == 1 and commands.pop().endswith("sixish==1.17"), tips
     code, plan = cli_json("fix", "--all", "--dry-run", "--python", venv.python)
     assert plan["plan"]["steps"][-1]["version"] == "1.17"
+    # The text names no version for the uninstalls: pip takes whichever dist-info it finds first.
+    said = [line.strip() for line in run_cli("fix", "--all", "--dry-run", "--python", venv.python).stdout.splitlines()]
+    uninstalls = [line.partition(":")[0] for line in said if line.startswith("uninstall ")]
+    assert uninstalls == ["uninstall sixish"] * (2 if installer == "pip" else len(uninstalls)), said
     done = run_cli("fix", "--all", "--yes", "--python", venv.python, env=offline(wheels))
     assert done.returncode == 0, done.stdout + done.stderr
     assert _imported(venv) == "1.17 1.17"

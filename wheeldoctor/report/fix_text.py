@@ -11,6 +11,7 @@ from typing import TextIO
 
 from wheeldoctor.repair.outcome import Outcome, Problem
 from wheeldoctor.repair.plan import FixStep
+from wheeldoctor.repair.steps import StepKind
 from wheeldoctor.report import inert
 from wheeldoctor.results.fix import FixPlan, FixResult, StepResult, StepStatus
 
@@ -32,7 +33,9 @@ def render_plan(planned: FixPlan) -> Iterable[str]:
     yield f"plan: {len(plan.steps)} step(s)"
     for number, step in enumerate(plan.steps, 1):
         yield f"  {number}. {step.command}"
-        yield f"     {step.kind.value} {step.name} {step.version}: {step.fixes}"
+        # A clean-up's uninstalls take whichever dist-info pip finds first: no version is theirs to name.
+        unsure = step.kind is StepKind.UNINSTALL and step.group.startswith("stale:")
+        yield f"     {step.kind.value} {step.name}{'' if unsure else ' ' + step.version}: {step.fixes}"
     for left in plan.left_alone:
         yield f"left alone: {left.subject}: {left.reason}"
         yield from (f"  for you to run: {c}" for c in left.commands)
