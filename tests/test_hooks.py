@@ -424,3 +424,15 @@ def test_a_baseline_pins_hooks_and_unowned_modules(venv_factory: VenvFactory, tm
     assert rc == 1
     assert [h["finding"]["code"] for h in doc["startup_hooks"] if h["finding"]["accepted"] is None] == ["WD071"]
     assert doc["unowned"]["findings"][0]["accepted"]["by"] == "baseline"
+
+
+def test_one_accept_rule_is_offered_for_the_same_hook_in_two_site_directories(tmp_path: Path) -> None:
+    """Its rule names the path as RECORD would, relative to a site directory: one rule accepts both copies."""
+    sites = [tmp_path / "a", tmp_path / "b"]
+    for site in sites:
+        site.mkdir()
+        (site / "extra.pth").write_text("import os\n")
+    done = run_cli("check", "--all", "--path", sites[0], "--path", sites[1])
+    assert done.returncode == 1
+    assert done.stdout.count(": WD071: ") == 2, done.stdout
+    assert done.stdout.count("[[tool.wheeldoctor.accept]]") == 1, done.stdout

@@ -101,5 +101,6 @@ def hook_tips(hooks: HookAudit | None) -> Iterable[str]:
         "If you trust it, accept exactly these bytes in pyproject.toml "
         "(a changed file fails again; wheeldoctor's docs/startup-hooks.md):"
     )
-    for hook in hooks.failing:
-        yield from (f"  {line}" for line in accept_block(hook))
+    blocks = dict.fromkeys(tuple(accept_block(hook)) for hook in hooks.failing)  # one rule accepts each alike
+    for block in blocks:
+        yield from (f"  {line}" for line in block)
