@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import importlib.util
 import json
+import marshal
 import os
 import sys
 import zipfile
@@ -394,3 +396,22 @@ def test_wheels_names_the_config_that_accepted_a_hook_and_isolated_reads_none(tm
     assert sarif["runs"][0]["properties"]["config"] == said
     isolated = run_cli("wheels", "--no-environment", wheel, "--isolated", cwd=tmp_path)
     assert isolated.returncode == 1 and "config:" not in isolated.stdout
+
+
+@pytest.mark.parametrize(
+    "member", ["sitecustomize/__init__.pyc", "usercustomize/__init__.pyc", "sitecustomize/__init__.abi3.so"]
+)
+def test_a_customize_package_without_source_is_a_hook_in_a_wheel_and_installed(tmp_path: Path, member: str) -> None:
+    """The import system runs a package's sourceless ``__init__.pyc``, or an extension ``__init__``, as readily."""
+    code = compile("import sys; sys.stderr.write('HOOK RAN\\n')", "x", "exec")
+    payload = importlib.util.MAGIC_NUMBER + b"\0" * 12 + marshal.dumps(code)
+    wheel = build_wheel(tmp_path / "w", "sneaky", "1.0", {"sneaky/__init__.py": b"", member: payload})
+    said = run_cli("wheels", "--no-environment", wheel)
+    assert said.returncode == 1, said.stdout
+    assert f"sneaky-1.0-py3-none-any.whl/{member}: WD070" in said.stdout, said.stdout
+    site = tmp_path / "site"
+    (site / member).parent.mkdir(parents=True)
+    (site / member).write_bytes(payload)
+    checked = run_cli("check", "--all", "--path", site)
+    assert checked.returncode == 1, checked.stdout
+    assert f"{member}: WD071" in checked.stdout, checked.stdout

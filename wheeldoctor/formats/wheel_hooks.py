@@ -26,7 +26,16 @@ HOOK_COUNT = 64
 #: The modules ``site`` imports at start-up.
 CUSTOMIZE = ("sitecustomize", "usercustomize")
 #: How the name of a member that may be a hook ends (:func:`hook_kind` sorts out the rest, ``.so`` files too).
-HOOK_SUFFIXES = (b".pth", b".start", b"customize.py", b"customize.pyc", b"customize/__init__.py", b".so", b".pyd")
+HOOK_SUFFIXES = (
+    b".pth",
+    b".start",
+    b"customize.py",
+    b"customize.pyc",
+    b"customize/__init__.py",
+    b"customize/__init__.pyc",
+    b".so",
+    b".pyd",
+)
 # A .data/data member (``<data>/`` once placed) that lands in a POSIX or Windows venv's site directory.
 _DATA_SITE = re.compile(r"<data>/(?:lib(?:64)?/python3\.\d+t?/(?:site|dist)-packages|Lib/site-packages)/(.+)")
 
@@ -53,11 +62,21 @@ def hook_kind(relative: str) -> str | None:
         if relative.endswith(".start"):
             return "start"
         stem, dot, suffix = relative.partition(".")
-        if stem in CUSTOMIZE and dot and (suffix in ("py", "pyc") or suffix.endswith(("so", "pyd"))):
-            return stem
-        return None
+        return stem if stem in CUSTOMIZE and dot and importable_suffix(suffix) else None
     package, _, rest = relative.partition("/")
-    return package if package in CUSTOMIZE and rest == "__init__.py" else None
+    return package if package in CUSTOMIZE and is_package_init(rest) else None
+
+
+def importable_suffix(suffix: str) -> bool:
+    """Whether a module file's name after its first dot makes it importable: source, bytecode, an extension."""
+    return suffix in ("py", "pyc") or suffix.endswith(("so", "pyd"))
+
+
+def is_package_init(name: str) -> bool:
+    """Whether ``name`` (in a package's directory) is the ``__init__`` its import runs: ``.py``, a sourceless
+    ``.pyc``, or an extension module, as the import system looks for each."""
+    stem, dot, suffix = name.partition(".")
+    return stem == "__init__" and bool(dot) and "/" not in suffix and importable_suffix(suffix)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from wheeldoctor.formats.start import EntryPoint, module_files, parse_start
+from wheeldoctor.formats.wheel_hooks import importable_suffix, is_package_init
 from wheeldoctor.model.environment import Environment
 from wheeldoctor.model.record_fields import encode_digest
 from wheeldoctor.model.startup import Startup
@@ -101,11 +102,18 @@ def modules(startup: Startup) -> Iterable[tuple[str, str]]:
                 continue
             full = os.path.join(directory, name)
             if not dot:
-                init = os.path.join(full, "__init__.py")
-                if os.path.isfile(init):
-                    yield init, directory
-            elif suffix in ("py", "pyc") or suffix.endswith(("so", "pyd")):
+                yield from ((init, directory) for init in _package_inits(full))
+            elif importable_suffix(suffix):
                 yield full, directory
+
+
+def _package_inits(package: str) -> list[str]:
+    """The ``__init__`` files of a ``sitecustomize`` package the import system may run (``.py``, ``.pyc``, ``.so``)."""
+    try:
+        names = sorted(os.listdir(package))
+    except OSError:  # not a directory, or gone
+        return []
+    return [path for n in names if is_package_init(n) and os.path.isfile(path := os.path.join(package, n))]
 
 
 def read_digest(path: str) -> tuple[str | None, str | None, str | None]:
