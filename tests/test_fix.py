@@ -569,3 +569,19 @@ def test_a_bare_directory_repairs_pure_distributions_only(tmp_path: Path) -> Non
     assert left["subject"] == "native"
     assert "compiled extensions and no interpreter is known" in left["reason"]
     assert snapshot(site) == before
+
+
+def test_a_removed_start_up_hook_is_not_put_back_by_fix_and_checks_tip_says_so(tmp_path: Path) -> None:
+    """Deleting a hook is how one stops it (litellm 1.82.8's ``litellm_init.pth``): a reinstall brings it back."""
+    wheels = tmp_path / "wheels"
+    wheel = build_wheel(wheels, "hooked", "1.0", {"hooked/__init__.py": b"", "hooked_init.pth": b"import os\n"})
+    venv = make_venv(tmp_path / "venv")
+    pip_install(venv, "--no-index", "--no-deps", wheel)
+    (venv.site_packages / "hooked_init.pth").unlink()
+    checked = run_cli("check", "hooked", "--python", venv.python)
+    assert checked.returncode == 1
+    assert "puts back start-up hook(s) removed since the install (hooked_init.pth)" in checked.stdout, checked.stdout
+    done = fix("--all", "--yes", "--python", venv.python, env=offline(wheels))
+    assert not (venv.site_packages / "hooked_init.pth").exists(), done.stdout
+    assert "left alone: hooked: a reinstall would put back start-up hook(s)" in done.stdout, done.stdout
+    assert done.returncode == 1

@@ -29,7 +29,7 @@ from wheeldoctor.judge.files import DistributionReport, Status
 from wheeldoctor.model.environment import Environment, InstalledDistribution
 from wheeldoctor.model.findings import BREAKING_KINDS, Code, Finding, Kind
 from wheeldoctor.repair.cleanup import version_change
-from wheeldoctor.repair.repairs import Repairs, repairs_of
+from wheeldoctor.repair.repairs import Repairs, repairs_of, restored_hooks
 from wheeldoctor.repair.steps import (
     RepairStep,
     StepKind,
@@ -248,6 +248,15 @@ class _Planner:
         why = refusal(dist, self.env)
         if why is not None:
             self.left.append(_for_the_user(report.name, why, dist, self.env))
+            return
+        hooks = restored_hooks(breaking)
+        if hooks:
+            step = repair.step
+            reason = (
+                f"a reinstall would put back start-up hook(s) removed since the install ({', '.join(hooks)}); "
+                "read them in the wheel first (wheeldoctor wheels FILE.whl), then run it yourself"
+            )
+            self.left.append(LeftAlone(report.name, reason, (step.command,) if step.argv else ()))
             return
         hard_linked = [f for f in breaking if f.kind is Kind.MODIFIED and f.content_from is None and f.links > 1]
         clean = cache_clean_argv(dist) if hard_linked else None

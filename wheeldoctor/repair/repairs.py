@@ -11,6 +11,7 @@ import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from wheeldoctor.formats.wheel_hooks import hook_kind
 from wheeldoctor.judge.clash import ClashPair
 from wheeldoctor.judge.files import DistributionReport, Status
 from wheeldoctor.judge.stale import StaleVerdict
@@ -130,11 +131,27 @@ def only_unlocked(findings: Iterable[Finding]) -> bool:
     return bool(breaking) and all(f.kind is Kind.UNLOCKED for f in breaking)
 
 
+def restored_hooks(findings: Iterable[Finding]) -> list[str]:
+    """The start-up hooks a reinstall would put back: recorded hooks that are gone from disk.
+
+    Removing a hook is how one stops it (litellm 1.82.8's ``litellm_init.pth``): a reinstall of
+    the same wheel brings it back, so it is said, and ``fix`` leaves that reinstall to the user.
+    """
+    gone = (f.path for f in findings if f.kind is Kind.MISSING and f.accepted is None and f.path)
+    return sorted(path for path in gone if hook_kind(path) is not None)
+
+
 def distribution_step(dist: InstalledDistribution, findings: Iterable[Finding], env: Environment) -> RepairStep:
     """The step a broken distribution's JSON ``repair`` shows: its reinstall, or, only not in the lock, its uninstall.
 
     The reinstall is the very step the plan runs; the uninstall is the command the plan
     leaves to the user (see :func:`only_unlocked`)."""
+    findings = tuple(findings)
+    hooks = restored_hooks(findings)
+    if hooks and not only_unlocked(findings):
+        step = repair_step(dist, env)
+        said = f"it puts back start-up hook(s) removed since the install ({', '.join(hooks)}): read them first"
+        return replace(step, note=f"{said}; {step.note}" if step.note else said)
     if only_unlocked(findings):
         command = uninstall_command(dist, env)
         reason = f"not in the lock: uninstall it, or accept {Code.NOT_LOCKED.value} for it by a rule"
