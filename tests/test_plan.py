@@ -283,3 +283,18 @@ def test_a_step_has_done_its_job_only_when_its_directory_shows_it(
 ) -> None:
     seen_before, seen_after = [Seen(*s) for s in before], [Seen(*s) for s in after]
     assert step_problem(_step(kind), seen_before, seen_after, ["Looking in links: /w", *said]) == why
+
+
+def test_a_base_interpreters_distribution_is_not_repaired_through_a_venvs_pip(tmp_path: Path) -> None:
+    """A ``--system-site-packages`` venv's pip installs into the venv: the base's files would stay as they are."""
+    venv, base = tmp_path / "venv", tmp_path / "base"
+    inside, outside = venv / "lib" / "python3.11" / "site-packages", base / "lib" / "python3.11" / "site-packages"
+    inside.mkdir(parents=True)
+    report = broken(outside, "pip")
+    env = load_environment("test", [str(inside), str(outside)], [str(venv), str(base)], python=str(venv / "bin/python"))
+    env = replace(env, venv=str(venv))
+    dist = env.find("yaml-demo")
+    assert dist is not None
+    plan = plan_repairs(env, [replace(report, dist=dist)], [], [])
+    words = ("pip", "install", "--target", str(outside), "--upgrade", "--force-reinstall", "--no-deps")
+    assert [s.argv for s in plan.steps] == [(*words, "--", "yaml-demo==6.0")]

@@ -101,6 +101,8 @@ class Environment:
     """How ``paths`` was built, with the site directories and the .pth files read there."""
     externally_managed: str | None = None
     """The interpreter's PEP 668 ``EXTERNALLY-MANAGED`` marker, when it has one and is no venv."""
+    venv: str | None = None
+    """The venv's prefix, when the interpreter runs one: its pip installs there, and nowhere else."""
     managers: tuple[str, ...] = ()
     """Which package managers' records were read for this environment, for the report."""
     system_files: Mapping[str, str] = field(default_factory=dict)

@@ -30,6 +30,7 @@ from wheeldoctor.formats.names import unsafe_words
 from wheeldoctor.judge.clash import ClashPair
 from wheeldoctor.model.environment import Environment, InstalledDistribution, LockedSource
 from wheeldoctor.model.managed import Tool
+from wheeldoctor.model.sitedirs import is_within
 from wheeldoctor.where.environment import with_record
 
 _BREAK = "--break-system-packages"
@@ -210,10 +211,15 @@ def _unnamed_step(dist: InstalledDistribution, tool: Tool) -> RepairStep:
 def reaching(dist: InstalledDistribution, env: Environment) -> str | None:
     """``env``'s interpreter when its pip installs where ``dist`` lies, else None (aim at the directory).
 
-    An interpreter asked for (``--python``) reaches its whole path. One found beside a
+    An interpreter asked for (``--python``) reaches its whole path, but a venv's only itself:
+    its pip would install a base interpreter's distribution (a ``--system-site-packages``
+    venv's) into the venv, leaving the base's files as they are. One found beside a
     ``--path`` directory (no prefixes) was found beside the first alone: ``pip install``
     through it would put a distribution of another ``--path`` directory in its own.
     """
+    venv = env.venv
+    if venv is not None and not is_within(os.path.realpath(dist.location), os.path.realpath(venv)):
+        return None
     if env.python is None or env.prefixes or not env.paths:
         return env.python
     return env.python if os.path.realpath(dist.location) == os.path.realpath(env.paths[0]) else None

@@ -78,7 +78,12 @@ def attach_managers(
     if dpkg is not None:
         files.update((path, info.partition(":")[0]) for path, info in dpkg.owners.items())
     return replace(
-        env, distributions=tuple(dists), externally_managed=marker, managers=tuple(notes), system_files=files
+        env,
+        distributions=tuple(dists),
+        externally_managed=marker,
+        managers=tuple(notes),
+        system_files=files,
+        venv=venv,
     )
 
 
