@@ -20,7 +20,7 @@ from pip_check import ours, pip_check
 
 from wheeldoctor.judge.duplicates import DuplicateKind, find_duplicates
 from wheeldoctor.model.environment import Environment
-from wheeldoctor.repair.requirements import remedy, removal_elsewhere
+from wheeldoctor.repair.requirements import duplicate_cleanup, removal_elsewhere
 from wheeldoctor.where.environment import load_environment
 
 
@@ -217,7 +217,7 @@ def test_a_later_directory_holding_two_copies_has_one_shadowed_and_one_stale(tmp
     assert duplicate.kind is DuplicateKind.STALE
     # Nothing is stale where Python looks first: no reinstall; the later directory is cleaned.
     env = environment(first, later)
-    assert remedy(duplicate, env) == ()
+    assert duplicate_cleanup(duplicate, env).commands == ()
     assert removal_elsewhere(duplicate, env) == {
         str(later.resolve()): f"uv pip uninstall --python /venv/bin/python --target {later.resolve()} -- bar"
     }
@@ -245,7 +245,7 @@ def test_without_an_interpreter_the_clean_up_names_the_directory(tmp_path: Path)
     env = environment(site, python=None)
     [duplicate] = find_duplicates(env)
     active = duplicate.active.version
-    assert remedy(duplicate, env) == (
+    assert duplicate_cleanup(duplicate, env).commands == (
         f"uv pip uninstall --target {site.resolve()} -- dup",
         f"uv pip install --target {site.resolve()} --no-deps -- dup=={active}",
     )

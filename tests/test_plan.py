@@ -18,7 +18,7 @@ from wheeldoctor.model.findings import Code, Finding, Kind
 from wheeldoctor.model.managed import ManagedBy, Tool
 from wheeldoctor.repair.outcome import Seen, step_problem
 from wheeldoctor.repair.plan import Expected, FixStep, plan_repairs
-from wheeldoctor.repair.requirements import remedy_argvs
+from wheeldoctor.repair.requirements import duplicate_cleanup
 from wheeldoctor.repair.steps import StepKind, locked_pin, repair_step, uninstall_command
 from wheeldoctor.where.environment import load_environment
 
@@ -119,7 +119,8 @@ def test_every_pip_step_on_an_externally_managed_interpreter_overrides_the_marke
     [duplicate] = find_duplicates(marked)
     for env, overridden in ((marked, True), (plain, False)):
         active = duplicate.active
-        argvs = [uninstall_command(active, env).argv, repair_step(active, env).argv, *remedy_argvs(duplicate, env)]
+        cleanup = [command.argv for _, command in duplicate_cleanup(duplicate, env).steps]
+        argvs = [uninstall_command(active, env).argv, repair_step(active, env).argv, *cleanup]
         assert len(argvs) == 5  # two uninstalls (a stale dist-info and the live one), then one install
         assert all(("--break-system-packages" in argv) is overridden for argv in argvs), argvs
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from wheeldoctor.judge.stale import StaleVerdict
 from wheeldoctor.model.environment import Environment, InstalledDistribution
-from wheeldoctor.repair.steps import Command, StepKind, pip_runner, reaching, untrusted, with_override
+from wheeldoctor.repair.steps import Command, StepKind, pip_runner, reaching, untrusted, uv_pip, with_override
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,12 +81,13 @@ def cleanup_steps(
     name, spec = keep.name, f"{keep.name}=={keep.version}"
     python = reaching(keep, env)
     if python is None:
+        target = ("--target", keep.location)
         return (
-            (StepKind.UNINSTALL, Command("uv", _uv("uninstall", None, "--target", keep.location, "--", name))),
-            (StepKind.INSTALL, Command("uv", _uv("install", None, "--target", keep.location, "--no-deps", "--", spec))),
+            (StepKind.UNINSTALL, Command("uv", uv_pip("uninstall", None, *target, "--", name))),
+            (StepKind.INSTALL, Command("uv", uv_pip("install", None, *target, "--no-deps", "--", spec))),
         )
     if (dists[0].installer or "").lower() == "uv":
-        argv = with_override(_uv("install", python, "--reinstall-package", name, "--no-deps", "--", spec), env)
+        argv = with_override(uv_pip("install", python, "--reinstall-package", name, "--no-deps", "--", spec), env)
         return ((StepKind.REINSTALL, Command("uv", argv)),)
     pip = pip_runner(env)
     uninstall = (StepKind.UNINSTALL, Command("pip", with_override((*pip, "uninstall", "-y", "--", name), env)))
@@ -95,8 +96,3 @@ def cleanup_steps(
         Command("pip", with_override((*pip, "install", "--force-reinstall", "--no-deps", "--", spec), env)),
     )
     return (*([uninstall] * len(dists)), install)
-
-
-def _uv(verb: str, python: str | None, *rest: str) -> tuple[str, ...]:
-    target = ("--python", python) if python else ()
-    return ("uv", "pip", verb, *target, *rest)

@@ -136,16 +136,6 @@ def duplicate_cleanup(duplicate: Duplicate, env: Environment) -> Cleanup:
     return cleanup(verdict, env)
 
 
-def remedy(duplicate: Duplicate, env: Environment) -> tuple[str, ...]:
-    """:func:`duplicate_cleanup`'s commands, as lines to paste, in order."""
-    return duplicate_cleanup(duplicate, env).commands
-
-
-def remedy_argvs(duplicate: Duplicate, env: Environment) -> tuple[tuple[str, ...], ...]:
-    """:func:`duplicate_cleanup`'s words."""
-    return tuple(command.argv for _, command in duplicate_cleanup(duplicate, env).steps)
-
-
 def refused(duplicate: Duplicate) -> str | None:
     """Why no command is built for ``duplicate``: its name or version may not enter one (``steps.untrusted``)."""
     from wheeldoctor.repair.steps import untrusted
@@ -160,7 +150,7 @@ def removal_elsewhere(duplicate: Duplicate, env: Environment) -> dict[str, str |
     Optional: a copy in a base interpreter's site-packages may be that interpreter's own. A copy a
     system package manager owns gets no tip at all: nothing should remove apt's pip for a venv's.
     """
-    from wheeldoctor.repair.steps import RECORD_INSTALLERS, untrusted
+    from wheeldoctor.repair.steps import RECORD_INSTALLERS, untrusted, uv_pip
 
     active = duplicate.active
     commands: dict[str, str | None] = {}
@@ -170,13 +160,8 @@ def removal_elsewhere(duplicate: Duplicate, env: Environment) -> dict[str, str |
         if dist.location == active.location or dist.system_managed:
             continue  # a system package's copy under a venv's own: the layering such a venv is made for
         known = (dist.installer or "").lower() in RECORD_INSTALLERS
-        argv = _uv("uninstall", env.python, "--target", dist.location, "--", duplicate.name) if known else None
+        argv = uv_pip("uninstall", env.python, "--target", dist.location, "--", duplicate.name) if known else None
         command = shlex.join(argv) if argv is not None else None
         if dist.location not in commands or command is None:
             commands[dist.location] = command
     return commands
-
-
-def _uv(verb: str, python: str | None, *rest: str) -> tuple[str, ...]:
-    target = ("--python", python) if python else ()
-    return ("uv", "pip", verb, *target, *rest)

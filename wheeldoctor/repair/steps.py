@@ -208,6 +208,12 @@ def _unnamed_step(dist: InstalledDistribution, tool: Tool) -> RepairStep:
     return RepairStep(manager=tool, argv=("dpkg", "-S", metadata), package=None, note=note)
 
 
+def uv_pip(verb: str, python: str | None, *rest: str) -> tuple[str, ...]:
+    """``uv pip VERB [--python PYTHON] REST...``."""
+    target = ("--python", python) if python else ()
+    return ("uv", "pip", verb, *target, *rest)
+
+
 def reaching(dist: InstalledDistribution, env: Environment) -> str | None:
     """``env``'s interpreter when its pip installs where ``dist`` lies, else None (aim at the directory).
 
@@ -409,9 +415,9 @@ def uninstall_command(dist: InstalledDistribution, env: Environment) -> Command:
     if untrusted(dist) is not None:
         return Command("uv" if uv else "pip", ())
     if python is None:
-        return Command("uv", ("uv", "pip", "uninstall", "--target", dist.location, "--", dist.name))
+        return Command("uv", uv_pip("uninstall", None, "--target", dist.location, "--", dist.name))
     if uv:
-        return Command("uv", with_override(("uv", "pip", "uninstall", "--python", python, "--", dist.name), env))
+        return Command("uv", with_override(uv_pip("uninstall", python, "--", dist.name), env))
     return Command("pip", with_override((*pip_runner(env), "uninstall", "-y", "--", dist.name), env))
 
 
