@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from wheeldoctor.formats.names import same_version
 from wheeldoctor.judge.locked import (
     Installed,
     LockVerdict,
@@ -49,8 +50,6 @@ def against_lock(
     groups: Sequence[str] | None = None,
 ) -> LockedEnvironment:
     """Read the lock for ``env``'s interpreter, fetch the RECORDs, and put the locked wheels' claims in place."""
-    from packaging.version import Version
-
     from wheeldoctor.commands.lock import fetch_selected, lock_target, not_judged
     from wheeldoctor.formats.lock import read_lock
     from wheeldoctor.formats.lock_fetched import summarize
@@ -74,11 +73,7 @@ def against_lock(
         here.extend(item.findings)
         if item.record is None or item.dist_info is None or dist.record is None:
             continue  # a broken locked wheel: no reference; the installed RECORD is verified as usual
-        try:
-            same = package.version is None or Version(package.version) == Version(dist.version)
-        except ValueError:  # InvalidVersion, or digits past int()'s limit
-            same = package.version == dist.version
-        if not same:
+        if package.version is not None and not same_version(package.version, dist.version):
             continue  # another version: its RECORD is not this wheel's
         claims = lock_claims(dist.record, item.record, item.dist_info)
         here.extend(claims.findings)
@@ -115,19 +110,12 @@ def _would_install(lock: Lock, fetched: Sequence[FetchedRecord], env: Environmen
     wanted = []
     for item in fetched:
         package = selected.get(id(item.wheel))
-        dist = env.find(package.name) if package is not None else None
-        if package is not None and (dist is None or not _same_version(package.version, dist.version)):
+        if package is None:
+            continue
+        dist = env.find(package.name)
+        if dist is None or (package.version is not None and not same_version(package.version, dist.version)):
             wanted.append(item)
     return wanted
-
-
-def _same_version(locked: str | None, installed: str) -> bool:
-    from packaging.version import Version
-
-    try:
-        return locked is None or Version(locked) == Version(installed)
-    except ValueError:  # InvalidVersion, or digits past int()'s limit
-        return locked == installed
 
 
 def _sources(packages: Sequence[LockedPackage]) -> dict[str, LockedSource]:

@@ -37,3 +37,13 @@ def unsafe_words(name: str, version: str | None = None) -> str | None:
     if len(_FIT) < _FIT_MOST:
         _FIT.add((name, version))
     return None
+
+
+def same_version(first: str, second: str) -> bool:
+    """Whether two versions are one by PEP 440 (``1.0`` is ``1.0.0``); as text where either is not one."""
+    from packaging.version import Version
+
+    try:
+        return Version(first) == Version(second)
+    except ValueError:  # InvalidVersion, or digits past int()'s limit
+        return first == second

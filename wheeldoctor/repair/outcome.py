@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from wheeldoctor.formats.names import same_version
 from wheeldoctor.judge.clash import ClashPair, Relation
 from wheeldoctor.judge.deps import DependencyConflict
 from wheeldoctor.judge.duplicates import Duplicate
@@ -193,7 +194,7 @@ def step_problem(step: FixStep, before: Sequence[Seen], after: Sequence[Seen], o
         why = f"{len(after)} dist-infos of {where} afterwards, not one"
     elif step.restores:
         found = after[0]
-        if not _same_version(found.version, step.version):
+        if found.version is None or not same_version(found.version, step.version):
             why = f"{found.path} is {found.version}, not {step.version}"
         elif found.record is not None and any(b.path == found.path and b.record == found.record for b in before):
             why = f"nothing was installed: {found.path}/RECORD was not written again"
@@ -201,14 +202,3 @@ def step_problem(step: FixStep, before: Sequence[Seen], after: Sequence[Seen], o
         return None
     said = next((line.strip() for line in output if any(s in line.lower() for s in _IDLE_SIGNS)), None)
     return f"{step.tool} exited 0, but {why}" + (f" ({step.tool} said: {said})" if said else "")
-
-
-def _same_version(found: str | None, wanted: str) -> bool:
-    from packaging.version import InvalidVersion, Version
-
-    if found is None:
-        return False
-    try:
-        return Version(found) == Version(wanted)
-    except InvalidVersion:
-        return found == wanted
