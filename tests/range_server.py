@@ -66,6 +66,11 @@ class RangeIndex:
     def file_url(self, filename: str) -> str:
         return f"{self.url}/files/{filename}"
 
+    def pinned_url(self, filename: str) -> str:
+        """:meth:`file_url` with the file's sha256 as its fragment, as a repair from a lock names it."""
+        digest = hashlib.sha256((self.directory / filename).read_bytes()).hexdigest()
+        return f"{self.file_url(filename)}#sha256={digest}"
+
     def wheel_requests(self) -> list[Served]:
         return [s for s in self.log if "/files/" in s.path]
 

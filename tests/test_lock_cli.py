@@ -123,7 +123,7 @@ def test_check_lock_passes_a_synced_venv_and_catches_a_rewritten_record(index: R
     validate(document)  # the JSON Schema names fetched and the lock's codes
     [alpha] = [d for d in document["distributions"] if d["name"] == "alpha"]
     assert "WD084" in {f["code"] for f in alpha["findings"]}
-    locked_alpha = f"alpha @ {index.file_url('alpha-1.0-py3-none-any.whl')}"  # the locked wheel, not a name
+    locked_alpha = f"alpha @ {index.pinned_url('alpha-1.0-py3-none-any.whl')}"  # the locked wheel, not a name
     assert alpha["repair"]["argv"][-4:] == ["alpha", "--no-deps", "--", locked_alpha]
     code, document = cli_json("doctor", "--python", venv.python, "--lock", lock)
     assert code == 1 and document["fetched"]["by_source"] == {"cache": 3}
@@ -150,7 +150,7 @@ def test_check_lock_names_another_version_and_an_unlocked_distribution(index: Ra
     assert repairs["tomli"]["argv"] == uninstall  # a reinstall would keep it unlocked
     assert repairs["tomli"]["note"] == "not in the lock: uninstall it, or accept WD083 for it by a rule"
     # The lock's wheel (so its version), not the installed 1.16.0
-    assert repairs["six"]["argv"][-1] == f"six @ {index.file_url('six-1.17.0-py3-none-any.whl')}"
+    assert repairs["six"]["argv"][-1] == f"six @ {index.pinned_url('six-1.17.0-py3-none-any.whl')}"
 
 
 def test_a_distribution_the_lock_lacks_is_not_called_broken(index: RangeIndex, tmp_path: Path) -> None:
@@ -418,9 +418,9 @@ def test_fix_lock_reinstalls_the_locked_versions_and_a_recheck_passes(index: Ran
     assert found.returncode == 1, found.stdout + found.stderr
     uv = f"uv pip install --python {venv.python}"
     # Each from the locked wheel's URL (uv's pylock names no index): the lock's bytes, and the lock's version.
-    alpha = index.file_url("alpha-1.0-py3-none-any.whl")
+    alpha = index.pinned_url("alpha-1.0-py3-none-any.whl")  # its bytes pinned: the installers check the fragment
     assert f"Tip: {uv} --reinstall-package alpha --no-deps -- 'alpha @ {alpha}'" in found.stdout
-    six = index.file_url("six-1.17.0-py3-none-any.whl")
+    six = index.pinned_url("six-1.17.0-py3-none-any.whl")
     assert f"Tip: {uv} --reinstall-package six --no-deps -- 'six @ {six}'" in found.stdout  # not 1.16.0
 
     nowhere = "http://127.0.0.1:9/simple"  # the installers' own index: never asked

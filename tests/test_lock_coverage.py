@@ -249,7 +249,8 @@ def test_repairs_take_each_package_from_its_locked_source(index: RangeIndex, tmp
     found = run_cli("check", "--all", "--python", python, "--lock", lock)
     assert found.returncode == 1, found.stdout + found.stderr
     uv = f"uv pip install --python {python}"
-    assert f"Tip: {uv} --reinstall-package alpha --no-deps --index-url={index.simple} -- alpha==1.0" in found.stdout
+    only = f"--index-url={index.simple} --only-binary=:all:"  # the lock's index alone, and a wheel: never a build
+    assert f"Tip: {uv} --reinstall-package alpha --no-deps {only} -- alpha==1.0" in found.stdout
     assert f"Tip: {uv} --reinstall-package beta --no-deps -- {beta}" in found.stdout
     nowhere = {**UV_ENV, "UV_INDEX_URL": "http://127.0.0.1:9/simple", "PIP_INDEX_URL": "http://127.0.0.1:9/simple"}
     fixed = run_cli("fix", "--all", "--python", python, "--lock", lock, "--yes", env=nowhere)
@@ -283,6 +284,25 @@ def test_a_locked_source_enters_a_command_only_when_its_words_are_safe(
     index_url: str | None, path: str | None, url: str | None, expected: LockedSource | None
 ) -> None:
     assert locked_source(index_url, path, url) == expected
+
+
+_LOCKED_URL = "https://e.org/x-1.0-py3-none-any.whl#md5=00"
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    ("sha256", "wheel"),
+    [
+        ("ab" * 32, "https://e.org/x-1.0-py3-none-any.whl#sha256=" + "ab" * 32),
+        ("AB" * 32, _LOCKED_URL),  # as locked: lower-case hex only
+        ("ab" * 31, _LOCKED_URL),
+        ("ab" * 31 + "&x", _LOCKED_URL),
+        (None, _LOCKED_URL),
+    ],
+)
+def test_a_locked_wheels_url_carries_the_locks_sha256_for_the_installer(sha256: str | None, wheel: str) -> None:
+    """pip and uv check a ``#sha256=`` fragment before installing: the reinstall is of the very bytes locked."""
+    assert locked_source(None, None, _LOCKED_URL, sha256) == LockedSource(wheel=wheel)
 
 
 def test_check_lock_settles_unchanged_files_from_the_verification_cache(index: RangeIndex, tmp_path: Path) -> None:

@@ -330,7 +330,7 @@ def test_fix_lock_installs_nothing_when_the_lock_would_bring_a_failing_hook(tmp_
         )
         installers = {**UV_ENV, "UV_INDEX_URL": index.simple, "PIP_INDEX_URL": index.simple}
         planned = run_cli("fix", "--all", "--python", venv.python, "--lock", lock, "--dry-run", env=installers)
-        assert "litellm-1.82.8-py3-none-any.whl'" in planned.stdout  # the plan would reinstall the locked wheel
+        assert "litellm-1.82.8-py3-none-any.whl#sha256=" in planned.stdout  # the plan would reinstall the locked wheel
         fixed = run_cli("fix", "--all", "--python", venv.python, "--lock", lock, "--yes", env=installers)
     assert fixed.returncode == 2, fixed.stdout + fixed.stderr
     assert "start-up hook(s) that fail (litellm-1.82.8-py3-none-any.whl/litellm_init.pth): nothing was run" in (

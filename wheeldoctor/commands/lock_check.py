@@ -126,7 +126,7 @@ def _sources(packages: Sequence[LockedPackage]) -> dict[str, LockedSource]:
         if wheel is None:
             continue
         url = wheel.url if wheel.url is not None and not wheel.url.lower().startswith("file:") else None
-        source = locked_source(package.index, wheel.path, url)
+        source = locked_source(package.index, wheel.path, url, wheel.sha256)
         if source is not None:
             sources[str(package.name)] = source
     return sources

@@ -256,12 +256,16 @@ def locked_pin(name: str, version: str | None) -> tuple[str, str] | None:
     return str(canonical), version
 
 
-def locked_source(index: str | None, wheel_path: str | None, wheel_url: str | None) -> LockedSource | None:
+def locked_source(
+    index: str | None, wheel_path: str | None, wheel_url: str | None, sha256: str | None = None
+) -> LockedSource | None:
     """Where a reinstall takes a locked package from, when the lock's words are safe for a command line.
 
     The lock is hostile like any file read: an index or wheel URL must be http(s) with a host
-    and no space or control character, a path absolute and printable. The wheel itself wins
-    over the index (it is the exact locked file); None when neither may be used.
+    and no space or control character, a path absolute and printable. In order: the wheel's
+    path (the exact locked file), the index alone (asked for a wheel only, never a source
+    build), the wheel's URL (with the lock's sha256 as its ``#sha256=`` fragment, which pip and
+    uv check before installing); None when none may be used.
     """
     import urllib.parse
 
@@ -278,9 +282,12 @@ def locked_source(index: str | None, wheel_path: str | None, wheel_url: str | No
         return LockedSource(wheel=wheel_path)
     if safe_url(index) is not None:
         return LockedSource(index=index)
-    if safe_url(wheel_url) is not None:
-        return LockedSource(wheel=wheel_url)
-    return None
+    url = safe_url(wheel_url)
+    if url is None:
+        return None
+    if sha256 is not None and len(sha256) == 64 and all(c in "0123456789abcdef" for c in sha256):
+        url = f"{url.partition('#')[0]}#sha256={sha256}"
+    return LockedSource(wheel=url)
 
 
 def _installer_words(dist: InstalledDistribution, env: Environment) -> tuple[str, list[str]]:
@@ -295,7 +302,7 @@ def _installer_words(dist: InstalledDistribution, env: Environment) -> tuple[str
     if source is not None and source.wheel is not None:
         spec = source.wheel if source.wheel.startswith("/") else f"{dist.name} @ {source.wheel}"
     elif source is not None and source.index is not None:
-        index = [f"--index-url={source.index}"]
+        index = [f"--index-url={source.index}", "--only-binary=:all:"]  # the locked file is a wheel: never a build
     python = reaching(dist, env)
     uv = (dist.installer or "").lower() == "uv"
     if python is None:
