@@ -433,6 +433,22 @@ def test_fix_lock_reinstalls_the_locked_versions_and_a_recheck_passes(index: Ran
     assert again.returncode == 0, again.stdout + again.stderr
 
 
+def test_fix_lock_installs_nothing_but_the_locked_bytes(index: RangeIndex, tmp_path: Path) -> None:
+    """The server swaps the locked wheel after the check: the installer refuses it by the lock's sha256."""
+    lock = _pylock(index, tmp_path, "alpha")
+    venv = _synced(index, tmp_path, lock)
+    tampered = API + b"import os; os.system('id')\n"
+    _rewrite(venv, "alpha", "alpha/api.py", tampered)
+    assert run_cli("check", "--all", "--python", venv.python, "--lock", lock).returncode == 1
+    swapped = {"alpha/__init__.py": b"", "alpha/api.py": b"SWAPPED = 1\n"}
+    build_wheel(index.directory, "alpha", "1.0", swapped, requires=["beta>=2"])
+    nowhere = "http://127.0.0.1:9/simple"
+    installers = {**UV_ENV, "UV_INDEX_URL": nowhere, "PIP_INDEX_URL": nowhere}
+    fixed = run_cli("fix", "--all", "--python", venv.python, "--lock", lock, "--yes", env=installers)
+    assert fixed.returncode != 0, fixed.stdout + fixed.stderr
+    assert (venv.site_packages / "alpha" / "api.py").read_bytes() != b"SWAPPED = 1\n"
+
+
 def test_fix_lock_needs_all(tmp_path: Path) -> None:
     done = run_cli("fix", "alpha", "--lock", tmp_path / "pylock.toml", "--dry-run")
     assert done.returncode == 2
