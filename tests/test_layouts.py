@@ -233,6 +233,20 @@ def test_an_interrupted_upgrade_keeps_the_version_whose_files_are_there(installe
     assert cli_json("check", "--all", "--python", venv.python)[0] == 0
 
 
+@pytest.mark.parametrize("installer", ["pip", "uv"])
+def test_a_clean_up_whose_install_cannot_be_had_removes_nothing(installer: str, tmp_path: Path) -> None:
+    """Its uninstalls would leave no dist-info and no files if the install then failed: it is tried first, dry."""
+    venv, wheels = _interrupted_upgrade(tmp_path, installer)
+    (wheels / "sixish-1.17-py3-none-any.whl").unlink()  # the kept version is nowhere to be had
+    before = sorted(p.name for p in venv.site_packages.iterdir())
+    done = run_cli("fix", "--all", "--yes", "--python", venv.python, env=offline(wheels))
+    assert done.returncode == 1, done.stdout + done.stderr
+    if installer == "pip":  # uv's one step resolves before it removes anything: pip's uninstalls do not
+        assert "so its clean-up did not start: nothing was removed" in done.stdout, done.stdout
+    assert sorted(p.name for p in venv.site_packages.iterdir()) == before
+    assert _imported(venv).split()[0] == "1.17"
+
+
 def test_an_ignore_installed_downgrade_is_reported_by_check_all(tmp_path: Path) -> None:
     """``pip install --ignore-installed X==old`` over X new: the files are old's, new's dist-info stays behind."""
     wheels = tmp_path / "wheels"

@@ -214,8 +214,16 @@ def run_plan(planned: FixPlan, sink: StepSink) -> tuple[StepResult, ...]:
 def run_steps(steps: Sequence[FixStep], sink: StepSink) -> tuple[StepResult, ...]:
     """:func:`run_plan`'s loop, on the steps alone."""
     results: list[StepResult] = []
+    tried: set[str] = set()
     for number, step in enumerate(steps, 1):
         sink.start(number, step)
+        why = None if step.group in tried else _cannot_restore(step, steps[number:])
+        tried.add(step.group)
+        if why is not None:  # nothing removed yet: stop here, the group's install is not rolled forward
+            results.append(StepResult(step=step, status=StepStatus.FAILED, error=why))
+            sink.end(number, results[-1])
+            results.extend(StepResult(step=rest, status=StepStatus.NOT_RUN) for rest in steps[number:])
+            break
         result = _run_step(step, sink)
         sink.end(number, result)
         results.append(result)
@@ -231,6 +239,33 @@ def run_steps(steps: Sequence[FixStep], sink: StepSink) -> tuple[StepResult, ...
                 results.append(again)
             break
     return tuple(results)
+
+
+def _cannot_restore(first: FixStep, rest: Sequence[FixStep]) -> str | None:
+    """Why the install that ends ``first``'s group would fail, tried dry before its uninstalls remove anything.
+
+    A clean-up removes every dist-info, then installs the kept version: were that version not
+    to be had (offline, a private build, a yanked file), the group would leave no files. The
+    installer's ``--dry-run`` resolves and fetches it and changes nothing; an installer too old
+    to know the option is not asked.
+    """
+    install = _forward(first, rest) if first.kind is StepKind.UNINSTALL else None
+    if install is None or "install" not in install.argv:
+        return None
+    at = install.argv.index("install") + 1
+    argv = [_program(install.argv[0]), *install.argv[1:at], "--dry-run", *install.argv[at:]]
+    try:
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, check=False, timeout=600)
+    except (OSError, subprocess.TimeoutExpired):
+        return None  # as the step itself would find it: said when it runs
+    said = (done.stdout + done.stderr).decode("utf-8", "replace")
+    if done.returncode == 0 or "no such option: --dry-run" in said:
+        return None
+    last = next((line.strip() for line in reversed(said.splitlines()) if line.strip()), "")
+    return (
+        f"{install.name} {install.version} cannot be installed ({install.tool}'s dry run: {last}), "
+        "so its clean-up did not start: nothing was removed"
+    )
 
 
 def _forward(failed: FixStep, rest: Sequence[FixStep]) -> FixStep | None:
