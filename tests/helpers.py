@@ -659,3 +659,19 @@ def fail_in_children(monkeypatch: Any, owner: object, name: str) -> None:
         return real(*args, **kwargs)
 
     monkeypatch.setattr(owner, name, failing)
+
+
+def offline(wheels: Path) -> dict[str, str]:
+    """pip and uv, as ``fix`` runs them (those beside this interpreter), find wheels in ``wheels`` only;
+    the machine's pip and uv config is ignored."""
+    return {
+        "PIP_CONFIG_FILE": os.devnull,
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": str(wheels),
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        "UV_NO_CONFIG": "1",
+        "UV_OFFLINE": "1",
+        "UV_FIND_LINKS": str(wheels),
+        "UV_PYTHON_DOWNLOADS": "never",
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }

@@ -19,25 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import Venv, build_wheel, make_venv, pip_install, record_hash, run_checked, run_cli, uv_install
+from helpers import Venv, build_wheel, make_venv, offline, pip_install, record_hash, run_checked, run_cli, uv_install
 
 #: No index on this machine answers here: connection refused at once.
 UNREACHABLE = "http://127.0.0.1:9/simple"
-
-
-def offline(wheels: Path) -> dict[str, str]:
-    """pip and uv (as fix runs them) find wheels in ``wheels`` only; the machine's pip config is ignored."""
-    return {
-        "PIP_CONFIG_FILE": os.devnull,
-        "PIP_NO_INDEX": "1",
-        "PIP_FIND_LINKS": str(wheels),
-        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
-        "UV_NO_CONFIG": "1",
-        "UV_OFFLINE": "1",
-        "UV_FIND_LINKS": str(wheels),
-        "UV_PYTHON_DOWNLOADS": "never",
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-    }
 
 
 def unreachable() -> dict[str, str]:

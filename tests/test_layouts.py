@@ -16,7 +16,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import Venv, build_wheel, cli_json, find_uv, make_venv, pip_install, run_checked, run_cli, uv_install
+from helpers import (
+    Venv,
+    build_wheel,
+    cli_json,
+    find_uv,
+    make_venv,
+    offline,
+    pip_install,
+    run_checked,
+    run_cli,
+    uv_install,
+)
 from packaging.utils import canonicalize_name
 
 SYSTEM_PYTHON = Path("/usr/bin/python3")
@@ -152,21 +163,6 @@ def test_a_pipx_app_is_intact_its_shebang_flag_named_and_nothing_more_passes(tmp
 
 
 # -- stale dist-infos: whose files are on disk decides; check, deps, doctor and fix agree -------------
-
-
-def offline(wheels: Path) -> dict[str, str]:
-    """pip and uv, as fix runs them, find wheels in ``wheels`` only; the machine's pip config is ignored."""
-    return {
-        "PIP_CONFIG_FILE": os.devnull,
-        "PIP_NO_INDEX": "1",
-        "PIP_FIND_LINKS": str(wheels),
-        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
-        "UV_NO_CONFIG": "1",
-        "UV_OFFLINE": "1",
-        "UV_FIND_LINKS": str(wheels),
-        "UV_PYTHON_DOWNLOADS": "never",
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-    }
 
 
 def _sixish(wheels: Path, version: str) -> Path:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import marshal
-import os
 import shutil
 import sys
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import build_wheel, make_venv, pip_install, run_cli, uv_install
+from helpers import build_wheel, make_venv, offline, pip_install, run_cli, uv_install
 from variants import Wheels, build_variant_wheels
 
 REPO = Path(__file__).resolve().parent.parent
@@ -44,21 +43,6 @@ def validate(document: dict[str, Any]) -> None:
     validator = jsonschema.Draft202012Validator(schema(), format_checker=jsonschema.FormatChecker())
     errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
     assert not errors, "\n".join(f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in errors)
-
-
-def offline(wheels: Path) -> dict[str, str]:
-    """pip and uv find wheels in ``wheels`` only (fix's plan names them; a dry run runs none)."""
-    return {
-        "PIP_CONFIG_FILE": os.devnull,
-        "PIP_NO_INDEX": "1",
-        "PIP_FIND_LINKS": str(wheels),
-        "UV_NO_CONFIG": "1",
-        "UV_OFFLINE": "1",
-        "UV_FIND_LINKS": str(wheels),
-        "UV_PYTHON_DOWNLOADS": "never",
-        # fix runs the uv and pip beside this interpreter
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-    }
 
 
 @dataclass(frozen=True)
