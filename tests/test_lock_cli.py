@@ -85,7 +85,10 @@ def _rewrite(venv: Venv, name: str, path: str, data: bytes) -> None:
     record.write_text("\n".join(rows) + "\n")
 
 
-def test_check_lock_passes_a_synced_venv_and_catches_a_rewritten_record(index: RangeIndex, tmp_path: Path) -> None:
+def test_check_lock_passes_a_synced_venv_and_catches_a_rewritten_record(
+    index: RangeIndex, tmp_path: Path, cache_dir: Path
+) -> None:
+    """With a cache of its own: another test's identical wheel (the same sha256) must not answer from the cache."""
     lock = _pylock(index, tmp_path, "alpha", "six==1.17.0")
     venv = _synced(index, tmp_path, lock)
     index.clear()

@@ -20,7 +20,9 @@ from wheeldoctor.repair.steps import locked_source
 
 UV_ENV = {"UV_LINK_MODE": "copy", "UV_NO_PROGRESS": "1", "UV_PYTHON_DOWNLOADS": "never"}
 HERE = f"{sys.version_info[0]}.{sys.version_info[1]}"
-TARGET_310 = ("--python-version", "3.10", "--platform", "manylinux_2_28_x86_64")
+#: A target one minor below this interpreter: under any lock whose requires-python is >= HERE.
+BELOW = f"{sys.version_info[0]}.{sys.version_info[1] - 1}"
+TARGET_BELOW = ("--python-version", BELOW, "--platform", "manylinux_2_28_x86_64")
 
 
 @pytest.fixture
@@ -63,15 +65,15 @@ def test_a_target_below_the_locks_requires_python_is_refused_naming_the_rule(ind
     uv_lock, pylock = project / "uv.lock", _exported(project)
     here = run_cli("wheels", "--lock", uv_lock, "--python", sys.executable)
     assert here.returncode == 0, here.stdout + here.stderr
-    old = run_cli("wheels", "--lock", uv_lock, *TARGET_310)
+    old = run_cli("wheels", "--lock", uv_lock, *TARGET_BELOW)
     assert old.returncode == 2, old.stdout + old.stderr
     assert old.stderr.splitlines() == [
-        f"error: requires-python: the lock is for Python >={HERE}; the target is Python 3.10.0"
+        f"error: requires-python: the lock is for Python >={HERE}; the target is Python {BELOW}.0"
     ]
-    exported = run_cli("wheels", "--lock", pylock, *TARGET_310)
+    exported = run_cli("wheels", "--lock", pylock, *TARGET_BELOW)
     assert exported.returncode == 2, exported.stdout + exported.stderr
     [line] = exported.stderr.splitlines()
-    assert line.startswith("error: requires-python: ") and "3.10.0" in line
+    assert line.startswith("error: requires-python: ") and f"{BELOW}.0" in line
 
 
 def test_a_target_outside_the_locks_environments_is_refused_naming_the_rule(index: RangeIndex, tmp_path: Path) -> None:

@@ -122,7 +122,9 @@ def membership(lock: Lock, installed: Sequence[Installed], seeds: frozenset[str]
                 )
             )
     return Membership(
-        findings={k: tuple(v) for k, v in found.items() if v}, missing=tuple(missing), seeded=tuple(seeded)
+        findings={k: tuple(v) for k, v in found.items() if v},
+        missing=tuple(missing),
+        seeded=tuple(sorted(seeded, key=lambda d: d.name)),
     )
 
 
