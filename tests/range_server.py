@@ -18,7 +18,6 @@ import hashlib
 import html
 import re
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -220,7 +219,8 @@ def drip(every: float, *, headers: bool = False) -> Lie:
                 raise OSError("all sent")
             handler.wfile.write(text[i : i + 1])
             handler.wfile.flush()
-            time.sleep(every)
+            if getattr(handler.server, "stopping", threading.Event()).wait(every):
+                raise OSError("the server is closing")
 
         return _until_closed(one)
 
@@ -255,12 +255,19 @@ def range_index(directory: Path) -> Iterator[RangeIndex]:
     index = RangeIndex(directory)
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(index))
     server.daemon_threads = True
+    server.stopping = threading.Event()  # read by drip(): a wait it ends at once
     index.port = server.server_address[1]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
         yield index
     finally:
+        server.stopping.set()  # a drip wakes at once and ends
         server.shutdown()
         server.server_close()
         thread.join()
+        # No request's thread outlives the block (each ends once its client is gone): a test after it
+        # that forks must find this process single-threaded again.
+        for other in threading.enumerate():
+            if "process_request_thread" in other.name:
+                other.join(timeout=10)

@@ -69,6 +69,7 @@ def measured(*args: str | Path, timeout: float = 120) -> Measured:
             child.wait()
         finally:
             timer.cancel()
+            timer.join()  # gone before the next test: one that forks needs this process single-threaded
         wall = time.monotonic() - started
         if child.returncode == -signal.SIGKILL or not report.exists():
             pytest.fail(f"no answer within {timeout} s")
