@@ -85,10 +85,9 @@ def test_a_50_gib_sparse_file_is_judged_by_its_size_unread(tmp_path: Path, sized
     if sized:
         assert result.returncode == 1
         assert "WD085" in result.stdout and f"expected 1234 bytes, found {50 << 30} bytes" in result.stdout
-    else:  # a wheel that cannot be had is a finding of its own (WD086), the run goes on
-        assert result.returncode == 1
-        assert "WD086" in result.stdout
-        assert f"{50 << 30} bytes, more than {2 << 30} (a wheel read whole)" in result.stdout
+    else:  # a wheel that cannot be had (WD086), and the lock's only one: nothing judged, exit 2 with the reason
+        assert result.returncode == 2
+        assert f"{50 << 30} bytes, more than {2 << 30} (a wheel read whole)" in result.stderr
 
 
 def test_a_fifo_at_the_locked_path_is_not_waited_on(tmp_path: Path) -> None:
@@ -98,5 +97,5 @@ def test_a_fifo_at_the_locked_path_is_not_waited_on(tmp_path: Path) -> None:
     lock = write_pylock(folder / "pylock.toml", Entry(wheel, path=wheel.name, size=10, sha256="2" * 64))
     done = run_cli("wheels", "--lock", lock, *TARGET)
     no_traceback(done)
-    assert done.returncode == 1  # a finding of its own (WD086), the run goes on
-    assert "WD086" in done.stdout and "no such wheel file, and the lock gives no URL" in done.stdout
+    assert done.returncode == 2  # the lock's only wheel cannot be had (WD086): nothing judged
+    assert "no such wheel file, and the lock gives no URL" in done.stderr

@@ -60,12 +60,20 @@ def fetch_selected(lock: Lock, fetcher: Fetcher, progress: Progress | None = Non
     """The RECORD of every wheel the lock selects, in the lock's order; a local one only from the lock's folder.
 
     A wheel that cannot be had is a finding of its own (WD086); the others are still fetched.
+    When none can be had (the index unreachable, say), nothing was judged against the lock: the
+    run could not be made, which is exit 2, not a problem found in the environment.
     """
     import os
 
+    from wheeldoctor.fetch.remote import FetchError
+
     wheels = [p.selected for p in lock.packages if p.selected is not None]
     lock_dir = os.path.dirname(os.path.abspath(lock.path))
-    return fetcher.fetch_all(wheels, progress, lock_dir=lock_dir, keep_going=True)
+    fetched = fetcher.fetch_all(wheels, progress, lock_dir=lock_dir, keep_going=True)
+    if fetched and all(r.source == "failed" for r in fetched):
+        why = next((f.message for f in fetched[0].findings), "")
+        raise FetchError(f"none of the lock's {len(fetched)} wheel(s) could be had; {fetched[0].wheel.filename}: {why}")
+    return fetched
 
 
 def run_wheels_lock(
