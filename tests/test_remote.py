@@ -11,7 +11,8 @@ import pytest
 from helpers import WheelFactory, build_wheel
 from range_server import range_index
 
-from wheeldoctor.fetch.remote import TAIL_BYTES, Fetcher, FetchError
+from wheeldoctor.fetch.remote import TAIL_BYTES, Fetcher
+from wheeldoctor.fetch.wheel_read import FetchError
 from wheeldoctor.formats.lock_model import LockedWheel, locked_wheel
 from wheeldoctor.formats.record import decode_record
 from wheeldoctor.model.credentials import redact

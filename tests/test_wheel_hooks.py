@@ -26,7 +26,8 @@ from range_server import RangeIndex, range_index
 from test_known_hooks import SURVEY
 from test_schema import validate
 
-from wheeldoctor.fetch.remote import Fetcher, read_local
+from wheeldoctor.fetch.remote import Fetcher
+from wheeldoctor.fetch.wheel_read import read_local
 from wheeldoctor.formats.lock_model import locked_wheel
 from wheeldoctor.formats.wheel_hooks import HOOK_COUNT, hook_kind, site_relative
 from wheeldoctor.formats.wheelfile import hook_of, read_wheel

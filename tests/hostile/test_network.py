@@ -16,8 +16,9 @@ import pytest
 from helpers import WheelFactory
 from range_server import answer, drip, endless, range_index, redirect
 
-from wheeldoctor.fetch import remote
-from wheeldoctor.fetch.remote import Fetcher, FetchError
+from wheeldoctor.fetch import remote, wheel_read
+from wheeldoctor.fetch.remote import Fetcher
+from wheeldoctor.fetch.wheel_read import FetchError
 from wheeldoctor.formats.lock_model import LockedWheel, locked_wheel
 from wheeldoctor.model.findings import Code
 
@@ -57,7 +58,7 @@ def test_endless_bodies_for_wheels_without_size_stop_at_the_runs_cap(
 def test_an_endless_body_asked_for_without_a_size_stops_at_the_wheels_cap(
     built: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(remote, "UNSIZED_LIMIT", 8 << 20)
+    monkeypatch.setattr(wheel_read, "UNSIZED_LIMIT", 8 << 20)
     with range_index(built.parent) as index:
         index.lie = endless
         with pytest.raises(FetchError) as caught:

@@ -65,7 +65,7 @@ def fetch_selected(lock: Lock, fetcher: Fetcher, progress: Progress | None = Non
     """
     import os
 
-    from wheeldoctor.fetch.remote import FetchError
+    from wheeldoctor.fetch.wheel_read import FetchError
 
     wheels = [p.selected for p in lock.packages if p.selected is not None]
     lock_dir = os.path.dirname(os.path.abspath(lock.path))

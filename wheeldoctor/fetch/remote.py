@@ -10,7 +10,7 @@ For each :class:`~wheeldoctor.formats.lock.LockedWheel`, in this order:
    directory, same trust rules as the verification cache);
 3. the lock's http(s) URL: the zip's tail (end record and, mostly, the central directory)
    by a suffix ``Range``, then only the ``.dist-info/RECORD`` and ``METADATA`` members and the
-   start-up hooks the wheel would install (:func:`read_hook_members`). A
+   start-up hooks the wheel would install (:mod:`wheeldoctor.fetch.wheel_read`). A
    server that ignores ``Range`` sends the whole wheel: it is then used (and hashed), and
    the result says so. A wheel small enough to come whole in the first answer is hashed too.
    ``verify_wheels`` downloads every wheel whole and checks its hash against the lock.
@@ -36,7 +36,6 @@ import base64
 import hashlib
 import json
 import os
-import stat
 import threading
 import urllib.parse
 import urllib.request
@@ -46,12 +45,23 @@ from dataclasses import replace
 from typing import IO, TYPE_CHECKING
 
 from wheeldoctor.fetch.sources import MIN_FETCH, FileSource, RangedSource, SourceError
-from wheeldoctor.formats import zip_members
+from wheeldoctor.fetch.wheel_read import (
+    CENTRAL_LIMIT,
+    MEMBER_LIMIT,
+    FetchError,
+    broken,
+    hash_finding,
+    mib,
+    read_local,
+    read_members,
+    read_whole,
+    size_finding,
+    unfetched,
+    whole_limit,
+)
 from wheeldoctor.formats.lock_fetched import FetchedRecord
-from wheeldoctor.formats.wheel_hooks import HOOK_BYTES, HOOK_COUNT, HOOK_SUFFIXES, HookBudget, HookMember
+from wheeldoctor.formats.wheel_hooks import HOOK_BYTES, HOOK_COUNT, HookMember
 from wheeldoctor.model.credentials import redact
-from wheeldoctor.model.errors import InputError
-from wheeldoctor.model.findings import Code, Finding, Kind
 
 if TYPE_CHECKING:
     from wheeldoctor.fetch.http import Client, Deadline
@@ -61,34 +71,17 @@ if TYPE_CHECKING:
 JOBS = 8
 #: The first, suffix range: most wheels' central directory fits in it.
 TAIL_BYTES = 256 << 10
-#: The largest central directory read (a wheel of 100,000 files has about 10 MiB).
-CENTRAL_LIMIT = 16 << 20
-#: The largest RECORD or METADATA member read, compressed or not.
-MEMBER_LIMIT = 16 << 20
 #: Most bytes read by range for one wheel (the tail, the central directory, RECORD, METADATA and the hooks).
 RANGED_LIMIT = TAIL_BYTES + CENTRAL_LIMIT + 2 * MEMBER_LIMIT + HOOK_BYTES + HOOK_COUNT * (MIN_FETCH + 4096) + (1 << 20)
-#: Largest wheel downloaded (or hashed) whole where the lock gives its size.
-DOWNLOAD_LIMIT = 8 << 30
-#: Largest wheel downloaded (or hashed) whole where the lock gives no size (a pip report, say).
-UNSIZED_LIMIT = 2 << 30
 #: Bytes of whole wheels one run takes from servers that ignore Range when --verify-wheels did not ask for them.
 UNASKED_LIMIT = 1 << 30
 #: RECORD, METADATA and start-up hook bytes kept for one run, over every wheel.
 KEPT_LIMIT = 256 << 20
 _CACHE_FORMAT = 2
 _CHUNK = 1 << 20
-_SUFFIXES = (b".dist-info/RECORD", b".dist-info/METADATA", *HOOK_SUFFIXES)
 
 Progress = Callable[[int, int, "LockedWheel"], None]
 """Called after each wheel: (done, total, wheel)."""
-
-
-class FetchError(InputError):
-    """A wheel's RECORD cannot be had (404, host unreachable, a bound passed); one line, no credential in it."""
-
-    def __init__(self, message: str, tip: str | None = None) -> None:
-        super().__init__(message)
-        self.tip = tip
 
 
 class Fetcher:
@@ -160,12 +153,12 @@ class Fetcher:
                             kept += _kept(future.result())
                             if kept > KEPT_LIMIT:
                                 self._abort(remaining)
-                                raise FetchError(f"the lock's RECORDs and METADATA pass {_mib(KEPT_LIMIT)}")
+                                raise FetchError(f"the lock's RECORDs and METADATA pass {mib(KEPT_LIMIT)}")
                             done += 1
                             if progress is not None:
                                 progress(done, len(wheels), wheels[index])
             if kept > KEPT_LIMIT:
-                raise FetchError(f"the lock's RECORDs and METADATA pass {_mib(KEPT_LIMIT)}")
+                raise FetchError(f"the lock's RECORDs and METADATA pass {mib(KEPT_LIMIT)}")
         finally:
             if self._client is not None:
                 self._client.close()
@@ -321,8 +314,8 @@ class Fetcher:
         """The whole wheel, hashed as it arrives into an unnamed temporary file, then its RECORD read from there."""
         assert wheel.url is not None
         with _Spool() as spool:
-            response = self.client().get(wheel.url, deadline=deadline, sink=spool.write, limit=_whole_limit(wheel))
-            result = _read_whole(wheel, spool.source(), spool.sha256(), "download")
+            response = self.client().get(wheel.url, deadline=deadline, sink=spool.write, limit=whole_limit(wheel))
+            result = read_whole(wheel, spool.source(), spool.sha256(), "download")
         return replace(result, fetched=response.received, requests=1, note=_moved(wheel.url, response.moved))
 
     def _by_range(self, wheel: LockedWheel, deadline: Deadline) -> FetchedRecord:
@@ -337,27 +330,27 @@ class Fetcher:
                     over = self._unasked > UNASKED_LIMIT
                 if over:
                     raise FetchError(
-                        f"{redact(url)}: the index ignores Range, and more than {_mib(UNASKED_LIMIT)} "
+                        f"{redact(url)}: the index ignores Range, and more than {mib(UNASKED_LIMIT)} "
                         "of whole wheels came this run",
                         tip="--verify-wheels downloads whole wheels on purpose (up to the sizes the lock gives)",
                     )
                 spool.write(chunk)
 
-            limit = min(_whole_limit(wheel), UNASKED_LIMIT)
+            limit = min(whole_limit(wheel), UNASKED_LIMIT)
             first = client.get(url, deadline=deadline, byte_range=TAIL_BYTES, sink=unasked, limit=limit)
             if first.status != 206:
                 note = f"{redact(url)}: the server ignored Range; the whole wheel ({first.received} bytes) came"
-                result = _read_whole(wheel, spool.source(), spool.sha256(), "download")
+                result = read_whole(wheel, spool.source(), spool.sha256(), "download")
                 return replace(result, fetched=first.received, requests=1, note=_joined(note, _moved(url, first.moved)))
         size = first.total if first.total is not None else len(first.body)
         if wheel.size is not None and size != wheel.size:
-            finding = _size_finding(wheel, size, "the index serves")
-            return _broken(wheel, "range", finding, fetched=first.received, requests=1)
+            finding = size_finding(wheel, size, "the index serves")
+            return broken(wheel, "range", finding, fetched=first.received, requests=1)
         whole = len(first.body) == size  # a small wheel: all of it came in the first answer
         if whole:
-            mismatch = _hash_finding(wheel, hashlib.sha256(first.body).hexdigest())
+            mismatch = hash_finding(wheel, hashlib.sha256(first.body).hexdigest())
             if mismatch is not None:
-                return _broken(wheel, "range", mismatch, fetched=first.received, requests=1)
+                return broken(wheel, "range", mismatch, fetched=first.received, requests=1)
         requests = [1]
         moved = [first.moved]
 
@@ -368,7 +361,7 @@ class Fetcher:
             return response.body
 
         source = RangedSource(size, fetch, (size - len(first.body), first.body), budget=RANGED_LIMIT)
-        result = _read_members(wheel, source, source="range", verified=whole and wheel.sha256 is not None)
+        result = read_members(wheel, source, source="range", verified=whole and wheel.sha256 is not None)
         hop = _moved(url, next((m for m in moved if m is not None), None))
         return replace(result, fetched=first.received + source.fetched, requests=requests[0], note=hop)
 
@@ -407,14 +400,6 @@ class _Spool:
         return FileSource(self._file.fileno(), self._size)
 
 
-def _mib(n: int) -> str:
-    return f"{n / (1 << 20):g} MiB"
-
-
-def _whole_limit(wheel: LockedWheel) -> int:
-    return min(wheel.size, DOWNLOAD_LIMIT) if wheel.size is not None else UNSIZED_LIMIT
-
-
 def _moved(url: str, host: str | None) -> str | None:
     """The note for a redirect that left the URL's host (the RECORD is then only as trusted as that host too)."""
     if host is None:
@@ -445,184 +430,3 @@ def _inside(path: str, folder: str) -> bool:
     """Whether ``path``, its links resolved, lies inside ``folder`` (its links resolved too)."""
     real, root = os.path.realpath(path), os.path.realpath(folder)
     return os.path.commonpath([real, root]) == root
-
-
-def read_local(wheel: LockedWheel, path: str) -> FetchedRecord:
-    """A local wheel file: its size compared with the lock's, then hashed against the lock, then its RECORD read.
-
-    Nothing is read of a file whose size is not the lock's, or that is larger than a whole
-    download may be; a FIFO or device is never opened for reading.
-    """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as e:
-        raise FetchError(f"{path}: cannot be read ({e.strerror or e})") from e
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise FetchError(f"{path}: not a regular file")
-        if wheel.size is not None and st.st_size != wheel.size:
-            return _broken(wheel, "local", _size_finding(wheel, st.st_size, "the file is"))
-        if st.st_size > _whole_limit(wheel):
-            raise FetchError(f"{path}: {st.st_size} bytes, more than {_whole_limit(wheel)} (a wheel read whole)")
-        source = FileSource(fd, st.st_size)
-        digest = hashlib.sha256()
-        for start in range(0, st.st_size, _CHUNK):
-            digest.update(source.read(start, min(st.st_size, start + _CHUNK)))
-        return _read_whole(wheel, source, digest.hexdigest(), "local")
-    except SourceError as e:
-        raise FetchError(f"{path}: {e}") from None
-    except OSError as e:
-        raise FetchError(f"{path}: cannot be read ({e.strerror or e})") from e
-    finally:
-        os.close(fd)
-
-
-def _read_whole(wheel: LockedWheel, source: FileSource, sha256: str, how: str) -> FetchedRecord:
-    """A wheel held whole: trusted when its hash is the lock's, then its RECORD read."""
-    mismatch = _hash_finding(wheel, sha256)
-    if mismatch is not None:
-        return _broken(wheel, how, mismatch)
-    return _read_members(wheel, source, source=how, verified=wheel.sha256 is not None)
-
-
-def unfetched(wheel: LockedWheel, why: str) -> FetchedRecord:
-    """A wheel that could not be had: a WD086 finding of its own, nothing to judge against."""
-    finding = Finding(
-        code=Code.LOCK_WHEEL_UNFETCHED,
-        kind=Kind.UNREADABLE,
-        path=wheel.filename,
-        message=f"the locked wheel cannot be had ({why}): not judged against the lock",
-    )
-    return _broken(wheel, "failed", finding)
-
-
-def _hash_finding(wheel: LockedWheel, found: str) -> Finding | None:
-    if wheel.sha256 is None or wheel.sha256 == found:
-        return None
-    return Finding(
-        code=Code.LOCK_HASH_MISMATCH,
-        kind=Kind.MODIFIED,
-        path=wheel.filename,
-        message="the wheel's sha256 differs from the lock: it is not trusted",
-        expected=f"sha256:{wheel.sha256}",
-        found=f"sha256:{found}",
-    )
-
-
-def _size_finding(wheel: LockedWheel, size: int, who: str) -> Finding:
-    return Finding(
-        code=Code.LOCK_HASH_MISMATCH,
-        kind=Kind.MODIFIED,
-        path=wheel.filename,
-        message=f"{who} a wheel whose size differs from the lock: it is not trusted, and not read",
-        expected=f"{wheel.size} bytes",
-        found=f"{size} bytes",
-    )
-
-
-def _broken(wheel: LockedWheel, source: str, finding: Finding, *, fetched: int = 0, requests: int = 0) -> FetchedRecord:
-    return FetchedRecord(
-        wheel=wheel,
-        record=None,
-        metadata=None,
-        dist_info=None,
-        source=source,
-        verified=False,
-        fetched=fetched,
-        requests=requests,
-        findings=(finding,),
-    )
-
-
-def _read_members(wheel: LockedWheel, file: FileSource | RangedSource, *, source: str, verified: bool) -> FetchedRecord:
-    """RECORD and METADATA out of the zip: the end record, the central directory, two members."""
-    try:
-        tail = file.read(max(0, file.size - zip_members.END_SEARCH), file.size)
-        place = zip_members.end_record(tail, file.size, limit=CENTRAL_LIMIT)
-        entries = zip_members.scan(file.read(place.offset, place.offset + place.size), place, _SUFFIXES)
-        records = zip_members.top_level(entries, ".dist-info/RECORD")
-        if len(records) != 1:
-            why = "no .dist-info/RECORD" if not records else f"{len(records)} RECORD files"
-            finding = Finding(
-                code=Code.NO_RECORD, kind=Kind.UNVERIFIABLE, path=wheel.filename, message=f"the locked wheel has {why}"
-            )
-            return _broken(wheel, source, finding)
-        dist_info = records[0].name.rpartition("/")[0]
-        metadata = [e for e in entries if e.name == f"{dist_info}/METADATA"]
-        for entry in (records[0], *metadata):
-            if entry.file_size > MEMBER_LIMIT or entry.compress_size > MEMBER_LIMIT:
-                finding = Finding(
-                    code=Code.RECORD_UNDECODABLE,
-                    kind=Kind.MALFORMED,
-                    path=entry.name,
-                    message=f"is too large to read from the wheel (more than {_mib(MEMBER_LIMIT)})",
-                )
-                return _broken(wheel, source, finding)
-        wanted = (records[0], *metadata[-1:])
-        _prefetch(file, wanted)
-        members = [zip_members.read_member(file.read, e, file.size, limit=MEMBER_LIMIT) for e in wanted]
-        hooks = read_hook_members(file, entries, dist_info)
-    except zip_members.ZipError as e:
-        finding = Finding(
-            code=Code.WHEEL_UNREADABLE,
-            kind=Kind.MALFORMED,
-            path=wheel.filename,
-            message=f"cannot be read as a wheel ({e})",
-        )
-        return _broken(wheel, source, finding)
-    return FetchedRecord(
-        wheel=wheel,
-        record=members[0],
-        metadata=members[1] if len(members) > 1 else None,
-        dist_info=dist_info,
-        source=source,
-        verified=verified,
-        hooks=hooks,
-    )
-
-
-def read_hook_members(
-    file: FileSource | RangedSource, entries: Sequence[zip_members.Entry], dist_info: str
-) -> tuple[HookMember, ...]:
-    """The members of a wheel that would install as start-up hooks, each read alone (by range, for a remote one).
-
-    Bounded by :class:`~wheeldoctor.formats.wheel_hooks.HookBudget` (their count and bytes);
-    one that is over it, or cannot be read (damaged, encrypted, another compression), comes
-    back with its ``error`` and no bytes: the judge then treats it as running code.
-    """
-    from wheeldoctor.formats.wheelfile import hook_of
-
-    budget = HookBudget()
-    found: list[tuple[zip_members.Entry, str, str, str | None]] = []
-    for entry in entries:
-        placed = hook_of(entry.name, dist_info)
-        if placed is not None:
-            found.append((entry, *placed, budget.refuse(max(entry.file_size, entry.compress_size))))
-    _prefetch(file, [e for e, _, _, refused in found if refused is None])
-    hooks = []
-    for entry, relative, kind, refused in found:
-        if refused is not None:
-            hooks.append(HookMember(name=entry.name, relative=relative, kind=kind, data=None, error=refused))
-            continue
-        try:
-            data = zip_members.read_member(file.read, entry, file.size, limit=HOOK_BYTES)
-        except zip_members.ZipError as e:
-            hooks.append(HookMember(name=entry.name, relative=relative, kind=kind, data=None, error=str(e)))
-            continue
-        hooks.append(HookMember(name=entry.name, relative=relative, kind=kind, data=data))
-    return tuple(hooks)
-
-
-def _prefetch(file: FileSource | RangedSource, entries: Sequence[zip_members.Entry]) -> None:
-    """By range, the members' local headers and data in one request when they lie close together."""
-    if not isinstance(file, RangedSource) or not entries:
-        return
-    spans = [zip_members.span(e) for e in entries]
-    spans = [(start, min(end, file.size)) for start, end in spans]
-    low, high = min(s for s, _ in spans), max(e for _, e in spans)
-    if high - low <= 2 * sum(e - s for s, e in spans) + (64 << 10):
-        file.read(low, high)
-    else:
-        for start, end in spans:
-            file.read(start, end)
